@@ -1,0 +1,155 @@
+"""Attach Anna's assessment to every command of a schema-valid plan (used by validate)."""
+
+from __future__ import annotations
+
+from anna_common.plan import LLM_VERSION, ActionPlan, RiskLevel
+from anna_common.risk import AssessContext, Assessment, Scope, assess
+from anna_common.rules.base import Code
+from anna_common.findings import AnnotatedPlan, AnnotatedStep, Finding, FindingCode
+
+_UNDOABLE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE), str(Code.USER_CONFIG),
+                       str(Code.HOME_WRITE), str(Code.TEMP_WRITE), str(Code.ETC_WRITE),
+                       str(Code.SYSTEM_WRITE), str(Code.PERSISTENCE), str(Code.SECURITY_CONFIG)})
+
+
+def _step(kind: str, index: int, ident: str, description: str, command: str,
+          label: RiskLevel, verdict: Assessment, *, rollback_id: str | None = None,
+          model_confirm: bool = False) -> AnnotatedStep:
+    final = RiskLevel.max_of(label, verdict.risk)
+    return AnnotatedStep(
+        kind=kind,  # type: ignore[arg-type]
+        index=index,
+        id=ident,
+        description=description,
+        command=command,
+        model_risk=label,
+        floor=verdict.risk,
+        final_risk=final,
+        banned=verdict.banned,
+        scope=verdict.scope,
+        codes=verdict.codes,
+        reasons=verdict.reasons,
+        parse_ok=verdict.parse_ok,
+        requires_confirmation=final >= RiskLevel.LOW or model_confirm,
+        rollback_id=rollback_id,
+        confirm_word=verdict.confirm_word if final == RiskLevel.HIGH else None,
+        writes=verdict.writes,
+    )
+
+
+def _duplicates(plan: ActionPlan) -> list[Finding]:
+    seen: dict[str, str] = {}
+    found = []
+    entries = [("necessary_checks", c.id) for c in plan.necessary_checks]
+    entries += [("command_plan", s.id) for s in plan.command_plan]
+    entries += [("rollback_plan", r.id) for r in plan.rollback_plan]
+    counters: dict[str, int] = {}
+    for key, ident in entries:
+        index = counters.get(key, 0)
+        counters[key] = index + 1
+        path = f"{key}[{index}].id"
+        if ident in seen:
+            found.append(Finding(code=FindingCode.DUPLICATE_ID, path=path,
+                                 message=f"id {ident!r} is already used at {seen[ident]}"))
+        else:
+            seen[ident] = path
+    return found
+
+
+def annotate(plan: ActionPlan, ctx: AssessContext
+             ) -> tuple[AnnotatedPlan, list[Finding], list[Finding]]:
+    """Assess every command; return the annotated plan, errors and warnings."""
+    errors = _duplicates(plan)
+    warnings: list[Finding] = []
+    if plan.meta.llm_version != LLM_VERSION:
+        warnings.append(Finding(code=FindingCode.VERSION_MISMATCH, path="meta.llm_version",
+                                message=f"expected {LLM_VERSION!r}"))
+    rollback_ids = {r.id for r in plan.rollback_plan}
+
+    def judge(path: str, command: str, label: RiskLevel) -> Assessment:
+        if not command.strip():
+            errors.append(Finding(code=FindingCode.EMPTY_COMMAND, path=path,
+                                  message="the command is empty"))
+        verdict = assess(command, ctx)
+        if verdict.banned:
+            errors.append(Finding(code=FindingCode.BANNED_COMMAND, path=path,
+                                  message="hard-banned: " + "; ".join(verdict.reasons[:2])))
+        if str(Code.NOT_NATIVE) in verdict.codes:
+            errors.append(Finding(code=FindingCode.NOT_NATIVE, path=path,
+                                  message=next((r for r in verdict.reasons if "not this "
+                                                "distribution" in r), "not native here")))
+        if not verdict.parse_ok:
+            warnings.append(Finding(code=FindingCode.OPAQUE_COMMAND, path=path,
+                                    message="the command does not parse as bash; it is HIGH"))
+        if verdict.risk > label:
+            warnings.append(Finding(code=FindingCode.RISK_RAISED, path=path,
+                                    message=f"Anna raised the risk from {label} to "
+                                    f"{verdict.risk}: {verdict.reasons[0]}"))
+        return verdict
+
+    checks = []
+    for i, check in enumerate(plan.necessary_checks):
+        path = f"necessary_checks[{i}].command"
+        verdict = judge(path, check.command, check.risk_level)
+        step = _step("check", i, check.id, check.description, check.command, check.risk_level,
+                     verdict)
+        if step.final_risk != RiskLevel.INFO and not verdict.banned:
+            errors.append(Finding(code=FindingCode.CHECK_NOT_READ_ONLY, path=path,
+                                  message=f"a necessary check must be read-only (INFO); Anna "
+                                  f"rates it {step.final_risk}: {verdict.reasons[0]}"))
+        checks.append(step)
+    steps = []
+    for i, cmd in enumerate(plan.command_plan):
+        path = f"command_plan[{i}]"
+        verdict = judge(path + ".command", cmd.command, cmd.risk_level)
+        if cmd.rollback_id is not None and cmd.rollback_id not in rollback_ids:
+            errors.append(Finding(code=FindingCode.UNKNOWN_ROLLBACK_REF,
+                                  path=path + ".rollback_id",
+                                  message=f"no rollback step has id {cmd.rollback_id!r}"))
+        step = _step("step", i, cmd.id, cmd.description, cmd.command, cmd.risk_level, verdict,
+                     rollback_id=cmd.rollback_id, model_confirm=cmd.requires_confirmation)
+        if step.requires_confirmation and not cmd.requires_confirmation:
+            warnings.append(Finding(code=FindingCode.CONFIRMATION_ADDED,
+                                    path=path + ".requires_confirmation",
+                                    message=f"Anna requires a confirmation for this "
+                                    f"{step.final_risk} step"))
+        steps.append(step)
+    rollback = []
+    for i, back in enumerate(plan.rollback_plan):
+        verdict = judge(f"rollback_plan[{i}].command", back.command, RiskLevel.INFO)
+        rollback.append(_step("rollback", i, back.id, back.description, back.command,
+                              RiskLevel.INFO, verdict))
+    annotated = _summary(plan, checks, steps, rollback)
+    return annotated, errors, warnings
+
+
+def _undoable(step: AnnotatedStep) -> bool:
+    if step.final_risk == RiskLevel.INFO or step.rollback_id:
+        return True
+    return bool(step.writes) or bool(set(step.codes) & _UNDOABLE)
+
+
+def _summary(plan: ActionPlan, checks: list[AnnotatedStep], steps: list[AnnotatedStep],
+             rollback: list[AnnotatedStep]) -> AnnotatedPlan:
+    final = RiskLevel.max_of(*(s.final_risk for s in steps))
+    confirmations = 2 if final == RiskLevel.HIGH else (
+        1 if final >= RiskLevel.LOW or any(s.requires_confirmation for s in steps) else 0)
+    changing = [s for s in steps if s.final_risk > RiskLevel.INFO]
+    undo = [_undoable(s) for s in changing]
+    status = "none" if changing and not any(undo) else (
+        "available" if all(undo) and (changing or rollback) else ("partial" if any(undo)
+                                                                   else "none"))
+    return AnnotatedPlan(
+        plan=plan,
+        digest=plan.digest(),
+        checks=checks,
+        steps=steps,
+        rollback=rollback,
+        final_risk=final,
+        banned=any(s.banned for s in [*checks, *steps, *rollback]),
+        scope=Scope.SYSTEM if any(s.scope == Scope.SYSTEM for s in steps) else Scope.USER,
+        confirmations=confirmations,
+        confirm_word=next((s.confirm_word for s in steps if s.final_risk == RiskLevel.HIGH
+                           and s.confirm_word), None),
+        rollback_status=status,  # type: ignore[arg-type]
+    )

@@ -1,0 +1,173 @@
+"""One error vocabulary for the daemon and the client.
+
+Every failure Anna reports carries an :class:`ErrorCode`. The code travels as
+a JSON field (``{"code": ..., "message": ..., "detail": ...}``) and is never
+parsed back out of a message. The daemon turns an :class:`AnnaError` into an
+HTTP body in exactly one module (``annad/api/errors.py``); the client turns it
+into an exit status in exactly one function (``annactl/exit_codes.py``).
+
+Wire values are append-only: a code, once released, keeps its spelling.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Any
+
+
+class ErrorCode(StrEnum):
+    """Stable error codes shared by ``annad`` and ``annactl``."""
+
+    # --- generic -------------------------------------------------------------
+    INTERNAL_ERROR = "INTERNAL_ERROR"
+    """A bug in Anna; the message says where. Never caused by user input."""
+    BAD_REQUEST = "BAD_REQUEST"
+    """The request body or parameters did not match the protocol models."""
+    USAGE_ERROR = "USAGE_ERROR"
+    """The command line was wrong (unknown option, missing argument, bad file)."""
+    CONFIG_INVALID = "CONFIG_INVALID"
+    """A configuration file or ANNA_*/ANNAD_* variable could not be read."""
+    API_VERSION_MISMATCH = "API_VERSION_MISMATCH"
+    """Client and daemon speak different protocol versions."""
+
+    # --- plans ---------------------------------------------------------------
+    PLAN_INVALID = "PLAN_INVALID"
+    """The plan failed validation; ``detail.findings`` lists why."""
+    PLAN_BANNED = "PLAN_BANNED"
+    """The plan contains a hard-banned command; it can never be approved."""
+    PLAN_NOT_FOUND = "PLAN_NOT_FOUND"
+    """No plan with that id is stored."""
+    PLAN_RUNNING = "PLAN_RUNNING"
+    """Another plan is executing; one plan runs at a time."""
+    PLAN_STATE = "PLAN_STATE"
+    """The plan is not in a state that allows this (e.g. executing twice)."""
+    DIGEST_MISMATCH = "DIGEST_MISMATCH"
+    """The digest sent with execute is not the one returned at submit."""
+    CONFIRMATION_REQUIRED = "CONFIRMATION_REQUIRED"
+    """The confirmations given do not cover the plan's risk tier."""
+    CHECK_NOT_READ_ONLY = "CHECK_NOT_READ_ONLY"
+    """A necessary check is not read-only by the daemon's own assessment."""
+
+    # --- identity and scope -------------------------------------------------
+    PERMISSION_DENIED = "PERMISSION_DENIED"
+    """The caller (by SO_PEERCRED) may not use this endpoint."""
+    SCOPE_REQUIRES_ROOT = "SCOPE_REQUIRES_ROOT"
+    """A system-scope step was sent to a per-user daemon."""
+
+    # --- execution -----------------------------------------------------------
+    EXECUTION_FAILED = "EXECUTION_FAILED"
+    """A step failed; the plan was rolled back (see ``detail``)."""
+    STEP_TIMEOUT = "STEP_TIMEOUT"
+    """A step exceeded its timeout and its process group was killed."""
+    ROLLBACK_FAILED = "ROLLBACK_FAILED"
+    """At least one undo action failed; ``detail`` lists which."""
+    AUDIT_CHAIN_BROKEN = "AUDIT_CHAIN_BROKEN"
+    """The journal's hash chain does not verify: a row was altered."""
+
+    # --- client <-> daemon ---------------------------------------------------
+    DAEMON_UNAVAILABLE = "DAEMON_UNAVAILABLE"
+    """No daemon answered and none could be started."""
+
+    # --- model ---------------------------------------------------------------
+    LLM_UNAVAILABLE = "LLM_UNAVAILABLE"
+    """The model server could not be reached."""
+    LLM_TIMEOUT = "LLM_TIMEOUT"
+    """The model server did not answer in time."""
+    LLM_HTTP_ERROR = "LLM_HTTP_ERROR"
+    """The model server answered with an HTTP error."""
+    LLM_MODEL_NOT_FOUND = "LLM_MODEL_NOT_FOUND"
+    """The configured model is not on the server."""
+    LLM_BAD_REPLY = "LLM_BAD_REPLY"
+    """The reply was not a valid plan, even after one repair."""
+    LLM_BUDGET_EXCEEDED = "LLM_BUDGET_EXCEEDED"
+    """A per-request budget (calls, prompt bytes, allowed models) was hit."""
+    LLM_REPLAY_MISS = "LLM_REPLAY_MISS"
+    """Replay mode found no recorded response for this request."""
+
+    # --- the person ----------------------------------------------------------
+    DECLINED = "DECLINED"
+    """The person declined the plan at a confirmation prompt."""
+    CANCELLED = "CANCELLED"
+    """The person pressed Ctrl-C."""
+
+
+class AnnaError(Exception):
+    """Base of every error Anna raises on purpose.
+
+    ``code`` is the stable machine-readable reason, ``message`` one human line,
+    ``detail`` a JSON-serialisable mapping with specifics (findings, step ids).
+    """
+
+    code: ErrorCode = ErrorCode.INTERNAL_ERROR
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        code: ErrorCode | None = None,
+        detail: dict[str, Any] | None = None,
+        hint: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        if code is not None:
+            self.code = code
+        self.message = message
+        self.detail: dict[str, Any] = dict(detail or {})
+        self.hint = hint
+
+    def to_dict(self) -> dict[str, Any]:
+        """The wire form: ``{"code", "message", "detail"}`` (plus ``hint`` if set)."""
+        body: dict[str, Any] = {
+            "code": str(self.code),
+            "message": self.message,
+            "detail": self.detail,
+        }
+        if self.hint:
+            body["hint"] = self.hint
+        return body
+
+    @classmethod
+    def from_dict(cls, body: dict[str, Any]) -> AnnaError:
+        """Rebuild an error received over the wire; unknown codes become INTERNAL_ERROR."""
+        raw = str(body.get("code", ""))
+        try:
+            code = ErrorCode(raw)
+        except ValueError:
+            code = ErrorCode.INTERNAL_ERROR
+        detail = body.get("detail")
+        return cls(
+            str(body.get("message", raw or "unknown error")),
+            code=code,
+            detail=detail if isinstance(detail, dict) else {},
+            hint=body.get("hint") if isinstance(body.get("hint"), str) else None,
+        )
+
+
+class PlanError(AnnaError):
+    """A plan could not be accepted (invalid, banned, unknown, wrong state)."""
+
+    code = ErrorCode.PLAN_INVALID
+
+
+class ExecutionError(AnnaError):
+    """Executing a plan failed; ``detail`` carries the rollback outcome."""
+
+    code = ErrorCode.EXECUTION_FAILED
+
+
+class DaemonError(AnnaError):
+    """The daemon could not be reached or answered outside the protocol."""
+
+    code = ErrorCode.DAEMON_UNAVAILABLE
+
+
+class LLMError(AnnaError):
+    """The model server failed or its reply could not be used."""
+
+    code = ErrorCode.LLM_UNAVAILABLE
+
+
+class UsageError(AnnaError):
+    """The person asked for something malformed (bad option, unreadable file)."""
+
+    code = ErrorCode.USAGE_ERROR

@@ -1,0 +1,143 @@
+"""Validation findings and the annotated view of a plan (the models validate returns)."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict
+
+from anna_common.plan import ActionPlan, RiskLevel
+from anna_common.risk import Scope
+
+_MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class FindingCode(StrEnum):
+    """Stable validation finding codes. Append-only."""
+
+    PARSE_ERROR = "PARSE_ERROR"
+    """No JSON object could be read from the text."""
+    SCHEMA_ERROR = "SCHEMA_ERROR"
+    """The object does not match the ActionPlan v3 schema."""
+    LIMIT_EXCEEDED = "LIMIT_EXCEEDED"
+    """Too many entries, a command or id too long, or the plan too big."""
+    DUPLICATE_ID = "DUPLICATE_ID"
+    """Two checks, steps or rollback steps share an id."""
+    UNKNOWN_ROLLBACK_REF = "UNKNOWN_ROLLBACK_REF"
+    """A step's ``rollback_id`` names no rollback step."""
+    EMPTY_COMMAND = "EMPTY_COMMAND"
+    """A command is empty or only whitespace."""
+    BANNED_COMMAND = "BANNED_COMMAND"
+    """A command is hard-banned; the plan can never be approved."""
+    CHECK_NOT_READ_ONLY = "CHECK_NOT_READ_ONLY"
+    """A necessary check is not INFO by Anna's own assessment."""
+    NOT_NATIVE = "NOT_NATIVE"
+    """A command uses a package manager foreign to this distribution."""
+    RISK_RAISED = "RISK_RAISED"
+    """Warning: Anna raised the model's risk label."""
+    CONFIRMATION_ADDED = "CONFIRMATION_ADDED"
+    """Warning: the model said no confirmation, Anna requires one."""
+    OPAQUE_COMMAND = "OPAQUE_COMMAND"
+    """Warning: a command does not parse as bash; it is treated as HIGH."""
+    VERSION_MISMATCH = "VERSION_MISMATCH"
+    """Warning: ``meta.llm_version`` is not ``anna_runtime_v3``."""
+
+
+class Finding(BaseModel):
+    """One problem found in a plan."""
+
+    model_config = _MODEL
+
+    code: FindingCode
+    """Stable code."""
+    message: str
+    """One human sentence."""
+    path: str = ""
+    """Where: ``command_plan[1].command``, ``necessary_checks[0].id``, ``""`` for the whole plan."""
+
+
+class AnnotatedStep(BaseModel):
+    """A check, step or rollback step with Anna's own assessment attached."""
+
+    model_config = _MODEL
+
+    kind: Literal["check", "step", "rollback"]
+    """Which list it came from."""
+    index: int
+    """Position in that list."""
+    id: str
+    """The entry's id."""
+    description: str
+    """The model's description (untrusted text)."""
+    command: str
+    """The command (untrusted text)."""
+    model_risk: RiskLevel
+    """The model's label (INFO for rollback steps, which carry none)."""
+    floor: RiskLevel
+    """Anna's computed floor."""
+    final_risk: RiskLevel
+    """max(model_risk, floor): what the person is asked to approve."""
+    banned: bool
+    """Hard-banned: never approvable."""
+    scope: Scope
+    """``system`` (root) or ``user``."""
+    codes: list[str]
+    """Anna's reason codes."""
+    reasons: list[str]
+    """Anna's reasons."""
+    parse_ok: bool
+    """False when the command does not parse."""
+    requires_confirmation: bool
+    """True when final_risk is LOW or above, or the model asked for one."""
+    rollback_id: str | None = None
+    """For steps: the rollback entry that undoes it."""
+    confirm_word: str | None = None
+    """For HIGH steps: what the person must type to confirm."""
+    writes: list[str] = []
+    """Paths it writes, as Anna resolved them."""
+
+
+class AnnotatedPlan(BaseModel):
+    """The plan as the model wrote it, plus Anna's verdict on every command."""
+
+    model_config = _MODEL
+
+    plan: ActionPlan
+    """The plan, unchanged."""
+    digest: str
+    """sha256 of the plan's canonical JSON."""
+    checks: list[AnnotatedStep]
+    """necessary_checks, annotated."""
+    steps: list[AnnotatedStep]
+    """command_plan, annotated."""
+    rollback: list[AnnotatedStep]
+    """rollback_plan, annotated."""
+    final_risk: RiskLevel
+    """The highest final risk of the steps (INFO for a plan without steps)."""
+    banned: bool
+    """Some check, step or rollback command is hard-banned."""
+    scope: Scope
+    """``system`` when any step needs root."""
+    confirmations: int
+    """0 for INFO, 1 for LOW/MEDIUM (or when the model asked), 2 for HIGH."""
+    confirm_word: str | None
+    """For HIGH plans: the word the second confirmation asks for."""
+    rollback_status: Literal["available", "partial", "none"] = "none"
+    """Whether every changing step can be undone (by its rollback command or the daemon's
+    snapshots and recorded pre-state), some can, or none."""
+
+
+class ValidationResult(BaseModel):
+    """What :func:`validate` returns."""
+
+    model_config = _MODEL
+
+    ok: bool
+    """No errors (warnings allowed)."""
+    errors: list[Finding]
+    """Problems that make the plan unusable."""
+    warnings: list[Finding]
+    """Things the person should know (risk raised, confirmation added)."""
+    plan: AnnotatedPlan | None
+    """The annotated plan when the schema held, else null."""

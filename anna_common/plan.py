@@ -1,0 +1,262 @@
+"""The ActionPlan v3 models of Anna's JSON Runtime Contract (seed 000).
+
+These models are the one source of truth for the plan: the JSON Schema sent to
+the model as its structured-output format is generated from them
+(:func:`model_json_schema`), validation parses into them, and the digest that
+binds "what was shown" to "what runs" is computed from their canonical JSON.
+
+Field names and types follow the seed exactly. Models are strict
+(``extra="forbid"``): an unknown key is a schema error, never silently dropped.
+Size limits (list lengths, command bytes) are *not* enforced here: they are
+reported by :mod:`anna_common.validate` as ``LIMIT_EXCEEDED`` findings, so a
+plan that is too big gets a precise finding instead of a generic schema error.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import unicodedata
+from enum import StrEnum
+from functools import cache
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+LLM_VERSION = "anna_runtime_v3"
+"""The ``meta.llm_version`` the contract names."""
+
+MAX_LIST_ENTRIES = 50
+"""At most this many entries in goals, checks, steps, rollback steps, backends."""
+MAX_COMMAND_BYTES = 4096
+"""At most this many UTF-8 bytes in one command."""
+MAX_PLAN_BYTES = 64 * 1024
+"""At most this many UTF-8 bytes of canonical JSON for a whole plan."""
+MAX_ID_CHARS = 200
+"""At most this many characters in an id or rollback reference."""
+
+
+class RiskLevel(StrEnum):
+    """Risk tiers, ordered ``INFO < LOW < MEDIUM < HIGH``.
+
+    INFO: pure inspection, runs without asking. LOW: reversible user
+    configuration, one confirmation. MEDIUM: packages and services, one
+    confirmation. HIGH: bootloader, network, filesystems, identity; two
+    confirmations, the second naming what it touches.
+    """
+
+    INFO = "INFO"
+    LOW = "LOW"
+    MEDIUM = "MEDIUM"
+    HIGH = "HIGH"
+
+    @property
+    def rank(self) -> int:
+        """0 for INFO up to 3 for HIGH."""
+        return _RANK[self]
+
+    def __lt__(self, other: object) -> bool:
+        if not isinstance(other, RiskLevel):
+            return NotImplemented
+        return self.rank < other.rank
+
+    def __le__(self, other: object) -> bool:
+        if not isinstance(other, RiskLevel):
+            return NotImplemented
+        return self.rank <= other.rank
+
+    def __gt__(self, other: object) -> bool:
+        if not isinstance(other, RiskLevel):
+            return NotImplemented
+        return self.rank > other.rank
+
+    def __ge__(self, other: object) -> bool:
+        if not isinstance(other, RiskLevel):
+            return NotImplemented
+        return self.rank >= other.rank
+
+    @classmethod
+    def max_of(cls, *levels: RiskLevel) -> RiskLevel:
+        """The highest of the given levels (INFO when none are given)."""
+        return max(levels, key=lambda level: level.rank, default=cls.INFO)
+
+
+_RANK = {RiskLevel.INFO: 0, RiskLevel.LOW: 1, RiskLevel.MEDIUM: 2, RiskLevel.HIGH: 3}
+
+_STRICT = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+
+
+class NecessaryCheck(BaseModel):
+    """A read-only diagnostic the model wants run before planning further."""
+
+    model_config = _STRICT
+
+    id: str
+    """Unique id among checks, steps and rollback steps."""
+    description: str
+    """What the check finds out, for the person."""
+    command: str
+    """A safe diagnostic shell command. Anna runs it only if its own assessment is INFO."""
+    risk_level: RiskLevel
+    """The model's label. Anna's computed floor can only raise it."""
+    required: bool
+    """Whether planning should stop when this check fails."""
+
+
+class CommandStep(BaseModel):
+    """One step of the plan: a shell command the daemon runs after approval."""
+
+    model_config = _STRICT
+
+    id: str
+    """Unique id among checks, steps and rollback steps."""
+    description: str
+    """What this step does, for the person."""
+    command: str
+    """The exact shell command."""
+    risk_level: RiskLevel
+    """The model's label. Anna's computed floor can only raise it."""
+    rollback_id: str | None
+    """Id of the ``rollback_plan`` entry that undoes this step, or null."""
+    requires_confirmation: bool
+    """The model may ask for a confirmation; it can never waive one Anna requires."""
+
+
+class RollbackStep(BaseModel):
+    """A command that undoes one plan step."""
+
+    model_config = _STRICT
+
+    id: str
+    """Referenced by a step's ``rollback_id``."""
+    description: str
+    """What this undoes."""
+    command: str
+    """The command that restores the previous state."""
+
+
+class DetectionResults(BaseModel):
+    """What the model concluded about the desktop environment."""
+
+    model_config = _STRICT
+
+    de: str | None = None
+    """Desktop environment, e.g. ``gnome``, or null."""
+    wm: str | None = None
+    """Window manager or compositor, e.g. ``hyprland``, or null."""
+    wallpaper_backends: list[str] = Field(default_factory=list)
+    """Wallpaper backends found, e.g. ``["hyprpaper"]``."""
+    display_protocol: Literal["wayland", "x11"] | None = None
+    """``wayland``, ``x11`` or null when unknown."""
+
+
+class PlanMeta(BaseModel):
+    """Metadata about how the plan was produced."""
+
+    model_config = _STRICT
+
+    detection_results: DetectionResults = Field(default_factory=DetectionResults)
+    """The environment the plan was made for."""
+    template_used: str | None = None
+    """Identifier of the offline template that produced the plan, or null."""
+    llm_version: str = LLM_VERSION
+    """Contract version; ``anna_runtime_v3``."""
+
+
+class ActionPlan(BaseModel):
+    """An ActionPlan v3: the whole reply the model must give."""
+
+    model_config = _STRICT
+
+    analysis: str
+    """High-level reasoning from the telemetry."""
+    goals: list[str]
+    """User-visible goals; the first is the plan's title."""
+    necessary_checks: list[NecessaryCheck]
+    """Read-only checks to run before the plan (may be empty)."""
+    command_plan: list[CommandStep]
+    """The steps, in order (may be empty for a pure answer)."""
+    rollback_plan: list[RollbackStep]
+    """Commands that undo steps, referenced by ``rollback_id``."""
+    notes_for_user: str
+    """Plain-language explanation for the person."""
+    meta: PlanMeta
+    """Detection results, template id, contract version."""
+
+    def digest(self) -> str:
+        """sha256 (hex) of this plan's canonical JSON."""
+        return plan_digest(self.model_dump(mode="json"))
+
+
+# --------------------------------------------------------------------------- canonical JSON
+
+
+def _nfc(value: Any) -> Any:
+    """Normalise every string (keys too) to Unicode NFC, recursively."""
+    if isinstance(value, str):
+        return unicodedata.normalize("NFC", value)
+    if isinstance(value, dict):
+        return {_nfc(k): _nfc(v) for k, v in value.items()}
+    if isinstance(value, list | tuple):
+        return [_nfc(v) for v in value]
+    return value
+
+
+def canonical_json(value: Any) -> bytes:
+    """Canonical JSON: sorted keys, no whitespace, UTF-8, strings in NFC.
+
+    Used for plan digests and cache keys; two equal values always give the
+    same bytes, whatever order their keys arrived in.
+    """
+    text = json.dumps(
+        _nfc(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+    )
+    return text.encode("utf-8")
+
+
+def plan_digest(plan: dict[str, Any] | ActionPlan) -> str:
+    """sha256 hex digest of a plan's canonical JSON."""
+    data = plan.model_dump(mode="json") if isinstance(plan, ActionPlan) else plan
+    return hashlib.sha256(canonical_json(data)).hexdigest()
+
+
+# --------------------------------------------------------------------------- JSON Schema
+
+
+def _require_all(node: Any) -> None:
+    """Make every property required and drop defaults (strict structured output).
+
+    OpenAI's ``strict: true`` demands that every property is listed in
+    ``required``; a grammar-constrained decoder also produces more regular
+    output when no field is optional. Nullable fields stay nullable.
+    """
+    if isinstance(node, dict):
+        props = node.get("properties")
+        if isinstance(props, dict):
+            node["required"] = list(props)
+            for prop in props.values():
+                if isinstance(prop, dict):
+                    prop.pop("default", None)
+        for value in node.values():
+            _require_all(value)
+    elif isinstance(node, list):
+        for value in node:
+            _require_all(value)
+
+
+@cache
+def _schema_text() -> str:
+    schema = ActionPlan.model_json_schema(mode="validation")
+    _require_all(schema)
+    return json.dumps(schema, sort_keys=True)
+
+
+def model_json_schema() -> dict[str, Any]:
+    """The ActionPlan JSON Schema sent to the model, generated from these models."""
+    result: dict[str, Any] = json.loads(_schema_text())
+    return result
+
+
+def schema_sha256() -> str:
+    """sha256 of the canonical schema text; part of cache keys and traces."""
+    return hashlib.sha256(canonical_json(model_json_schema())).hexdigest()

@@ -1,0 +1,423 @@
+"""The annad HTTP protocol over its Unix socket: version, routes and message models.
+
+Wire values are append-only. Every request and response body is one of the
+models below (``extra="forbid"``); errors are :class:`ErrorBody`. Execution
+streams :class:`ExecEvent` objects as NDJSON (one JSON object per line).
+``docs/protocol.md`` shows a ``curl --unix-socket`` example for each route.
+
+The daemon trusts nothing in these messages: a submitted plan is re-parsed,
+re-validated and re-classified by the daemon itself; the caller's identity
+comes from ``SO_PEERCRED``, never from a field.
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+from typing import Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from anna_common.findings import AnnotatedPlan, Finding
+from anna_common.plan import ActionPlan, RiskLevel
+from anna_common.telemetry import Telemetry
+
+API_VERSION = 1
+"""Protocol version. The client refuses a daemon whose ``api_version`` differs."""
+API_PREFIX = "/v1"
+"""Prefix of every route."""
+
+SESSION_HEADER = "X-Anna-Session"
+"""Request header carrying :class:`SessionEnv` as compact JSON (telemetry requests)."""
+
+SYSTEM_SOCKET = "/run/anna/annad.sock"
+"""The system daemon's socket (0660 root:anna)."""
+SYSTEM_STATE_DIR = "/var/lib/anna"
+"""The system daemon's state directory."""
+GROUP = "anna"
+"""Members of this group (and root) may submit, execute and roll back."""
+
+
+class Route(StrEnum):
+    """Every route the daemon serves (paths relative to the socket)."""
+
+    HEALTH = "/v1/health"
+    """GET: :class:`Health`."""
+    TELEMETRY = "/v1/telemetry"
+    """GET ``?fresh=1``: :class:`~anna_common.telemetry.Telemetry`."""
+    PLANS = "/v1/plans"
+    """POST :class:`SubmitRequest` → :class:`SubmitResponse`; GET → :class:`PlanList`."""
+    PLAN = "/v1/plans/{plan_id}"
+    """GET: :class:`PlanRecord`."""
+    CHECKS = "/v1/plans/{plan_id}/checks"
+    """POST :class:`ChecksRequest` → :class:`ChecksResponse`."""
+    EXECUTE = "/v1/plans/{plan_id}/execute"
+    """POST :class:`ExecuteRequest` → NDJSON stream of :class:`ExecEvent`."""
+    CANCEL = "/v1/plans/{plan_id}/cancel"
+    """POST: stop the running plan and roll it back → :class:`PlanRecord`."""
+    ROLLBACK = "/v1/plans/{plan_id}/rollback"
+    """POST :class:`RollbackRequest` → :class:`RollbackResponse`."""
+    AUDIT_VERIFY = "/v1/audit/verify"
+    """GET: :class:`AuditReport`."""
+
+
+_MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ErrorBody(BaseModel):
+    """Every non-2xx response body."""
+
+    model_config = _MODEL
+
+    code: str
+    """An :class:`~anna_common.errors.ErrorCode` value."""
+    message: str
+    """One human sentence."""
+    detail: dict[str, object] = Field(default_factory=dict)
+    """Specifics: ``findings``, ``step_id``, ``undo`` results."""
+    hint: str | None = None
+    """What to do about it, when known."""
+
+
+class SessionEnv(BaseModel):
+    """The caller's session environment, sent by the client (a short whitelist).
+
+    Used for desktop detection and, for user-scope steps, as their environment.
+    ``HOME`` is never taken from here: the daemon uses the caller's passwd entry.
+    """
+
+    model_config = _MODEL
+
+    XDG_RUNTIME_DIR: str | None = None
+    WAYLAND_DISPLAY: str | None = None
+    DISPLAY: str | None = None
+    DBUS_SESSION_BUS_ADDRESS: str | None = None
+    LANG: str | None = None
+    XDG_CURRENT_DESKTOP: str | None = None
+    XDG_SESSION_TYPE: str | None = None
+    DESKTOP_SESSION: str | None = None
+    HYPRLAND_INSTANCE_SIGNATURE: str | None = None
+    SWAYSOCK: str | None = None
+
+    @classmethod
+    def from_environ(cls, environ: dict[str, str]) -> SessionEnv:
+        """Pick the whitelisted variables out of an environment (values capped at 512 chars)."""
+        keys = cls.model_fields
+        return cls(**{k: environ[k][:512] for k in keys if k in environ and environ[k]})
+
+
+class DaemonMode(StrEnum):
+    """How the daemon runs."""
+
+    SYSTEM = "system"
+    """As root under systemd: runs system- and user-scope steps."""
+    USER = "user"
+    """Per user, unprivileged: runs user-scope steps only."""
+
+
+class Health(BaseModel):
+    """``GET /v1/health``."""
+
+    model_config = _MODEL
+
+    api_version: int
+    """:data:`API_VERSION` of the daemon."""
+    daemon_version: str
+    """The ``anna`` package version."""
+    mode: DaemonMode
+    """``system`` or ``user``."""
+    caller_uid: int
+    """The caller's uid as the kernel reports it."""
+    caller_authorised: bool
+    """Whether the caller may submit, execute and roll back."""
+    pid: int
+    """The daemon's process id."""
+    uptime_s: float
+    """Seconds since the daemon started."""
+    running_plan: str | None = None
+    """Id of the plan executing now, if any."""
+
+
+class PlanStatus(StrEnum):
+    """Plan states in the journal."""
+
+    SUBMITTED = "submitted"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    ROLLING_BACK = "rolling_back"
+    ROLLED_BACK = "rolled_back"
+    ROLLBACK_FAILED = "rollback_failed"
+    INTERRUPTED = "interrupted"
+
+
+class StepStatus(StrEnum):
+    """Step states in the journal."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    UNDONE = "undone"
+    UNDO_FAILED = "undo_failed"
+
+
+class SubmitRequest(BaseModel):
+    """``POST /v1/plans``: the plan to store. The daemon validates it itself."""
+
+    model_config = _MODEL
+
+    plan: ActionPlan
+    """The plan as shown to the person."""
+    request: str = ""
+    """The person's request text, for history (untrusted)."""
+    source: Literal["model", "template", "file"] = "model"
+    """Where the plan came from."""
+
+
+class SubmitResponse(BaseModel):
+    """A stored plan: execute it by this id and digest."""
+
+    model_config = _MODEL
+
+    plan_id: str
+    """Identifier for execute, show and rollback."""
+    digest: str
+    """sha256 of the canonical plan; execute must send it back."""
+    status: PlanStatus
+    """``submitted``."""
+    annotated: AnnotatedPlan
+    """The daemon's own assessment of every command."""
+    warnings: list[Finding] = Field(default_factory=list)
+    """Validation warnings (risk raised, confirmation added)."""
+
+
+class ChecksRequest(BaseModel):
+    """``POST /v1/plans/{id}/checks``."""
+
+    model_config = _MODEL
+
+    session: SessionEnv = Field(default_factory=SessionEnv)
+    """The caller's session environment for the checks."""
+
+
+class CheckResult(BaseModel):
+    """One necessary check's outcome."""
+
+    model_config = _MODEL
+
+    id: str
+    """The check's id."""
+    command: str
+    """The command run (untrusted text)."""
+    ran: bool
+    """False when the daemon refused to run it (see ``reason``)."""
+    exit_code: int | None = None
+    """Exit status, when it ran."""
+    output: str = ""
+    """Combined stdout and stderr, tail kept (untrusted text)."""
+    truncated: bool = False
+    """Whether output was cut."""
+    duration_ms: float = 0.0
+    """Wall time."""
+    reason: str | None = None
+    """Why it did not run."""
+
+
+class ChecksResponse(BaseModel):
+    """Outcomes of a plan's necessary checks."""
+
+    model_config = _MODEL
+
+    plan_id: str
+    """The plan."""
+    results: list[CheckResult]
+    """In plan order."""
+
+
+class ExecuteRequest(BaseModel):
+    """``POST /v1/plans/{id}/execute``: the person's approval."""
+
+    model_config = _MODEL
+
+    digest: str
+    """Must equal the digest returned at submit."""
+    confirmed: bool = False
+    """The person confirmed once (required for LOW and MEDIUM plans)."""
+    high_confirmed: bool = False
+    """The person typed the confirmation word (required for HIGH plans)."""
+    session: SessionEnv = Field(default_factory=SessionEnv)
+    """Environment for user-scope steps."""
+
+
+class ExecEventType(StrEnum):
+    """Kinds of execution events."""
+
+    PLAN_STARTED = "plan_started"
+    STEP_STARTED = "step_started"
+    STEP_OUTPUT = "step_output"
+    STEP_FINISHED = "step_finished"
+    UNDO_STARTED = "undo_started"
+    UNDO_FINISHED = "undo_finished"
+    PLAN_FINISHED = "plan_finished"
+    ERROR = "error"
+
+
+class ExecEvent(BaseModel):
+    """One line of the execution stream."""
+
+    model_config = _MODEL
+
+    type: ExecEventType
+    """What happened."""
+    plan_id: str
+    """The plan."""
+    step_id: str | None = None
+    """The step, for step and undo events."""
+    index: int | None = None
+    """1-based step number."""
+    total: int | None = None
+    """Number of steps."""
+    status: str | None = None
+    """A :class:`StepStatus` or :class:`PlanStatus` value."""
+    exit_code: int | None = None
+    """For step_finished."""
+    output: str = ""
+    """Output tail (untrusted text)."""
+    message: str = ""
+    """Human summary."""
+    code: str | None = None
+    """An error code, for error events and failures."""
+    ts: float = 0.0
+    """Unix time."""
+
+
+class StepRecord(BaseModel):
+    """A step as the journal knows it."""
+
+    model_config = _MODEL
+
+    step_id: str
+    """The step's id."""
+    index: int
+    """0-based position."""
+    status: StepStatus
+    """Current state."""
+    exit_code: int | None = None
+    """Exit status, when it ran."""
+    output: str = ""
+    """Output tail (untrusted text)."""
+    started_at: float | None = None
+    """Unix time."""
+    finished_at: float | None = None
+    """Unix time."""
+
+
+class UndoResult(BaseModel):
+    """One undo action's outcome."""
+
+    model_config = _MODEL
+
+    step_id: str
+    """The step being undone."""
+    action: str
+    """``restore``, ``delete``, ``rollback_command``, ``remove_packages``, ``unit_state``."""
+    target: str = ""
+    """File, package or unit."""
+    ok: bool
+    """Whether it worked."""
+    message: str = ""
+    """Detail."""
+
+
+class PlanSummary(BaseModel):
+    """A plan in the list."""
+
+    model_config = _MODEL
+
+    plan_id: str
+    status: PlanStatus
+    created_at: float
+    updated_at: float
+    caller_uid: int
+    title: str
+    """The first goal (untrusted text)."""
+    final_risk: RiskLevel
+    steps: int
+
+
+class PlanList(BaseModel):
+    """``GET /v1/plans``."""
+
+    model_config = _MODEL
+
+    plans: list[PlanSummary]
+    """Newest first."""
+
+
+class PlanRecord(BaseModel):
+    """``GET /v1/plans/{id}``."""
+
+    model_config = _MODEL
+
+    plan_id: str
+    digest: str
+    status: PlanStatus
+    created_at: float
+    updated_at: float
+    caller_uid: int
+    source: str
+    request: str
+    annotated: AnnotatedPlan
+    steps: list[StepRecord]
+    undo: list[UndoResult] = Field(default_factory=list)
+    error: ErrorBody | None = None
+
+
+class RollbackRequest(BaseModel):
+    """``POST /v1/plans/{id}/rollback``."""
+
+    model_config = _MODEL
+
+    confirmed: bool = False
+    """The person confirmed the rollback."""
+    session: SessionEnv = Field(default_factory=SessionEnv)
+    """Environment for user-scope undo commands."""
+
+
+class RollbackResponse(BaseModel):
+    """Outcome of a rollback."""
+
+    model_config = _MODEL
+
+    plan_id: str
+    status: PlanStatus
+    """``rolled_back`` or ``rollback_failed``."""
+    undo: list[UndoResult]
+    """Each undo action, in the order run."""
+
+
+class AuditReport(BaseModel):
+    """``GET /v1/audit/verify``."""
+
+    model_config = _MODEL
+
+    ok: bool
+    """The hash chain verifies."""
+    rows: int
+    """Event rows checked."""
+    first_bad_row: int | None = None
+    """Id of the first row whose hash does not match."""
+    message: str = ""
+    """Detail."""
+
+
+class TelemetryResponse(BaseModel):
+    """``GET /v1/telemetry``: telemetry plus how fresh it is."""
+
+    model_config = _MODEL
+
+    telemetry: Telemetry
+    """The snapshot."""
+    age_s: float
+    """Seconds since it was collected."""

@@ -1,0 +1,175 @@
+"""Shared vocabulary of the risk rules: the assessment context, reason codes, the collector."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+
+from anna_common.paths import Resolved, resolve
+from anna_common.plan import RiskLevel
+from anna_common.shellwords import Word
+
+
+@dataclass(frozen=True, slots=True)
+class AssessContext:
+    """Facts about the machine a command will run on (from telemetry).
+
+    Frozen and hashable so assessments can be cached per (command, context).
+    """
+
+    distro: str | None = None
+    """Distribution family: ``arch``, ``debian``, ``fedora``, ``suse``, ... or None if unknown."""
+    home: str | None = None
+    """The caller's home directory, so ``/home/alice/x`` is recognised as home."""
+    bootloader: str | None = None
+    """Detected bootloader (``grub``, ``systemd-boot``, ...): evidence for boot changes."""
+    initramfs_tool: str | None = None
+    """Detected initramfs generator (``mkinitcpio``, ``dracut``, ...)."""
+    efi: bool = False
+    """Booted through UEFI."""
+
+
+class Code(StrEnum):
+    """Stable reason codes in an :class:`~anna_common.risk.Assessment`. Append-only."""
+
+    # hard bans
+    BAN_RECURSIVE_DELETE = "BAN_RECURSIVE_DELETE"
+    BAN_BOOT_WITHOUT_EVIDENCE = "BAN_BOOT_WITHOUT_EVIDENCE"
+    BAN_DISK_WRITE = "BAN_DISK_WRITE"
+    BAN_SECURITY_DISABLE = "BAN_SECURITY_DISABLE"
+    BAN_UNTRUSTED_CODE = "BAN_UNTRUSTED_CODE"
+    BAN_FORK_BOMB = "BAN_FORK_BOMB"
+    BAN_IDENTITY_OVERWRITE = "BAN_IDENTITY_OVERWRITE"
+    BAN_SYSTEM_PERMISSIONS = "BAN_SYSTEM_PERMISSIONS"
+    # INFO
+    READ_ONLY = "READ_ONLY"
+    # LOW
+    USER_CONFIG = "USER_CONFIG"
+    HOME_WRITE = "HOME_WRITE"
+    TEMP_WRITE = "TEMP_WRITE"
+    PROCESS_SIGNAL = "PROCESS_SIGNAL"
+    # MEDIUM
+    UNKNOWN_PROGRAM = "UNKNOWN_PROGRAM"
+    SYSTEM_WRITE = "SYSTEM_WRITE"
+    ETC_WRITE = "ETC_WRITE"
+    PACKAGE_CHANGE = "PACKAGE_CHANGE"
+    SERVICE_CHANGE = "SERVICE_CHANGE"
+    NETWORK_READ = "NETWORK_READ"
+    SYSTEM_SETTING = "SYSTEM_SETTING"
+    RECURSIVE_DELETE = "RECURSIVE_DELETE"
+    INTERPRETER_CODE = "INTERPRETER_CODE"
+    NOT_NATIVE = "NOT_NATIVE"
+    CONTAINER = "CONTAINER"
+    # HIGH
+    OPAQUE = "OPAQUE"
+    PARSE_ERROR = "PARSE_ERROR"
+    DYNAMIC_PROGRAM = "DYNAMIC_PROGRAM"
+    DYNAMIC_CODE = "DYNAMIC_CODE"
+    SCRIPT_FILE = "SCRIPT_FILE"
+    INTERACTIVE_SHELL = "INTERACTIVE_SHELL"
+    INTERACTIVE_PROGRAM = "INTERACTIVE_PROGRAM"
+    EMBEDDED_SHELL = "EMBEDDED_SHELL"
+    BOOTLOADER = "BOOTLOADER"
+    DISK_TOOL = "DISK_TOOL"
+    NETWORK_CONFIG = "NETWORK_CONFIG"
+    NETWORK_TRANSFER = "NETWORK_TRANSFER"
+    REMOTE_ACCESS = "REMOTE_ACCESS"
+    FIREWALL_CHANGE = "FIREWALL_CHANGE"
+    SECURITY_CONFIG = "SECURITY_CONFIG"
+    MOUNT = "MOUNT"
+    SWAP = "SWAP"
+    KERNEL = "KERNEL"
+    USER_ACCOUNT = "USER_ACCOUNT"
+    KILL_CRITICAL = "KILL_CRITICAL"
+    POWER = "POWER"
+    PARTIAL_UPGRADE = "PARTIAL_UPGRADE"
+    FORCE_REMOVE = "FORCE_REMOVE"
+    CRITICAL_PACKAGE = "CRITICAL_PACKAGE"
+    UNTRUSTED_BUILD = "UNTRUSTED_BUILD"
+    CRITICAL_SERVICE = "CRITICAL_SERVICE"
+    SYSTEM_PERMISSIONS = "SYSTEM_PERMISSIONS"
+    SETUID = "SETUID"
+    SECRET_READ = "SECRET_READ"
+    PERSISTENCE = "PERSISTENCE"
+    HISTORY_TAMPER = "HISTORY_TAMPER"
+    LIBRARY_PRELOAD = "LIBRARY_PRELOAD"
+    DESTRUCTIVE_GIT = "DESTRUCTIVE_GIT"
+    DESTRUCTIVE_BACKUP = "DESTRUCTIVE_BACKUP"
+    PRIVILEGE = "PRIVILEGE"
+    SYSTEM_BINARY = "SYSTEM_BINARY"
+    UNKNOWN_TARGET = "UNKNOWN_TARGET"
+
+
+@dataclass(frozen=True, slots=True)
+class Reason:
+    """One reason for a risk level."""
+
+    code: Code
+    """Stable code."""
+    risk: RiskLevel
+    """The floor this reason sets."""
+    message: str
+    """One human sentence."""
+    banned: bool = False
+    """A hard ban: the step can never be approved."""
+    target: str | None = None
+    """What it touches (a path, unit, package): the HIGH confirmation word."""
+
+
+@dataclass(slots=True)
+class Out:
+    """Collects reasons for one command string while rules run."""
+
+    ctx: AssessContext
+    """Machine facts."""
+    reasons: list[Reason] = field(default_factory=list)
+    """Everything found so far."""
+    system: bool = False
+    """Some part needs root."""
+    cwd: str | None = None
+    """Working directory when a preceding ``cd`` made it known."""
+    known: dict[str, str] = field(default_factory=dict)
+    """Literal shell variables assigned earlier in the same command."""
+    readonly_marks: int = 0
+    """How many simple commands a rule proved read-only."""
+
+    def add(
+        self,
+        code: Code,
+        risk: RiskLevel,
+        message: str,
+        *,
+        target: str | None = None,
+        system: bool = False,
+    ) -> None:
+        """Record a reason with its risk floor."""
+        self.reasons.append(Reason(code, risk, message, False, target))
+        if system:
+            self.system = True
+
+    def ban(self, code: Code, message: str, *, target: str | None = None) -> None:
+        """Record a hard ban."""
+        self.reasons.append(Reason(code, RiskLevel.HIGH, message, True, target))
+
+    def high(self, code: Code, message: str, *, target: str | None = None,
+             system: bool = False) -> None:
+        """Shorthand for a HIGH reason."""
+        self.add(code, RiskLevel.HIGH, message, target=target, system=system)
+
+    def medium(self, code: Code, message: str, *, target: str | None = None,
+               system: bool = False) -> None:
+        """Shorthand for a MEDIUM reason."""
+        self.add(code, RiskLevel.MEDIUM, message, target=target, system=system)
+
+    def low(self, code: Code, message: str, *, target: str | None = None,
+            system: bool = False) -> None:
+        """Shorthand for a LOW reason."""
+        self.add(code, RiskLevel.LOW, message, target=target, system=system)
+
+    def read_only(self) -> None:
+        """A rule proved the current simple command read-only."""
+        self.readonly_marks += 1
+
+    def paths(self, word: Word) -> list[Resolved]:
+        """Resolve a path word against home, cwd and known variables."""
+        return resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)

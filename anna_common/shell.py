@@ -1,0 +1,601 @@
+"""Understanding a shell command through a real bash grammar (tree-sitter-bash).
+
+:func:`analyse` turns a command string into every simple command it would
+run: the real program behind wrappers (``sudo``, ``env``, ``timeout``,
+``xargs``, ``find -exec``, ...), its arguments as evaluated words, its
+redirections, where its standard input comes from (a pipe, a heredoc, a
+here-string), the commands inside command and process substitutions, and the
+code handed to shells (``bash -c``, ``eval``, heredocs into ``sh``) and
+interpreters (``python -c``, ``perl -e``, ``awk``). Nested shell code is
+analysed recursively. What cannot be seen through (a parse error, a program
+named by a variable, code built at run time, a script file) is reported as
+*opaque*; callers fail closed on it.
+
+Nothing here splits or cleans a string by hand: words come from the grammar,
+quote removal follows bash's rules (:mod:`anna_common.shellwords`).
+"""
+
+from __future__ import annotations
+
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+import tree_sitter_bash
+from tree_sitter import Language, Parser
+
+from anna_common.shellwords import Word, WordBuilder
+from anna_common.unwrap import SHELLS, language_of, peel, program_name, shell_call
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+MAX_DEPTH = 8
+"""Nesting depth (``bash -c "eval '...'"``) beyond which analysis stops and reports opaque."""
+MAX_NESTED = 64
+"""Nested code blocks analysed per command before giving up (opaque)."""
+
+_LANGUAGE = Language(tree_sitter_bash.language())
+_local = threading.local()
+
+_WORD_TYPES = frozenset({
+    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation",
+    "simple_expansion", "expansion", "command_substitution", "process_substitution",
+    "arithmetic_expansion", "number", "brace_expression", "extglob_pattern", "regex",
+})
+_REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
+_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
+
+
+def _parser() -> Parser:
+    parser = getattr(_local, "parser", None)
+    if parser is None:
+        parser = Parser(_LANGUAGE)
+        _local.parser = parser
+    return parser
+
+
+@dataclass(frozen=True, slots=True)
+class Redirect:
+    """One redirection: ``2>>/var/log/x``, ``<file``, ``<<EOF``, ``<<<text``."""
+
+    op: str
+    """The operator as written (``>``, ``>>``, ``&>``, ``<``, ``<<``, ``<<<``, ``>&``)."""
+    fd: int | None
+    """The file descriptor written before the operator, if any."""
+    target: Word | None
+    """The file (or fd, for ``>&2``); the text for here-strings; None for heredocs."""
+
+    @property
+    def writes(self) -> bool:
+        """True when the target is opened for writing (duplicating an fd number does not)."""
+        if self.op not in _WRITE_OPS or self.target is None:
+            return False
+        return not (self.op == ">&" and self.target.literal and self.target.text.isdigit())
+
+
+@dataclass(slots=True)
+class Stdin:
+    """Where a command's standard input comes from."""
+
+    kind: str = "inherit"
+    """``inherit``, ``pipe``, ``heredoc``, ``herestring`` or ``file``."""
+    producers: list[SimpleCommand] = field(default_factory=list)
+    """For ``pipe``: the commands of the previous pipeline stage."""
+    text: Word | None = None
+    """For ``heredoc``/``herestring``: the body; for ``file``: the path."""
+    expands: bool = False
+    """For ``heredoc``: whether the body undergoes expansion (unquoted delimiter)."""
+
+
+@dataclass(slots=True)
+class EmbeddedCode:
+    """Code handed to a shell or interpreter."""
+
+    language: str
+    """``sh``, ``python``, ``perl``, ``awk``, ... (see :func:`anna_common.unwrap.language_of`)."""
+    how: str
+    """``code`` (on the command line), ``stdin``, ``script`` (a file), ``module`` (python -m)."""
+    text: Word | None
+    """The code, or the script path; None when it comes from an unseen stdin."""
+
+
+@dataclass(slots=True)
+class SimpleCommand:
+    """One program invocation, after wrappers are peeled off."""
+
+    program: str | None
+    """Basename of the program (``rm`` for ``/usr/bin/rm``, ``\\rm``, ``r''m``); None if dynamic."""
+    name: Word | None
+    """The program word as evaluated."""
+    args: list[Word]
+    """Arguments, evaluated."""
+    redirects: list[Redirect] = field(default_factory=list)
+    """Redirections that apply to it."""
+    assignments: list[tuple[str, Word]] = field(default_factory=list)
+    """``NAME=value`` prefixes (and ``env`` assignments)."""
+    wrappers: list[str] = field(default_factory=list)
+    """Wrappers crossed, outermost first (``["sudo", "env"]``)."""
+    privileged: bool = False
+    """Crossed ``sudo``/``doas``/``pkexec``/``su``/... ."""
+    stdin: Stdin = field(default_factory=Stdin)
+    """Where standard input comes from."""
+    origin: str = "top"
+    """``top``, ``command_substitution``, ``process_substitution``, ``sh -c``, ``eval``,
+    ``heredoc``, ``find -exec``, ``function NAME``, ... (its pipe position is in ``stdin``)."""
+    depth: int = 0
+    """Nesting depth of the code it came from (0 for the command itself)."""
+    code: list[EmbeddedCode] = field(default_factory=list)
+    """Code it runs (shells, eval, interpreters)."""
+    substitutions: list[SimpleCommand] = field(default_factory=list)
+    """Commands inside substitutions in its words (``sh -c "$(curl x)"`` → curl)."""
+    interactive_shell: bool = False
+    """It opens an interactive shell (``sh`` with a terminal, ``sudo -i``, ``su``)."""
+    stdin_args: bool = False
+    """Some arguments come from standard input (``xargs``)."""
+    background: bool = False
+    """Followed by ``&``."""
+
+    @property
+    def argv(self) -> list[str]:
+        """The program and arguments as text (expansions left as written)."""
+        head = [self.name.text] if self.name is not None else []
+        return head + [w.text for w in self.args]
+
+
+@dataclass(slots=True)
+class Analysis:
+    """Everything :func:`analyse` found in one command string."""
+
+    source: str
+    """The command as given."""
+    parse_ok: bool = True
+    """False when the grammar reported an error anywhere."""
+    commands: list[SimpleCommand] = field(default_factory=list)
+    """Every simple command, nested ones included, in source order per level."""
+    opaque: list[str] = field(default_factory=list)
+    """Why parts of it cannot be seen through (empty when fully understood)."""
+    assignments: list[tuple[str, Word]] = field(default_factory=list)
+    """Shell variable assignments (``HISTFILE=/dev/null``, ``export PATH=...``)."""
+    functions: list[str] = field(default_factory=list)
+    """Names of shell functions it defines."""
+
+
+def analyse(source: str, *, depth: int = 0) -> Analysis:
+    """Parse ``source`` with tree-sitter-bash and collect what it would run."""
+    result = Analysis(source=source)
+    _Walker(result, depth=depth).run(source)
+    return result
+
+
+class _Walker:
+    """Visits a tree-sitter tree and fills an :class:`Analysis`."""
+
+    def __init__(self, result: Analysis, *, depth: int) -> None:
+        self.result = result
+        self.depth = depth
+        self.nested = 0
+        self._collect: list[list[SimpleCommand]] = []
+        self._words = WordBuilder(self._substitution)
+
+    # -- entry ----------------------------------------------------------------
+
+    def run(self, source: str) -> None:
+        if self.depth > MAX_DEPTH:
+            self.result.parse_ok = False
+            self.result.opaque.append("nesting too deep to analyse")
+            return
+        tree = _parser().parse(source.encode("utf-8", "surrogatepass"))
+        root = tree.root_node
+        if root.has_error:
+            self.result.parse_ok = False
+            self.result.opaque.append("the command does not parse as bash")
+        self.visit(root, "top", Stdin())
+
+    def _emit(self, cmd: SimpleCommand) -> None:
+        self.result.commands.append(cmd)
+        for bucket in self._collect:
+            bucket.append(cmd)
+
+    # -- statements -------------------------------------------------------------
+
+    def visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
+        """Visit a statement; return the commands whose output it produces."""
+        kind = node.type
+        if kind == "command":
+            return self._command(node, origin, stdin, [])
+        if kind == "pipeline":
+            return self._pipeline(node, origin, stdin)
+        if kind == "redirected_statement":
+            return self._redirected(node, origin, stdin)
+        if kind == "function_definition":
+            return self._function(node)
+        if kind in ("variable_assignment", "variable_assignments"):
+            self._assignments(node)
+            return []
+        if kind in ("declaration_command", "unset_command"):
+            return self._declaration(node, origin)
+        if kind == "comment":
+            return []
+        if kind in _WORD_TYPES:
+            self._words.build(node)
+            return []
+        produced: list[SimpleCommand] = []
+        for child in node.children:
+            if child.type == "&" and produced:
+                produced[-1].background = True
+            if child.is_named:
+                produced.extend(self.visit(child, origin, stdin))
+        return produced
+
+    def _pipeline(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
+        producers: list[SimpleCommand] = []
+        first = True
+        for child in node.children:
+            if not child.is_named:
+                continue
+            stage_stdin = stdin if first else Stdin("pipe", producers)
+            producers = self.visit(child, origin, stage_stdin)
+            first = False
+        return producers
+
+    def _redirected(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
+        body: Node | None = None
+        redirects: list[Redirect] = []
+        tails: list[tuple[str, Node]] = []
+        for child in node.children:
+            if child.type in _REDIRECT_TYPES:
+                redirects.extend(self._redirect(child, tails))
+            elif child.is_named and body is None:
+                body = child
+        if body is None:
+            return []
+        new_stdin = self._stdin_from(redirects) or stdin
+        if body.type == "command":
+            produced = self._command(body, origin, new_stdin, redirects)
+        else:
+            produced = self.visit(body, origin, new_stdin)
+            for cmd in produced:
+                cmd.redirects.extend(redirects)
+        for op, tail in tails:
+            if op == "|":
+                produced = self.visit(tail, origin, Stdin("pipe", produced))
+            else:
+                self.visit(tail, origin, stdin)
+        return produced
+
+    def _function(self, node: Node) -> list[SimpleCommand]:
+        for child in node.children:
+            if child.type == "word":
+                self.result.functions.append((child.text or b"").decode("utf-8", "replace"))
+                break
+        name = self.result.functions[-1] if self.result.functions else "?"
+        for child in node.named_children:
+            if child.type != "word":
+                self.visit(child, f"function {name}", Stdin())
+        return []
+
+    def _assignments(self, node: Node) -> None:
+        targets = [node] if node.type == "variable_assignment" else node.named_children
+        for assign in targets:
+            name = ""
+            value: Word | None = None
+            for child in assign.named_children:
+                if child.type in ("variable_name", "subscript") and not name:
+                    name = (child.text or b"").decode("utf-8", "replace")
+                elif child.type in _WORD_TYPES:
+                    value = self._words.build(child)
+                elif child.type == "array":
+                    for item in child.named_children:
+                        self._words.build(item)
+            self.result.assignments.append((name, value or Word.of("")))
+
+    def _declaration(self, node: Node, origin: str) -> list[SimpleCommand]:
+        keyword = (node.children[0].text or b"").decode() if node.children else "declare"
+        args: list[Word] = []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                self._assignments(child)
+                args.append(Word.of((child.text or b"").decode("utf-8", "replace")))
+            elif child.type in _WORD_TYPES or child.type == "variable_name":
+                args.append(self._words.build(child))
+        cmd = SimpleCommand(program=keyword, name=Word.of(keyword), args=args, origin=origin,
+                            depth=self.depth)
+        self._emit(cmd)
+        return [cmd]
+
+    # -- redirects ------------------------------------------------------------
+
+    def _redirect(self, node: Node, tails: list[tuple[str, Node]]) -> list[Redirect]:
+        fd: int | None = None
+        op = ""
+        target: Word | None = None
+        heredoc_body: Word | None = None
+        expands = True
+        pending_op = ""
+        extra: list[Redirect] = []
+        for child in node.children:
+            ctype = child.type
+            if ctype == "file_descriptor":
+                text = (child.text or b"").decode()
+                fd = int(text) if text.isdigit() else None
+            elif ctype == "heredoc_start":
+                raw = (child.text or b"").decode("utf-8", "replace")
+                expands = not any(q in raw for q in "'\"\\")
+            elif ctype == "heredoc_body":
+                heredoc_body = self._heredoc_body(child, expands)
+            elif ctype in ("heredoc_end",):
+                continue
+            elif ctype == "file_redirect":
+                extra.extend(self._redirect(child, tails))
+            elif not child.is_named:
+                if not op:
+                    op = ctype
+                else:
+                    pending_op = ctype
+            elif ctype in _WORD_TYPES and target is None and node.type != "heredoc_redirect":
+                target = self._words.build(child)
+            elif child.is_named:
+                tails.append((pending_op or "|", child))
+                pending_op = ""
+        if node.type == "heredoc_redirect":
+            return [Redirect(op or "<<", fd, heredoc_body), *extra]
+        return [Redirect(op, fd, target), *extra]
+
+    def _heredoc_body(self, node: Node, expands: bool) -> Word:
+        text = (node.text or b"").decode("utf-8", "replace")
+        if not expands:
+            return Word.of(text)
+        # An unquoted heredoc expands $VAR and $(cmd): analyse the substitutions it holds.
+        literal = True
+        for child in node.named_children:
+            if child.type in ("command_substitution", "process_substitution"):
+                self._substitution(child, "heredoc")
+                literal = False
+            elif child.type in ("simple_expansion", "expansion"):
+                literal = False
+        return Word(text=text, literal=literal)
+
+    @staticmethod
+    def _stdin_from(redirects: list[Redirect]) -> Stdin | None:
+        for red in redirects:
+            if red.op in ("<<", "<<-"):
+                return Stdin("heredoc", text=red.target, expands=bool(red.target and
+                                                                         not red.target.literal))
+            if red.op == "<<<":
+                return Stdin("herestring", text=red.target)
+            if red.op == "<" and red.fd in (None, 0):
+                return Stdin("file", text=red.target)
+        return None
+
+    # -- substitutions ----------------------------------------------------------
+
+    def _substitution(self, node: Node, origin: str) -> None:
+        for child in node.named_children:
+            self.visit(child, origin, Stdin())
+
+    # -- commands ---------------------------------------------------------------
+
+    def _command(
+        self, node: Node, origin: str, stdin: Stdin, outer: list[Redirect]
+    ) -> list[SimpleCommand]:
+        bucket: list[SimpleCommand] = []
+        self._collect.append(bucket)
+        try:
+            words, assignments, redirects, tails = self._command_parts(node)
+        finally:
+            self._collect.pop()
+        redirects = redirects + outer
+        stdin = self._stdin_from(redirects) or stdin
+        inv = peel(words) if words else None
+        if inv is not None and inv.stdin_args:
+            # xargs feeds its input as arguments; the command itself reads /dev/null (or the tty)
+            stdin = Stdin()
+        if inv is None:
+            if assignments:
+                self.result.assignments.extend(assignments)
+            return []
+        prog_words = inv.words
+        if inv.stdin_args and prog_words:
+            # xargs appends what it reads to the arguments: unknown until run time
+            prog_words = [*prog_words, Word.unknown("{xargs input}")]
+        program = program_name(prog_words[0]) if prog_words else (inv.wrappers or [None])[-1]
+        cmd = SimpleCommand(
+            program=program,
+            name=prog_words[0] if prog_words else words[0],
+            args=list(prog_words[1:]),
+            redirects=redirects,
+            assignments=assignments + inv.assignments,
+            wrappers=inv.wrappers,
+            privileged=inv.privileged,
+            stdin=stdin,
+            origin=origin,
+            depth=self.depth,
+            substitutions=bucket,
+            interactive_shell=inv.interactive_shell,
+            stdin_args=inv.stdin_args,
+        )
+        if prog_words and program is None:
+            self.result.opaque.append(f"the program name is computed at run time: {cmd.name.text}"
+                                      if cmd.name else "the program name is computed at run time")
+        self._emit(cmd)
+        for language, code in inv.code:
+            self._embed(cmd, language, "code", code)
+        if program is not None and prog_words:
+            self._inspect_program(cmd, program)
+        produced = [cmd]
+        for op, tail in tails:
+            if op == "|":
+                produced = self.visit(tail, origin, Stdin("pipe", produced))
+            else:
+                self.visit(tail, origin, Stdin())
+        return produced
+
+    def _command_parts(
+        self, node: Node
+    ) -> tuple[list[Word], list[tuple[str, Word]], list[Redirect], list[tuple[str, Node]]]:
+        words: list[Word] = []
+        assignments: list[tuple[str, Word]] = []
+        redirects: list[Redirect] = []
+        tails: list[tuple[str, Node]] = []
+        for child in node.children:
+            ctype = child.type
+            if ctype == "command_name":
+                inner = child.named_children[0] if child.named_children else child
+                words.append(self._words.build(inner))
+            elif ctype == "variable_assignment":
+                before = len(self.result.assignments)
+                self._assignments(child)
+                assignments.extend(self.result.assignments[before:])
+                del self.result.assignments[before:]
+            elif ctype in _REDIRECT_TYPES:
+                redirects.extend(self._redirect(child, tails))
+            elif ctype in _WORD_TYPES:
+                words.append(self._words.build(child))
+        return words, assignments, redirects, tails
+
+    def _inspect_program(self, cmd: SimpleCommand, program: str) -> None:
+        """Shells, eval, source, find -exec and interpreters: what code do they run?"""
+        if program in SHELLS:
+            self._shell(cmd)
+        elif program == "eval":
+            if cmd.args:
+                joined = " ".join(w.text for w in cmd.args)
+                literal = all(w.literal for w in cmd.args)
+                self._embed(cmd, "sh", "code", Word.of(joined) if literal else Word.unknown(joined))
+        elif program in ("source", "."):
+            if cmd.args:
+                cmd.code.append(EmbeddedCode("sh", "script", cmd.args[0]))
+                self.result.opaque.append(f"{program} runs a file Anna cannot see")
+        elif program == "find":
+            self._find_exec(cmd)
+        else:
+            language = language_of(program)
+            if language is not None:
+                self._interpreter(cmd, program, language)
+
+    def _shell(self, cmd: SimpleCommand) -> None:
+        call = shell_call(cmd.args)
+        if call.mode == "code":
+            if call.code is None:
+                self.result.opaque.append("a shell -c without code")
+                return
+            self._embed(cmd, "sh", "code", call.code)
+        elif call.mode == "script":
+            cmd.code.append(EmbeddedCode("sh", "script", call.code))
+            self.result.opaque.append(f"{cmd.program} runs a script file Anna cannot see")
+        else:
+            self._stdin_code(cmd, "sh")
+
+    def _interpreter(self, cmd: SimpleCommand, program: str, language: str) -> None:
+        from anna_common.unwrap import interpreter_code
+
+        how, code = interpreter_code(program, cmd.args)
+        if how == "stdin":
+            self._stdin_code(cmd, language)
+            return
+        cmd.code.append(EmbeddedCode(language, how, code))
+        if how == "script":
+            self.result.opaque.append(f"{program} runs a script file Anna cannot see")
+
+    def _stdin_code(self, cmd: SimpleCommand, language: str) -> None:
+        """A shell or interpreter reading its program from standard input."""
+        stdin = cmd.stdin
+        if stdin.kind in ("heredoc", "herestring") and stdin.text is not None:
+            if language == "sh":
+                self._embed(cmd, "sh", "stdin", stdin.text)
+            else:
+                cmd.code.append(EmbeddedCode(language, "stdin", stdin.text))
+            return
+        if stdin.kind == "pipe":
+            text = _printed_text(stdin.producers)
+            if text is not None and language == "sh":
+                self._embed(cmd, "sh", "stdin", text)
+            else:
+                cmd.code.append(EmbeddedCode(language, "stdin", text))
+                if text is None:
+                    self.result.opaque.append(f"{cmd.program} runs code piped in at run time")
+            return
+        if stdin.kind == "file":
+            cmd.code.append(EmbeddedCode(language, "script", stdin.text))
+            self.result.opaque.append(f"{cmd.program} runs a file Anna cannot see")
+            return
+        cmd.interactive_shell = True
+
+    def _embed(self, cmd: SimpleCommand, language: str, how: str, code: Word | None) -> None:
+        cmd.code.append(EmbeddedCode(language, how, code))
+        if language != "sh" or code is None:
+            return
+        if not code.literal:
+            self.result.opaque.append("shell code is built at run time")
+            return
+        self.nested += 1
+        if self.nested > MAX_NESTED:
+            self.result.opaque.append("too much nested code to analyse")
+            self.result.parse_ok = False
+            return
+        inner = analyse(code.text, depth=self.depth + 1)
+        origin = f"{cmd.program} -c" if how == "code" and cmd.program in SHELLS else (
+            f"{cmd.program}" if how == "code" else f"{how} into {cmd.program}")
+        for sub in inner.commands:
+            if sub.origin == "top":
+                sub.origin = origin
+            self._emit(sub)
+        self.result.parse_ok = self.result.parse_ok and inner.parse_ok
+        self.result.opaque.extend(inner.opaque)
+        self.result.assignments.extend(inner.assignments)
+        self.result.functions.extend(inner.functions)
+
+    def _find_exec(self, cmd: SimpleCommand) -> None:
+        """``find ... -exec CMD {} ;`` runs CMD once per match, with ``{}`` unknown."""
+        args = cmd.args
+        i = 0
+        while i < len(args):
+            text = args[i].text
+            if text in ("-exec", "-execdir", "-ok", "-okdir"):
+                j = i + 1
+                while j < len(args) and args[j].text not in (";", "+"):
+                    j += 1
+                inner = [Word.unknown(w.text) if "{}" in w.text else w for w in args[i + 1 : j]]
+                if inner:
+                    self._emit_words(inner, "find -exec", cmd)
+                i = j + 1
+                continue
+            i += 1
+
+    def _emit_words(self, words: list[Word], origin: str, parent: SimpleCommand) -> None:
+        inv = peel(words)
+        if not inv.words:
+            return
+        program = program_name(inv.words[0])
+        sub = SimpleCommand(
+            program=program, name=inv.words[0], args=list(inv.words[1:]),
+            assignments=inv.assignments, wrappers=inv.wrappers,
+            privileged=parent.privileged or inv.privileged, origin=origin, depth=self.depth + 1,
+            interactive_shell=inv.interactive_shell,
+        )
+        if program is None:
+            self.result.opaque.append(f"{origin} runs a program computed at run time")
+        self._emit(sub)
+        for language, code in inv.code:
+            self._embed(sub, language, "code", code)
+        if program is not None:
+            self._inspect_program(sub, program)
+
+
+def _printed_text(producers: list[SimpleCommand]) -> Word | None:
+    """The literal text ``echo``/``printf``/``cat <<EOF`` pipe into the next stage, if knowable."""
+    if len(producers) != 1:
+        return None
+    prod = producers[0]
+    if prod.program == "echo" and all(w.literal for w in prod.args):
+        words = [w.text for w in prod.args if not (w.text.startswith("-") and
+                                                   set(w.text[1:]) <= set("neE"))]
+        return Word.of(" ".join(words))
+    if prod.program == "printf" and prod.args and all(w.literal for w in prod.args):
+        if "%" not in prod.args[0].text and "\\" not in prod.args[0].text:
+            return Word.of(prod.args[0].text)
+        return None
+    if prod.program == "cat" and not prod.args and prod.stdin.kind in ("heredoc", "herestring"):
+        return prod.stdin.text
+    return None

@@ -1,0 +1,328 @@
+"""Evaluating one bash word from its tree-sitter node, the way bash would see it.
+
+A word is built from segments: literal text (quoted or not), parameter
+expansions and substitutions. Quote removal and backslash escapes follow the
+bash manual; nothing here splits a string by hand. What cannot be known before
+the command runs (``$VAR``, ``$(...)``, globs) is kept visible in the result so
+the risk rules can fail closed on it.
+"""
+
+from __future__ import annotations
+
+import codecs
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from tree_sitter import Node
+
+MAX_BRACE_ALTERNATIVES = 64
+"""Brace expansion stops (and the word is treated as unknown) beyond this many results."""
+
+
+@dataclass(frozen=True, slots=True)
+class Segment:
+    """A piece of a word."""
+
+    text: str
+    """Literal text, or the source of the expansion for non-literal kinds."""
+    quoted: bool
+    """True when quoting or a backslash protects it from globbing and brace expansion."""
+    kind: str = "literal"
+    """``literal``, ``var`` (parameter expansion) or ``subst`` (command/process/arithmetic)."""
+    name: str | None = None
+    """For ``var``: the parameter name (``HOME``, ``1``, ``@``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Word:
+    """One shell word after quote removal, with what remains unknown marked."""
+
+    text: str
+    """The value with literal parts resolved and expansions left as written."""
+    literal: bool
+    """True when the value is fully known before the command runs."""
+    glob: bool = False
+    """True when an unquoted ``*``, ``?`` or ``[`` may trigger pathname expansion."""
+    tilde: bool = False
+    """True when an unquoted leading ``~`` will be replaced by a home directory."""
+    variables: tuple[str, ...] = ()
+    """Names of the parameters expanded in it."""
+    substituted: bool = False
+    """True when it holds a command, process or arithmetic substitution."""
+    alternatives: tuple[str, ...] = ()
+    """The words brace expansion produces (empty when there is no brace expansion)."""
+    segments: tuple[Segment, ...] = field(default=(), repr=False, compare=False)
+    """The pieces it was built from."""
+
+    @property
+    def values(self) -> tuple[str, ...]:
+        """Every literal value this word can take after brace expansion."""
+        return self.alternatives or (self.text,)
+
+    def after(self, prefix_len: int) -> Word:
+        """This word without its first ``prefix_len`` literal characters (``of=/dev/sda`` → ``/dev/sda``)."""
+        segments: list[Segment] = []
+        skip = prefix_len
+        for seg in self.segments or (Segment(self.text, True),):
+            if skip and seg.kind == "literal":
+                cut = min(skip, len(seg.text))
+                skip -= cut
+                if cut == len(seg.text):
+                    continue
+                seg = Segment(seg.text[cut:], seg.quoted, seg.kind, seg.name)
+            segments.append(seg)
+        return _finish(segments)
+
+    @classmethod
+    def unknown(cls, text: str) -> Word:
+        """A word whose value is only known at run time (``{}`` of ``find -exec``, xargs input)."""
+        return cls(text=text, literal=False, segments=(Segment(text, True, "subst"),))
+
+    @classmethod
+    def of(cls, text: str) -> Word:
+        """A fully literal word (used for synthetic arguments)."""
+        return cls(text=text, literal=True, segments=(Segment(text, True),))
+
+
+_STRING_ESCAPES = {'"', "\\", "$", "`"}
+
+
+def _unescape_unquoted(raw: str) -> list[Segment]:
+    """Bash's unquoted backslash: the next character is taken literally; ``\\<newline>`` vanishes."""
+    out: list[Segment] = []
+    buf: list[str] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw):
+            if buf:
+                out.append(Segment("".join(buf), False))
+                buf = []
+            nxt = raw[i + 1]
+            if nxt != "\n":
+                out.append(Segment(nxt, True))
+            i += 2
+            continue
+        buf.append(ch)
+        i += 1
+    if buf:
+        out.append(Segment("".join(buf), False))
+    return out
+
+
+def _unescape_double(raw: str) -> str:
+    """Inside double quotes a backslash escapes only ``" \\ $ `` and newline."""
+    out: list[str] = []
+    i = 0
+    while i < len(raw):
+        ch = raw[i]
+        if ch == "\\" and i + 1 < len(raw) and (raw[i + 1] in _STRING_ESCAPES or raw[i + 1] == "\n"):
+            if raw[i + 1] != "\n":
+                out.append(raw[i + 1])
+            i += 2
+            continue
+        out.append(ch)
+        i += 1
+    return "".join(out)
+
+
+def _decode_ansi_c(raw: str) -> str:
+    """``$'...'`` escapes (``\\n``, ``\\x41``, ``\\101``, ``\\u00e9``); undecodable text stays as is."""
+    try:
+        return codecs.decode(raw.encode("latin-1", "backslashreplace"), "unicode_escape")
+    except (UnicodeDecodeError, ValueError):
+        return raw
+
+
+def _text(node: Node) -> str:
+    return (node.text or b"").decode("utf-8", "replace")
+
+
+def _var_name(node: Node) -> str:
+    for child in node.named_children:
+        if child.type in ("variable_name", "special_variable_name"):
+            return _text(child)
+        if child.type == "subscript":
+            return _var_name(child)
+    return _text(node).lstrip("${").rstrip("}") or "?"
+
+
+class WordBuilder:
+    """Builds :class:`Word` values; reports substitutions to ``on_substitution``.
+
+    ``on_substitution(node, origin)`` is called for every command or process
+    substitution met inside a word so the caller can analyse the code in it.
+    """
+
+    def __init__(self, on_substitution: Callable[[Node, str], None]) -> None:
+        self._on_substitution = on_substitution
+
+    def build(self, node: Node) -> Word:
+        """Evaluate a word-like node (word, string, concatenation, expansion, ...)."""
+        segments = self._segments(node, quoted=False)
+        return _finish(segments)
+
+    # -- segments -------------------------------------------------------------
+
+    def _segments(self, node: Node, *, quoted: bool) -> list[Segment]:
+        kind = node.type
+        if kind == "word":
+            raw = _text(node)
+            return [Segment(raw, True)] if quoted else _unescape_unquoted(raw)
+        if kind == "raw_string":
+            return [Segment(_text(node)[1:-1], True)]
+        if kind == "ansi_c_string":
+            return [Segment(_decode_ansi_c(_text(node)[2:-1]), True)]
+        if kind in ("string", "translated_string"):
+            return self._string(node)
+        if kind in ("simple_expansion", "expansion"):
+            for child in node.named_children:
+                self._scan_substitutions(child)
+            return [Segment(_text(node), quoted, "var", _var_name(node))]
+        if kind == "command_substitution":
+            self._on_substitution(node, "command_substitution")
+            return [Segment(_text(node), quoted, "subst")]
+        if kind == "process_substitution":
+            self._on_substitution(node, "process_substitution")
+            return [Segment(_text(node), quoted, "subst")]
+        if kind == "arithmetic_expansion":
+            self._scan_substitutions(node)
+            return [Segment(_text(node), quoted, "subst")]
+        if kind == "concatenation":
+            return self._gapped(node, quoted=quoted)
+        if kind == "string_content":
+            return [Segment(_unescape_double(_text(node)), True)]
+        # number, brace_expression, extglob_pattern, regex, ...: the source text as written
+        return [Segment(_text(node), quoted)]
+
+    def _string(self, node: Node) -> list[Segment]:
+        """A double-quoted string; text between child nodes is literal content."""
+        inner: list[Segment] = []
+        start = node.start_byte + 1 + (1 if node.type == "translated_string" else 0)
+        end = node.end_byte - 1
+        source = node.text or b""
+        base = node.start_byte
+        pos = start
+        for child in node.children:
+            if child.type == '"' or child.type == '$"':
+                continue
+            if child.start_byte > pos:
+                gap = source[pos - base : child.start_byte - base].decode("utf-8", "replace")
+                inner.append(Segment(_unescape_double(gap), True))
+            inner.extend(self._segments(child, quoted=True))
+            pos = max(pos, child.end_byte)
+        if end > pos:
+            gap = source[pos - base : end - base].decode("utf-8", "replace")
+            inner.append(Segment(_unescape_double(gap), True))
+        return inner or [Segment("", True)]
+
+    def _gapped(self, node: Node, *, quoted: bool) -> list[Segment]:
+        out: list[Segment] = []
+        source = node.text or b""
+        base = node.start_byte
+        pos = node.start_byte
+        for child in node.children:
+            if child.start_byte > pos:
+                gap = source[pos - base : child.start_byte - base].decode("utf-8", "replace")
+                out.extend(_unescape_unquoted(gap) if not quoted else [Segment(gap, True)])
+            out.extend(self._segments(child, quoted=quoted))
+            pos = max(pos, child.end_byte)
+        return out
+
+    def _scan_substitutions(self, node: Node) -> None:
+        """Find substitutions nested anywhere below ``node`` (``${x:-$(cmd)}``, ``$(( $(cmd) ))``)."""
+        stack = [node]
+        while stack:
+            current = stack.pop()
+            if current.type in ("command_substitution", "process_substitution"):
+                self._on_substitution(current, current.type)
+                continue
+            stack.extend(current.children)
+
+
+def _finish(segments: list[Segment]) -> Word:
+    text = "".join(s.text for s in segments)
+    literal = all(s.kind == "literal" for s in segments)
+    glob = any(
+        s.kind == "literal" and not s.quoted and any(c in s.text for c in "*?[") for s in segments
+    )
+    tilde = bool(segments) and segments[0].kind == "literal" and not segments[0].quoted
+    tilde = tilde and segments[0].text.startswith("~")
+    variables = tuple(s.name for s in segments if s.kind == "var" and s.name)
+    substituted = any(s.kind == "subst" for s in segments)
+    alternatives = _brace_expand(segments) if literal else ()
+    return Word(
+        text=text,
+        literal=literal,
+        glob=glob,
+        tilde=tilde,
+        variables=variables,
+        substituted=substituted,
+        alternatives=alternatives,
+        segments=tuple(segments),
+    )
+
+
+# -- brace expansion ------------------------------------------------------------------
+
+_OPEN, _CLOSE, _COMMA = "\x00{", "\x00}", "\x00,"
+
+
+def _tokens(segments: list[Segment]) -> list[str]:
+    """Characters, with unquoted braces and commas marked as operators."""
+    toks: list[str] = []
+    for seg in segments:
+        for ch in seg.text:
+            if not seg.quoted and ch == "{":
+                toks.append(_OPEN)
+            elif not seg.quoted and ch == "}":
+                toks.append(_CLOSE)
+            elif not seg.quoted and ch == ",":
+                toks.append(_COMMA)
+            else:
+                toks.append(ch)
+    return toks
+
+
+def _expand(toks: list[str], budget: list[int]) -> list[str]:
+    """Expand the first balanced ``{a,b}`` group (with a comma) recursively."""
+    depth = 0
+    start = -1
+    commas: list[int] = []
+    for i, tok in enumerate(toks):
+        if tok == _OPEN:
+            if depth == 0:
+                start, commas = i, []
+            depth += 1
+        elif tok == _CLOSE and depth > 0:
+            depth -= 1
+            if depth == 0:
+                if commas:
+                    prefix, suffix = toks[:start], toks[i + 1 :]
+                    bounds = [start, *commas, i]
+                    results: list[str] = []
+                    for a, b in zip(bounds, bounds[1:], strict=False):
+                        for tail in _expand(prefix + toks[a + 1 : b] + suffix, budget):
+                            budget[0] -= 1
+                            if budget[0] < 0:
+                                return results
+                            results.append(tail)
+                    return results
+                start = -1
+        elif tok == _COMMA and depth == 1:
+            commas.append(i)
+    plain = "".join({_OPEN: "{", _CLOSE: "}", _COMMA: ","}.get(t, t) for t in toks)
+    return [plain]
+
+
+def _brace_expand(segments: list[Segment]) -> tuple[str, ...]:
+    if not any(not s.quoted and s.kind == "literal" and "{" in s.text for s in segments):
+        return ()
+    budget = [MAX_BRACE_ALTERNATIVES]
+    expanded = _expand(_tokens(segments), budget)
+    if len(expanded) <= 1:
+        return ()
+    return tuple(expanded)

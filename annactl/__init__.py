@@ -1,0 +1,3 @@
+"""annactl: the Anna client (planning, confirmation, and talking to annad)."""
+
+__version__ = "0.1.0"

@@ -1,0 +1,144 @@
+"""Client settings: ``~/.config/anna/config.toml`` and ``ANNA_*`` environment variables.
+
+Precedence, highest first: explicit arguments, ``ANNA_*`` environment variables,
+the TOML file, defaults. Built once in the command's entry (never at import).
+The API key is a :class:`~pydantic.SecretStr`: it is never logged or shown.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any, Literal
+
+from pydantic import Field, SecretStr, field_validator
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+
+def config_dir() -> Path:
+    """``$XDG_CONFIG_HOME/anna`` (default ``~/.config/anna``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "anna"
+
+
+def state_dir() -> Path:
+    """``$XDG_STATE_HOME/anna`` (default ``~/.local/state/anna``): history, memory, caches."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "anna"
+
+
+def runtime_dir() -> Path:
+    """``$XDG_RUNTIME_DIR/anna`` when set, else the state dir: where a per-user annad listens."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    return Path(base) / "anna" if base else state_dir()
+
+
+def config_file() -> Path:
+    """The TOML file read by :class:`ClientSettings` (``ANNA_CONFIG`` overrides it)."""
+    override = os.environ.get("ANNA_CONFIG")
+    return Path(override) if override else config_dir() / "config.toml"
+
+
+DEFAULT_URLS = {"ollama": "http://127.0.0.1:11434", "openai": "http://127.0.0.1:8080/v1"}
+"""Where each provider listens by default."""
+
+
+class ClientSettings(BaseSettings):
+    """Everything ``annactl`` can be configured with."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="ANNA_", extra="forbid", use_attribute_docstrings=True,
+        validate_default=True,
+    )
+
+    llm_provider: Literal["ollama", "openai"] = "ollama"
+    """``ollama`` (``POST /api/chat``) or ``openai`` (any OpenAI-compatible server)."""
+    llm_url: str = ""
+    """Server base URL; empty means the provider's default (see ``DEFAULT_URLS``)."""
+    llm_model: str = "qwen2.5:7b-instruct"
+    """Model name as the server knows it."""
+    llm_api_key: SecretStr | None = None
+    """Bearer token for OpenAI-compatible servers. Never logged, never shown."""
+    llm_timeout: float = Field(default=120.0, gt=0, le=3600)
+    """Seconds to wait for a reply (read timeout)."""
+    llm_connect_timeout: float = Field(default=5.0, gt=0, le=120)
+    """Seconds to wait for a connection."""
+    llm_keep_alive: str = "30m"
+    """Ollama ``keep_alive``: how long the model stays loaded."""
+    llm_cache: Literal["off", "read", "write", "readwrite"] = "off"
+    """Deterministic response cache mode."""
+    llm_record: Path | None = None
+    """Append every request/response pair to this JSONL file."""
+    llm_replay: Path | None = None
+    """Answer only from this JSONL recording; never touch the network."""
+    max_model_calls: int = Field(default=4, ge=1, le=32)
+    """Model calls allowed per request (repairs and refinements included)."""
+    max_prompt_bytes: int = Field(default=96_000, ge=1024)
+    """Largest prompt (all messages) sent to the model."""
+    allowed_models: list[str] = Field(default_factory=list)
+    """If non-empty, only these model names may be used."""
+    trace: bool = False
+    """Write a trace per request (``ANNA_TRACE=1``)."""
+    trace_raw: bool = False
+    """Include raw model text in traces, secrets masked (``ANNA_TRACE_RAW=1``)."""
+    templates: bool = True
+    """Answer common requests from offline templates when they match."""
+    socket: Path | None = None
+    """Daemon socket to use (``ANNA_SOCKET``); else the system socket, else a per-user one."""
+    system_socket: Path = Path("/run/anna/annad.sock")
+    """Where the system daemon listens."""
+    autostart: bool = True
+    """Start a per-user annad when no daemon answers."""
+    state_dir: Path = Field(default_factory=state_dir)
+    """History, memory, cache and traces."""
+    language: str | None = None
+    """Preferred language for answers (a remembered preference)."""
+
+    @field_validator("llm_api_key", mode="before")
+    @classmethod
+    def _empty_key(cls, value: Any) -> Any:
+        return None if value in ("", None) else value
+
+    @property
+    def resolved_llm_url(self) -> str:
+        """The URL to use: the configured one, or the provider's default."""
+        return (self.llm_url or DEFAULT_URLS[self.llm_provider]).rstrip("/")
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments, then ``ANNA_*`` variables, then the TOML file."""
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file())
+        return (init_settings, env_settings, toml)
+
+
+def load_settings(**overrides: Any) -> ClientSettings:
+    """Build settings; raises :class:`~anna_common.errors.AnnaError` (CONFIG_INVALID) on bad input."""
+    from pydantic import ValidationError
+
+    from anna_common.errors import AnnaError, ErrorCode
+
+    try:
+        return ClientSettings(**overrides)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
+        raise AnnaError(
+            f"invalid configuration: {where}: {first.get('msg', 'invalid value')}",
+            code=ErrorCode.CONFIG_INVALID,
+            hint=f"check {config_file()} and ANNA_* environment variables",
+        ) from None
+    except (OSError, ValueError) as exc:
+        raise AnnaError(f"cannot read configuration: {exc}", code=ErrorCode.CONFIG_INVALID,
+                        hint=f"check {config_file()}") from None

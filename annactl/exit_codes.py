@@ -1,0 +1,80 @@
+"""Exit statuses of annactl, and the one place errors become them.
+
+| status | value | meaning |
+|---|---|---|
+| SUCCESS | 0 | done (or nothing to do) |
+| ERROR | 1 | an unexpected internal error (a bug; the message says where) |
+| USAGE | 2 | bad command line, unreadable file, invalid configuration |
+| PLAN_INVALID | 3 | the plan is invalid or contains a hard-banned step |
+| DECLINED | 4 | the person said no at a confirmation |
+| EXECUTION_FAILED | 5 | a step failed; the plan was rolled back |
+| ROLLBACK_FAILED | 6 | a rollback (or part of one) failed |
+| DAEMON_UNAVAILABLE | 7 | no daemon answered and none could be started |
+| MODEL_UNAVAILABLE | 8 | the model server is unreachable, timed out or failed |
+| PERMISSION_DENIED | 9 | the daemon refused the caller (not root or group anna) |
+| INTERRUPTED | 130 | Ctrl-C |
+"""
+
+from __future__ import annotations
+
+from enum import IntEnum
+
+from anna_common.errors import AnnaError, ErrorCode
+
+
+class ExitStatus(IntEnum):
+    """Documented process exit statuses (see the module docstring)."""
+
+    SUCCESS = 0
+    ERROR = 1
+    USAGE = 2
+    PLAN_INVALID = 3
+    DECLINED = 4
+    EXECUTION_FAILED = 5
+    ROLLBACK_FAILED = 6
+    DAEMON_UNAVAILABLE = 7
+    MODEL_UNAVAILABLE = 8
+    PERMISSION_DENIED = 9
+    INTERRUPTED = 130
+
+
+_BY_CODE: dict[ErrorCode, ExitStatus] = {
+    ErrorCode.USAGE_ERROR: ExitStatus.USAGE,
+    ErrorCode.CONFIG_INVALID: ExitStatus.USAGE,
+    ErrorCode.BAD_REQUEST: ExitStatus.USAGE,
+    ErrorCode.PLAN_INVALID: ExitStatus.PLAN_INVALID,
+    ErrorCode.PLAN_BANNED: ExitStatus.PLAN_INVALID,
+    ErrorCode.CHECK_NOT_READ_ONLY: ExitStatus.PLAN_INVALID,
+    ErrorCode.DIGEST_MISMATCH: ExitStatus.PLAN_INVALID,
+    ErrorCode.PLAN_NOT_FOUND: ExitStatus.USAGE,
+    ErrorCode.PLAN_STATE: ExitStatus.USAGE,
+    ErrorCode.PLAN_RUNNING: ExitStatus.EXECUTION_FAILED,
+    ErrorCode.CONFIRMATION_REQUIRED: ExitStatus.DECLINED,
+    ErrorCode.DECLINED: ExitStatus.DECLINED,
+    ErrorCode.EXECUTION_FAILED: ExitStatus.EXECUTION_FAILED,
+    ErrorCode.STEP_TIMEOUT: ExitStatus.EXECUTION_FAILED,
+    ErrorCode.SCOPE_REQUIRES_ROOT: ExitStatus.PERMISSION_DENIED,
+    ErrorCode.ROLLBACK_FAILED: ExitStatus.ROLLBACK_FAILED,
+    ErrorCode.DAEMON_UNAVAILABLE: ExitStatus.DAEMON_UNAVAILABLE,
+    ErrorCode.API_VERSION_MISMATCH: ExitStatus.DAEMON_UNAVAILABLE,
+    ErrorCode.PERMISSION_DENIED: ExitStatus.PERMISSION_DENIED,
+    ErrorCode.LLM_UNAVAILABLE: ExitStatus.MODEL_UNAVAILABLE,
+    ErrorCode.LLM_TIMEOUT: ExitStatus.MODEL_UNAVAILABLE,
+    ErrorCode.LLM_HTTP_ERROR: ExitStatus.MODEL_UNAVAILABLE,
+    ErrorCode.LLM_MODEL_NOT_FOUND: ExitStatus.MODEL_UNAVAILABLE,
+    ErrorCode.LLM_BAD_REPLY: ExitStatus.PLAN_INVALID,
+    ErrorCode.LLM_BUDGET_EXCEEDED: ExitStatus.MODEL_UNAVAILABLE,
+    ErrorCode.LLM_REPLAY_MISS: ExitStatus.MODEL_UNAVAILABLE,
+    ErrorCode.CANCELLED: ExitStatus.INTERRUPTED,
+    ErrorCode.AUDIT_CHAIN_BROKEN: ExitStatus.ERROR,
+    ErrorCode.INTERNAL_ERROR: ExitStatus.ERROR,
+}
+
+
+def exit_status_for(error: BaseException) -> ExitStatus:
+    """The exit status for any exception (the single mapping)."""
+    if isinstance(error, KeyboardInterrupt):
+        return ExitStatus.INTERRUPTED
+    if isinstance(error, AnnaError):
+        return _BY_CODE.get(error.code, ExitStatus.ERROR)
+    return ExitStatus.ERROR
