@@ -1,0 +1,252 @@
+"""The only place annad spawns a process.
+
+Steps run as ``bash --noprofile --norc -c COMMAND`` with standard input from
+/dev/null and no terminal, in a new session (so a timeout or a cancel kills the
+whole process group, not just bash), with a minimal environment: a fixed PATH,
+``PAGER=cat``, ``SYSTEMD_PAGER=`` and ``GIT_PAGER=cat`` so nothing waits for a
+person, and for user-scope steps the caller's uid, gid, groups, home and
+whitelisted session variables. Output is capped: the tail is kept, because the
+end of a failing command's output is what explains the failure.
+
+Helper programs the daemon itself needs (``systemctl``, ``pacman -Q``) run
+through :func:`run_argv`: no shell, a short timeout, the same caps.
+"""
+
+from __future__ import annotations
+
+import logging
+import os
+import signal
+import subprocess
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 300.0
+"""Per-step timeout."""
+DEFAULT_MAX_OUTPUT = 64 * 1024
+"""Bytes of output kept per step (the tail)."""
+KILL_GRACE_S = 2.0
+"""Seconds between SIGTERM and SIGKILL for a process group that overran."""
+SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
+"""PATH for every step: never inherited from a caller."""
+SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "LANG",
+                "HYPRLAND_INSTANCE_SIGNATURE", "SWAYSOCK")
+"""Session variables passed to user-scope steps (compositor sockets included: hyprctl and
+swaymsg need them to reach the session)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Identity:
+    """Who a process runs as."""
+
+    uid: int
+    """User id."""
+    gid: int
+    """Primary group id."""
+    groups: tuple[int, ...] = ()
+    """Supplementary groups."""
+    home: str = "/"
+    """HOME for the process."""
+    user: str = ""
+    """User name (USER, LOGNAME)."""
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a finished process left behind."""
+
+    exit_code: int | None
+    """Exit status; negative for a signal; None if it never started."""
+    output: str
+    """Combined stdout and stderr (the tail, decoded as UTF-8 with replacement)."""
+    truncated: bool = False
+    """Whether earlier output was dropped."""
+    timed_out: bool = False
+    """Killed for running past its timeout."""
+    cancelled: bool = False
+    """Killed because a cancel was requested."""
+    duration_ms: float = 0.0
+    """Wall time."""
+    error: str | None = None
+    """Why it could not be started."""
+
+    @property
+    def ok(self) -> bool:
+        """Exited 0 on its own."""
+        return self.exit_code == 0 and not self.timed_out and not self.cancelled
+
+
+@dataclass
+class _Tail:
+    limit: int
+    chunks: deque[bytes] = field(default_factory=deque)
+    size: int = 0
+    dropped: bool = False
+
+    def add(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.size += len(data)
+        while self.size > self.limit and self.chunks:
+            head = self.chunks.popleft()
+            excess = self.size - self.limit
+            self.dropped = True
+            if len(head) > excess:
+                self.chunks.appendleft(head[excess:])
+                self.size -= excess
+            else:
+                self.size -= len(head)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")
+
+
+def step_environment(identity: Identity | None, session: Mapping[str, str | None] | None
+                     ) -> dict[str, str]:
+    """The environment of a step: fixed basics, the identity's home, whitelisted session vars."""
+    env = {
+        "PATH": SAFE_PATH,
+        "PAGER": "cat",
+        "SYSTEMD_PAGER": "",
+        "GIT_PAGER": "cat",
+        "TERM": "dumb",
+        "LC_ALL": "C.UTF-8",
+        "SHELL": "/bin/bash",
+        "DEBIAN_FRONTEND": "noninteractive",
+    }
+    if identity is not None:
+        env.update(HOME=identity.home, USER=identity.user, LOGNAME=identity.user)
+    else:
+        env.update(HOME=os.environ.get("HOME", "/"), USER=os.environ.get("USER", "root"))
+    for key in SESSION_KEYS:
+        value = (session or {}).get(key)
+        if value:
+            env[key] = value
+    if "LANG" in env:
+        env.pop("LC_ALL", None)  # the person's language wins for messages
+    return env
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after a grace period."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=KILL_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _spawn(argv: list[str], *, identity: Identity | None, env: dict[str, str], cwd: str | None
+           ) -> subprocess.Popen[bytes]:
+    kwargs: dict[str, object] = {}
+    if identity is not None and (identity.uid != os.geteuid() or identity.gid != os.getegid()):
+        kwargs.update(user=identity.uid, group=identity.gid, extra_groups=list(identity.groups))
+    return subprocess.Popen(  # noqa: S603 - argv is fixed by the caller, never a shell string
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,  # own process group: timeouts kill children too
+        close_fds=True,
+        **kwargs,  # type: ignore[call-overload]
+    )
+
+
+def _run(argv: list[str], *, timeout: float, max_output: int, identity: Identity | None,
+         env: dict[str, str], cwd: str | None, on_output: Callable[[str], None] | None,
+         cancel: threading.Event | None) -> RunResult:
+    started = time.monotonic()
+    tail = _Tail(max_output)
+    try:
+        proc = _spawn(argv, identity=identity, env=env, cwd=cwd)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return RunResult(exit_code=None, output="", error=f"cannot start: {exc}")
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        for chunk in iter(lambda: proc.stdout.read1(4096), b""):  # type: ignore[union-attr]
+            tail.add(chunk)
+            if on_output is not None:
+                try:
+                    on_output(chunk.decode("utf-8", "replace"))
+                except Exception:  # a broken listener must not stop the step
+                    log.exception("output listener failed")
+
+    reader = threading.Thread(target=pump, name="runner-output", daemon=True)
+    reader.start()
+    timed_out = cancelled = False
+    deadline = started + timeout
+    while True:
+        try:
+            proc.wait(timeout=0.05)
+            break
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+            elif time.monotonic() >= deadline:
+                timed_out = True
+            else:
+                continue
+            _kill_group(proc)
+            break
+    reader.join(timeout=KILL_GRACE_S)
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return RunResult(
+        exit_code=proc.returncode,
+        output=tail.text(),
+        truncated=tail.dropped,
+        timed_out=timed_out,
+        cancelled=cancelled,
+        duration_ms=(time.monotonic() - started) * 1000,
+    )
+
+
+def run_shell(
+    command: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    identity: Identity | None = None,
+    session: Mapping[str, str | None] | None = None,
+    cwd: str | None = None,
+    on_output: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+) -> RunResult:
+    """Run an approved step with ``bash --noprofile --norc -c``."""
+    env = step_environment(identity, session)
+    workdir = cwd or (identity.home if identity is not None else None)
+    if workdir is not None and not os.path.isdir(workdir):
+        workdir = "/"
+    return _run(["/bin/bash", "--noprofile", "--norc", "-c", command], timeout=timeout,
+                max_output=max_output, identity=identity, env=env, cwd=workdir,
+                on_output=on_output, cancel=cancel)
+
+
+def run_argv(
+    argv: list[str],
+    *,
+    timeout: float = 10.0,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    identity: Identity | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Run a helper program without a shell (telemetry, pre-state queries)."""
+    base = step_environment(identity, None)
+    base.update(env or {})
+    return _run(list(argv), timeout=timeout, max_output=max_output, identity=identity, env=base,
+                cwd=None, on_output=None, cancel=None)
