@@ -1,0 +1,190 @@
+"""Risk-tiered confirmation: the one implementation used by one-shot, the REPL and the TUI.
+
+The tier comes from the *daemon's* :class:`~anna_common.findings.AnnotatedPlan`
+(Anna's own final risk per step), never from the model's labels alone:
+
+| plan | what the person must do |
+|---|---|
+| no steps, or only INFO steps | nothing: it runs without asking |
+| LOW or MEDIUM | one confirmation, default No |
+| HIGH | that confirmation, then type the word the prompt names (molly-guard) |
+| banned | nothing can approve it; the reasons are shown |
+
+``--yes`` stands in for the one confirmation (up to MEDIUM); a HIGH plan also
+needs ``--allow-high``. Without a terminal and without those flags nothing
+runs: the plan is declined (exit 4).
+
+The front ends differ only in how they ask (a :class:`Prompter` for the
+terminal; modal screens in the TUI, which call :func:`requirement`,
+:func:`word_matches` and :func:`approval` directly).
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from enum import StrEnum
+from typing import TYPE_CHECKING, Protocol
+
+from anna_common.errors import AnnaError, ErrorCode, PlanError
+from anna_common.plan import RiskLevel
+from annactl.console import inert
+
+if TYPE_CHECKING:
+    from anna_common.findings import AnnotatedPlan, AnnotatedStep
+
+FALLBACK_WORD = "yes-do-it"
+"""Asked for when a HIGH plan names no target (the model labelled a step HIGH that Anna's
+analysis rates lower, so no touched target was found)."""
+
+
+class Tier(StrEnum):
+    """How much approval a plan needs."""
+
+    NONE = "none"
+    """INFO only (or no steps): runs without asking."""
+    ONE = "one"
+    """LOW or MEDIUM: one confirmation."""
+    TWO = "two"
+    """HIGH: a confirmation and the typed word."""
+    BANNED = "banned"
+    """Hard-banned: can never be approved."""
+
+
+@dataclass(frozen=True)
+class Requirement:
+    """What a plan needs before it may run, derived from Anna's annotation."""
+
+    tier: Tier
+    """The tier."""
+    risk: RiskLevel
+    """The plan's final risk (highest final risk of its steps)."""
+    word: str | None = None
+    """For :attr:`Tier.TWO`: what the person must type (untrusted text, already inert)."""
+    reasons: list[str] = field(default_factory=list)
+    """For :attr:`Tier.BANNED`: why (one line per banned command); for TWO: what is HIGH."""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """What the person granted; sent to the daemon with ``execute``."""
+
+    confirmed: bool
+    """Confirmed once (LOW/MEDIUM, and the first half of HIGH)."""
+    high_confirmed: bool
+    """Typed the confirmation word (HIGH)."""
+
+
+class Prompter(Protocol):
+    """How a front end asks a question at the terminal."""
+
+    def yes_no(self, question: str) -> bool:
+        """Ask a yes/no question whose default (empty answer, end of input) is No."""
+
+    def text(self, question: str) -> str:
+        """Ask for a line of text ("" at end of input)."""
+
+
+def _all_steps(plan: AnnotatedPlan) -> list[AnnotatedStep]:
+    return [*plan.checks, *plan.steps, *plan.rollback]
+
+
+def _banned_reasons(plan: AnnotatedPlan) -> list[str]:
+    lines = []
+    for step in _all_steps(plan):
+        if step.banned:
+            why = "; ".join(step.reasons[:2]) or "hard-banned"
+            lines.append(inert(f"{step.kind} {step.id}: {why}", max_chars=300))
+    return lines or ["the plan contains a hard-banned command"]
+
+
+def requirement(plan: AnnotatedPlan) -> Requirement:
+    """The approval a plan needs. Never fewer confirmations than the annotation asks for."""
+    # Recompute the plan risk from the steps rather than trusting the summary field alone:
+    # the two agree for a daemon-made annotation; if they ever did not, the higher wins.
+    risk = RiskLevel.max_of(plan.final_risk, *(s.final_risk for s in plan.steps))
+    if plan.banned or any(s.banned for s in _all_steps(plan)):
+        return Requirement(Tier.BANNED, risk, reasons=_banned_reasons(plan))
+    if risk == RiskLevel.HIGH or plan.confirmations >= 2:
+        high = [s for s in plan.steps if s.final_risk == RiskLevel.HIGH]
+        raw = plan.confirm_word or next((s.confirm_word for s in high if s.confirm_word), None)
+        word = inert(raw or "", max_chars=120).strip() or FALLBACK_WORD
+        reasons = [inert(f"{s.id}: {'; '.join(s.reasons[:2])}", max_chars=300) for s in high]
+        return Requirement(Tier.TWO, RiskLevel.HIGH, word=word, reasons=reasons)
+    if risk >= RiskLevel.LOW or plan.confirmations == 1 or \
+            any(s.requires_confirmation for s in plan.steps):
+        return Requirement(Tier.ONE, risk)
+    return Requirement(Tier.NONE, risk)
+
+
+def word_matches(req: Requirement, typed: str) -> bool:
+    """Whether ``typed`` is exactly the confirmation word (surrounding spaces ignored)."""
+    return req.word is not None and typed.strip() == req.word
+
+
+def approval(req: Requirement, *, confirmed: bool, typed_word: str | None = None) -> Approval:
+    """The approval given by a confirmation (and, for HIGH, the typed word); raises when short.
+
+    Raises :class:`PlanError` (PLAN_BANNED) for a banned plan and :class:`AnnaError`
+    (DECLINED) when what was given does not cover the tier.
+    """
+    if req.tier == Tier.BANNED:
+        raise banned_error(req)
+    if req.tier == Tier.NONE:
+        return Approval(confirmed=False, high_confirmed=False)
+    if not confirmed:
+        raise declined("the plan was not approved")
+    if req.tier == Tier.ONE:
+        return Approval(confirmed=True, high_confirmed=False)
+    if typed_word is None or not word_matches(req, typed_word):
+        raise declined("the confirmation word did not match; nothing was run")
+    return Approval(confirmed=True, high_confirmed=True)
+
+
+def by_flags(req: Requirement, *, yes: bool, allow_high: bool) -> Approval | None:
+    """The approval the command-line flags give, or None when they do not cover the tier."""
+    if req.tier == Tier.BANNED:
+        raise banned_error(req)
+    if req.tier == Tier.NONE:
+        return Approval(confirmed=False, high_confirmed=False)
+    if req.tier == Tier.ONE and yes:
+        return Approval(confirmed=True, high_confirmed=False)
+    if req.tier == Tier.TWO and yes and allow_high:
+        return Approval(confirmed=True, high_confirmed=True)
+    return None
+
+
+def ask(req: Requirement, prompter: Prompter | None, *, yes: bool = False,
+        allow_high: bool = False) -> Approval:
+    """Get approval from the flags or, failing that, by asking; ``prompter=None`` means no
+    terminal, so a plan the flags do not cover is declined."""
+    granted = by_flags(req, yes=yes, allow_high=allow_high)
+    if granted is not None:
+        return granted
+    if prompter is None:
+        need = "--yes --allow-high" if req.tier == Tier.TWO else "--yes"
+        raise declined(f"this {req.risk} plan needs a confirmation and there is no terminal "
+                       "to ask on", hint=f"run it on a terminal, or pass {need}")
+    question = f"Run this {req.risk} plan? [y/N]"
+    if not prompter.yes_no(question):
+        raise declined("declined; nothing was run")
+    if req.tier == Tier.ONE:
+        return approval(req, confirmed=True)
+    typed = prompter.text(f"This is a HIGH-risk plan. Type {req.word!r} to run it:")
+    return approval(req, confirmed=True, typed_word=typed)
+
+
+def declined(message: str, *, hint: str | None = None) -> AnnaError:
+    """The error for a plan the person did not approve (exit status DECLINED)."""
+    return AnnaError(message, code=ErrorCode.DECLINED, hint=hint)
+
+
+def banned_error(req: Requirement) -> PlanError:
+    """The error for a banned plan, carrying the reasons."""
+    return PlanError("the plan contains a hard-banned command and cannot be approved: "
+                     + " | ".join(req.reasons), code=ErrorCode.PLAN_BANNED,
+                     detail={"reasons": list(req.reasons)})
+
+
+def is_yes(answer: str) -> bool:
+    """``y`` or ``yes`` (any case); anything else, including nothing, is No."""
+    return answer.strip().lower() in {"y", "yes"}
