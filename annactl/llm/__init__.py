@@ -1,0 +1,42 @@
+"""Model providers: one interface (:mod:`.base`), Ollama and OpenAI-compatible adapters,
+the deterministic cache, record/replay and traces.
+
+:func:`make_provider` picks and wraps the provider the settings ask for. It
+imports httpx only when a network provider is needed.
+"""
+
+# ruff: noqa: PLC0415 - imports are deferred on purpose so a CLI start stays fast
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from annactl.config import ClientSettings
+    from annactl.llm.base import Provider
+
+
+def make_provider(settings: ClientSettings) -> Provider:
+    """The provider for ``settings``: replay, or a network adapter with cache and recorder."""
+    if settings.llm_replay is not None:
+        from annactl.llm.replay import ReplayProvider
+
+        return ReplayProvider(settings.llm_replay, provider=settings.llm_provider,
+                              model=settings.llm_model)
+    inner: Provider
+    if settings.llm_provider == "openai":
+        from annactl.llm.openai_compat import OpenAIProvider
+
+        inner = OpenAIProvider(settings)
+    else:
+        from annactl.llm.ollama import OllamaProvider
+
+        inner = OllamaProvider(settings)
+    if settings.llm_cache == "off" and settings.llm_record is None:
+        return inner
+    from annactl.llm.cache import ResponseCache, StoredProvider
+    from annactl.llm.replay import Recorder
+
+    cache = (ResponseCache(settings.state_dir / "llm_cache", settings.llm_cache)
+             if settings.llm_cache != "off" else None)
+    recorder = Recorder(settings.llm_record) if settings.llm_record is not None else None
+    return StoredProvider(inner, cache=cache, recorder=recorder)
