@@ -57,7 +57,12 @@ _SECRET_PATTERNS = (
     "~/.netrc", "~/.pgpass", "~/.password-store*", "~/.config/gh/hosts.yml", "~/.docker/config.json",
     "~/.kube/config", "~/.git-credentials", "/etc/NetworkManager/system-connections*",
     "/etc/wpa_supplicant/*.conf", "/var/lib/iwd/*", "*.key", "*.pem", "*.p12", "*.pfx", "*id_rsa",
-    "*id_ed25519", "*id_ecdsa", "*id_dsa", "*.kdbx", "*/.env", ".env",
+    "*id_ed25519", "*id_ecdsa", "*id_dsa", "*.kdbx", "*/.env", ".env", "*/.ssh/id_*",
+    "*/.aws", "*/.aws/*", "*/.azure", "*/.azure/*", "*/.config/gcloud*", "*/.oci", "*/.oci/*",
+    "*.netrc", ".netrc", "*/.git-credentials", "*/.docker/config.json", "*/.kube/config",
+    "*/.gnupg/private-keys*", "*_history", "*/.history", ".history", "*/.lesshst",
+    "*/.local/share/fish/fish_history", "/var/log/btmp", "/etc/security/opasswd",
+    "*credentials.db", "*access_tokens.db", "*accessTokens.json", "*msal_token_cache.json",
 )
 
 _PERSISTENCE_PATTERNS = (
@@ -74,6 +79,15 @@ _PERSISTENCE_PATTERNS = (
     "/etc/pacman.d/hooks*", "/usr/share/libalpm/hooks/*", "/root/.bashrc", "/root/.profile",
     "/root/.ssh/*", "/home/*/.ssh/authorized_keys*", "/home/*/.bashrc", "/home/*/.profile",
     "/etc/skel/*", "/etc/motd", "/etc/modules-load.d/*", "/etc/modprobe.d/*",
+    "*/.git/config", ".git/config", "*/.git/hooks/*", ".git/hooks/*", "/etc/apt/apt.conf.d/*",
+    "/etc/yum.repos.d/*", "/etc/dnf/*", "/etc/pacman.d/*", "*/.ssh/*", "/etc/sudoers.d/*",
+    "/etc/polkit-1/rules.d/*", "/usr/share/polkit-1/rules.d/*",
+)
+
+_LOGS = (
+    "/var/log/*", "*.log", "*/wtmp", "*/btmp", "*/lastlog", "*/utmp", "*_history",
+    "*/.history", ".history", "/var/spool/mail/*", "/var/mail/*", "*/.lesshst", "*/.viminfo",
+    "/var/lib/docker/containers/*",
 )
 
 _SENSITIVE_ETC = (
@@ -136,8 +150,7 @@ def resolve(
         elif text.startswith("~") and word.tilde:
             text = "/home/" + text[1:]  # ~user: another user's home
         if text.startswith(HOME):
-            rooted = _normalise("/" + text[len(HOME):].lstrip("/"))
-            out.append(Resolved(HOME + ("" if rooted == "/" else rooted), word.glob))
+            out.append(_home_relative(text[len(HOME):], home, word.glob))
             continue
         if text.startswith(UNKNOWN):
             out.append(Resolved(text, True))
@@ -150,6 +163,19 @@ def resolve(
             norm = HOME + rest
         out.append(Resolved(norm, word.glob or "*" in norm and not word.literal))
     return out
+
+
+def _home_relative(rest: str, home: str | None, glob: bool) -> Resolved:
+    """``~/a/../b`` stays in home; ``~/../../etc`` leaves it (resolved against the real home
+    when known, else an unknown root: Anna cannot tell where it lands)."""
+    relative = posixpath.normpath(rest.lstrip("/") or ".")
+    if relative == ".":
+        return Resolved(HOME, glob)
+    if relative == ".." or relative.startswith("../"):
+        if home:
+            return Resolved(_normalise(home.rstrip("/") + "/" + relative), glob)
+        return Resolved(UNKNOWN + "/" + relative, True)
+    return Resolved(HOME + "/" + relative, glob)
 
 
 _VAR_SEGMENT = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
@@ -189,7 +215,7 @@ def is_root_or_top(path: str, *, glob: bool = False) -> bool:
     """``/``, a top-level system directory, or a glob directly under one (``/*``, ``/usr/*``)."""
     if path in ("/", "") or path in CRITICAL:
         return True
-    if glob or "*" in path:
+    if (glob or "*" in path) and path.startswith("/"):
         parent = posixpath.dirname(path.rstrip("/")) or "/"
         base = posixpath.basename(path.rstrip("/"))
         if any(c in base for c in "*?[") and (parent == "/" or parent in CRITICAL):
@@ -207,7 +233,22 @@ def is_home_root(path: str) -> bool:
     if path.startswith(HOME + "/") and path[len(HOME) + 1 :] in ("*", ".*", "{*,.*}"):
         return True
     parts = path.strip("/").split("/")
-    return path.startswith("/home/") and len(parts) == 2 or path in ("/home/*", "/root/*")
+    if path.startswith(("/home/", "/Users/")) and len(parts) == 2:
+        return True
+    return path in ("/home/*", "/root/*", "/Users/*")
+
+
+def is_home_top(path: str) -> bool:
+    """A folder directly in the caller's home (``~/Documents``, ``~/.config``, ``~/.ssh``)."""
+    if not path.startswith(HOME + "/"):
+        return False
+    rest = path[len(HOME) + 1 :].rstrip("/")
+    return bool(rest) and "/" not in rest
+
+
+def is_log(path: str) -> bool:
+    """Logs, login records, mail spools and shell histories: evidence an attacker erases."""
+    return _match(path, _LOGS)
 
 
 def is_unknown_root(path: str) -> bool:

@@ -24,7 +24,15 @@ from pydantic import BaseModel, ConfigDict
 from anna_common import paths
 from anna_common.plan import RiskLevel
 from anna_common.rules.base import AssessContext, Code, Out, Reason
-from anna_common.rules.code import embedded_shell, fork_bombs, judge_code
+from anna_common.rules.code import (
+    SHELL_MENTION,
+    embedded_shell,
+    fork_bombs,
+    hidden_characters,
+    judge_code,
+    library_load,
+    unknown_program_signals,
+)
 from anna_common.rules.disk import help_only
 from anna_common.rules.general import READ_ONLY
 from anna_common.rules.locations import judge
@@ -42,12 +50,25 @@ _STANDARD_BIN = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/"
                  "/usr/local/sbin/")
 _METADATA_ONLY = frozenset({"ls", "stat", "chmod", "chown", "chgrp", "test", "[", "[[", "file",
                             "touch", "namei", "getfacl", "setfacl", "lsattr", "realpath",
-                            "readlink", "basename", "dirname", "mkdir", "du", "find"})
-_NO_MENTION_CHECK = READ_ONLY | {
-    "sed", "tee", "cp", "mv", "ln", "install", "pacman", "yay", "paru", "systemctl", "chsh",
-    "usermod", "useradd", "kill", "pkill", "killall", "git", "rm", "mkdir", "touch", "chmod",
-    "chown", "pgrep", "journalctl", "notify-send", "logger", "flatpak", "apt", "apt-get", "dnf",
-}
+                            "readlink", "basename", "dirname", "mkdir", "du"})
+_NO_MENTION_CHECK = frozenset({
+    # programs whose arguments are data, names or paths: "grep bash", "pacman -S fish",
+    # "ls -l /bin/sh", "chsh -s /bin/zsh" mention shells without running them
+    "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "which", "whereis",
+    "type", "command", "ls", "stat", "file", "test", "[", "[[", "basename", "dirname",
+    "realpath", "readlink", "pacman", "yay", "paru", "systemctl", "journalctl", "chsh",
+    "usermod", "useradd", "git", "notify-send", "logger", "man", "apropos", "whatis", "tldr",
+    "cat", "head", "tail", "wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "sed",
+    "sort", "uniq", "cut", "tr", "diff", "cmp", "strings", "od", "xxd", "hexdump", "kill",
+    "pkill", "killall", "pgrep", "pidof", "ps", "find", "locate", "cp", "mv", "ln", "install",
+    "rm", "chmod", "chown", "mkdir", "touch", "tee", "column", "ldd", "readelf", "objdump",
+    "nm", "getfacl", "getcap", "lsof", "namei", "tree", "awk", "gawk", "mawk", "pactree",
+    "expac", "checkupdates", "ldconfig", "update-alternatives", "fc-list",
+})
+_LIBRARY_CHECK_EXEMPT = frozenset({"ldd", "file", "readelf", "objdump", "nm", "ls", "stat",
+                                   "strings", "cp", "mv", "install", "rm", "ln", "sha256sum",
+                                   "md5sum", "find", "locate", "ldconfig", "pacman", "pactree",
+                                   "grep", "echo", "printf", "chmod", "chown", "lsof", "strip"})
 _HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE"})
 _PRELOAD_VARS = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH",
                            "PERL5LIB", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "GCONV_PATH"})
@@ -193,6 +214,8 @@ def _assignments(analysis: Analysis, out: Out) -> None:
 
 
 def _judge_assignment(name: str, value: str, out: Out) -> None:
+    if SHELL_MENTION.search(value):
+        out.high(Code.EMBEDDED_SHELL, f"{name} holds a shell command ({value[:60]})", target=name)
     if name in _HISTORY_VARS:
         out.high(Code.HISTORY_TAMPER, f"setting {name} changes what shell history records",
                  target=name)
@@ -245,15 +268,70 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
     judge_code(cmd, analysis, out, assess_into)  # type: ignore[arg-type]
     written = _writes(cmd, out)
     _secrets(cmd, out)
+    _wrapped(cmd, out)
+    hidden_characters(cmd, out)
     if program not in _NO_MENTION_CHECK and not shellish:
         embedded_shell(cmd, out)
+    if program not in _LIBRARY_CHECK_EXEMPT:
+        library_load(cmd, out)
+    _hook_options(cmd, out)
+    if out.readonly_marks == marks and any(w.substituted for w in cmd.args) and \
+            program not in ("echo", "printf") and not shellish:
+        out.high(Code.UNKNOWN_TARGET, f"{program} acts on arguments computed at run time",
+                 target=program)
     if len(out.reasons) == before and out.readonly_marks == marks and not written:
         if rule is None and not shellish:
-            out.medium(Code.UNKNOWN_PROGRAM, f"{program} is not a program Anna knows; it may "
-                       "change anything", target=program)
+            if not unknown_program_signals(cmd, out):
+                out.medium(Code.UNKNOWN_PROGRAM, f"{program} is not a program Anna knows; it "
+                           "may change anything", target=program)
         elif rule is not None and not cmd.code:
             out.low(Code.HOME_WRITE, f"{program} changes files", target=program)
     return written
+
+
+_HOOK_OPTION = ("--password-command", "--conf-script", "--command", "--exec", "--run",
+                "--post-invoke", "--pre-invoke", "--postrotate", "--hook", "--askpass",
+                "--editor", "--pager", "--shell", "--rsh", "--proxy-command", "--on-")
+
+
+def _hook_options(cmd: SimpleCommand, out: Out) -> None:
+    """Options and variables that hand a program a command to run later
+    (``--password-command=X``, ``RESTIC_PASSWORD_COMMAND=X``, ``tcpdump -z X``)."""
+    if cmd.program in _NO_MENTION_CHECK or cmd.program in ("systemctl", "flock", "watch"):
+        return
+    for word in cmd.args:
+        name = word.text.split("=", 1)[0]
+        if name.startswith(_HOOK_OPTION) and len(name) > 2:
+            out.high(Code.EMBEDDED_SHELL, f"{cmd.program} is handed a command to run "
+                     f"({word.text[:60]})", target=cmd.program)
+            return
+    if cmd.program == "tcpdump" and any(w.text == "-z" for w in cmd.args):
+        out.high(Code.EMBEDDED_SHELL, "tcpdump -z runs a command on every capture file",
+                 target="tcpdump")
+        return
+    for name, _ in cmd.assignments:
+        if name.endswith(("_COMMAND", "_CMD", "_HOOK", "_EDITOR")) or name in ("PAGER", "EDITOR",
+                                                                             "VISUAL", "BROWSER"):
+            out.high(Code.EMBEDDED_SHELL, f"{name} tells {cmd.program} what to run",
+                     target=name)
+            return
+
+
+_TIMERS = ("--on-calendar", "--on-active", "--on-boot", "--on-startup", "--on-unit-active",
+           "--on-unit-inactive", "--on-clock-change", "--on-timezone-change")
+
+
+def _wrapped(cmd: SimpleCommand, out: Out) -> None:
+    """Wrappers that change what the command is: systemd-run timers schedule it for later."""
+    opts = cmd.wrapper_options.get("systemd-run")
+    if opts is None:
+        return
+    if any(o.startswith(_TIMERS) for o in opts):
+        out.high(Code.PERSISTENCE, "systemd-run schedules the command to run again later",
+                 target="systemd-run")
+    else:
+        out.medium(Code.SERVICE_CHANGE, "systemd-run runs the command as a transient unit",
+                   system="--user" not in opts)
 
 
 def _wrapper_alone(cmd: SimpleCommand, out: Out) -> None:

@@ -133,6 +133,8 @@ class SimpleCommand:
     """It opens an interactive shell (``sh`` with a terminal, ``sudo -i``, ``su``)."""
     stdin_args: bool = False
     """Some arguments come from standard input (``xargs``)."""
+    wrapper_options: dict[str, set[str]] = field(default_factory=dict)
+    """Options given to each wrapper crossed (``{"systemd-run": {"--on-calendar"}}``)."""
     background: bool = False
     """Followed by ``&``."""
 
@@ -414,6 +416,7 @@ class _Walker:
             substitutions=bucket,
             interactive_shell=inv.interactive_shell,
             stdin_args=inv.stdin_args,
+            wrapper_options=inv.wrapper_options,
         )
         if prog_words and program is None:
             self.result.opaque.append(f"the program name is computed at run time: {cmd.name.text}"
@@ -463,6 +466,11 @@ class _Walker:
                 joined = " ".join(w.text for w in cmd.args)
                 literal = all(w.literal for w in cmd.args)
                 self._embed(cmd, "sh", "code", Word.of(joined) if literal else Word.unknown(joined))
+        elif program == "trap":
+            # trap 'CODE' SIGNAL... runs CODE later: analyse it like any other shell code
+            code_words = [w for w in cmd.args if not w.text.startswith("-")]
+            if len(code_words) >= 2:
+                self._embed(cmd, "sh", "code", code_words[0])
         elif program in ("source", "."):
             if cmd.args:
                 cmd.code.append(EmbeddedCode("sh", "script", cmd.args[0]))

@@ -88,12 +88,15 @@ WRAPPERS: dict[str, WrapperSpec] = {
                                  "--map-user", "--map-group", "--kill-child")),
     "nsenter": _spec("tSGrwmunipUCT", ("--target", "--setuid", "--setgid", "--root", "--wd"),
                      privileged=True),
+    "capsh": _spec("", ("--chroot", "--user", "--uid", "--gid", "--groups", "--caps",
+                        "--inh", "--drop", "--addamb", "--delamb", "--iab", "--secbits")),
     "systemd-run": _spec("pEMuH", ("--unit", "--property", "--description", "--slice",
                                    "--setenv", "--uid", "--gid", "--nice", "--working-directory",
                                    "--on-calendar", "--on-active", "--on-boot", "--on-startup",
                                    "--on-unit-active", "--on-unit-inactive", "--timer-property",
                                    "--path-property", "--socket-property", "--machine", "--host",
-                                   "--service-type", "--expand-environment"), privileged=True),
+                                   "--service-type", "--expand-environment"), privileged=True,
+                         shell=("-S", "--shell")),
     "strace": _spec("abeEIoOpPsSuUX", ("--output", "--signal", "--trace", "--attach")),
     "ltrace": _spec("aAbDeEflLnopsSuwX"),
     "valgrind": _spec(),
@@ -116,12 +119,14 @@ WRAPPERS: dict[str, WrapperSpec] = {
                           "--apparmor-profile", "--landlock-access", "--landlock-rule")),
     "caffeinate": _spec("t"),
     "aa-exec": _spec("pn", ("--profile", "--namespace")),
+    "openvt": _spec("cCu", ("--console", "--user")),
 }
 """Programs that run another program given after their options."""
 
 SHELLS = frozenset({
     "sh", "bash", "dash", "zsh", "ksh", "ksh93", "mksh", "ash", "fish", "csh", "tcsh", "yash",
     "rc", "posh", "rbash", "oksh", "loksh", "elvish", "nu", "xonsh", "ion", "pwsh", "hush",
+    "sash", "esh", "scsh", "es",
 })
 """Programs that are shells: given code, they run it; given nothing, they are interactive."""
 
@@ -149,6 +154,11 @@ INTERPRETER_CODE_OPTS: dict[str, tuple[str, ...]] = {
     "octave": ("--eval",),
     "octave-cli": ("--eval",),
     "gdb": ("-ex", "--eval-command"),
+    "dc": ("-e", "--expression"),
+    "m4": (),
+    "jrunscript": ("-e",),
+    "java": (),
+    "R": ("-e",),
     "guile": ("-c",),
     "ghci": ("-e",),
 }
@@ -189,6 +199,8 @@ class Invocation:
     """A wrapper opens an interactive shell (``sudo -i``, ``su``, ``doas -s``)."""
     stdin_args: bool = False
     """Arguments come from standard input (``xargs``)."""
+    wrapper_options: dict[str, set[str]] = field(default_factory=dict)
+    """Options each wrapper was given (``systemd-run --on-calendar`` schedules the command)."""
 
 
 def program_name(word: Word) -> str | None:
@@ -344,6 +356,7 @@ def _peel_one(prog: str, args: list[Word], inv: Invocation) -> list[Word] | None
     i, seen, _ = _skip_options(args, spec)
     if seen & spec.stop_options:
         return None
+    inv.wrapper_options[prog] = seen
     if prog == "flock" and ("-c" in seen or "--command" in seen):
         if i + 1 < len(args):
             inv.code.append(("sh", args[i + 1]))
@@ -362,10 +375,16 @@ def _peel_one(prog: str, args: list[Word], inv: Invocation) -> list[Word] | None
     if prog == "xargs":
         inv.stdin_args = True
         return rest or [Word.of("echo")]
-    if prog == "chroot" and not rest:
+    if not rest and prog in _SHELL_WHEN_EMPTY:
         inv.interactive_shell = True
         return []
     return rest
+
+
+_SHELL_WHEN_EMPTY = frozenset({"chroot", "sg", "unshare", "nsenter", "runuser", "firejail",
+                               "fakeroot", "doas", "pkexec", "run0", "systemd-run", "setpriv",
+                               "capsh", "aa-exec"})
+"""Wrappers that start a shell when no command follows them."""
 
 
 def _is_busybox_applet(word: Word) -> bool:

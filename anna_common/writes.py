@@ -382,9 +382,19 @@ def _sort(cmd: SimpleCommand) -> list[WriteTarget]:
     return []
 
 
+def _compiler(cmd: SimpleCommand) -> list[WriteTarget]:
+    for i, word in enumerate(cmd.args):
+        if word.text == "-o" and i + 1 < len(cmd.args):
+            return [WriteTarget(cmd.args[i + 1], "write", program=cmd.program)]
+        if word.text.startswith("-o") and len(word.text) > 2:
+            return [WriteTarget(word.after(2), "write", program=cmd.program)]
+    return []
+
+
 _HANDLERS: dict[str, Handler] = {
+    **dict.fromkeys(("gcc", "cc", "g++", "c++", "clang", "clang++", "ld"), _compiler),
     "rm": _rm,
-    "rmdir": _plain("delete"),
+    "rmdir": _plain("rmdir"),
     "unlink": _plain("delete"),
     "shred": _shred,
     "srm": _rm,

@@ -62,7 +62,7 @@ def grub(cmd: SimpleCommand, out: Out) -> None:
             out.read_only()
             return
     if prog == "grub-probe":
-        out.read_only()
+        out.medium(Code.BOOTLOADER, "grub-probe inspects boot devices as root", system=True)
         return
     if prog in _GRUB_READ:
         out.high(Code.BOOTLOADER, f"{prog} builds boot images or mounts", system=True,
@@ -107,8 +107,12 @@ def mkinitcpio(cmd: SimpleCommand, out: Out) -> None:
     if opts & {"-P", "--allpresets", "-p", "--preset", "-g", "--generate", "-U", "--uki"}:
         _boot_change(out, "mkinitcpio regenerates initramfs images", initramfs="mkinitcpio",
                      target="mkinitcpio")
-    else:
+    elif opts & {"-L", "--listhooks", "-H", "--hookhelp", "-h", "--help", "-V", "--version",
+                 "-M", "--automods"}:
         out.read_only()
+    else:
+        out.medium(Code.BOOTLOADER, "mkinitcpio runs its hooks to build a test image",
+                   system=True)
 
 
 def dracut(cmd: SimpleCommand, out: Out) -> None:
@@ -139,6 +143,11 @@ def initramfs_other(cmd: SimpleCommand, out: Out) -> None:
     prog = cmd.program or ""
     tool = {"booster": "booster", "update-initramfs": "initramfs-tools",
             "mkinitramfs": "initramfs-tools"}.get(prog, prog)
+    if prog == "ukify":
+        # ukify writes a unified kernel image where --output says; a /boot target is judged
+        # (and banned without evidence) as a write, the build itself is HIGH
+        out.high(Code.BOOTLOADER, "ukify builds a bootable kernel image", target="ukify")
+        return
     _boot_change(out, f"{prog} regenerates boot images", initramfs=tool, target=prog)
 
 

@@ -50,6 +50,11 @@ EXEC_PRIMITIVES = re.compile(
 )
 """Calls that run programs or open sockets from interpreter code."""
 
+_NETWORK_CODE = re.compile(
+    r"(?:https?|ftp|gopher)://|\b(?:urlopen|urlretrieve|download|file_get_contents|fsockopen|"
+    r"Net::HTTP|LWP|open-uri|URI\.open|http\.get|http\.request|require\([\"']https?[\"']\)|"
+    r"Fiddle|dlopen|ctypes|ffi|cdll|LoadLibrary|httpd|createServer|listen)\b"
+)
 _FORK_LOOP = re.compile(
     r"\bfork\b[^\n]{0,40}\b(?:while|for|until|loop)\b|\b(?:while|for|until|loop)\b[^\n]{0,60}"
     r"\bfork\b"
@@ -110,10 +115,13 @@ def _judge_one(cmd: SimpleCommand, code: EmbeddedCode, analysis: Analysis, out: 
                assess_into: Callable[[str, Out], None]) -> None:
     prog = cmd.program or "?"
     fed_by: list[SimpleCommand] = []
-    if code.how == "stdin" and cmd.stdin.kind == "pipe":
+    if cmd.stdin.kind == "pipe":
+        # downloaded text piped into a shell is banned whatever its arguments say
+        # ("wget -O- URL | sh -", "curl URL | bash -s -- args", "... | sh FILE")
         fed_by = list(cmd.stdin.producers)
-    elif code.text is None or not code.text.literal:
-        fed_by = list(cmd.substitutions) + [c for c in analysis.commands if c.origin == "heredoc"]
+    if code.how != "stdin" and (code.text is None or not code.text.literal):
+        fed_by += list(cmd.substitutions) + [c for c in analysis.commands
+                                             if c.origin == "heredoc"]
     bad = untrusted_source(fed_by) if fed_by else None
     if bad is not None:
         out.ban(Code.BAN_UNTRUSTED_CODE, f"{prog} runs code produced by {bad.program} "
@@ -165,7 +173,9 @@ _PY_FILES = {"remove", "unlink", "rmdir", "removedirs", "rmtree", "move", "renam
              "copy", "copyfile", "copy2", "copytree", "chmod", "chown", "truncate", "write_text",
              "write_bytes", "mkdir", "makedirs", "symlink", "link"}
 _PY_NET = {"socket", "urlopen", "urlretrieve", "get", "post", "put", "connect", "create_connection"}
-_PY_DANGER_MODULES = {"socket", "pty", "ctypes", "telnetlib", "paramiko", "pexpect"}
+_PY_DANGER_MODULES = {"socket", "pty", "ctypes", "telnetlib", "paramiko", "pexpect", "urllib",
+                      "requests", "http", "ftplib", "smtplib", "xmlrpc", "asyncio", "cffi",
+                      "importlib", "marshal", "pickle"}
 
 
 def _python(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> None:
@@ -218,6 +228,8 @@ def _python_call(node: ast.Call, out: Out, assess_into: Callable[[str, Out], Non
         return 2
     if name in _PY_FILES:
         return 2
+    if name in ("CDLL", "LoadLibrary", "dlopen", "cdll", "__import__", "exec", "eval"):
+        return 3
     if name == "open" and len(node.args) >= 2 and isinstance(node.args[1], ast.Constant) and \
             isinstance(node.args[1].value, str) and set(node.args[1].value) & set("wax+"):
         return 2
@@ -242,15 +254,20 @@ def _awk(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> None:
 
 
 def _generic(prog: str, text: str, out: Out, assess_into: Callable[[str, Out], None]) -> None:
+    """Perl, Ruby, Node, PHP, Lua, ...: Anna cannot parse them, so they are opaque (HIGH).
+
+    Shell strings handed to system()/exec()/backticks are still pulled out and analysed, so
+    a ban inside them (``perl -e 'system("rm -rf /")'``) is still a ban.
+    """
     for match in _SHELL_STRING.finditer(text):
         assess_into(match.group(2), out)
     for match in _BACKTICKS.finditer(text):
         assess_into(match.group(1), out)
-    if EXEC_PRIMITIVES.search(text) or SHELL_MENTION.search(text):
-        out.high(Code.INTERPRETER_CODE, f"{prog} code runs programs or opens sockets",
-                 target=prog)
+    if EXEC_PRIMITIVES.search(text) or SHELL_MENTION.search(text) or _NETWORK_CODE.search(text):
+        out.high(Code.INTERPRETER_CODE, f"{prog} code runs programs, loads libraries or talks "
+                 "to the network", target=prog)
     else:
-        out.medium(Code.INTERPRETER_CODE, f"{prog} runs code", target=prog)
+        out.high(Code.INTERPRETER_CODE, f"{prog} runs code Anna cannot analyse", target=prog)
 
 
 def fork_bombs(analysis: Analysis, out: Out) -> None:
@@ -271,4 +288,55 @@ def embedded_shell(cmd: SimpleCommand, out: Out) -> bool:
             out.high(Code.EMBEDDED_SHELL, f"{cmd.program} is handed a shell command ({text[:60]})",
                      target=cmd.program)
             return True
+    return False
+
+
+_LIBRARY = re.compile(r"(?:^|[=/\s:])[\w.+-]*\.so(?:\.\d+)*$")
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+_ADDRESS = re.compile(
+    r"^[a-z][a-z0-9+.-]*://|^[\w.-]+@[\w-]+\.[\w.-]+$|^[\w.-]+:\d{2,5}(?:/|$)|\b0\.0\.0\.0\b"
+    r"|^(?:--?(?:listen|bind|address|host|server)(?:=|$))|^-h$"
+)
+_SERVICE_WORDS = frozenset({"serve", "server", "tunnel", "proxy", "httpd", "listen", "shell",
+                            "console", "repl", "exec", "spawn", "reverse"})
+_DISABLE = re.compile(r"\b(?:disable[ds]?|off|stop|0|false)\b", re.IGNORECASE)
+_SECURITY_WORDS = re.compile(r"protection|antivirus|defender|firewall|selinux|apparmor|audit|"
+                             r"tamper|edr|av\b", re.IGNORECASE)
+
+
+def hidden_characters(cmd: SimpleCommand, out: Out) -> None:
+    """Invisible or direction-changing characters make a command read differently than it runs."""
+    for word in [*cmd.args, *(w for _, w in cmd.assignments)]:
+        if _INVISIBLE.search(word.text):
+            out.high(Code.OPAQUE, f"{cmd.program} is given invisible or bidirectional characters",
+                     target=cmd.program)
+            return
+
+
+def library_load(cmd: SimpleCommand, out: Out) -> None:
+    """A shared object handed to a program (``--engine x.so``, ``-D lib.so``) runs its code."""
+    for word in cmd.args:
+        if _LIBRARY.search(word.text):
+            out.high(Code.LIBRARY_PRELOAD, f"{cmd.program} is handed a shared library to load "
+                     f"({word.text[:60]})", target=cmd.program)
+            return
+
+
+def unknown_program_signals(cmd: SimpleCommand, out: Out) -> bool:
+    """For programs Anna does not know: a network address, a server/shell verb, or switching a
+    security product off make them HIGH instead of MEDIUM."""
+    texts = [w.text for w in cmd.args]
+    if any(_ADDRESS.search(t) for t in texts):
+        out.high(Code.NETWORK_TRANSFER, f"{cmd.program} is pointed at a network address",
+                 target=cmd.program)
+        return True
+    if any(t.lstrip("-").split("=", 1)[0] in _SERVICE_WORDS for t in texts):
+        out.high(Code.NETWORK_TRANSFER, f"{cmd.program} is asked to open a server, tunnel or "
+                 "shell", target=cmd.program)
+        return True
+    joined = " ".join(texts)
+    if _SECURITY_WORDS.search(joined) and _DISABLE.search(joined):
+        out.high(Code.SECURITY_CONFIG, f"{cmd.program} appears to switch a security mechanism "
+                 "off", target=cmd.program)
+        return True
     return False

@@ -45,13 +45,14 @@ def _ban_disk(out: Out, what: str, target: str | None) -> None:
 
 # -- partition tables -----------------------------------------------------------------
 
-_SFDISK_READ = frozenset({"-l", "--list", "-d", "--dump", "-J", "--json", "-s", "--show-size",
-                          "-g", "--show-geometry", "-F", "--list-free", "-V", "--verify",
-                          "--list-types", "-T", "-r", "--raw"})
-_SGDISK_READ = frozenset({"-p", "--print", "-v", "--verify", "-L", "--list-types", "-i", "--info",
-                          "-O", "--print-mbr", "-b", "--backup", "-V", "--version", "-?", "--help",
-                          "--usage", "-P", "--pretend", "-D", "--display-alignment", "-a",
-                          "--set-alignment"})
+_SFDISK_READ = frozenset({"-l", "--list", "-J", "--json", "-s", "--show-size", "-g",
+                          "--show-geometry", "-F", "--list-free", "--list-types", "-T", "-r",
+                          "--raw"})
+_SFDISK_DUMP = frozenset({"-d", "--dump", "-V", "--verify", "-n", "--no-act"})
+_SGDISK_READ = frozenset({"-p", "--print", "-L", "--list-types", "-i", "--info", "-O",
+                          "--print-mbr", "-V", "--version", "-?", "--help", "--usage"})
+_SGDISK_DUMP = frozenset({"-v", "--verify", "-b", "--backup", "-P", "--pretend", "-D",
+                          "--display-alignment", "-a", "--set-alignment"})
 _PARTED_READ = frozenset({"print", "p", "help", "version", "unit", "align-check", "-l", "--list",
                           "-s", "--script", "-m", "--machine", "-a", "--align", "-f", "--fix",
                           "-v", "--version", "-h", "--help", "-j", "--json"})
@@ -68,13 +69,15 @@ def partition_tool(cmd: SimpleCommand, out: Out) -> None:
     if prog in ("fdisk", "gdisk") and opts & {"-l", "--list", "-x", "--list-details"}:
         out.read_only()
         return
-    if prog == "sfdisk" and (opts or texts) and (opts <= _SFDISK_READ | {"-n", "--no-act"}) and (
-            opts & (_SFDISK_READ | {"-n", "--no-act"})):
-        out.read_only()
-        return
-    if prog == "sgdisk" and opts and opts <= _SGDISK_READ:
-        out.read_only()
-        return
+    for tool, read, dump in (("sfdisk", _SFDISK_READ, _SFDISK_DUMP),
+                             ("sgdisk", _SGDISK_READ, _SGDISK_DUMP)):
+        if prog == tool and opts and opts <= read:
+            out.read_only()
+            return
+        if prog == tool and opts and opts <= read | dump:
+            out.medium(Code.DISK_TOOL, f"{prog} dumps, verifies or backs up a partition table",
+                       system=True)
+            return
     if prog == "parted":
         words = {w.text for w in cmd.args if w.literal and not w.text.startswith("/")}
         if words and words <= _PARTED_READ and ("-l" in words or "--list" in words or
@@ -146,9 +149,10 @@ def shred(cmd: SimpleCommand, out: Out) -> None:
 
 
 def badblocks(cmd: SimpleCommand, out: Out) -> None:
-    """``badblocks -w`` overwrites the whole device."""
-    if "-w" in options(cmd.args):
-        _ban_disk(out, "badblocks -w overwrites the device", (_devices(cmd, out) or [None])[0])
+    """``badblocks -w`` overwrites the whole device; ``-n`` rewrites every block in place."""
+    if options(cmd.args) & {"-w", "-n"}:
+        _ban_disk(out, "badblocks writes every block of the device",
+                  (_devices(cmd, out) or [None])[0])
     else:
         out.high(Code.DISK_TOOL, "badblocks scans a device", system=True)
 
@@ -229,11 +233,18 @@ def cryptsetup(cmd: SimpleCommand, out: Out) -> None:
                                                            "--cipher", "-s", "--key-size",
                                                            "-h", "--hash", "-S", "--key-slot"}))]
     verb = verbs[0] if verbs else ""
-    if verb in ("luksFormat", "format", "erase", "luksErase", "reencrypt"):
-        _ban_disk(out, f"cryptsetup {verb} destroys the data on the device",
+    texts = {w.text for w in cmd.args}
+    if verb in ("luksFormat", "format", "erase", "luksErase", "reencrypt") or \
+            "--persistent" in texts:
+        _ban_disk(out, f"cryptsetup {verb} rewrites the encryption header on the device",
                   (_devices(cmd, out) or [None])[0])
-    elif verb in ("status", "luksDump", "isLuks", "luksUUID", "tcryptDump", "benchmark", "") or \
-            help_only(cmd):
+    elif texts & {"--dump-volume-key", "--dump-master-key", "--dump-json-metadata"}:
+        out.high(Code.SECRET_READ, "cryptsetup prints key material", system=True,
+                 target="key")
+    elif verb in ("luksDump", "tcryptDump"):
+        out.medium(Code.DISK_TOOL, f"cryptsetup {verb} reads the encryption header",
+                   system=True)
+    elif verb in ("status", "isLuks", "luksUUID", "benchmark", "") or help_only(cmd):
         out.read_only()
     else:
         out.high(Code.DISK_TOOL, f"cryptsetup {verb} changes encrypted volumes", system=True)
@@ -305,7 +316,6 @@ _BTRFS_READ = {
     "property": {"get", "list"},
     "replace": {"status"},
     "inspect-internal": {"*"},
-    "check": {"*"},
     "help": {"*"},
     "version": {"*"},
 }
@@ -332,9 +342,13 @@ def btrfs(cmd: SimpleCommand, out: Out) -> None:
     allowed = _BTRFS_READ.get(group, set())
     sub_tokens = tuple(sorted(a.rstrip("?") for a in allowed if a != "*"))
     sub = _prefix(words[1], sub_tokens) if len(words) > 1 and sub_tokens else None
-    if group == "check" and "--repair" in {w.text for w in cmd.args}:
-        out.high(Code.DISK_TOOL, "btrfs check --repair rewrites filesystem metadata",
-                 system=True)
+    if group == "check":
+        if "--repair" in {w.text for w in cmd.args}:
+            out.high(Code.DISK_TOOL, "btrfs check --repair rewrites filesystem metadata",
+                     system=True)
+        else:
+            out.medium(Code.DISK_TOOL, "btrfs check reads a whole unmounted filesystem",
+                       system=True)
         return
     if "*" in allowed or (sub is not None and (sub != "label" or len(words) <= 3)):
         out.read_only()
@@ -343,8 +357,8 @@ def btrfs(cmd: SimpleCommand, out: Out) -> None:
 
 
 _LVM_READ = frozenset({"lvs", "vgs", "pvs", "lvdisplay", "vgdisplay", "pvdisplay", "lvscan",
-                       "vgscan", "pvscan", "lvmdiskscan", "lvmconfig", "lvmdump", "lvmsadc",
-                       "lvmsar", "dmstats"})
+                       "vgscan", "lvmconfig"})
+_LVM_SCAN = frozenset({"pvscan", "lvmdiskscan", "lvmdump", "lvmsadc", "lvmsar", "dmstats"})
 
 
 def lvm(cmd: SimpleCommand, out: Out) -> None:
@@ -357,11 +371,19 @@ def lvm(cmd: SimpleCommand, out: Out) -> None:
                                                            "dumpconfig"):
         out.read_only()
         return
-    if prog in _LVM_READ or help_only(cmd) or (prog == "lvmdevices" and not opts & {
+    if help_only(cmd) or (prog in _LVM_READ and not opts & {"-f", "--file"}) or (
+            prog == "lvmdevices" and not opts):
+        out.read_only()
+        return
+    if prog in ("pvcreate", "pvremove") and _devices(cmd, out):
+        _ban_disk(out, f"{prog} rewrites the LVM label on {_devices(cmd, out)[0]}",
+                  _devices(cmd, out)[0])
+        return
+    if prog in _LVM_SCAN or (prog == "lvmdevices" and not opts & {
             "--adddev", "--deldev", "--addpvid", "--delpvid", "--update", "--delnotfound"}) or (
             prog == "lvm_import_vdo" and opts & {"--dry-run", "-n"}) or (
-            prog == "lvmpolld" and opts & {"--dump"}):
-        out.read_only()
+            prog == "lvmpolld" and opts & {"--dump"}) or prog == "lvmconfig":
+        out.medium(Code.DISK_TOOL, f"{prog} scans devices or writes LVM reports", system=True)
         return
     out.high(Code.DISK_TOOL, f"{prog} changes logical volumes", system=True,
              target=(_devices(cmd, out) or [None])[0])
@@ -426,7 +448,7 @@ DISK_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
                      "bcachefs"), mkfs),
     "mkswap": mkswap,
     "blkdiscard": blkdiscard,
-    "shred": shred,
+    **dict.fromkeys(("shred", "srm", "sfill", "sswap", "wipe"), shred),
     "badblocks": badblocks,
     "ddrescue": copy_to_device,
     "hdparm": hdparm,

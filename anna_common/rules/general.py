@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+from anna_common import paths
 from anna_common.rules.base import Code, Out
 from anna_common.rules.disk import help_only
 from anna_common.writes import operands, options
@@ -29,11 +30,11 @@ READ_ONLY = frozenset({
     "printenv", "nproc", "getconf", "arch", "lscpu", "lspci", "lsusb", "lsblk", "lsmod", "lsof",
     "lsns", "lslocks", "lsipc", "lsattr", "lshw", "dmidecode", "hwinfo", "inxi", "neofetch",
     "fastfetch", "screenfetch", "sensors", "ps", "pgrep", "pidof", "pstree", "vmstat", "iostat",
-    "mpstat", "pidstat", "sar", "ss", "netstat", "findmnt", "blkid", "cmp", "diff", "comm",
+    "mpstat", "sar", "ss", "netstat", "findmnt", "blkid", "cmp", "diff", "comm",
     "md5sum", "sha1sum", "sha224sum", "sha256sum", "sha384sum", "sha512sum", "b2sum", "cksum",
     "sum", "jq", "yq", "grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "zcat", "bzcat",
-    "xzcat", "zstdcat", "lz4cat", "cal", "ncal", "env", "locale", "getent", "seq", "yes", "expr",
-    "bc", "dc", "factor", "shuf", "base64", "base32", "basenc", "sleep", "wait", ":", "cd",
+    "xzcat", "zstdcat", "lz4cat", "cal", "ncal", "env", "locale", "seq", "yes", "expr",
+    "bc", "factor", "shuf", "base64", "base32", "basenc", "sleep", "wait", ":", "cd",
     "pushd", "popd", "dirs", "hash", "alias", "shopt", "trap", "read", "return", "exit",
     "break", "continue", "shift", "getopts", "umask", "ulimit", "times", "tput", "clear", "reset",
     "fc-list", "fc-match", "fc-query", "xdpyinfo", "xprop", "xwininfo", "glxinfo", "eglinfo",
@@ -83,10 +84,59 @@ def read_only(cmd: SimpleCommand, out: Out) -> None:
 
 
 def date(cmd: SimpleCommand, out: Out) -> None:
-    """date prints the time; -s/--set changes the system clock."""
+    """date prints the time; -s/--set changes the system clock (TLS, logs and logins depend on it)."""
     if any(w.text in ("-s", "--set") or w.text.startswith("--set=") for w in cmd.args):
-        out.medium(Code.SYSTEM_SETTING, "date sets the system clock", system=True,
-                   target="clock")
+        out.high(Code.SYSTEM_SETTING, "date sets the system clock", system=True, target="clock")
+    else:
+        out.read_only()
+
+
+def touch(cmd: SimpleCommand, out: Out) -> None:
+    """touch with a chosen time rewrites timestamps (hiding when files changed)."""
+    if any(w.text.startswith(("-t", "-d", "-r", "--date", "--reference", "--time")) for w in
+           cmd.args):
+        out.high(Code.HISTORY_TAMPER, "touch sets file timestamps to a chosen time",
+                 target="timestamps")
+
+
+def install(cmd: SimpleCommand, out: Out) -> None:
+    """install -m with a setuid mode creates a privileged program."""
+    args = cmd.args
+    for i, word in enumerate(args):
+        mode = word.text[2:] if word.text.startswith("-m") and len(word.text) > 2 else (
+            word.text.split("=", 1)[1] if word.text.startswith("--mode=") else (
+                args[i + 1].text if word.text in ("-m", "--mode") and i + 1 < len(args) else ""))
+        if mode and mode_is_setuid(mode):
+            out.high(Code.SETUID, "install creates a setuid or setgid program", target=mode)
+            return
+
+
+def dd(cmd: SimpleCommand, out: Out) -> None:
+    """dd copies raw bytes; reading a block device bypasses every file permission."""
+    source = next((w.after(3) for w in cmd.args if w.text.startswith("if=")), None)
+    if source is not None:
+        for place in out.paths(source):
+            if place.path.startswith("/dev/") and place.path not in (
+                    "/dev/zero", "/dev/urandom", "/dev/random", "/dev/null", "/dev/stdin"):
+                out.high(Code.SECRET_READ, f"dd reads the raw device {place.path}",
+                         target=place.path, system=True)
+                return
+    out.medium(Code.SYSTEM_WRITE, "dd copies raw data", target="dd")
+
+
+def enable(cmd: SimpleCommand, out: Out) -> None:
+    """bash's ``enable -f LIB`` loads a shared library into the shell."""
+    if any(w.text.startswith("-") and "f" in w.text for w in cmd.args):
+        out.high(Code.LIBRARY_PRELOAD, "enable -f loads a shared library into the shell",
+                 target="enable")
+    else:
+        out.read_only()
+
+
+def getent(cmd: SimpleCommand, out: Out) -> None:
+    """getent reads name databases; shadow and gshadow hold password hashes."""
+    if any(w.text in ("shadow", "gshadow") for w in cmd.args):
+        out.high(Code.SECRET_READ, "getent reads password hashes", target="shadow", system=True)
     else:
         out.read_only()
 
@@ -143,21 +193,56 @@ def sed(cmd: SimpleCommand, out: Out) -> None:
     out.read_only()  # in-place edits are judged through write targets
 
 
+_SETUID_OCTAL = re.compile(r"[0-7]?[2-7][0-7]{3}")
+_SETUID_SYMBOLIC = re.compile(r"[ugoa]*[+=][rwxXt]*s")
+_WORLD_WRITABLE = re.compile(r"[0-7]*[2367]|([ugo]*a[ugo]*|o)[+=][rwxXst]*w[rwxXst]*")
+
+
+def mode_is_setuid(mode: str) -> bool:
+    """An octal or symbolic mode that sets the setuid or setgid bit."""
+    return bool(_SETUID_OCTAL.fullmatch(mode) or _SETUID_SYMBOLIC.search(mode))
+
+
 def chmod(cmd: SimpleCommand, out: Out) -> None:
-    """chmod: setuid/setgid bits grant privileges (HIGH)."""
+    """chmod: setuid/setgid bits grant privileges; world-writable modes invite tampering."""
     for word in cmd.args:
         text = word.text
-        if re.fullmatch(r"[0-7]?[2-7][0-7]{3}", text) or re.search(r"[ugoa]*[+=][rwxX]*s", text):
+        if mode_is_setuid(text):
             out.high(Code.SETUID, "chmod sets a setuid or setgid bit", target=text)
             return
-        if text in ("+s", "u+s", "g+s"):
-            out.high(Code.SETUID, "chmod sets a setuid or setgid bit", target=text)
+        if re.fullmatch(r"[0-7]{3,4}", text) and text[-1] in "2367" or \
+                _WORLD_WRITABLE.fullmatch(text):
+            out.high(Code.SYSTEM_PERMISSIONS, "chmod makes files writable by everyone",
+                     target=text)
+            return
+        if not word.literal and cmd.args.index(word) == 0:
+            out.high(Code.UNKNOWN_TARGET, "chmod applies a mode only known at run time",
+                     target="chmod")
             return
 
 
 def chown(cmd: SimpleCommand, out: Out) -> None:
-    """chown/chgrp need root to give files away."""
-    out.system = True
+    """chown/chgrp/setfacl give files to other users (root only); a computed owner is HIGH."""
+    ops = operands(cmd.args, frozenset({"--from", "-m", "-x", "-M", "-X", "--modify",
+                                        "--remove", "--set"}))
+    owner = next((w for w in cmd.args if w.text in ("-m", "--modify", "--set")), None)
+    spec = cmd.args[cmd.args.index(owner) + 1] if owner is not None and \
+        cmd.args.index(owner) + 1 < len(cmd.args) else (ops[0] if ops else None)
+    if spec is not None and not spec.literal:
+        out.high(Code.SYSTEM_PERMISSIONS, f"{cmd.program} gives files to an owner only known at "
+                 "run time", target=cmd.program, system=True)
+        return
+    if spec is not None and cmd.program == "chown" and spec.text.split(":")[0] in ("root", "0"):
+        for word in ops[1:]:
+            for place in out.paths(word):
+                if paths.in_tmp(place.path) or paths.in_home(place.path):
+                    # a root-owned file in a shared or personal directory is how a
+                    # privileged program gets planted (then chmod u+s)
+                    out.high(Code.SETUID, f"chown gives {place.path} in a user-writable "
+                             "directory to root", target=place.path, system=True)
+                    return
+    out.medium(Code.SYSTEM_PERMISSIONS, f"{cmd.program} changes who owns or may use files",
+               target=spec.text if spec is not None else cmd.program, system=True)
 
 
 def setcap(cmd: SimpleCommand, out: Out) -> None:
@@ -194,8 +279,10 @@ def git(cmd: SimpleCommand, out: Out) -> None:
         (verb == "reset" and "--hard" in rest)
         or (verb == "clean" and any(r.startswith("-") and "f" in r for r in rest)
             and not any(r.startswith("-") and "n" in r for r in rest))
-        or (verb == "push" and rest & {"-f", "--force", "--mirror", "--delete", "-d"})
-        or (verb == "branch" and rest & {"-D", "--delete"} and "--force" in rest | {"-D"})
+        or (verb == "push" and (rest & {"-f", "--mirror", "--delete", "-d"} or
+                                any(r.startswith(("--force", "+")) for r in rest)))
+        or (verb == "branch" and ("-D" in rest or (rest & {"-d", "--delete"} and
+                                                   rest & {"-f", "--force"})))
         or (verb == "checkout" and ("--" in rest or "-f" in rest or "." in rest))
         or (verb == "restore" and not rest & {"--staged"})
         or (verb == "stash" and rest & {"drop", "clear"})
@@ -290,6 +377,11 @@ def backup(cmd: SimpleCommand, out: Out) -> None:
     texts = [w.text for w in cmd.args]
     verb = next((t for t in texts if not t.startswith("-") and not t.startswith("::") and
                  "=" not in t), "")
+    remote = next((t for t in texts if "://" in t), None)
+    if remote is not None:
+        out.high(Code.NETWORK_TRANSFER, f"{cmd.program} {verb} talks to a remote repository "
+                 f"({remote[:50]})", target=remote[:60])
+        return
     if any(t.startswith(("--delete", "--prune", "--keep")) for t in texts) or \
             verb in _BACKUP_DESTRUCTIVE:
         out.high(Code.DESTRUCTIVE_BACKUP, f"{cmd.program} {verb} deletes backups or files",
@@ -310,9 +402,15 @@ def container(cmd: SimpleCommand, out: Out) -> None:
                 "history", "search", "list", "ls", "status", "") or help_only(cmd):
         out.read_only()
         return
-    if "--privileged" in texts or any(t.startswith(("-v/:", "--volume=/:", "/:/")) for t in
-                                      texts) or "--pid=host" in texts or "--net=host" in texts:
+    host_root = re.compile(r"(?:^|,)(?:src|source)=/(?:,|$)|^/:/|^--volume=/:|^-v/:")
+    if "--privileged" in texts or any(host_root.search(t) for t in texts) or \
+            "--pid=host" in texts or "--net=host" in texts or "--network=host" in texts:
         out.high(Code.CONTAINER, f"{cmd.program} runs a container with host access",
+                 system=True, target=verb)
+        return
+    if verb in ("exec", "attach", "proxy", "port-forward", "cp", "debug") or \
+            any("0.0.0.0" in t for t in texts):
+        out.high(Code.CONTAINER, f"{cmd.program} {verb} opens a way into a container or out of it",
                  system=True, target=verb)
         return
     if verb in ("rm", "rmi", "prune", "system", "volume", "kill") and any(
@@ -322,6 +420,25 @@ def container(cmd: SimpleCommand, out: Out) -> None:
         return
     out.medium(Code.CONTAINER, f"{cmd.program} {verb} manages containers", system=True,
                target=verb)
+
+
+def run_parts(cmd: SimpleCommand, out: Out) -> None:
+    """run-parts runs every program in a directory."""
+    if options(cmd.args) & {"--test", "--list"}:
+        out.read_only()
+        return
+    out.high(Code.SCRIPT_FILE, "run-parts runs every program in a directory",
+             target="run-parts")
+
+
+def compiler(cmd: SimpleCommand, out: Out) -> None:
+    """Compilers and build tools write build outputs (judged as writes) and run build scripts."""
+    if help_only(cmd):
+        out.read_only()
+        return
+    if cmd.program in ("make", "cmake", "ninja", "meson"):
+        out.medium(Code.SCRIPT_FILE, f"{cmd.program} runs the build rules of a project",
+                   target=cmd.program)
 
 
 def writer(cmd: SimpleCommand, out: Out) -> None:
@@ -352,7 +469,12 @@ GENERAL_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
     **dict.fromkeys(("fd", "fdfind"), fd),
     "sed": sed,
     "chmod": chmod,
-    **dict.fromkeys(("chown", "chgrp"), chown),
+    **dict.fromkeys(("chown", "chgrp", "setfacl"), chown),
+    "touch": touch,
+    "install": install,
+    "dd": dd,
+    "enable": enable,
+    "getent": getent,
     "setcap": setcap,
     "chattr": chattr,
     "git": git,
@@ -372,10 +494,12 @@ GENERAL_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
                      "rdiff-backup", "bupstash", "duplicacy"), backup),
     **dict.fromkeys(("docker", "podman", "nerdctl", "lxc", "lxd", "incus", "virsh", "vagrant",
                      "systemd-nspawn", "machinectl", "distrobox", "toolbox", "buildah", "k3s",
-                     "kubectl"), container),
-    **dict.fromkeys(("cp", "mv", "rm", "rmdir", "unlink", "mkdir", "touch", "ln", "install",
-                     "truncate", "tee", "dd", "rsync", "srm", "patch", "split", "csplit",
-                     "mktemp", "mkfifo", "mknod?", "exec"), writer),
+                     "kubectl", "ctr", "crictl", "runc", "crun", "containerd"), container),
+    "run-parts": run_parts,
+    **dict.fromkeys(("gcc", "cc", "g++", "c++", "clang", "clang++", "ld", "as", "make", "cmake",
+                     "ninja", "meson"), compiler),
+    **dict.fromkeys(("cp", "mv", "rm", "rmdir", "unlink", "mkdir", "ln", "truncate", "tee",
+                     "patch", "split", "csplit", "mktemp", "mkfifo", "exec"), writer),
     **dict.fromkeys(("locale-gen", "ldconfig", "update-ca-trust", "trust",
                      "update-ca-certificates", "mandb", "updatedb", "update-mime-database",
                      "glib-compile-schemas", "systemd-tmpfiles", "systemd-sysusers",

@@ -15,12 +15,18 @@ _DESTRUCTIVE = frozenset({"delete", "move-source", "shred"})
 _REPLACING = frozenset({"write", "copy", "move", "link", "delete", "truncate", "download",
                         "shred", "move-source", "extract", "install"})
 _PERMS = frozenset({"chmod", "chown"})
+_TAMPER = frozenset({"write", "delete", "truncate", "shred", "link", "move-source", "copy"})
 _SYSTEM_BINARIES = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/lib/", "/lib64/",
                     "/usr/lib/", "/usr/lib64/", "/usr/libexec/")
 
 
 def judge(target: WriteTarget, out: Out) -> None:
     """Add the reasons one write target calls for."""
+    text = target.word.text
+    if "/../" in text or text.startswith("../") or text.endswith("/.."):
+        where = ", ".join(p.path.replace(paths.UNKNOWN, "$…") for p in out.paths(target.word))
+        out.high(Code.UNKNOWN_TARGET, f"{text[:60]} climbs directories with ..; it lands at "
+                 f"{where}", target=where or text[:60])
     for place in out.paths(target.word):
         _judge_one(target, place, out)
 
@@ -44,6 +50,10 @@ def _judge_one(target: WriteTarget, place: Resolved, out: Out) -> None:
         return
     if paths.is_boot(path):
         _boot_write(out, label)
+        return
+    if paths.is_log(path) and how in _TAMPER:
+        out.high(Code.HISTORY_TAMPER, f"erases or overwrites {label}, a log or shell history "
+                 "(evidence of what happened)", target=label, system=paths.is_system(path))
         return
     if path in paths.IDENTITY_DB:
         if how in _REPLACING:
@@ -85,12 +95,16 @@ def _recursive_disaster(target: WriteTarget, place: Resolved, out: Out, label: s
                 target=label)
         return True
     if paths.is_unknown_root(path):
-        if how in _PERMS:
-            out.high(Code.UNKNOWN_TARGET, f"recursively changes permissions of {label}, "
+        if how in _PERMS or how == "move-source":
+            out.high(Code.UNKNOWN_TARGET, f"recursively changes or moves {label}, "
                      "whose root is only known at run time", target=label)
             return True
         out.ban(Code.BAN_RECURSIVE_DELETE,
                 f"recursively destroys {label}, whose root is only known at run time", target=label)
+        return True
+    if paths.is_home_top(path) and how not in _PERMS:
+        out.high(Code.RECURSIVE_DELETE, f"removes or moves {label}, a whole folder of your home",
+                 target=label)
         return True
     if paths.is_relative(path) and _cwd_level(path):
         out.high(Code.RECURSIVE_DELETE,

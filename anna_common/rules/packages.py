@@ -9,6 +9,7 @@ PKGBUILD: HIGH.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out
@@ -118,6 +119,8 @@ def pacman(cmd: SimpleCommand, out: Out) -> None:
         out.high(Code.PARTIAL_UPGRADE, "pacman -Sy without -u is a partial upgrade, which can "
                  "break the system", system=True, target=targets[0] if targets else "pacman")
         return
+    if op == "U" and package_files(cmd, out):
+        return
     if op == "R":
         nodeps = sum(w.text.count("d") for w in cmd.args
                      if w.text.startswith("-") and not w.text.startswith("--"))
@@ -139,6 +142,22 @@ def pacman(cmd: SimpleCommand, out: Out) -> None:
             "install reason of", "F": "refreshes the file database of"}.get(op, "changes")
     out.medium(Code.PACKAGE_CHANGE, f"pacman {verb} packages", system=True,
                target=targets[0] if targets else "packages")
+
+
+_PACKAGE_FILE = re.compile(r"(?:^|/)[^/]+\.(?:rpm|deb|snap|apk|txz|tbz|pkg\.tar(?:\.\w+)?|"
+                           r"flatpak(?:ref)?|AppImage)$|://")
+
+
+def package_files(cmd: SimpleCommand, out: Out) -> bool:
+    """Installing from a file or URL bypasses the repositories' signatures: HIGH."""
+    for word in operands(cmd.args, frozenset({"--root", "--dbpath", "-r", "-b", "--cachedir",
+                                              "--config"})):
+        if _PACKAGE_FILE.search(word.text) or word.text.startswith(("./", "../")):
+            out.high(Code.UNTRUSTED_BUILD, f"{cmd.program} installs a package file or URL "
+                     f"outside the signed repositories ({word.text[:60]})", system=True,
+                     target=word.text.rsplit("/", 1)[-1][:60] or cmd.program)
+            return True
+    return False
 
 
 def aur_helper(cmd: SimpleCommand, out: Out) -> None:
@@ -220,6 +239,8 @@ def foreign(cmd: SimpleCommand, out: Out) -> None:
     if help_only(cmd) or verb in _READ_VERBS or (words and words[0] in _READ_VERBS):
         out.read_only()
         return
+    if package_files(cmd, out):
+        return
     if prog == "snap" and {"--dangerous", "--devmode", "--classic", "--jailmode"} & set(words):
         out.high(Code.UNTRUSTED_BUILD, "snap installs an unconfined or unsigned snap",
                  system=True, target=verb)
@@ -233,6 +254,14 @@ def language_packages(cmd: SimpleCommand, out: Out) -> None:
     prog = cmd.program or ""
     words = [w.text for w in cmd.args]
     verb = next((w for w in words if not w.startswith("-")), "")
+    if prog in ("cpan", "cpanm") and not verb and not help_only(cmd):
+        out.high(Code.INTERACTIVE_SHELL, f"{prog} without arguments opens its shell, which runs "
+                 "commands", target=prog)
+        return
+    if prog == "go" and verb in ("run", "generate", "tool"):
+        out.high(Code.SCRIPT_FILE, f"go {verb} compiles and runs code Anna cannot see",
+                 target="go")
+        return
     if help_only(cmd) or verb in ("list", "show", "freeze", "search", "info", "outdated",
                                   "view", "ls", "check", "remote-ls", "remotes", "config",
                                   "inspect", "audit", "why", "version", "help", "doctor", ""):

@@ -40,7 +40,8 @@ _CRITICAL_UNITS = ("sshd", "ssh", "NetworkManager", "systemd-networkd", "systemd
                    "iwd", "wpa_supplicant", "dhcpcd", "network", "networking", "dbus",
                    "systemd-logind", "polkit", "gdm", "sddm", "lightdm", "ly", "greetd",
                    "display-manager", "getty", "systemd-journald", "systemd-udevd", "netctl",
-                   "connman", "nscd", "sssd", "systemd-homed")
+                   "connman", "nscd", "sssd", "systemd-homed", "rsyslog", "syslog-ng", "syslog",
+                   "cron", "cronie", "crond", "atd", "systemd-journald", "journald")
 _STOPPING = frozenset({"stop", "disable", "mask", "kill", "isolate", "freeze"})
 
 
@@ -99,6 +100,10 @@ def service(cmd: SimpleCommand, out: Out) -> None:
         action, name = (texts[0] if texts else "status"), (texts[1] if len(texts) > 1 else "")
     else:
         name, action = (texts[0] if texts else ""), (texts[1] if len(texts) > 1 else "status")
+    if "/" in name or ".." in name:
+        out.high(Code.SCRIPT_FILE, f"{cmd.program} is given a path instead of a service name",
+                 target=name)
+        return
     if action in ("status", "--status-all") or not texts or help_only(cmd):
         out.read_only()
         return
@@ -200,7 +205,9 @@ def power(cmd: SimpleCommand, out: Out) -> None:
 _CRITICAL_PROCESSES = frozenset({"1", "-1", "init", "systemd", "sshd", "Xorg", "Xwayland",
                                  "Hyprland", "sway", "gnome-shell", "plasmashell", "kwin_wayland",
                                  "kwin_x11", "gdm", "sddm", "lightdm", "dbus-daemon",
-                                 "systemd-logind", "NetworkManager", "annad", "pacman"})
+                                 "systemd-logind", "NetworkManager", "annad", "pacman", "cron",
+                                 "crond", "cronie", "rsyslogd", "syslog-ng", "auditd",
+                                 "systemd-journald"})
 _USER_DAEMONS = frozenset({"swaybg", "hyprpaper", "swww-daemon", "waybar", "dunst", "mako",
                            "polybar", "picom", "feh", "nitrogen", "xwallpaper", "swayidle",
                            "swaylock", "eww", "conky", "redshift", "gammastep", "wlsunset",
@@ -227,7 +234,8 @@ def kill(cmd: SimpleCommand, out: Out) -> None:
             continue
         if text.startswith("-") and text != "-":
             continue
-        targets.append(text if word.literal else "$…")
+        # pkill takes a pattern: "^cron$" names cron
+        targets.append(text.strip("^$") if word.literal else "$…")
     if cmd.program == "kill" and {w.text for w in cmd.args} & {"-l", "-L", "--list"}:
         out.read_only()
         return
