@@ -71,6 +71,27 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
 }
 
 
+_BY_PLAN_STATUS: dict[str, ExitStatus] = {
+    "succeeded": ExitStatus.SUCCESS,
+    "submitted": ExitStatus.SUCCESS,
+    "failed": ExitStatus.EXECUTION_FAILED,
+    "rolled_back": ExitStatus.EXECUTION_FAILED,
+    "interrupted": ExitStatus.EXECUTION_FAILED,
+    "rollback_failed": ExitStatus.ROLLBACK_FAILED,
+}
+
+
+def exit_status_for_plan(status: str, *, after_rollback: bool = False) -> ExitStatus:
+    """The exit status for a plan's final state (a ``PlanStatus`` value).
+
+    After an execution, ``rolled_back`` means a step failed and the plan was undone (5).
+    After a rollback the person asked for, ``rolled_back`` is success (0).
+    """
+    if after_rollback and status == "rolled_back":
+        return ExitStatus.SUCCESS
+    return _BY_PLAN_STATUS.get(status, ExitStatus.ERROR)
+
+
 def exit_status_for(error: BaseException) -> ExitStatus:
     """The exit status for any exception (the single mapping)."""
     if isinstance(error, KeyboardInterrupt):

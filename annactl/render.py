@@ -241,8 +241,8 @@ def result_view(record: PlanRecord) -> Group:
     return Group(*parts)
 
 
-def record_view(record: PlanRecord) -> Group:
-    """``annactl show``: the stored plan, per-step states and the outcome."""
+def execution_table(record: PlanRecord) -> Table:
+    """Each step's state, exit status and output tail, as the journal has them."""
     steps = Table(title="Execution", title_justify="left", expand=True)
     for col in ("#", "step", "status", "exit", "output"):
         steps.add_column(col, overflow="fold")
@@ -250,6 +250,11 @@ def record_view(record: PlanRecord) -> Group:
         steps.add_row(str(item.index + 1), inert_text(item.step_id, max_chars=60),
                       status_text(item.status), "" if item.exit_code is None else
                       str(item.exit_code), inert_text(tail(item.output, 3)))
+    return steps
+
+
+def record_view(record: PlanRecord) -> Group:
+    """``annactl show``: the stored plan, per-step states and the outcome."""
     head = Text(f"plan {record.plan_id}  ", style="bold") + status_text(record.status)
     head.append(f"  created {_when(record.created_at)}  source {record.source}", style="dim")
     parts: list[RenderableType] = [head]
@@ -257,7 +262,7 @@ def record_view(record: PlanRecord) -> Group:
         parts.append(Text("request: ", style="bold") + inert_text(record.request, max_chars=500))
     parts.append(plan_view(record.annotated))
     if record.steps:
-        parts.append(steps)
+        parts.append(execution_table(record))
     parts.append(result_view(record))
     return Group(*parts)
 

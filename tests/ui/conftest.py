@@ -51,3 +51,9 @@ def hostile_plan() -> AnnotatedPlan:
         [("s1\x1b[2J", "echo '[red]x[/]' > /tmp/anna-ui/f", "LOW")],
         goal="Goal \x1b]0;title\x07[bold]G[/bold]", notes=HOSTILE_NOTES,
         analysis="[link=http://evil]click[/link] \x1b[5mblink"))
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (Textual's Pilot) run on asyncio."""
+    return "asyncio"

@@ -1,0 +1,199 @@
+"""The one path a plan takes through the client, shared by one-shot, REPL and TUI.
+
+request or file or stored id → (planner) → ``daemon.submit`` → the *daemon's*
+annotated plan → read-only checks → (confirmation, by the front end) →
+``daemon.execute`` → events → the journal's record → (rollback).
+
+The front ends differ only in how they show things and how they ask; what
+gets planned, submitted, approved and executed is decided here and in
+:mod:`annactl.confirm`.
+"""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+from anna_common.errors import ErrorCode, PlanError
+
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable, Iterator
+
+    from anna_common.findings import AnnotatedPlan, Finding
+    from anna_common.protocol import (
+        CheckResult,
+        ExecEvent,
+        PlanRecord,
+        RollbackResponse,
+        SessionEnv,
+    )
+    from anna_common.telemetry import Telemetry
+    from annactl.config import ClientSettings
+    from annactl.confirm import Approval
+    from annactl.daemon_client import DaemonClient
+    from annactl.planner import PlanOutcome, Progress
+
+
+@dataclass
+class Prepared:
+    """A plan stored in the daemon, as the daemon annotated it: what the person approves."""
+
+    plan_id: str
+    """The daemon's id (for execute, show, rollback)."""
+    digest: str
+    """The digest execute must send back."""
+    annotated: AnnotatedPlan
+    """The daemon's own assessment of every command."""
+    source: str = "model"
+    """``model``, ``template``, ``file`` or ``stored``."""
+    request: str = ""
+    """The person's words (untrusted when shown)."""
+    warnings: list[Finding] = field(default_factory=list)
+    """Validation warnings (risk raised, confirmation added)."""
+    checks: list[CheckResult] = field(default_factory=list)
+    """Outcomes of the read-only checks, once run."""
+    outcome: PlanOutcome | None = None
+    """The planner's report (model calls, repairs, template), when a model or template made it."""
+
+    def summary_json(self) -> dict[str, Any]:
+        """The JSON every command prints for a plan: ``plan_id``, ``status``, plan, findings."""
+        data: dict[str, Any] = {
+            "plan_id": self.plan_id,
+            "status": "submitted",
+            "digest": self.digest,
+            "source": self.source,
+            "plan": self.annotated.plan.model_dump(mode="json"),
+            "annotated": self.annotated.model_dump(mode="json"),
+            "findings": [w.model_dump(mode="json") for w in self.warnings],
+            "checks": [c.model_dump(mode="json") for c in self.checks],
+        }
+        if self.outcome is not None:
+            data.update(model_calls=self.outcome.model_calls, repairs=self.outcome.repairs,
+                        rounds=self.outcome.rounds, template=self.outcome.template,
+                        offline_reason=self.outcome.offline_reason,
+                        provider=self.outcome.provider, model=self.outcome.model,
+                        trace_id=self.outcome.trace_id,
+                        elapsed_s=round(self.outcome.elapsed_s, 3))
+        return data
+
+
+def session_env() -> SessionEnv:
+    """The caller's whitelisted session environment (desktop detection, user-scope steps)."""
+    from anna_common.protocol import SessionEnv
+
+    return SessionEnv.from_environ(dict(os.environ))
+
+
+def invalid_plan(message: str, findings: list[Finding]) -> PlanError:
+    """The error for a plan that failed validation, findings attached (exit 3)."""
+    banned = any(f.code == "BANNED_COMMAND" for f in findings)
+    lines = "; ".join(f"{f.code} {f.path}: {f.message}".replace(" : ", ": ")
+                      for f in findings[:5])
+    return PlanError(f"{message}: {lines}" if lines else message,
+                     code=ErrorCode.PLAN_BANNED if banned else ErrorCode.PLAN_INVALID,
+                     detail={"findings": [f.model_dump(mode="json") for f in findings]})
+
+
+class Flow:
+    """Plans, submits, checks, executes and rolls back through one daemon client."""
+
+    def __init__(self, settings: ClientSettings, daemon: DaemonClient) -> None:
+        self.settings = settings
+        self.daemon = daemon
+        self._planner: Any = None
+
+    def planner(self) -> Any:
+        """The planner (built on first use: only commands that plan pay for it)."""
+        if self._planner is None:
+            from annactl.planner import Planner
+
+            self._planner = Planner(self.settings, daemon=self.daemon, history=_history(
+                self.settings))
+        return self._planner
+
+    def plan_text(self, request: str, *, mode: str = "one-shot", use_templates: bool = True,
+                  turns: list[tuple[str, str]] | None = None,
+                  preferences: dict[str, str] | None = None, telemetry: Telemetry | None = None,
+                  on_progress: Callable[[Progress], None] | None = None,
+                  cancel: threading.Event | None = None) -> Prepared:
+        """Ask the planner for a plan and store it in the daemon."""
+        outcome = self.planner().plan(request, mode=mode, telemetry=telemetry,
+                                      use_templates=use_templates, turns=list(turns or []),
+                                      preferences=preferences, on_progress=on_progress,
+                                      cancel=cancel)
+        if outcome.plan is None or not outcome.result.ok:
+            raise invalid_plan("the model's plan is not valid", outcome.result.errors)
+        source = "template" if outcome.template else "model"
+        prepared = self.submit(outcome.plan, request=request, source=source)
+        prepared.outcome = outcome
+        prepared.checks = list(outcome.checks)
+        return prepared
+
+    def plan_file_text(self, text: str, *, name: str = "plan file") -> Prepared:
+        """A plan from a file goes through the same validation as a model reply."""
+        from anna_common.validate import validate_text
+        from annactl.environment import local_context
+
+        result = validate_text(text, local_context())
+        if not result.ok or result.plan is None:
+            raise invalid_plan(f"{name} is not a valid plan", result.errors)
+        return self.submit(result.plan.plan, request=f"(from {name})", source="file")
+
+    def submit(self, plan: Any, *, request: str, source: str) -> Prepared:
+        """Store a plan; the daemon validates and annotates it itself."""
+        response = self.daemon.submit(plan, request=request, source=source)
+        return Prepared(plan_id=response.plan_id, digest=response.digest,
+                        annotated=response.annotated, source=source, request=request,
+                        warnings=list(response.warnings))
+
+    def stored(self, plan_id: str) -> Prepared:
+        """A plan the daemon already holds (``apply ID``, ``tui --plan ID``)."""
+        record = self.daemon.get_plan(plan_id)
+        return Prepared(plan_id=record.plan_id, digest=record.digest,
+                        annotated=record.annotated, source="stored", request=record.request)
+
+    def run_checks(self, prepared: Prepared) -> list[CheckResult]:
+        """Run the plan's read-only checks (the daemon refuses any that are not)."""
+        if not prepared.annotated.checks:
+            return []
+        prepared.checks = list(self.daemon.run_checks(prepared.plan_id,
+                                                      session=session_env()).results)
+        return prepared.checks
+
+    def execute(self, prepared: Prepared, approval: Approval) -> Iterator[ExecEvent]:
+        """Execute exactly the plan shown (by digest) with the approval given."""
+        return self.daemon.execute(prepared.plan_id, prepared.digest,
+                                   confirmed=approval.confirmed,
+                                   high_confirmed=approval.high_confirmed,
+                                   session=session_env())
+
+    def record(self, plan_id: str) -> PlanRecord:
+        """The journal's view of a plan."""
+        return self.daemon.get_plan(plan_id)
+
+    def cancel(self, plan_id: str) -> PlanRecord:
+        """Stop a running plan; the daemon rolls it back."""
+        return self.daemon.cancel(plan_id)
+
+    def rollback(self, plan_id: str) -> RollbackResponse:
+        """Undo a finished (or interrupted, or failed) plan."""
+        return self.daemon.rollback(plan_id, session=session_env())
+
+
+def _history(settings: ClientSettings) -> Any:
+    """The conversation store, or None when it cannot be opened (planning still works)."""
+    try:
+        from annactl.history import History
+
+        return History(settings.state_dir)
+    except Exception:  # history is a convenience, never a reason to fail planning
+        return None
+
+
+def connect_flow(settings: ClientSettings) -> Flow:
+    """A :class:`Flow` on the daemon :func:`annactl.daemon_client.connect` finds (or starts)."""
+    from annactl.daemon_client import connect
+
+    return Flow(settings, connect(settings))

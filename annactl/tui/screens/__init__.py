@@ -1,0 +1,18 @@
+"""The TUI's screens: the approval box, details, the confirmation word, progress, result."""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+
+class Decision(StrEnum):
+    """What the person decided on a modal screen."""
+
+    APPROVE = "approve"
+    """Go ahead (the approval box, or the confirmation word typed correctly)."""
+    CANCEL = "cancel"
+    """Do nothing."""
+    ROLLBACK = "rollback"
+    """Undo the plan (result screen)."""
+    CLOSE = "close"
+    """Leave (result screen)."""
