@@ -83,7 +83,7 @@ class Tracer:
                 "provider": settings.llm_provider,
                 "url": settings.resolved_llm_url,
                 "model": settings.llm_model,
-                "api_key": "set" if self._secrets else "unset",
+                "api_key_set": bool(self._secrets),
                 "timeout_s": settings.llm_timeout,
                 "cache": settings.llm_cache,
                 "record": str(settings.llm_record) if settings.llm_record else None,
