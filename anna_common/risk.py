@@ -36,6 +36,7 @@ from anna_common.rules.code import (
 from anna_common.rules.disk import help_only
 from anna_common.rules.general import READ_ONLY
 from anna_common.rules.locations import judge
+from anna_common.rules.packages import not_native
 from anna_common.rules.registry import rule_for
 from anna_common.shell import Analysis, SimpleCommand, analyse
 from anna_common.unwrap import SHELLS, WRAPPERS, language_of
@@ -261,6 +262,9 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
         return _writes(cmd, out)
     before = len(out.reasons)
     marks = out.readonly_marks
+    if not_native(program, out.ctx.distro):
+        out.medium(Code.NOT_NATIVE, f"{program} is not this distribution's package manager",
+                   target=program)
     if rule is not None:
         rule(cmd, out)
     elif shellish:
@@ -360,7 +364,13 @@ def _harmless(path: str) -> bool:
         "/dev/fd/")
 
 
+_RAW_MEMORY = frozenset({"/dev/port", "/dev/mem", "/dev/kmem"})
+_GENERIC_READERS = READ_ONLY | {"cp", "gzip", "xz", "zstd", "pv", "nc", "ncat", "socat", "scp",
+                                "rsync", "tar", "bsdtar", "base64", "openssl", "curl"}
+
+
 def _secrets(cmd: SimpleCommand, out: Out) -> None:
+    """Reading secrets, raw block devices (which bypass every file permission) or raw memory."""
     if cmd.program in _METADATA_ONLY:
         return
     words = operands(cmd.args) + [r.target for r in cmd.redirects
@@ -369,6 +379,14 @@ def _secrets(cmd: SimpleCommand, out: Out) -> None:
         if not word.literal and not word.variables:
             continue
         for place in out.paths(word):
+            if place.path in _RAW_MEMORY:
+                out.ban(Code.BAN_DISK_WRITE, f"{cmd.program} touches raw memory or I/O ports "
+                        f"({place.path})", target=place.path)
+                return
+            if paths.is_device(place.path) and cmd.program in _GENERIC_READERS:
+                out.high(Code.SECRET_READ, f"{cmd.program} reads the raw device {place.path}, "
+                         "bypassing every file permission", target=place.path, system=True)
+                return
             if paths.is_secret(place.path):
                 root_only = place.path.startswith(("/etc/", "/root/", "/var/lib/"))
                 out.high(Code.SECRET_READ, f"{cmd.program} reads secret material "

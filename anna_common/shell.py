@@ -372,9 +372,18 @@ class _Walker:
 
     # -- substitutions ----------------------------------------------------------
 
-    def _substitution(self, node: Node, origin: str) -> None:
+    def _substitution(self, node: Node, origin: str) -> str | None:
+        """Analyse the code in a substitution; return its output if it is a literal echo."""
+        produced: list[SimpleCommand] = []
+        before = len(self.result.commands)
         for child in node.named_children:
-            self.visit(child, origin, Stdin())
+            produced.extend(self.visit(child, origin, Stdin()))
+        inner = self.result.commands[before:]
+        if len(inner) == 1 and len(produced) == 1 and origin == "command_substitution":
+            text = _printed_text(produced)
+            if text is not None and text.literal:
+                return text.text.rstrip("\n")
+        return None
 
     # -- commands ---------------------------------------------------------------
 

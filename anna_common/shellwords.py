@@ -10,6 +10,7 @@ the risk rules can fail closed on it.
 from __future__ import annotations
 
 import codecs
+import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
@@ -132,7 +133,10 @@ def _unescape_double(raw: str) -> str:
 def _decode_ansi_c(raw: str) -> str:
     """``$'...'`` escapes (``\\n``, ``\\x41``, ``\\101``, ``\\u00e9``); undecodable text stays as is."""
     try:
-        return codecs.decode(raw.encode("latin-1", "backslashreplace"), "unicode_escape")
+        with warnings.catch_warnings():
+            # "\e" and friends are bash escapes Python does not know; they stay as written
+            warnings.simplefilter("ignore", DeprecationWarning)
+            return codecs.decode(raw.encode("latin-1", "backslashreplace"), "unicode_escape")
     except (UnicodeDecodeError, ValueError):
         return raw
 
@@ -154,10 +158,11 @@ class WordBuilder:
     """Builds :class:`Word` values; reports substitutions to ``on_substitution``.
 
     ``on_substitution(node, origin)`` is called for every command or process
-    substitution met inside a word so the caller can analyse the code in it.
+    substitution met inside a word so the caller can analyse the code in it; it returns
+    the substitution's output when that is statically known (``$(echo rm)``), else None.
     """
 
-    def __init__(self, on_substitution: Callable[[Node, str], None]) -> None:
+    def __init__(self, on_substitution: Callable[[Node, str], str | None]) -> None:
         self._on_substitution = on_substitution
 
     def build(self, node: Node) -> Word:
@@ -183,7 +188,10 @@ class WordBuilder:
                 self._scan_substitutions(child)
             return [Segment(_text(node), quoted, "var", _var_name(node))]
         if kind == "command_substitution":
-            self._on_substitution(node, "command_substitution")
+            static = self._on_substitution(node, "command_substitution")
+            if static is not None and (quoted or not any(c.isspace() for c in static)):
+                # $(echo rm) is just "rm": a disguise, not run-time knowledge
+                return [Segment(static, True)]
             return [Segment(_text(node), quoted, "subst")]
         if kind == "process_substitution":
             self._on_substitution(node, "process_substitution")

@@ -98,7 +98,10 @@ def main(argv: list[str] | None = None) -> int:
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         args.insert(0, "ask")
     try:
-        app(args=args, prog_name="annactl", standalone_mode=False)
+        # without standalone mode click *returns* the code of a typer.Exit instead of raising
+        result = app(args=args, prog_name="annactl", standalone_mode=False)
+        if isinstance(result, int):
+            return result
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
     except (KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - the one place errors end

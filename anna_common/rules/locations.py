@@ -131,7 +131,10 @@ def _boot_write(out: Out, label: str) -> None:
 def _location_floor(target: WriteTarget, place: Resolved, out: Out, label: str) -> None:
     path, how = place.path, target.how
     recursive_delete = how in _DESTRUCTIVE and target.recursive
-    if path.startswith(("/proc/sys/", "/sys/")) or path == "/proc/sysrq-trigger":
+    if how in _PERMS and target.recursive and paths.is_system(path):
+        out.high(Code.SYSTEM_PERMISSIONS, f"recursively changes ownership or permissions of "
+                 f"the system path {label}", target=label, system=True)
+    elif path.startswith(("/proc/sys/", "/sys/")) or path == "/proc/sysrq-trigger":
         out.high(Code.KERNEL, f"writes kernel state through {label}", target=label, system=True)
     elif paths.is_persistence(path):
         out.high(Code.PERSISTENCE, f"changes {label}, which runs code at login, boot or on a "

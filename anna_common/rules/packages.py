@@ -231,9 +231,6 @@ _READ_VERBS = frozenset({"list", "show", "search", "info", "policy", "madison", 
 def foreign(cmd: SimpleCommand, out: Out) -> None:
     """apt/dnf/zypper/snap/...: queries read, the rest change packages; flagged off-distro."""
     prog = cmd.program or ""
-    if not_native(prog, out.ctx.distro):
-        out.medium(Code.NOT_NATIVE, f"{prog} is not this distribution's package manager",
-                   target=prog)
     words = [w.text for w in cmd.args]
     verb = next((w for w in words if not w.startswith("-")), words[0] if words else "")
     if help_only(cmd) or verb in _READ_VERBS or (words and words[0] in _READ_VERBS):
