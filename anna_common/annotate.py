@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
+from anna_common.findings import AnnotatedPlan, AnnotatedStep, Finding, FindingCode
 from anna_common.plan import LLM_VERSION, ActionPlan, RiskLevel
 from anna_common.risk import AssessContext, Assessment, Scope, assess
 from anna_common.rules.base import Code
-from anna_common.findings import AnnotatedPlan, AnnotatedStep, Finding, FindingCode
 
 _UNDOABLE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE), str(Code.USER_CONFIG),
                        str(Code.HOME_WRITE), str(Code.TEMP_WRITE), str(Code.ETC_WRITE),

@@ -161,7 +161,7 @@ def resolve(
         if home and norm.startswith("/") and (norm == home or norm.startswith(home.rstrip("/") + "/")):
             rest = norm[len(home.rstrip("/")):]
             norm = HOME + rest
-        out.append(Resolved(norm, word.glob or "*" in norm and not word.literal))
+        out.append(Resolved(norm, word.glob or ("*" in norm and not word.literal)))
     return out
 
 

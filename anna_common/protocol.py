@@ -102,7 +102,7 @@ class SessionEnv(BaseModel):
     def from_environ(cls, environ: dict[str, str]) -> SessionEnv:
         """Pick the whitelisted variables out of an environment (values capped at 512 chars)."""
         keys = cls.model_fields
-        return cls(**{k: environ[k][:512] for k in keys if k in environ and environ[k]})
+        return cls(**{k: environ[k][:512] for k in keys if environ.get(k)})
 
 
 class DaemonMode(StrEnum):

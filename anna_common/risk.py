@@ -119,7 +119,7 @@ def assess(command: str, context: AssessContext | None = None) -> Assessment:
         return _assess_cached(command, ctx)
     except RecursionError:
         return _failed(command, "the command nests too deeply to analyse")
-    except Exception as exc:  # noqa: BLE001 - fail closed on any analyser bug
+    except Exception as exc:
         return _failed(command, f"the analyser failed ({type(exc).__name__}); treating it as "
                        "opaque")
 
@@ -196,7 +196,7 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
         writes.extend(_judge_command(cmd, analysis, out, functions, assess_into))
         added = out.reasons[before_reasons:]
         marked = out.readonly_marks > before_marks
-        if added and max(r.risk for r in added) > RiskLevel.INFO or not marked:
+        if (added and max(r.risk for r in added) > RiskLevel.INFO) or not marked:
             all_read_only = False
     return all_read_only, writes
 

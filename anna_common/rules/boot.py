@@ -36,7 +36,7 @@ def _boot_change(out: Out, what: str, *, family: str | None = None, initramfs: s
         evidence = _evidence_bootloader(out, family) or (family == "efi" and out.ctx.efi)
         basis = f"bootloader {family or out.ctx.bootloader}"
     if evidence:
-        out.high(Code.BOOTLOADER, f"{what} ({basis} detected)", target=target or what.split()[0],
+        out.high(Code.BOOTLOADER, f"{what} ({basis} detected)", target=target or what.split(maxsplit=1)[0],
                  system=True)
     else:
         out.ban(Code.BAN_BOOT_WITHOUT_EVIDENCE,
@@ -58,7 +58,7 @@ def grub(cmd: SimpleCommand, out: Out) -> None:
         return
     if prog == "grub-editenv":
         verbs = [w.text for w in cmd.args if not w.text.startswith("-")]
-        if len(verbs) >= 2 and verbs[1] == "list" or verbs == ["list"]:
+        if (len(verbs) >= 2 and verbs[1] == "list") or verbs == ["list"]:
             out.read_only()
             return
     if prog == "grub-probe":

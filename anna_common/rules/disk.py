@@ -186,8 +186,8 @@ def hdparm(cmd: SimpleCommand, out: Out) -> None:
         _ban_disk(out, "hdparm erases or rewrites the drive", (_devices(cmd, out) or [None])[0])
         return
     flags = [t for t in texts if t.startswith("-")]
-    if all(t in _HDPARM_READ or t in ("-tT", "-Tt", "-B", "-M", "-a", "-A", "-W", "-S") and
-           _no_value_after(cmd, t) for t in flags):
+    if all(t in _HDPARM_READ or (t in ("-tT", "-Tt", "-B", "-M", "-a", "-A", "-W", "-S") and
+           _no_value_after(cmd, t)) for t in flags):
         out.read_only()
         return
     out.high(Code.DISK_TOOL, "hdparm changes drive settings", system=True)

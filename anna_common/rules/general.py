@@ -47,8 +47,8 @@ READ_ONLY = frozenset({
     "ionice?", "nice?", "taskset?", "pwdx", "ldd", "objdump", "readelf", "nm", "size", "id3v2?",
     "checkupdates?", "pacman-conf?", "command", "builtin", "help", "man?", "apropos", "whatis",
     "tldr", "declare", "typeset", "local", "export", "readonly", "let", "unalias", "set",
-    "history", "unset", "wc", "diff3", "sdiff", "colordiff", "jc", "xmllint?", "csvlook",
-    "stdbuf?", "time", "hostid", "logname", "uptime", "top", "btop?", "glances?", "atop?",
+    "history", "unset", "diff3", "sdiff", "colordiff", "jc", "xmllint?", "csvlook",
+    "stdbuf?", "time", "hostid", "logname", "top", "btop?", "glances?", "atop?",
 })
 """Programs that only read and print (the ``?`` marks are filtered below)."""
 _READ_ONLY = frozenset(p for p in READ_ONLY if not p.endswith("?"))
@@ -210,7 +210,7 @@ def chmod(cmd: SimpleCommand, out: Out) -> None:
         if mode_is_setuid(text):
             out.high(Code.SETUID, "chmod sets a setuid or setgid bit", target=text)
             return
-        if re.fullmatch(r"[0-7]{3,4}", text) and text[-1] in "2367" or \
+        if (re.fullmatch(r"[0-7]{3,4}", text) and text[-1] in "2367") or \
                 _WORLD_WRITABLE.fullmatch(text):
             out.high(Code.SYSTEM_PERMISSIONS, "chmod makes files writable by everyone",
                      target=text)

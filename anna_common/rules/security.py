@@ -115,7 +115,7 @@ def nft(cmd: SimpleCommand, out: Out) -> None:
     words = [w.text for w in cmd.args if not w.text.startswith("-")]
     if words[:2] == ["flush", "ruleset"]:
         _sec_ban(out, "nft flush ruleset removes every firewall rule", "firewall")
-    elif words and words[0] in ("list", "describe", "monitor") or help_only(cmd) or (
+    elif (words and words[0] in ("list", "describe", "monitor")) or help_only(cmd) or (
             not words and options(cmd.args) <= {"-c", "--check", "-v", "--version"}
             and options(cmd.args)):
         out.read_only()
