@@ -1,0 +1,158 @@
+"""Drive a fixed set of requests through the real planner against a real model server.
+
+Run by bench/real_llm.sh (which builds and starts llama-server); can also be pointed at any
+OpenAI-compatible or Ollama server:
+
+    .venv/bin/python bench/real_llm.py --url http://127.0.0.1:18181/v1 --model gemma-3-270m
+
+Templates are off (every request goes to the model), there is no daemon (so no checks run and
+nothing is ever executed), and the telemetry is a fixed snapshot. Figures, side by side:
+parse rate (replies that hold a JSON object), valid rate (requests ending in a valid plan),
+repairs, coded errors, median latency, and Anna's overhead = end-to-end time minus the
+server's own time (llama.cpp `timings`), as a share of end-to-end time.
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import sys
+import tempfile
+import threading
+import time
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _telemetry import telemetry  # noqa: E402
+
+from anna_common.errors import AnnaError  # noqa: E402
+from anna_common.validate import ExtractError, extract_json  # noqa: E402
+from annactl.config import ClientSettings  # noqa: E402
+from annactl.llm import make_provider  # noqa: E402
+from annactl.llm.base import ChatRequest, ChatResult, EventSink, Provider, no_events  # noqa: E402
+from annactl.planner import Planner  # noqa: E402
+
+REQUESTS = (
+    "how is my system?",
+    "change my wallpaper to /home/user/pictures/fjord.png",
+    "install htop",
+    "restart nginx",
+    "clean the package cache",
+    "show failed services",
+    "why is my disk getting full?",
+    "make firefox my default browser",
+)
+
+
+class Counting:
+    """Wraps a provider and keeps every reply (to measure the parse rate per reply)."""
+
+    def __init__(self, inner: Provider) -> None:
+        self.inner = inner
+        self.name = inner.name
+        self.model = inner.model
+        self.replies: list[ChatResult] = []
+
+    def chat(self, request: ChatRequest, *, on_tokens: Any = None,
+             cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
+        result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel, events=events)
+        self.replies.append(result)
+        return result
+
+    def close(self) -> None:
+        self.inner.close()
+
+
+def parses(text: str) -> bool:
+    try:
+        extract_json(text)
+    except ExtractError:
+        return False
+    return True
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--url", required=True)
+    parser.add_argument("--model", default="gemma-3-270m")
+    parser.add_argument("--provider", default="openai", choices=("openai", "ollama"))
+    parser.add_argument("--runs", type=int, default=1)
+    parser.add_argument("--ctx", type=int, default=0, help="server context (for the report)")
+    args = parser.parse_args()
+
+    state = Path(tempfile.mkdtemp(prefix="anna-bench-"))
+    settings = ClientSettings(llm_provider=args.provider, llm_url=args.url, llm_model=args.model,
+                              llm_timeout=600, state_dir=state, trace=True)
+    provider = Counting(make_provider(settings))
+    planner = Planner(settings, daemon=None, provider=provider)
+    snapshot = telemetry()
+    rows = []
+    for run in range(args.runs):
+        for request in REQUESTS:
+            before = len(provider.replies)
+            started = time.perf_counter()
+            row: dict[str, Any] = {"run": run, "request": request}
+            try:
+                outcome = planner.plan(request, telemetry=snapshot, use_templates=False)
+                row.update(ok=outcome.result.ok, banned=bool(outcome.result.plan and
+                                                              outcome.result.plan.banned),
+                           calls=outcome.model_calls, repairs=outcome.repairs, code=None,
+                           server_s=outcome.server_s, llm_s=outcome.llm_s)
+            except AnnaError as exc:
+                row.update(ok=False, banned=False, calls=len(provider.replies) - before,
+                           repairs=max(0, len(provider.replies) - before - 1), code=str(exc.code),
+                           server_s=sum((r.server_ms or 0) for r in
+                                        provider.replies[before:]) / 1000,
+                           llm_s=sum(r.latency_s for r in provider.replies[before:]))
+            row["e2e_s"] = time.perf_counter() - started
+            replies = provider.replies[before:]
+            row["parsed"] = sum(parses(r.text) for r in replies)
+            row["replies"] = len(replies)
+            row["tokens_out"] = sum(r.completion_tokens for r in replies)
+            row["cached"] = sum(r.cached_tokens for r in replies)
+            rows.append(row)
+            print(f"  {request[:44]:44} ok={row['ok']!s:5} calls={row['calls']} "
+                  f"repairs={row['repairs']} code={row['code'] or '-':22} "
+                  f"e2e={row['e2e_s']:6.2f}s server={row['server_s']:6.2f}s "
+                  f"tokens_out={row['tokens_out']}", flush=True)
+    report(rows, args, settings)
+    planner.close()
+    return 0
+
+
+def report(rows: list[dict[str, Any]], args: argparse.Namespace, settings: ClientSettings) -> None:
+    replies = sum(r["replies"] for r in rows)
+    parsed = sum(r["parsed"] for r in rows)
+    valid = sum(1 for r in rows if r["ok"])
+    e2e = sum(r["e2e_s"] for r in rows)
+    server = sum(r["server_s"] for r in rows)
+    llm = sum(r["llm_s"] for r in rows)
+    codes = Counter(r["code"] for r in rows if r["code"])
+    print()
+    print(f"model {args.model} at {args.url} (ctx {args.ctx or '?'}), {len(rows)} requests, "
+          f"templates off, no daemon")
+    print(f"{'parse rate (replies holding JSON)':40} {parsed}/{replies} = "
+          f"{100 * parsed / max(replies, 1):.0f} %")
+    print(f"{'valid rate (requests with a valid plan)':40} {valid}/{len(rows)} = "
+          f"{100 * valid / max(len(rows), 1):.0f} %")
+    print(f"{'banned plans (refused, not repaired)':40} {sum(1 for r in rows if r['banned'])}")
+    print(f"{'repairs':40} {sum(r['repairs'] for r in rows)}")
+    print(f"{'model calls':40} {sum(r['calls'] for r in rows)}")
+    print(f"{'coded errors':40} {dict(codes) or 'none'}")
+    print(f"{'median end-to-end latency':40} {statistics.median(r['e2e_s'] for r in rows):.2f} s")
+    print(f"{'total end-to-end / server / HTTP wait':40} {e2e:.2f} s / {server:.2f} s / "
+          f"{llm:.2f} s")
+    overhead = e2e - server
+    print(f"{'Anna overhead (e2e - server)':40} {overhead:.3f} s = {100 * overhead / e2e:.2f} % "
+          f"of end-to-end (goal <= 5 %)")
+    print(f"{'  of which outside the HTTP wait':40} {e2e - llm:.3f} s = "
+          f"{100 * (e2e - llm) / e2e:.2f} %")
+    print(f"traces in {settings.state_dir / 'traces'}")
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())
