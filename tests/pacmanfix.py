@@ -18,7 +18,8 @@ Helpers:
 - :func:`write_synthetic_db` writes a local database of N packages directly
   (``local/NAME-VER-REL/desc``), fast enough for benchmarks; real ``pacman -Q`` reads it.
 
-Fixtures (import the ones you use into your test module or conftest):
+Fixtures (import the ones you use into your test module or conftest, e.g.
+``from tests.pacmanfix import pacman_root, hello_package  # noqa: F401``):
 ``pacman_root``, ``package_builder``, ``hello_package``, ``local_repo``, ``synced_root``.
 They skip when pacman is missing (CI installs it) or, for installs, when not root.
 """

@@ -68,8 +68,10 @@ def cpu_counters(proc: Path) -> tuple[int, int]:
 class CpuSampler:
     """Remembers the previous CPU counters so utilisation is measured between collections."""
 
-    def __init__(self) -> None:
+    def __init__(self, min_interval_s: float = MIN_SAMPLE_S) -> None:
         """Start with no previous sample: the first reading has no percentage."""
+        self.min_interval_s = min_interval_s
+        """Windows shorter than this repeat the previous figure."""
         self._lock = threading.Lock()
         self._last: tuple[float, int, int] | None = None
         """(monotonic time, busy, total) of the reference sample."""
@@ -81,7 +83,7 @@ class CpuSampler:
         busy, total = cpu_counters(proc)
         now = time.monotonic()
         with self._lock:
-            if self._last is not None and now - self._last[0] < MIN_SAMPLE_S:
+            if self._last is not None and now - self._last[0] < self.min_interval_s:
                 return self._percent
             if self._last is not None and total > self._last[2]:
                 delta_busy = busy - self._last[1]
