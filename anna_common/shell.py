@@ -18,22 +18,23 @@ quote removal follows bash's rules (:mod:`anna_common.shellwords`).
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
+from anna_common.shellmodel import Analysis, EmbeddedCode, Redirect, SimpleCommand, Stdin
+from anna_common.shellnested import NestedCode, printed_text
 from anna_common.shellwords import Word, WordBuilder
-from anna_common.unwrap import SHELLS, language_of, peel, program_name, shell_call
+from anna_common.unwrap import peel, program_name
+
+__all__ = ["Analysis", "EmbeddedCode", "Redirect", "SimpleCommand", "Stdin", "Word", "analyse"]
 
 if TYPE_CHECKING:
     from tree_sitter import Node
 
 MAX_DEPTH = 8
 """Nesting depth (``bash -c "eval '...'"``) beyond which analysis stops and reports opaque."""
-MAX_NESTED = 64
-"""Nested code blocks analysed per command before giving up (opaque)."""
 
 _LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()
@@ -44,7 +45,6 @@ _WORD_TYPES = frozenset({
     "arithmetic_expansion", "number", "brace_expression", "extglob_pattern", "regex",
 })
 _REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-_WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 
 
 def _parser() -> Parser:
@@ -55,114 +55,6 @@ def _parser() -> Parser:
     return parser
 
 
-@dataclass(frozen=True, slots=True)
-class Redirect:
-    """One redirection: ``2>>/var/log/x``, ``<file``, ``<<EOF``, ``<<<text``."""
-
-    op: str
-    """The operator as written (``>``, ``>>``, ``&>``, ``<``, ``<<``, ``<<<``, ``>&``)."""
-    fd: int | None
-    """The file descriptor written before the operator, if any."""
-    target: Word | None
-    """The file (or fd, for ``>&2``); the text for here-strings; None for heredocs."""
-
-    @property
-    def writes(self) -> bool:
-        """True when the target is opened for writing (duplicating an fd number does not)."""
-        if self.op not in _WRITE_OPS or self.target is None:
-            return False
-        return not (self.op == ">&" and self.target.literal and self.target.text.isdigit())
-
-
-@dataclass(slots=True)
-class Stdin:
-    """Where a command's standard input comes from."""
-
-    kind: str = "inherit"
-    """``inherit``, ``pipe``, ``heredoc``, ``herestring`` or ``file``."""
-    producers: list[SimpleCommand] = field(default_factory=list)
-    """For ``pipe``: the commands of the previous pipeline stage."""
-    text: Word | None = None
-    """For ``heredoc``/``herestring``: the body; for ``file``: the path."""
-    expands: bool = False
-    """For ``heredoc``: whether the body undergoes expansion (unquoted delimiter)."""
-
-
-@dataclass(slots=True)
-class EmbeddedCode:
-    """Code handed to a shell or interpreter."""
-
-    language: str
-    """``sh``, ``python``, ``perl``, ``awk``, ... (see :func:`anna_common.unwrap.language_of`)."""
-    how: str
-    """``code`` (on the command line), ``stdin``, ``script`` (a file), ``module`` (python -m)."""
-    text: Word | None
-    """The code, or the script path; None when it comes from an unseen stdin."""
-
-
-@dataclass(slots=True)
-class SimpleCommand:
-    """One program invocation, after wrappers are peeled off."""
-
-    program: str | None
-    """Basename of the program (``rm`` for ``/usr/bin/rm``, ``\\rm``, ``r''m``); None if dynamic."""
-    name: Word | None
-    """The program word as evaluated."""
-    args: list[Word]
-    """Arguments, evaluated."""
-    redirects: list[Redirect] = field(default_factory=list)
-    """Redirections that apply to it."""
-    assignments: list[tuple[str, Word]] = field(default_factory=list)
-    """``NAME=value`` prefixes (and ``env`` assignments)."""
-    wrappers: list[str] = field(default_factory=list)
-    """Wrappers crossed, outermost first (``["sudo", "env"]``)."""
-    privileged: bool = False
-    """Crossed ``sudo``/``doas``/``pkexec``/``su``/... ."""
-    stdin: Stdin = field(default_factory=Stdin)
-    """Where standard input comes from."""
-    origin: str = "top"
-    """``top``, ``command_substitution``, ``process_substitution``, ``sh -c``, ``eval``,
-    ``heredoc``, ``find -exec``, ``function NAME``, ... (its pipe position is in ``stdin``)."""
-    depth: int = 0
-    """Nesting depth of the code it came from (0 for the command itself)."""
-    code: list[EmbeddedCode] = field(default_factory=list)
-    """Code it runs (shells, eval, interpreters)."""
-    substitutions: list[SimpleCommand] = field(default_factory=list)
-    """Commands inside substitutions in its words (``sh -c "$(curl x)"`` → curl)."""
-    interactive_shell: bool = False
-    """It opens an interactive shell (``sh`` with a terminal, ``sudo -i``, ``su``)."""
-    stdin_args: bool = False
-    """Some arguments come from standard input (``xargs``)."""
-    wrapper_options: dict[str, set[str]] = field(default_factory=dict)
-    """Options given to each wrapper crossed (``{"systemd-run": {"--on-calendar"}}``)."""
-    background: bool = False
-    """Followed by ``&``."""
-
-    @property
-    def argv(self) -> list[str]:
-        """The program and arguments as text (expansions left as written)."""
-        head = [self.name.text] if self.name is not None else []
-        return head + [w.text for w in self.args]
-
-
-@dataclass(slots=True)
-class Analysis:
-    """Everything :func:`analyse` found in one command string."""
-
-    source: str
-    """The command as given."""
-    parse_ok: bool = True
-    """False when the grammar reported an error anywhere."""
-    commands: list[SimpleCommand] = field(default_factory=list)
-    """Every simple command, nested ones included, in source order per level."""
-    opaque: list[str] = field(default_factory=list)
-    """Why parts of it cannot be seen through (empty when fully understood)."""
-    assignments: list[tuple[str, Word]] = field(default_factory=list)
-    """Shell variable assignments (``HISTFILE=/dev/null``, ``export PATH=...``)."""
-    functions: list[str] = field(default_factory=list)
-    """Names of shell functions it defines."""
-
-
 def analyse(source: str, *, depth: int = 0) -> Analysis:
     """Parse ``source`` with tree-sitter-bash and collect what it would run."""
     result = Analysis(source=source)
@@ -170,7 +62,7 @@ def analyse(source: str, *, depth: int = 0) -> Analysis:
     return result
 
 
-class _Walker:
+class _Walker(NestedCode):
     """Visits a tree-sitter tree and fills an :class:`Analysis`."""
 
     def __init__(self, result: Analysis, *, depth: int) -> None:
@@ -380,7 +272,7 @@ class _Walker:
             produced.extend(self.visit(child, origin, Stdin()))
         inner = self.result.commands[before:]
         if len(inner) == 1 and len(produced) == 1 and origin == "command_substitution":
-            text = _printed_text(produced)
+            text = printed_text(produced)
             if text is not None and text.literal:
                 return text.text.rstrip("\n")
         return None
@@ -466,153 +358,4 @@ class _Walker:
                 words.append(self._words.build(child))
         return words, assignments, redirects, tails
 
-    def _inspect_program(self, cmd: SimpleCommand, program: str) -> None:
-        """Shells, eval, source, find -exec and interpreters: what code do they run?"""
-        if program in SHELLS:
-            self._shell(cmd)
-        elif program == "eval":
-            if cmd.args:
-                joined = " ".join(w.text for w in cmd.args)
-                literal = all(w.literal for w in cmd.args)
-                self._embed(cmd, "sh", "code", Word.of(joined) if literal else Word.unknown(joined))
-        elif program == "trap":
-            # trap 'CODE' SIGNAL... runs CODE later: analyse it like any other shell code
-            code_words = [w for w in cmd.args if not w.text.startswith("-")]
-            if len(code_words) >= 2:
-                self._embed(cmd, "sh", "code", code_words[0])
-        elif program in ("source", "."):
-            if cmd.args:
-                cmd.code.append(EmbeddedCode("sh", "script", cmd.args[0]))
-                self.result.opaque.append(f"{program} runs a file Anna cannot see")
-        elif program == "find":
-            self._find_exec(cmd)
-        else:
-            language = language_of(program)
-            if language is not None:
-                self._interpreter(cmd, program, language)
 
-    def _shell(self, cmd: SimpleCommand) -> None:
-        call = shell_call(cmd.args)
-        if call.mode == "code":
-            if call.code is None:
-                self.result.opaque.append("a shell -c without code")
-                return
-            self._embed(cmd, "sh", "code", call.code)
-        elif call.mode == "script":
-            cmd.code.append(EmbeddedCode("sh", "script", call.code))
-            self.result.opaque.append(f"{cmd.program} runs a script file Anna cannot see")
-        else:
-            self._stdin_code(cmd, "sh")
-
-    def _interpreter(self, cmd: SimpleCommand, program: str, language: str) -> None:
-        from anna_common.unwrap import interpreter_code
-
-        how, code = interpreter_code(program, cmd.args)
-        if how == "stdin":
-            self._stdin_code(cmd, language)
-            return
-        cmd.code.append(EmbeddedCode(language, how, code))
-        if how == "script":
-            self.result.opaque.append(f"{program} runs a script file Anna cannot see")
-
-    def _stdin_code(self, cmd: SimpleCommand, language: str) -> None:
-        """A shell or interpreter reading its program from standard input."""
-        stdin = cmd.stdin
-        if stdin.kind in ("heredoc", "herestring") and stdin.text is not None:
-            if language == "sh":
-                self._embed(cmd, "sh", "stdin", stdin.text)
-            else:
-                cmd.code.append(EmbeddedCode(language, "stdin", stdin.text))
-            return
-        if stdin.kind == "pipe":
-            text = _printed_text(stdin.producers)
-            if text is not None and language == "sh":
-                self._embed(cmd, "sh", "stdin", text)
-            else:
-                cmd.code.append(EmbeddedCode(language, "stdin", text))
-                if text is None:
-                    self.result.opaque.append(f"{cmd.program} runs code piped in at run time")
-            return
-        if stdin.kind == "file":
-            cmd.code.append(EmbeddedCode(language, "script", stdin.text))
-            self.result.opaque.append(f"{cmd.program} runs a file Anna cannot see")
-            return
-        cmd.interactive_shell = True
-
-    def _embed(self, cmd: SimpleCommand, language: str, how: str, code: Word | None) -> None:
-        cmd.code.append(EmbeddedCode(language, how, code))
-        if language != "sh" or code is None:
-            return
-        if not code.literal:
-            self.result.opaque.append("shell code is built at run time")
-            return
-        self.nested += 1
-        if self.nested > MAX_NESTED:
-            self.result.opaque.append("too much nested code to analyse")
-            self.result.parse_ok = False
-            return
-        inner = analyse(code.text, depth=self.depth + 1)
-        origin = f"{cmd.program} -c" if how == "code" and cmd.program in SHELLS else (
-            f"{cmd.program}" if how == "code" else f"{how} into {cmd.program}")
-        for sub in inner.commands:
-            if sub.origin == "top":
-                sub.origin = origin
-            self._emit(sub)
-        self.result.parse_ok = self.result.parse_ok and inner.parse_ok
-        self.result.opaque.extend(inner.opaque)
-        self.result.assignments.extend(inner.assignments)
-        self.result.functions.extend(inner.functions)
-
-    def _find_exec(self, cmd: SimpleCommand) -> None:
-        """``find ... -exec CMD {} ;`` runs CMD once per match, with ``{}`` unknown."""
-        args = cmd.args
-        i = 0
-        while i < len(args):
-            text = args[i].text
-            if text in ("-exec", "-execdir", "-ok", "-okdir"):
-                j = i + 1
-                while j < len(args) and args[j].text not in (";", "+"):
-                    j += 1
-                inner = [Word.unknown(w.text) if "{}" in w.text else w for w in args[i + 1 : j]]
-                if inner:
-                    self._emit_words(inner, "find -exec", cmd)
-                i = j + 1
-                continue
-            i += 1
-
-    def _emit_words(self, words: list[Word], origin: str, parent: SimpleCommand) -> None:
-        inv = peel(words)
-        if not inv.words:
-            return
-        program = program_name(inv.words[0])
-        sub = SimpleCommand(
-            program=program, name=inv.words[0], args=list(inv.words[1:]),
-            assignments=inv.assignments, wrappers=inv.wrappers,
-            privileged=parent.privileged or inv.privileged, origin=origin, depth=self.depth + 1,
-            interactive_shell=inv.interactive_shell,
-        )
-        if program is None:
-            self.result.opaque.append(f"{origin} runs a program computed at run time")
-        self._emit(sub)
-        for language, code in inv.code:
-            self._embed(sub, language, "code", code)
-        if program is not None:
-            self._inspect_program(sub, program)
-
-
-def _printed_text(producers: list[SimpleCommand]) -> Word | None:
-    """The literal text ``echo``/``printf``/``cat <<EOF`` pipe into the next stage, if knowable."""
-    if len(producers) != 1:
-        return None
-    prod = producers[0]
-    if prod.program == "echo" and all(w.literal for w in prod.args):
-        words = [w.text for w in prod.args if not (w.text.startswith("-") and
-                                                   set(w.text[1:]) <= set("neE"))]
-        return Word.of(" ".join(words))
-    if prod.program == "printf" and prod.args and all(w.literal for w in prod.args):
-        if "%" not in prod.args[0].text and "\\" not in prod.args[0].text:
-            return Word.of(prod.args[0].text)
-        return None
-    if prod.program == "cat" and not prod.args and prod.stdin.kind in ("heredoc", "herestring"):
-        return prod.stdin.text
-    return None

@@ -14,7 +14,10 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from anna_common.argv import operands, options
 from anna_common.shellwords import Word
+
+__all__ = ["WriteTarget", "operands", "options", "write_targets"]
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,45 +41,6 @@ class WriteTarget:
     """Whether everything below the path is affected."""
     program: str | None = None
     """The program that writes it."""
-
-
-def operands(args: list[Word], value_opts: frozenset[str] = frozenset()) -> list[Word]:
-    """Non-option arguments; options in ``value_opts`` consume the next word."""
-    out: list[Word] = []
-    i = 0
-    after_dashdash = False
-    while i < len(args):
-        word = args[i]
-        text = word.text
-        if after_dashdash or not word.literal or not text.startswith("-") or text == "-":
-            out.append(word)
-            i += 1
-            continue
-        if text == "--":
-            after_dashdash = True
-        elif text.startswith("--"):
-            if "=" not in text and text in value_opts:
-                i += 1
-        elif text[:2] in value_opts and len(text) == 2:
-            i += 1
-        i += 1
-    return out
-
-
-def options(args: list[Word]) -> set[str]:
-    """Every option letter and long option given (``-rf`` → ``-r``, ``-f``)."""
-    seen: set[str] = set()
-    for word in args:
-        text = word.text
-        if text == "--":
-            break
-        if not word.literal or not text.startswith("-") or text == "-":
-            continue
-        if text.startswith("--"):
-            seen.add(text.split("=", 1)[0])
-        else:
-            seen.update("-" + c for c in text[1:])
-    return seen
 
 
 def _recursive(args: list[Word]) -> bool:

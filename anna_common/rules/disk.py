@@ -29,7 +29,7 @@ def help_only(cmd: SimpleCommand) -> bool:
     return bool(cmd.args) and all(w.literal and w.text in HELP for w in cmd.args)
 
 
-def _devices(cmd: SimpleCommand, out: Out, words: list[Word] | None = None) -> list[str]:
+def device_operands(cmd: SimpleCommand, out: Out, words: list[Word] | None = None) -> list[str]:
     """Operands that are (or may be, being unknown) block devices."""
     found = []
     for word in words if words is not None else operands(cmd.args):
@@ -39,7 +39,7 @@ def _devices(cmd: SimpleCommand, out: Out, words: list[Word] | None = None) -> l
     return found
 
 
-def _ban_disk(out: Out, what: str, target: str | None) -> None:
+def ban_disk(out: Out, what: str, target: str | None) -> None:
     out.ban(Code.BAN_DISK_WRITE, what, target=target)
 
 
@@ -62,7 +62,6 @@ def partition_tool(cmd: SimpleCommand, out: Out) -> None:
     """fdisk, sfdisk, gdisk, sgdisk, cfdisk, parted, growpart: ban writes, allow listing."""
     prog = cmd.program or ""
     opts = options(cmd.args)
-    texts = {w.text for w in cmd.args}
     if help_only(cmd):
         out.read_only()
         return
@@ -85,15 +84,15 @@ def partition_tool(cmd: SimpleCommand, out: Out) -> None:
                                                  words & HELP):
             out.read_only()
             return
-    target = (_devices(cmd, out) or [None])[0]
-    _ban_disk(out, f"{prog} rewrites a partition table", target)
+    target = (device_operands(cmd, out) or [None])[0]
+    ban_disk(out, f"{prog} rewrites a partition table", target)
 
 
 def wipefs(cmd: SimpleCommand, out: Out) -> None:
     """``wipefs`` lists signatures; with ``-a``/``-o`` it erases them."""
     opts = options(cmd.args)
     if opts & {"-a", "--all", "-o", "--offset"} and not opts & {"-n", "--no-act"}:
-        _ban_disk(out, "wipefs erases filesystem signatures", (_devices(cmd, out) or [None])[0])
+        ban_disk(out, "wipefs erases filesystem signatures", (device_operands(cmd, out) or [None])[0])
         return
     out.read_only()
 
@@ -108,10 +107,10 @@ def mkfs(cmd: SimpleCommand, out: Out) -> None:
                         "--label", "--uuid", "--type", "--data", "--metadata", "--nodesize",
                         "--sectorsize", "--features", "--checksum", "--rootdir", "-g", "-R"})
     ops = operands(cmd.args, values)
-    devices = _devices(cmd, out, ops)
+    devices = device_operands(cmd, out, ops)
     prog = cmd.program or "mkfs"
     if devices or not ops:
-        _ban_disk(out, f"{prog} creates a filesystem on {devices[0] if devices else 'a device'}",
+        ban_disk(out, f"{prog} creates a filesystem on {devices[0] if devices else 'a device'}",
                   devices[0] if devices else None)
     else:
         out.high(Code.DISK_TOOL, f"{prog} formats {ops[-1].text}", target=ops[-1].text)
@@ -122,10 +121,10 @@ def mkswap(cmd: SimpleCommand, out: Out) -> None:
     if help_only(cmd):
         out.read_only()
         return
-    devices = _devices(cmd, out, operands(cmd.args, frozenset({"-L", "-U", "-p", "--label",
+    devices = device_operands(cmd, out, operands(cmd.args, frozenset({"-L", "-U", "-p", "--label",
                                                                "--uuid", "--pagesize"})))
     if devices:
-        _ban_disk(out, f"mkswap formats {devices[0]}", devices[0])
+        ban_disk(out, f"mkswap formats {devices[0]}", devices[0])
     else:
         out.high(Code.SWAP, "mkswap formats a swap file", system=True)
 
@@ -135,15 +134,15 @@ def blkdiscard(cmd: SimpleCommand, out: Out) -> None:
     if help_only(cmd):
         out.read_only()
         return
-    _ban_disk(out, "blkdiscard erases a device", (_devices(cmd, out) or [None])[0])
+    ban_disk(out, "blkdiscard erases a device", (device_operands(cmd, out) or [None])[0])
 
 
 def shred(cmd: SimpleCommand, out: Out) -> None:
     """shred of a device is a ban (the file case is judged by its write targets)."""
-    devices = _devices(cmd, out)
+    devices = device_operands(cmd, out)
     real = [d for d in devices if not d.startswith("$…")]
     if real:
-        _ban_disk(out, f"shred overwrites the device {real[0]}", real[0])
+        ban_disk(out, f"shred overwrites the device {real[0]}", real[0])
     else:
         out.high(Code.DISK_TOOL, "shred destroys file contents beyond recovery")
 
@@ -151,8 +150,8 @@ def shred(cmd: SimpleCommand, out: Out) -> None:
 def badblocks(cmd: SimpleCommand, out: Out) -> None:
     """``badblocks -w`` overwrites the whole device; ``-n`` rewrites every block in place."""
     if options(cmd.args) & {"-w", "-n"}:
-        _ban_disk(out, "badblocks writes every block of the device",
-                  (_devices(cmd, out) or [None])[0])
+        ban_disk(out, "badblocks writes every block of the device",
+                  (device_operands(cmd, out) or [None])[0])
     else:
         out.high(Code.DISK_TOOL, "badblocks scans a device", system=True)
 
@@ -162,9 +161,9 @@ def copy_to_device(cmd: SimpleCommand, out: Out) -> None:
     if cmd.program == "ddrescue":
         ops = operands(cmd.args)
         if len(ops) >= 2:
-            devices = _devices(cmd, out, [ops[1]])
+            devices = device_operands(cmd, out, [ops[1]])
             if devices:
-                _ban_disk(out, f"ddrescue writes the device {devices[0]}", devices[0])
+                ban_disk(out, f"ddrescue writes the device {devices[0]}", devices[0])
                 return
         out.high(Code.DISK_TOOL, "ddrescue copies raw disk data", system=True)
         return
@@ -183,7 +182,7 @@ def hdparm(cmd: SimpleCommand, out: Out) -> None:
     """hdparm reads drive facts; a few options erase or rewrite the drive."""
     texts = [w.text for w in cmd.args]
     if any(t.startswith(_HDPARM_BAN) for t in texts):
-        _ban_disk(out, "hdparm erases or rewrites the drive", (_devices(cmd, out) or [None])[0])
+        ban_disk(out, "hdparm erases or rewrites the drive", (device_operands(cmd, out) or [None])[0])
         return
     flags = [t for t in texts if t.startswith("-")]
     if all(t in _HDPARM_READ or (t in ("-tT", "-Tt", "-B", "-M", "-a", "-A", "-W", "-S") and
@@ -207,7 +206,7 @@ def nvme(cmd: SimpleCommand, out: Out) -> None:
     sub = cmd.args[0].text if cmd.args else ""
     if sub in ("format", "sanitize", "write", "write-zeroes", "write-uncor", "fw-download",
                "fw-commit", "delete-ns", "create-ns", "security-send", "ns-rescan"):
-        _ban_disk(out, f"nvme {sub} rewrites the drive", (_devices(cmd, out) or [None])[0])
+        ban_disk(out, f"nvme {sub} rewrites the drive", (device_operands(cmd, out) or [None])[0])
     elif sub in ("list", "list-subsys", "smart-log", "id-ctrl", "id-ns", "error-log", "get-log",
                  "show-regs", "fw-log", "version", "help", "list-ns", "get-feature",
                  "effects-log", "") or help_only(cmd):
@@ -220,7 +219,7 @@ def flashrom(cmd: SimpleCommand, out: Out) -> None:
     """Writing or erasing firmware is a ban; reading and verifying are not."""
     opts = options(cmd.args)
     if opts & {"-w", "--write", "-E", "--erase"}:
-        _ban_disk(out, "flashrom rewrites firmware", None)
+        ban_disk(out, "flashrom rewrites firmware", None)
     elif opts & {"-r", "--read", "-v", "--verify"} or help_only(cmd):
         out.high(Code.DISK_TOOL, "flashrom talks to firmware chips", system=True)
     else:
@@ -236,8 +235,8 @@ def cryptsetup(cmd: SimpleCommand, out: Out) -> None:
     texts = {w.text for w in cmd.args}
     if verb in ("luksFormat", "format", "erase", "luksErase", "reencrypt") or \
             "--persistent" in texts:
-        _ban_disk(out, f"cryptsetup {verb} rewrites the encryption header on the device",
-                  (_devices(cmd, out) or [None])[0])
+        ban_disk(out, f"cryptsetup {verb} rewrites the encryption header on the device",
+                  (device_operands(cmd, out) or [None])[0])
     elif texts & {"--dump-volume-key", "--dump-master-key", "--dump-json-metadata"}:
         out.high(Code.SECRET_READ, "cryptsetup prints key material", system=True,
                  target="key")
@@ -282,149 +281,6 @@ def losetup(cmd: SimpleCommand, out: Out) -> None:
     out.high(Code.MOUNT, "losetup attaches or detaches loop devices", system=True)
 
 
-_FS_READ = {
-    "tune2fs": {"-l"}, "dumpe2fs": set(), "e2fsck": {"-n"}, "fsck": {"-n", "-N"},
-    "xfs_info": set(), "xfs_repair": {"-n"}, "debugfs": set(),
-}
-
-
-def fs_tool(cmd: SimpleCommand, out: Out) -> None:
-    """fsck, tune2fs, resize2fs, e2label and friends: HIGH unless a read-only form."""
-    prog = cmd.program or ""
-    opts = options(cmd.args)
-    if help_only(cmd):
-        out.read_only()
-        return
-    ro = _FS_READ.get(prog)
-    if ro is not None and (not ro or opts & ro) and not (prog == "debugfs" and "-w" in opts):
-        out.read_only()
-        return
-    out.high(Code.DISK_TOOL, f"{prog} changes a filesystem", system=True,
-             target=(_devices(cmd, out) or [None])[0])
-
-
-_BTRFS_GROUPS = ("balance", "check", "device", "filesystem", "inspect-internal", "property",
-                 "qgroup", "quota", "receive", "replace", "rescue", "restore", "scrub", "send",
-                 "subvolume", "help", "version")
-_BTRFS_READ = {
-    "filesystem": {"show", "df", "usage", "du", "label?"},
-    "subvolume": {"list", "show", "get-default", "find-new"},
-    "device": {"stats", "usage", "ready"},
-    "scrub": {"status"},
-    "balance": {"status"},
-    "qgroup": {"show"},
-    "property": {"get", "list"},
-    "replace": {"status"},
-    "inspect-internal": {"*"},
-    "help": {"*"},
-    "version": {"*"},
-}
-
-
-def _prefix(token: str, choices: tuple[str, ...]) -> str | None:
-    """btrfs accepts unique prefixes of group and command names (``b`` → ``balance``)."""
-    if token in choices:
-        return token
-    hits = [c for c in choices if c.startswith(token)]
-    return hits[0] if len(hits) == 1 else None
-
-
-def btrfs(cmd: SimpleCommand, out: Out) -> None:
-    """btrfs: listing and status are read-only; everything else changes the filesystem."""
-    words = [w.text for w in cmd.args if not w.text.startswith("-")]
-    group = _prefix(words[0], _BTRFS_GROUPS) if words else None
-    if group is None:
-        if help_only(cmd) or not words:
-            out.read_only()
-        else:
-            out.high(Code.DISK_TOOL, "btrfs changes a filesystem", system=True)
-        return
-    allowed = _BTRFS_READ.get(group, set())
-    sub_tokens = tuple(sorted(a.rstrip("?") for a in allowed if a != "*"))
-    sub = _prefix(words[1], sub_tokens) if len(words) > 1 and sub_tokens else None
-    if group == "check":
-        if "--repair" in {w.text for w in cmd.args}:
-            out.high(Code.DISK_TOOL, "btrfs check --repair rewrites filesystem metadata",
-                     system=True)
-        else:
-            out.medium(Code.DISK_TOOL, "btrfs check reads a whole unmounted filesystem",
-                       system=True)
-        return
-    if "*" in allowed or (sub is not None and (sub != "label" or len(words) <= 3)):
-        out.read_only()
-        return
-    out.high(Code.DISK_TOOL, f"btrfs {group} changes a filesystem", system=True)
-
-
-_LVM_READ = frozenset({"lvs", "vgs", "pvs", "lvdisplay", "vgdisplay", "pvdisplay", "lvscan",
-                       "vgscan", "lvmconfig"})
-_LVM_SCAN = frozenset({"pvscan", "lvmdiskscan", "lvmdump", "lvmsadc", "lvmsar", "dmstats"})
-
-
-def lvm(cmd: SimpleCommand, out: Out) -> None:
-    """LVM: reporting commands are read-only; the rest change volumes (HIGH)."""
-    prog = cmd.program or ""
-    opts = options(cmd.args)
-    if prog == "lvm" and cmd.args and cmd.args[0].text in ("help", "version", "fullreport",
-                                                           "lvs", "vgs", "pvs", "formats",
-                                                           "segtypes", "types", "config",
-                                                           "dumpconfig"):
-        out.read_only()
-        return
-    if help_only(cmd) or (prog in _LVM_READ and not opts & {"-f", "--file"}) or (
-            prog == "lvmdevices" and not opts):
-        out.read_only()
-        return
-    if prog in ("pvcreate", "pvremove") and _devices(cmd, out):
-        _ban_disk(out, f"{prog} rewrites the LVM label on {_devices(cmd, out)[0]}",
-                  _devices(cmd, out)[0])
-        return
-    if prog in _LVM_SCAN or (prog == "lvmdevices" and not opts & {
-            "--adddev", "--deldev", "--addpvid", "--delpvid", "--update", "--delnotfound"}) or (
-            prog == "lvm_import_vdo" and opts & {"--dry-run", "-n"}) or (
-            prog == "lvmpolld" and opts & {"--dump"}) or prog == "lvmconfig":
-        out.medium(Code.DISK_TOOL, f"{prog} scans devices or writes LVM reports", system=True)
-        return
-    out.high(Code.DISK_TOOL, f"{prog} changes logical volumes", system=True,
-             target=(_devices(cmd, out) or [None])[0])
-
-
-def mdadm(cmd: SimpleCommand, out: Out) -> None:
-    """mdadm --detail/--examine are read-only; creating or changing arrays is HIGH."""
-    opts = options(cmd.args)
-    if opts & {"--detail", "-D", "--examine", "-E", "--query", "-Q", "--detail-platform",
-               "--version", "-V", "--help", "-h"} and not opts & {"--create", "-C",
-                                                                   "--zero-superblock"}:
-        out.read_only()
-        return
-    out.high(Code.DISK_TOOL, "mdadm changes RAID arrays", system=True)
-
-
-def zfs(cmd: SimpleCommand, out: Out) -> None:
-    """zpool/zfs: status and listing are read-only; the rest changes pools."""
-    sub = cmd.args[0].text if cmd.args else ""
-    read = {"zpool": {"status", "list", "iostat", "history", "get", "events", "version", "help",
-                      ""},
-            "zfs": {"list", "get", "diff", "version", "help", "holds", "userspace",
-                    "groupspace", "projectspace", ""}}
-    if sub in read.get(cmd.program or "", set()) or (sub == "import" and len(cmd.args) == 1):
-        out.read_only()
-        return
-    if sub == "labelclear":
-        _ban_disk(out, "zpool labelclear erases device labels", (_devices(cmd, out) or [None])[0])
-        return
-    out.high(Code.DISK_TOOL, f"{cmd.program} {sub} changes storage pools", system=True)
-
-
-def smartctl(cmd: SimpleCommand, out: Out) -> None:
-    """smartctl reads drive health; -t/-s/-o start tests or change settings."""
-    if options(cmd.args) & {"-t", "--test", "-s", "--smart", "-o", "--offlineauto", "-S",
-                            "--saveauto", "-X", "--abort"}:
-        out.medium(Code.DISK_TOOL, "smartctl changes drive self-test settings", system=True)
-    else:
-        out.read_only()
-
-
 def partition_kernel(cmd: SimpleCommand, out: Out) -> None:
     """partprobe/partx/kpartx/addpart/delpart/resizepart tell the kernel about partitions."""
     opts = options(cmd.args)
@@ -460,24 +316,7 @@ DISK_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
     "swapon": swap,
     "swapoff": swap,
     "losetup": losetup,
-    **dict.fromkeys(("fsck", "e2fsck", "fsck.ext4", "fsck.vfat", "fsck.btrfs", "xfs_repair",
-                     "tune2fs", "resize2fs", "e2label", "fatlabel", "ntfslabel", "xfs_growfs",
-                     "xfs_admin", "dumpe2fs", "debugfs", "ntfsresize", "ntfsfix", "e4defrag",
-                     "xfs_info", "fstrim"), fs_tool),
-    "btrfs": btrfs,
-    **dict.fromkeys(("lvm", "lvs", "vgs", "pvs", "lvdisplay", "vgdisplay", "pvdisplay", "lvscan",
-                     "vgscan", "pvscan", "lvmdiskscan", "lvmconfig", "lvmdump", "lvmdevices",
-                     "lvcreate", "lvremove", "lvextend", "lvreduce", "lvresize", "lvrename",
-                     "lvconvert", "lvchange", "vgcreate", "vgremove", "vgextend", "vgreduce",
-                     "vgrename", "vgchange", "vgimport", "vgexport", "vgmerge", "vgsplit",
-                     "vgcfgrestore", "vgcfgbackup", "pvcreate", "pvremove", "pvresize", "pvmove",
-                     "pvchange", "lvm_import_vdo", "lvmpolld", "dmstats", "dmsetup",
-                     "vgimportclone", "vgmknodes", "lvmsadc", "lvmsar"), lvm),
-    "mdadm": mdadm,
-    "zpool": zfs,
-    "zfs": zfs,
-    "smartctl": smartctl,
     **dict.fromkeys(("partprobe", "partx", "kpartx", "addpart", "delpart", "resizepart"),
                     partition_kernel),
 }
-"""Rules for storage programs, by program name."""
+"""Rules for disk, partition, device, mount and swap programs."""

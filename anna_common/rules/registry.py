@@ -6,12 +6,15 @@ from typing import TYPE_CHECKING
 
 from anna_common.rules.boot import BOOT_RULES, grub
 from anna_common.rules.desktop import DESKTOP_RULES
-from anna_common.rules.disk import DISK_RULES, fs_tool, mkfs
+from anna_common.rules.disk import DISK_RULES, mkfs
+from anna_common.rules.files import FILE_RULES
 from anna_common.rules.general import GENERAL_RULES
 from anna_common.rules.network import NETWORK_RULES
 from anna_common.rules.packages import PACKAGE_RULES
 from anna_common.rules.security import SECURITY_RULES
 from anna_common.rules.services import SERVICE_RULES
+from anna_common.rules.tools import TOOL_RULES
+from anna_common.rules.volumes import VOLUME_RULES, fs_tool
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -23,12 +26,15 @@ if TYPE_CHECKING:
 
 RULES: dict[str, Rule] = {
     **GENERAL_RULES,
+    **FILE_RULES,
+    **TOOL_RULES,
     **DESKTOP_RULES,
     **PACKAGE_RULES,
     **SERVICE_RULES,
     **NETWORK_RULES,
     **SECURITY_RULES,
     **BOOT_RULES,
+    **VOLUME_RULES,
     **DISK_RULES,
 }
 """Program name → rule. Later tables win: storage, boot and security rules are the strictest."""

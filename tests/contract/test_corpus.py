@@ -47,3 +47,23 @@ def test_no_hard_negative_is_banned(table: dict[str, dict[str, float | int]]) ->
     rate, rows = aggregate(table, "benign/hard_negative/", "banned")
     assert rows > 150
     assert rate == 0.0
+
+
+def test_the_analyser_never_crashes_on_the_corpora() -> None:
+    """assess() fails closed on internal errors, which would also hide bugs: run the unguarded
+    path over every corpus command so a crash is a test failure, not a silent HIGH."""
+    import json
+
+    from anna_common import risk
+    from tests.corpus_eval import CONTEXT
+
+    assert ROOT is not None
+    crashes = []
+    for name in ("dangerous_commands.jsonl", "benign_commands.jsonl"):
+        for line in (ROOT / name).read_text(encoding="utf-8").splitlines():
+            command = json.loads(line)["command"]
+            try:
+                risk._assess_cached.__wrapped__(command, CONTEXT)
+            except Exception as exc:  # noqa: BLE001 - collected and reported below
+                crashes.append((command[:80], repr(exc)))
+    assert not crashes, crashes[:5]

@@ -1,0 +1,188 @@
+"""Code that commands hand to shells and interpreters, found while walking a command.
+
+A mixin of the analyser's walker (:mod:`anna_common.shell`): shells given ``-c`` code, a script
+or standard input; ``eval``, ``source`` and ``trap``; ``find -exec``; interpreters given code.
+Literal shell code is analysed recursively; what cannot be seen is recorded as opaque.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from anna_common.interpreters import SHELLS, language_of, shell_call
+from anna_common.shellmodel import Analysis, EmbeddedCode, SimpleCommand, Stdin
+from anna_common.shellwords import Word
+from anna_common.unwrap import peel, program_name
+
+MAX_NESTED = 64
+"""Nested code blocks analysed per command before giving up (opaque)."""
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+
+class NestedCode:
+    """Mixin: what shells, eval, find -exec and interpreters are given to run."""
+
+    result: Analysis
+    depth: int
+    nested: int
+
+    def _emit(self, cmd: SimpleCommand) -> None:  # provided by the walker
+        raise NotImplementedError
+
+    def visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
+        raise NotImplementedError  # provided by the walker
+
+    def _inspect_program(self, cmd: SimpleCommand, program: str) -> None:
+        """Shells, eval, source, find -exec and interpreters: what code do they run?"""
+        if program in SHELLS:
+            self._shell(cmd)
+        elif program == "eval":
+            if cmd.args:
+                joined = " ".join(w.text for w in cmd.args)
+                literal = all(w.literal for w in cmd.args)
+                self._embed(cmd, "sh", "code", Word.of(joined) if literal else Word.unknown(joined))
+        elif program == "trap":
+            # trap 'CODE' SIGNAL... runs CODE later: analyse it like any other shell code
+            code_words = [w for w in cmd.args if not w.text.startswith("-")]
+            if len(code_words) >= 2:
+                self._embed(cmd, "sh", "code", code_words[0])
+        elif program in ("source", "."):
+            if cmd.args:
+                cmd.code.append(EmbeddedCode("sh", "script", cmd.args[0]))
+                self.result.opaque.append(f"{program} runs a file Anna cannot see")
+        elif program == "find":
+            self._find_exec(cmd)
+        else:
+            language = language_of(program)
+            if language is not None:
+                self._interpreter(cmd, program, language)
+
+    def _shell(self, cmd: SimpleCommand) -> None:
+        call = shell_call(cmd.args)
+        if call.mode == "code":
+            if call.code is None:
+                self.result.opaque.append("a shell -c without code")
+                return
+            self._embed(cmd, "sh", "code", call.code)
+        elif call.mode == "script":
+            cmd.code.append(EmbeddedCode("sh", "script", call.code))
+            self.result.opaque.append(f"{cmd.program} runs a script file Anna cannot see")
+        else:
+            self._stdin_code(cmd, "sh")
+
+    def _interpreter(self, cmd: SimpleCommand, program: str, language: str) -> None:
+        from anna_common.interpreters import interpreter_code
+
+        how, code = interpreter_code(program, cmd.args)
+        if how == "stdin":
+            self._stdin_code(cmd, language)
+            return
+        cmd.code.append(EmbeddedCode(language, how, code))
+        if how == "script":
+            self.result.opaque.append(f"{program} runs a script file Anna cannot see")
+
+    def _stdin_code(self, cmd: SimpleCommand, language: str) -> None:
+        """A shell or interpreter reading its program from standard input."""
+        stdin = cmd.stdin
+        if stdin.kind in ("heredoc", "herestring") and stdin.text is not None:
+            if language == "sh":
+                self._embed(cmd, "sh", "stdin", stdin.text)
+            else:
+                cmd.code.append(EmbeddedCode(language, "stdin", stdin.text))
+            return
+        if stdin.kind == "pipe":
+            text = printed_text(stdin.producers)
+            if text is not None and language == "sh":
+                self._embed(cmd, "sh", "stdin", text)
+            else:
+                cmd.code.append(EmbeddedCode(language, "stdin", text))
+                if text is None:
+                    self.result.opaque.append(f"{cmd.program} runs code piped in at run time")
+            return
+        if stdin.kind == "file":
+            cmd.code.append(EmbeddedCode(language, "script", stdin.text))
+            self.result.opaque.append(f"{cmd.program} runs a file Anna cannot see")
+            return
+        cmd.interactive_shell = True
+
+    def _embed(self, cmd: SimpleCommand, language: str, how: str, code: Word | None) -> None:
+        cmd.code.append(EmbeddedCode(language, how, code))
+        if language != "sh" or code is None:
+            return
+        if not code.literal:
+            self.result.opaque.append("shell code is built at run time")
+            return
+        self.nested += 1
+        if self.nested > MAX_NESTED:
+            self.result.opaque.append("too much nested code to analyse")
+            self.result.parse_ok = False
+            return
+        from anna_common.shell import analyse  # noqa: PLC0415 - the walker recurses
+
+        inner = analyse(code.text, depth=self.depth + 1)
+        origin = f"{cmd.program} -c" if how == "code" and cmd.program in SHELLS else (
+            f"{cmd.program}" if how == "code" else f"{how} into {cmd.program}")
+        for sub in inner.commands:
+            if sub.origin == "top":
+                sub.origin = origin
+            self._emit(sub)
+        self.result.parse_ok = self.result.parse_ok and inner.parse_ok
+        self.result.opaque.extend(inner.opaque)
+        self.result.assignments.extend(inner.assignments)
+        self.result.functions.extend(inner.functions)
+
+    def _find_exec(self, cmd: SimpleCommand) -> None:
+        """``find ... -exec CMD {} ;`` runs CMD once per match, with ``{}`` unknown."""
+        args = cmd.args
+        i = 0
+        while i < len(args):
+            text = args[i].text
+            if text in ("-exec", "-execdir", "-ok", "-okdir"):
+                j = i + 1
+                while j < len(args) and args[j].text not in (";", "+"):
+                    j += 1
+                inner = [Word.unknown(w.text) if "{}" in w.text else w for w in args[i + 1 : j]]
+                if inner:
+                    self._emit_words(inner, "find -exec", cmd)
+                i = j + 1
+                continue
+            i += 1
+
+    def _emit_words(self, words: list[Word], origin: str, parent: SimpleCommand) -> None:
+        inv = peel(words)
+        if not inv.words:
+            return
+        program = program_name(inv.words[0])
+        sub = SimpleCommand(
+            program=program, name=inv.words[0], args=list(inv.words[1:]),
+            assignments=inv.assignments, wrappers=inv.wrappers,
+            privileged=parent.privileged or inv.privileged, origin=origin, depth=self.depth + 1,
+            interactive_shell=inv.interactive_shell,
+        )
+        if program is None:
+            self.result.opaque.append(f"{origin} runs a program computed at run time")
+        self._emit(sub)
+        for language, code in inv.code:
+            self._embed(sub, language, "code", code)
+        if program is not None:
+            self._inspect_program(sub, program)
+
+
+def printed_text(producers: list[SimpleCommand]) -> Word | None:
+    """The literal text ``echo``/``printf``/``cat <<EOF`` pipe into the next stage, if knowable."""
+    if len(producers) != 1:
+        return None
+    prod = producers[0]
+    if prod.program == "echo" and all(w.literal for w in prod.args):
+        words = [w.text for w in prod.args if not (w.text.startswith("-") and
+                                                   set(w.text[1:]) <= set("neE"))]
+        return Word.of(" ".join(words))
+    if prod.program == "printf" and prod.args and all(w.literal for w in prod.args):
+        if "%" not in prod.args[0].text and "\\" not in prod.args[0].text:
+            return Word.of(prod.args[0].text)
+        return None
+    if prod.program == "cat" and not prod.args and prod.stdin.kind in ("heredoc", "herestring"):
+        return prod.stdin.text
+    return None
