@@ -1,17 +1,23 @@
 """annactl's command line (Typer). Heavy imports happen inside the command that needs them.
 
 ``annactl "TEXT"`` is shorthand for ``annactl ask "TEXT"``. Every error becomes
-one line on stderr and an exit status from :mod:`annactl.exit_codes`.
+one line on stderr and an exit status from :mod:`annactl.exit_codes`. The
+command bodies live in ``annactl/cmd_*.py``, ``status.py``, ``doctor.py``,
+``repl.py`` and ``tui/``; this module only declares options.
 """
 
 from __future__ import annotations
 
 import sys
-from typing import Annotated, Optional
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Optional
 
 import typer
 
 from annactl import __version__
+
+if TYPE_CHECKING:
+    from annactl.console import Consoles
 
 app = typer.Typer(
     add_completion=False,
@@ -26,12 +32,28 @@ DistroOpt = Annotated[
     Optional[str],  # noqa: UP045 - typer needs Optional here
     typer.Option("--distro", help="Distribution family (arch, debian, ...); default: this one."),
 ]
+YesOpt = Annotated[bool, typer.Option("--yes", "-y",
+                                      help="Approve without asking, up to MEDIUM risk.")]
+AllowHighOpt = Annotated[bool, typer.Option("--allow-high",
+                                            help="With --yes: approve HIGH risk too.")]
+NoTemplatesOpt = Annotated[bool, typer.Option("--no-templates",
+                                              help="Always ask the model (no offline answers).")]
+TextArg = Annotated[list[str], typer.Argument(metavar="TEXT", help="What you want done.")]
 
 
-def _consoles():  # type: ignore[no-untyped-def]
+def _consoles() -> Consoles:
     from annactl.console import make_consoles
 
     return make_consoles()
+
+
+def _request(words: list[str]) -> str:
+    from anna_common.errors import UsageError
+
+    text = " ".join(words).strip()
+    if not text:
+        raise UsageError("say what you want, e.g. annactl \"how is my system?\"")
+    return text
 
 
 @app.command()
@@ -66,6 +88,124 @@ def validate(
                                                 consoles=_consoles()))
 
 
+@app.command()
+def ask(
+    text: TextArg,
+    yes: YesOpt = False,
+    allow_high: AllowHighOpt = False,
+    dry_run: Annotated[bool, typer.Option(
+        "--dry-run", help="Show the plan; run only read-only checks.")] = False,
+    as_json: JsonOpt = False,
+    no_templates: NoTemplatesOpt = False,
+) -> None:
+    """Plan a request, confirm by its risk, execute, report (also: annactl "TEXT")."""
+    from annactl import cmd_ask
+
+    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, dry_run=dry_run, as_json=as_json)
+    raise typer.Exit(cmd_ask.ask(_consoles(), _request(text), opts,
+                                 use_templates=not no_templates))
+
+
+@app.command()
+def plan(
+    text: TextArg,
+    as_json: JsonOpt = False,
+    telemetry_file: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--telemetry-file", help="Plan against a saved telemetry snapshot.")] = None,
+    no_templates: NoTemplatesOpt = False,
+) -> None:
+    """Plan and store a request without running it (run it later with apply ID)."""
+    from annactl import cmd_plans
+
+    raise typer.Exit(cmd_plans.plan(_consoles(), _request(text), as_json=as_json,
+                                    telemetry_file=telemetry_file,
+                                    use_templates=not no_templates))
+
+
+@app.command()
+def apply(
+    target: Annotated[str, typer.Argument(metavar="FILE.json|ID",
+                                          help="A plan file (validated like a model reply), "
+                                          "- for stdin, or a stored plan id.")],
+    yes: YesOpt = False,
+    allow_high: AllowHighOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Confirm and execute a plan file or a stored plan."""
+    from annactl import cmd_ask, cmd_plans
+
+    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json)
+    raise typer.Exit(cmd_plans.apply(_consoles(), target, opts))
+
+
+@app.command()
+def show(plan_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False) -> None:
+    """Show a stored plan, its steps' states and its outcome."""
+    from annactl import cmd_plans
+
+    raise typer.Exit(cmd_plans.show(_consoles(), plan_id, as_json=as_json))
+
+
+@app.command()
+def history(as_json: JsonOpt = False) -> None:
+    """List plans, newest first."""
+    from annactl import cmd_plans
+
+    raise typer.Exit(cmd_plans.history(_consoles(), as_json=as_json))
+
+
+@app.command()
+def rollback(plan_id: Annotated[str, typer.Argument(metavar="ID")],
+             yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+             as_json: JsonOpt = False) -> None:
+    """Undo a plan (after success, failure or a daemon crash)."""
+    from annactl import cmd_plans
+
+    raise typer.Exit(cmd_plans.rollback(_consoles(), plan_id, yes=yes, as_json=as_json))
+
+
+@app.command()
+def status(as_json: JsonOpt = False) -> None:
+    """CPU, memory, disks, load, failed units, desktop, packages. No model involved."""
+    from annactl import status as status_cmd
+
+    raise typer.Exit(status_cmd.run(_consoles(), as_json=as_json))
+
+
+@app.command()
+def doctor(as_json: JsonOpt = False) -> None:
+    """Check the daemon, the model server, the model, structured output, pacman, config."""
+    from annactl import doctor as doctor_cmd
+
+    raise typer.Exit(doctor_cmd.run(_consoles(), as_json=as_json))
+
+
+@app.command()
+def repl(no_templates: NoTemplatesOpt = False) -> None:
+    """An interactive session: history, Ctrl-R search, slash commands, plans in context."""
+    from annactl import repl as repl_cmd
+
+    raise typer.Exit(repl_cmd.run(_consoles(), use_templates=not no_templates))
+
+
+@app.command()
+def tui(
+    text: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045
+        metavar="[TEXT]", help="A request to plan.")] = None,
+    plan_file: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--plan-file", help="A plan JSON file.")] = None,
+    plan_id: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--plan", help="A stored plan id.")] = None,
+    no_templates: NoTemplatesOpt = False,
+) -> None:
+    """The approval screen: details, approve (HIGH asks for a word), progress, rollback."""
+    from annactl import cmd_tui
+
+    raise typer.Exit(cmd_tui.run(_consoles(), text=" ".join(text or []).strip() or None,
+                                 plan_file=plan_file, plan_id=plan_id,
+                                 use_templates=not no_templates))
+
+
 def _report(error: BaseException) -> int:
     from anna_common.errors import AnnaError
     from annactl.console import inert
@@ -82,6 +222,17 @@ def _report(error: BaseException) -> int:
         line = f"annactl: internal error: {type(error).__name__}: {inert(error)}"
     print(line, file=sys.stderr)
     return int(status)
+
+
+def _usage_line(exc: BaseException) -> int:
+    """A click usage error as Anna's one line (click would print the usage block too)."""
+    from anna_common.errors import UsageError
+
+    message = getattr(exc, "format_message", lambda: str(exc))()
+    ctx = getattr(exc, "ctx", None)
+    where = f"annactl {ctx.info_name} --help" if ctx is not None and ctx.parent else \
+        "annactl --help"
+    return _report(UsageError(message, hint=f"see {where}"))
 
 
 COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "show",
@@ -104,7 +255,7 @@ def main(argv: list[str] | None = None) -> int:
             return result
     except typer.Exit as exc:
         return int(exc.exit_code or 0)
-    except (KeyboardInterrupt, Exception) as exc:  # noqa: BLE001 - the one place errors end
+    except (KeyboardInterrupt, Exception) as exc:  # the one place errors end
         import click
 
         if isinstance(exc, click.exceptions.Exit):
@@ -112,8 +263,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(exc, click.exceptions.Abort):
             return _report(KeyboardInterrupt())
         if isinstance(exc, click.ClickException):
-            exc.show()
-            return 2
+            return _usage_line(exc)
         return _report(exc)
     return 0
 

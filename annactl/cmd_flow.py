@@ -66,16 +66,19 @@ class Prepared:
             "source": self.source,
             "plan": self.annotated.plan.model_dump(mode="json"),
             "annotated": self.annotated.model_dump(mode="json"),
-            "findings": [w.model_dump(mode="json") for w in self.warnings],
+            "findings": [],
+            "warnings": [w.model_dump(mode="json") for w in self.warnings],
             "checks": [c.model_dump(mode="json") for c in self.checks],
+            "model_calls": 0,
+            "repairs": 0,
+            "template": None,
         }
         if self.outcome is not None:
-            data.update(model_calls=self.outcome.model_calls, repairs=self.outcome.repairs,
-                        rounds=self.outcome.rounds, template=self.outcome.template,
-                        offline_reason=self.outcome.offline_reason,
-                        provider=self.outcome.provider, model=self.outcome.model,
-                        trace_id=self.outcome.trace_id,
-                        elapsed_s=round(self.outcome.elapsed_s, 3))
+            summary = self.outcome.summary()
+            # the daemon's annotation, warnings and check results are the ones that count
+            for key in ("plan", "ok", "findings", "warnings", "checks"):
+                summary.pop(key, None)
+            data.update(summary)
         return data
 
 
@@ -86,14 +89,26 @@ def session_env() -> SessionEnv:
     return SessionEnv.from_environ(dict(os.environ))
 
 
-def invalid_plan(message: str, findings: list[Finding]) -> PlanError:
+class PlanRejected(PlanError):
+    """A plan failed validation (or is banned); carries Anna's annotation so it can be shown."""
+
+    def __init__(self, message: str, *, code: ErrorCode, detail: dict[str, Any],
+                 annotated: AnnotatedPlan | None) -> None:
+        super().__init__(message, code=code, detail=detail)
+        self.annotated = annotated
+
+
+def invalid_plan(message: str, findings: list[Finding],
+                 annotated: AnnotatedPlan | None = None) -> PlanRejected:
     """The error for a plan that failed validation, findings attached (exit 3)."""
-    banned = any(f.code == "BANNED_COMMAND" for f in findings)
-    lines = "; ".join(f"{f.code} {f.path}: {f.message}".replace(" : ", ": ")
+    banned = any(f.code == "BANNED_COMMAND" for f in findings) or bool(
+        annotated is not None and annotated.banned)
+    lines = "; ".join(f"{f.code} {f.path}: {f.message}" if f.path else f"{f.code}: {f.message}"
                       for f in findings[:5])
-    return PlanError(f"{message}: {lines}" if lines else message,
-                     code=ErrorCode.PLAN_BANNED if banned else ErrorCode.PLAN_INVALID,
-                     detail={"findings": [f.model_dump(mode="json") for f in findings]})
+    return PlanRejected(f"{message}: {lines}" if lines else message,
+                        code=ErrorCode.PLAN_BANNED if banned else ErrorCode.PLAN_INVALID,
+                        detail={"findings": [f.model_dump(mode="json") for f in findings]},
+                        annotated=annotated)
 
 
 class Flow:
@@ -124,7 +139,8 @@ class Flow:
                                       preferences=preferences, on_progress=on_progress,
                                       cancel=cancel)
         if outcome.plan is None or not outcome.result.ok:
-            raise invalid_plan("the model's plan is not valid", outcome.result.errors)
+            raise invalid_plan("the model's plan cannot be offered", outcome.result.errors,
+                               outcome.result.plan)
         source = "template" if outcome.template else "model"
         prepared = self.submit(outcome.plan, request=request, source=source)
         prepared.outcome = outcome
@@ -138,7 +154,7 @@ class Flow:
 
         result = validate_text(text, local_context())
         if not result.ok or result.plan is None:
-            raise invalid_plan(f"{name} is not a valid plan", result.errors)
+            raise invalid_plan(f"{name} is not a valid plan", result.errors, result.plan)
         return self.submit(result.plan.plan, request=f"(from {name})", source="file")
 
     def submit(self, plan: Any, *, request: str, source: str) -> Prepared:

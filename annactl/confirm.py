@@ -21,6 +21,7 @@ terminal; modal screens in the TUI, which call :func:`requirement`,
 
 from __future__ import annotations
 
+import sys
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
@@ -30,6 +31,10 @@ from anna_common.plan import RiskLevel
 from annactl.console import inert
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    from rich.console import Console
+
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
 
 FALLBACK_WORD = "yes-do-it"
@@ -154,23 +159,52 @@ def by_flags(req: Requirement, *, yes: bool, allow_high: bool) -> Approval | Non
 
 
 def ask(req: Requirement, prompter: Prompter | None, *, yes: bool = False,
-        allow_high: bool = False) -> Approval:
-    """Get approval from the flags or, failing that, by asking; ``prompter=None`` means no
-    terminal, so a plan the flags do not cover is declined."""
-    granted = by_flags(req, yes=yes, allow_high=allow_high)
+        allow_high: bool = False, already_confirmed: bool = False) -> Approval:
+    """Get approval from the flags or, failing that, by asking.
+
+    ``prompter=None`` means there is no terminal: a plan the flags do not cover is
+    declined. ``already_confirmed`` is the REPL's ``ok`` typed after seeing the plan: it
+    is the one confirmation, so a HIGH plan is asked only for its word.
+    """
+    granted = by_flags(req, yes=yes or already_confirmed, allow_high=allow_high)
     if granted is not None:
         return granted
     if prompter is None:
         need = "--yes --allow-high" if req.tier == Tier.TWO else "--yes"
         raise declined(f"this {req.risk} plan needs a confirmation and there is no terminal "
                        "to ask on", hint=f"run it on a terminal, or pass {need}")
-    question = f"Run this {req.risk} plan? [y/N]"
-    if not prompter.yes_no(question):
+    if not already_confirmed and not prompter.yes_no(f"Run this {req.risk} plan? [y/N]"):
         raise declined("declined; nothing was run")
     if req.tier == Tier.ONE:
         return approval(req, confirmed=True)
     typed = prompter.text(f"This is a HIGH-risk plan. Type {req.word!r} to run it:")
     return approval(req, confirmed=True, typed_word=typed)
+
+
+class TerminalPrompter:
+    """Asks on the error console and reads answers from standard input.
+
+    Questions go to stderr so that stdout carries only results; answers are read a line
+    at a time, and end of input counts as No.
+    """
+
+    def __init__(self, err: Console, read_line: Callable[[], str] | None = None) -> None:
+        self.err = err
+        self.read_line = read_line or sys.stdin.readline
+
+    def _ask(self, question: str) -> str:
+        # markup=False: the question may name a confirmation word taken from a command
+        self.err.print(question + " ", style="bold", end="", markup=False, highlight=False)
+        self.err.file.flush()
+        return self.read_line().rstrip("\n")
+
+    def yes_no(self, question: str) -> bool:
+        """Default No."""
+        return is_yes(self._ask(question))
+
+    def text(self, question: str) -> str:
+        """One line."""
+        return self._ask(question)
 
 
 def declined(message: str, *, hint: str | None = None) -> AnnaError:

@@ -30,7 +30,7 @@ _CONTROLS = re.compile(r"[\x00-\x08\x0b-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u
 
 
 def inert(text: object, *, max_chars: int | None = None) -> str:
-    """Untrusted text with escape sequences and control characters removed (``\\n``, ``\\t`` kept)."""
+    """Untrusted text without escape sequences and control characters (``\\n``, ``\\t`` kept)."""
     value = text if isinstance(text, str) else str(text)
     value = _ESCAPES.sub("", value)
     value = _CONTROLS.sub("", value.replace("\r\n", "\n"))
@@ -66,6 +66,22 @@ class Consoles:
     def interactive(self) -> bool:
         """Both stdin and stderr are terminals (prompts and spinners make sense)."""
         return sys.stdin.isatty() and self.err.is_terminal
+
+
+def emit_json(consoles: Consoles, data: object) -> None:
+    """Print a JSON document on stdout: indented and coloured on a terminal, compact otherwise.
+
+    Untrusted strings stay escaped by JSON itself: ``ensure_ascii`` turns every control
+    character, C1 code (``\\x9b`` is a CSI on some terminals) and bidi override into a
+    ``\\uXXXX`` escape, so no escape code reaches the terminal either way.
+    """
+    import json
+
+    if consoles.out.is_terminal:
+        consoles.out.print_json(data=data, ensure_ascii=True, default=str)
+        return
+    consoles.out.file.write(json.dumps(data, ensure_ascii=True, default=str) + "\n")
+    consoles.out.file.flush()
 
 
 def make_consoles(*, no_color: bool = False) -> Consoles:

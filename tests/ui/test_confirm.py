@@ -122,3 +122,17 @@ def test_yes_without_allow_high_still_asks_on_a_terminal(high_plan: AnnotatedPla
     prompter = Answers("y", "/etc/fstab")
     assert confirm.ask(confirm.requirement(high_plan), prompter, yes=True) == Approval(True, True)
     assert len(prompter.asked) == 2
+
+
+def test_repl_ok_is_the_one_confirmation(low_plan: AnnotatedPlan,
+                                         high_plan: AnnotatedPlan) -> None:
+    prompter = Answers()
+    assert confirm.ask(confirm.requirement(low_plan), prompter,
+                       already_confirmed=True) == Approval(True, False)
+    assert prompter.asked == []
+    prompter = Answers("/etc/fstab")
+    assert confirm.ask(confirm.requirement(high_plan), prompter,
+                       already_confirmed=True) == Approval(True, True)
+    assert len(prompter.asked) == 1  # only the word
+    with pytest.raises(AnnaError):
+        confirm.ask(confirm.requirement(high_plan), Answers("y"), already_confirmed=True)
