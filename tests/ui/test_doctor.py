@@ -17,7 +17,7 @@ def doctor(env_extra: dict[str, str] | None = None) -> tuple[int, dict[str, Any]
     import os
 
     env = {**os.environ, **(env_extra or {})}
-    proc = subprocess.run([*ANNACTL, "doctor", "--json"], capture_output=True, text=True,
+    proc = subprocess.run([*ANNACTL, "doctor", "--json"], capture_output=True, text=True, check=False,
                           env=env, timeout=60)
     assert "Traceback" not in proc.stderr, proc.stderr
     return proc.returncode, json.loads(proc.stdout), proc.stderr
@@ -88,7 +88,7 @@ def test_unreachable_server_and_bad_config(tmp_path: Path) -> None:
 def test_text_output_has_one_line_per_check_and_fixes() -> None:
     import os
 
-    proc = subprocess.run([*ANNACTL, "doctor"], capture_output=True, text=True,
+    proc = subprocess.run([*ANNACTL, "doctor"], capture_output=True, text=True, check=False,
                           env=dict(os.environ), timeout=60)
     assert "Traceback" not in proc.stderr
     names = ("config", "daemon", "model_server", "model", "structured_output", "pacman")
