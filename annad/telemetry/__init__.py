@@ -34,4 +34,4 @@ def collect(session: SessionEnv | None = None, *, pacman_dbpath: Path = DEFAULT_
     """
     chosen = sources or Sources()
     snapshot = collect_machine(pacman_dbpath=pacman_dbpath, sources=chosen, previous=previous)
-    return with_desktop(snapshot, session, chosen)
+    return with_desktop(snapshot, session)

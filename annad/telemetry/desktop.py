@@ -117,42 +117,48 @@ def _from_processes(names: Collection[str]) -> tuple[str | None, str | None]:
     return de, wm
 
 
-def installed_programs(programs: Iterable[str], path_dirs: Iterable[Path]) -> set[str]:
+def installed_programs(programs: Iterable[str], path_dirs: Iterable[Path]) -> frozenset[str]:
     """Which of ``programs`` exist as executable files in ``path_dirs``."""
     dirs = list(path_dirs)
-    return {p for p in programs
-            if any(os.access(d / p, os.X_OK) and (d / p).is_file() for d in dirs)}
+    return frozenset(p for p in programs
+                     if any(os.access(d / p, os.X_OK) and (d / p).is_file() for d in dirs))
+
+
+def backend_programs_on_path(path_dirs: Iterable[Path]) -> frozenset[str]:
+    """The wallpaper backends' programs present in ``path_dirs`` (machine-wide: cacheable)."""
+    return installed_programs({p for b in WALLPAPER_BACKENDS.values() for p in b.programs},
+                              path_dirs)
 
 
 def wallpaper_backends(names: Collection[str], packages: Collection[str],
-                       path_dirs: Iterable[Path]) -> tuple[list[str], list[str]]:
-    """(installed, running) backend names, in :data:`WALLPAPER_BACKENDS` order."""
-    every_program = {p for b in WALLPAPER_BACKENDS.values() for p in b.programs}
-    on_path = installed_programs(every_program, path_dirs)
+                       programs: Collection[str]) -> tuple[list[str], list[str]]:
+    """(installed, running) backend names, in :data:`WALLPAPER_BACKENDS` order.
+
+    Installed: one of its programs is in ``programs`` (found on PATH) or one of its
+    packages in ``packages``. Running: one of its process names is in ``names``.
+    """
     installed = [n for n, b in WALLPAPER_BACKENDS.items()
-                 if on_path.intersection(b.programs) or packages_hit(packages, b.packages)]
+                 if any(p in programs for p in b.programs)
+                 or any(p in packages for p in b.packages)]
     running = [n for n, b in WALLPAPER_BACKENDS.items() if any(p in names for p in b.processes)]
     return installed, running
 
 
-def packages_hit(installed: Collection[str], wanted: Iterable[str]) -> bool:
-    """Whether any of ``wanted`` is an installed package name."""
-    return any(w in installed for w in wanted)
-
-
 def detect_desktop(session: SessionEnv | None, process_names: Collection[str],
-                   package_names: Collection[str], path_dirs: Iterable[Path]) -> DesktopInfo:
+                   package_names: Collection[str], programs: Collection[str]) -> DesktopInfo:
     """The caller's desktop from its session, completed from processes when it has a display.
 
     ``session`` None means the caller sent nothing (the daemon's own view): processes
-    decide. Installed backends are machine-wide; running ones come from process names.
+    decide. ``programs`` are the backend programs found on PATH
+    (:func:`backend_programs_on_path`); installed backends are machine-wide, running
+    ones come from process names.
     """
     protocol = display_protocol(session) if session is not None else None
     de, wm = _from_session(session) if session is not None else (None, None)
     if session is None or protocol is not None:
         seen_de, seen_wm = _from_processes(process_names)
         de, wm = de or seen_de, wm or seen_wm
-    installed, running = wallpaper_backends(process_names, package_names, path_dirs)
+    installed, running = wallpaper_backends(process_names, package_names, programs)
     return DesktopInfo(de=de, wm=wm, display_protocol=protocol,
                        wallpaper_backends_installed=installed,
                        wallpaper_backends_running=running)

@@ -65,7 +65,7 @@ class TelemetryService:
         if fresh or snapshot is None:
             snapshot = self._collect(only_if_missing=not fresh)
         age = max(0.0, time.monotonic() - snapshot.taken)
-        return with_desktop(snapshot, session, self.sources), age
+        return with_desktop(snapshot, session), age
 
     def _collect(self, *, only_if_missing: bool = False) -> Snapshot:
         with self._collect_lock:

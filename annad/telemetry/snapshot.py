@@ -30,7 +30,7 @@ from anna_common.telemetry import (
     Temperature,
 )
 from annad.telemetry.boot import collect_boot
-from annad.telemetry.desktop import detect_desktop
+from annad.telemetry.desktop import backend_programs_on_path, detect_desktop
 from annad.telemetry.packages import collect_packages
 from annad.telemetry.processes import ProcessScan, collect_processes
 from annad.telemetry.services import collect_services
@@ -64,6 +64,8 @@ class Snapshot:
     """Every process name seen (untrusted; compared for equality only)."""
     package_names: frozenset[str]
     """Every installed package name."""
+    programs: frozenset[str]
+    """Wallpaper backend programs found on PATH."""
     taken: float
     """``time.monotonic()`` when the collection finished (for the age)."""
 
@@ -92,7 +94,9 @@ def collect_machine(*, pacman_dbpath: Path, sources: Sources, previous: Telemetr
             pacman_dbpath, previous=previous.packages if previous else None,
             previous_at=previous.collected_at if previous else None),
         PackagesInfo(dbpath=str(pacman_dbpath), reason="collector failed"))
-    telemetry = Telemetry(
+    programs = guarded(errors, "desktop programs",
+                       lambda: backend_programs_on_path(sources.path_dirs), frozenset[str]())
+    telemetry = Telemetry(  # built last: it copies ``errors``
         collected_at=wall,
         cpu=guarded(errors, "cpu", lambda: collect_cpu(sources.proc, sampler), CpuInfo()),
         memory=guarded(errors, "memory", collect_memory, MemoryInfo()),
@@ -112,10 +116,10 @@ def collect_machine(*, pacman_dbpath: Path, sources: Sources, previous: Telemetr
     telemetry.collect_ms = round((time.perf_counter() - started) * 1000, 2)
     return Snapshot(telemetry=telemetry, process_names=scan.names,
                     package_names=frozenset(p.name for p in packages.packages),
-                    taken=time.monotonic())
+                    programs=programs, taken=time.monotonic())
 
 
-def with_desktop(snapshot: Snapshot, session: SessionEnv | None, sources: Sources) -> Telemetry:
+def with_desktop(snapshot: Snapshot, session: SessionEnv | None) -> Telemetry:
     """The snapshot's telemetry with the caller's desktop filled in (a shallow copy).
 
     The cached snapshot is never modified; the copy shares its lists, which callers
@@ -124,6 +128,6 @@ def with_desktop(snapshot: Snapshot, session: SessionEnv | None, sources: Source
     errors = list(snapshot.telemetry.errors)
     desktop = guarded(errors, "desktop",
                       lambda: detect_desktop(session, snapshot.process_names,
-                                             snapshot.package_names, sources.path_dirs),
+                                             snapshot.package_names, snapshot.programs),
                       DesktopInfo())
     return snapshot.telemetry.model_copy(update={"desktop": desktop, "errors": errors})

@@ -12,12 +12,13 @@ import pytest
 from anna_common.protocol import SessionEnv
 from anna_common.telemetry import Telemetry
 from annad.telemetry import Sources, collect
-from annad.telemetry.desktop import detect_desktop, display_protocol
+from annad.telemetry.desktop import backend_programs_on_path, detect_desktop, display_protocol
 from annad.telemetry.processes import collect_processes
 from tests.pacmanfix import PacmanRoot, PkgSpec, requires_pacman, requires_root
 from tests.telemetry.conftest import StartProgram
 
 NO_PATH: tuple[Path, ...] = ()
+NO_PROGRAMS: frozenset[str] = frozenset()
 
 
 def _wait_for(pid: int, name: str) -> None:
@@ -54,7 +55,7 @@ def _wait_for(pid: int, name: str) -> None:
 def test_session_environment(env: dict[str, str], de: str | None, wm: str | None,
                              protocol: str | None) -> None:
     session = SessionEnv.from_environ(env)
-    info = detect_desktop(session, frozenset(), frozenset(), NO_PATH)
+    info = detect_desktop(session, frozenset(), frozenset(), NO_PROGRAMS)
     assert (info.de, info.wm, info.display_protocol) == (de, wm, protocol)
     assert display_protocol(session) == protocol
 
@@ -62,17 +63,17 @@ def test_session_environment(env: dict[str, str], de: str | None, wm: str | None
 def test_processes_complete_a_graphical_session_only() -> None:
     names = frozenset({"kwin_wayland", "plasmashell", "bash"})
     graphical = SessionEnv(WAYLAND_DISPLAY="wayland-0")
-    assert (detect_desktop(graphical, names, (), NO_PATH).de,
-            detect_desktop(graphical, names, (), NO_PATH).wm) == ("kde", "kwin")
+    assert (detect_desktop(graphical, names, (), NO_PROGRAMS).de,
+            detect_desktop(graphical, names, (), NO_PROGRAMS).wm) == ("kde", "kwin")
     # the session's own word wins over processes
     sway = SessionEnv(WAYLAND_DISPLAY="wayland-1", SWAYSOCK="/run/sway.sock")
-    assert detect_desktop(sway, names, (), NO_PATH).wm == "sway"
+    assert detect_desktop(sway, names, (), NO_PROGRAMS).wm == "sway"
     # someone on a text console is not in the desktop that happens to be running
     console = SessionEnv(LANG="C.UTF-8")
-    info = detect_desktop(console, names, (), NO_PATH)
+    info = detect_desktop(console, names, (), NO_PROGRAMS)
     assert (info.de, info.wm, info.display_protocol) == (None, None, None)
     # no session at all (the daemon's own view): processes decide
-    info = detect_desktop(None, names, (), NO_PATH)
+    info = detect_desktop(None, names, (), NO_PROGRAMS)
     assert (info.de, info.wm) == ("kde", "kwin")
 
 
@@ -111,7 +112,9 @@ def test_installed_backends_from_path_and_packages(tmp_path: Path) -> None:
     for program, mode in (("feh", 0o755), ("xfconf-query", 0o755), ("nitrogen", 0o644)):
         (bindir / program).write_text("#!/bin/sh\n")
         (bindir / program).chmod(mode)  # nitrogen is not executable: not installed
-    info = detect_desktop(None, frozenset(), frozenset({"swww", "hyprpaper"}), (bindir,))
+    programs = backend_programs_on_path((bindir, tmp_path / "missing"))
+    assert programs == {"feh", "xfconf-query"}
+    info = detect_desktop(None, frozenset(), frozenset({"swww", "hyprpaper"}), programs)
     assert info.wallpaper_backends_installed == ["hyprpaper", "swww", "feh", "xfconf"]
 
 
@@ -143,8 +146,8 @@ def test_prompt_injection_process_name_stays_a_plain_string(fake_program: StartP
     tel = Telemetry(processes=scan.info)
     again = Telemetry.model_validate_json(tel.model_dump_json())
     assert [p.name for p in again.processes.top_memory if p.pid == proc.pid] == [INJECTION]
-    assert (detect_desktop(None, scan.names, frozenset(), NO_PATH)
-            == detect_desktop(None, scan.names - {INJECTION}, frozenset(), NO_PATH))
+    assert (detect_desktop(None, scan.names, frozenset(), NO_PROGRAMS)
+            == detect_desktop(None, scan.names - {INJECTION}, frozenset(), NO_PROGRAMS))
 
 
 def test_long_process_names_are_trimmed(fake_program: StartProgram) -> None:
