@@ -22,6 +22,7 @@ import threading
 import time
 from collections import deque
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
@@ -35,6 +36,8 @@ DEFAULT_MAX_OUTPUT = 64 * 1024
 """Bytes of output kept per step (the tail)."""
 KILL_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL for a process group that overran."""
+STEP_UMASK = 0o022
+"""File creation mask of every spawned process."""
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 """PATH for every step: never inherited from a caller."""
 SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "LANG",
@@ -150,10 +153,11 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
 
 def _spawn(argv: list[str], *, identity: Identity | None, env: dict[str, str], cwd: str | None
            ) -> subprocess.Popen[bytes]:
-    kwargs: dict[str, object] = {}
+    user = group = None
+    extra_groups: list[int] | None = None
     if identity is not None and (identity.uid != os.geteuid() or identity.gid != os.getegid()):
-        kwargs.update(user=identity.uid, group=identity.gid, extra_groups=list(identity.groups))
-    return subprocess.Popen(  # noqa: S603 - argv is fixed by the caller, never a shell string
+        user, group, extra_groups = identity.uid, identity.gid, list(identity.groups)
+    return subprocess.Popen(
         argv,
         stdin=subprocess.DEVNULL,
         stdout=subprocess.PIPE,
@@ -162,7 +166,12 @@ def _spawn(argv: list[str], *, identity: Identity | None, env: dict[str, str], c
         cwd=cwd,
         start_new_session=True,  # own process group: timeouts kill children too
         close_fds=True,
-        **kwargs,  # type: ignore[call-overload]
+        # the daemon's own umask is 077 (its journal and backups are private); steps get the
+        # usual 022 so files they create have the permissions a shell would give them
+        umask=STEP_UMASK,
+        user=user,
+        group=group,
+        extra_groups=extra_groups,
     )
 
 
@@ -178,7 +187,8 @@ def _run(argv: list[str], *, timeout: float, max_output: int, identity: Identity
 
     def pump() -> None:
         assert proc.stdout is not None
-        for chunk in iter(lambda: proc.stdout.read1(4096), b""):  # type: ignore[union-attr]
+        fd = proc.stdout.fileno()
+        for chunk in iter(lambda: os.read(fd, 65536), b""):
             tail.add(chunk)
             if on_output is not None:
                 try:
@@ -230,7 +240,7 @@ def run_shell(
     """Run an approved step with ``bash --noprofile --norc -c``."""
     env = step_environment(identity, session)
     workdir = cwd or (identity.home if identity is not None else None)
-    if workdir is not None and not os.path.isdir(workdir):
+    if workdir is not None and not Path(workdir).is_dir():
         workdir = "/"
     return _run(["/bin/bash", "--noprofile", "--norc", "-c", command], timeout=timeout,
                 max_output=max_output, identity=identity, env=env, cwd=workdir,

@@ -1,0 +1,96 @@
+"""The one place daemon errors become HTTP responses: ``{code, message, detail}``.
+
+Every failure a client sees is an :class:`~anna_common.protocol.ErrorBody` with a
+stable :class:`~anna_common.errors.ErrorCode`; the HTTP status is derived from the
+code here and nowhere else. Unexpected exceptions are logged with their
+traceback on the daemon's stderr and reach the client only as INTERNAL_ERROR.
+"""
+
+from __future__ import annotations
+
+import logging
+from http import HTTPStatus
+
+from fastapi import FastAPI, Request
+from fastapi.exceptions import RequestValidationError
+from fastapi.responses import JSONResponse
+from starlette.exceptions import HTTPException as StarletteHTTPException
+
+from anna_common.errors import AnnaError, ErrorCode
+from anna_common.protocol import ErrorBody
+
+log = logging.getLogger(__name__)
+
+STATUS: dict[ErrorCode, int] = {
+    ErrorCode.BAD_REQUEST: 400,
+    ErrorCode.API_VERSION_MISMATCH: 400,
+    ErrorCode.CONFIG_INVALID: 500,
+    ErrorCode.PLAN_INVALID: 422,
+    ErrorCode.PLAN_BANNED: 422,
+    ErrorCode.CHECK_NOT_READ_ONLY: 422,
+    ErrorCode.PLAN_NOT_FOUND: 404,
+    ErrorCode.PLAN_RUNNING: 409,
+    ErrorCode.PLAN_STATE: 409,
+    ErrorCode.DIGEST_MISMATCH: 409,
+    ErrorCode.CONFIRMATION_REQUIRED: 412,
+    ErrorCode.PERMISSION_DENIED: 403,
+    ErrorCode.SCOPE_REQUIRES_ROOT: 403,
+    ErrorCode.DAEMON_UNAVAILABLE: 503,
+    ErrorCode.AUDIT_CHAIN_BROKEN: 500,
+}
+"""HTTP status per error code; anything else is 500."""
+
+
+def error_response(error: AnnaError) -> JSONResponse:
+    """The HTTP response for a coded error."""
+    body = ErrorBody(code=str(error.code), message=error.message, detail=error.detail,
+                     hint=error.hint)
+    return JSONResponse(body.model_dump(mode="json", exclude_none=True),
+                        status_code=STATUS.get(error.code, 500))
+
+
+async def _anna(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, AnnaError)
+    return error_response(exc)
+
+
+async def _validation(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, RequestValidationError)
+    # where and why only: echoing the input back could reflect untrusted text
+    problems = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))[:200]}
+                for e in list(exc.errors())[:20]]
+    return error_response(AnnaError("the request does not match the protocol",
+                                    code=ErrorCode.BAD_REQUEST, detail={"errors": problems}))
+
+
+async def _http(request: Request, exc: Exception) -> JSONResponse:
+    assert isinstance(exc, StarletteHTTPException)
+    if exc.status_code == 404:
+        error = AnnaError(f"no such endpoint: {request.url.path[:200]}",
+                          code=ErrorCode.BAD_REQUEST, detail={"status": 404})
+        response = error_response(error)
+        response.status_code = 404
+        return response
+    try:
+        phrase = HTTPStatus(exc.status_code).phrase
+    except ValueError:
+        phrase = "error"
+    response = error_response(AnnaError(f"{phrase}: {request.method} {request.url.path[:200]}",
+                                        code=ErrorCode.BAD_REQUEST,
+                                        detail={"status": exc.status_code}))
+    response.status_code = exc.status_code
+    return response
+
+
+async def _internal(request: Request, exc: Exception) -> JSONResponse:
+    log.error("internal error on %s %s", request.method, request.url.path, exc_info=exc)
+    return error_response(AnnaError(f"internal error ({type(exc).__name__}); see the daemon's "
+                                    "log", code=ErrorCode.INTERNAL_ERROR))
+
+
+def install(app: FastAPI) -> None:
+    """Register the translations on an app."""
+    app.add_exception_handler(AnnaError, _anna)
+    app.add_exception_handler(RequestValidationError, _validation)
+    app.add_exception_handler(StarletteHTTPException, _http)
+    app.add_exception_handler(Exception, _internal)

@@ -1,0 +1,69 @@
+"""Routes: submit, list, show, checks, execute (NDJSON stream), cancel, rollback."""
+
+from __future__ import annotations
+
+from fastapi import APIRouter
+from fastapi.responses import StreamingResponse
+
+from anna_common.protocol import (
+    ChecksRequest,
+    ChecksResponse,
+    ExecuteRequest,
+    PlanList,
+    PlanRecord,
+    RollbackRequest,
+    RollbackResponse,
+    Route,
+    SubmitResponse,
+)
+from annad.api.deps import JsonDep, PeerDep, ServiceDep
+
+router = APIRouter()
+
+NDJSON = "application/x-ndjson"
+"""Media type of the execution stream."""
+
+
+@router.post(Route.PLANS)
+def submit(service: ServiceDep, peer: PeerDep, body: JsonDep) -> SubmitResponse:
+    """Validate and classify a plan with the daemon's own context; store it."""
+    return service.submit(peer, body)
+
+
+@router.get(Route.PLANS)
+def list_plans(service: ServiceDep, peer: PeerDep) -> PlanList:
+    """The caller's plans, newest first."""
+    return service.list(peer)
+
+
+@router.get(Route.PLAN)
+def get_plan(service: ServiceDep, peer: PeerDep, plan_id: str) -> PlanRecord:
+    """One plan with its steps and undo results."""
+    return service.get(peer, plan_id)
+
+
+@router.post(Route.CHECKS)
+def checks(service: ServiceDep, peer: PeerDep, plan_id: str,
+           body: ChecksRequest | None = None) -> ChecksResponse:
+    """Run the plan's necessary checks that the daemon itself rates read-only."""
+    return service.checks(peer, plan_id, body or ChecksRequest())
+
+
+@router.post(Route.EXECUTE)
+def execute(service: ServiceDep, peer: PeerDep, plan_id: str,
+            body: ExecuteRequest) -> StreamingResponse:
+    """Run an approved plan; events stream as NDJSON until ``plan_finished``."""
+    return StreamingResponse(service.execute(peer, plan_id, body), media_type=NDJSON)
+
+
+@router.post(Route.CANCEL)
+def cancel(service: ServiceDep, peer: PeerDep, plan_id: str) -> PlanRecord:
+    """Stop the running plan and undo it."""
+    return service.cancel(peer, plan_id)
+
+
+@router.post(Route.ROLLBACK)
+def rollback(service: ServiceDep, peer: PeerDep, plan_id: str,
+             body: RollbackRequest | None = None) -> RollbackResponse:
+    """Undo a succeeded or interrupted plan."""
+    return service.rollback(peer, plan_id, body or RollbackRequest())

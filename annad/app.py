@@ -1,0 +1,100 @@
+"""The FastAPI application: routes, error translation, a body limit, activity tracking.
+
+Built by :func:`create_app` around one :class:`~annad.service.PlanService`; the
+lifespan starts the service (crash recovery, telemetry) before the socket
+accepts connections and stops it (a running plan may finish) on shutdown.
+"""
+
+from __future__ import annotations
+
+import time
+from contextlib import asynccontextmanager
+from typing import TYPE_CHECKING
+
+from fastapi import FastAPI
+from starlette.concurrency import run_in_threadpool
+
+from anna_common.errors import AnnaError, ErrorCode
+from annad import __version__
+from annad.api import errors
+from annad.api.plans import router as plans_router
+from annad.api.system import router as system_router
+
+if TYPE_CHECKING:
+    from collections.abc import AsyncIterator
+
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from annad.service import PlanService
+
+MAX_BODY = 1024 * 1024
+"""Largest request body accepted (a plan is at most 64 KiB of JSON)."""
+
+
+class Activity:
+    """Requests in flight and the time of the last one (for the idle exit)."""
+
+    def __init__(self) -> None:
+        self.in_flight = 0
+        self.last = time.monotonic()
+
+    def idle_for(self) -> float:
+        """Seconds without a request in flight."""
+        return 0.0 if self.in_flight else time.monotonic() - self.last
+
+
+class _Guard:
+    """ASGI middleware: count requests, refuse bodies over :data:`MAX_BODY`."""
+
+    def __init__(self, app: ASGIApp, activity: Activity) -> None:
+        self.app = app
+        self.activity = activity
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        length = dict(scope.get("headers") or ()).get(b"content-length", b"0")
+        if not length.isdigit() or int(length) > MAX_BODY:
+            response = errors.error_response(AnnaError(
+                f"the request body is larger than {MAX_BODY} bytes", code=ErrorCode.BAD_REQUEST))
+            response.status_code = 413
+            await response(scope, receive, send)
+            return
+        seen = 0
+
+        async def limited() -> Message:
+            nonlocal seen
+            message = await receive()
+            seen += len(message.get("body", b""))
+            if seen > MAX_BODY:  # chunked bodies have no content-length to check up front
+                return {"type": "http.disconnect"}
+            return message
+
+        self.activity.in_flight += 1
+        try:
+            await self.app(scope, limited, send)
+        finally:
+            self.activity.in_flight -= 1
+            self.activity.last = time.monotonic()
+
+
+def create_app(service: PlanService, activity: Activity | None = None) -> FastAPI:
+    """The daemon's ASGI application around ``service``."""
+
+    @asynccontextmanager
+    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+        await run_in_threadpool(service.start)
+        try:
+            yield
+        finally:
+            await run_in_threadpool(service.stop)
+
+    app = FastAPI(title="annad", version=__version__, docs_url=None, redoc_url=None,
+                  openapi_url=None, lifespan=lifespan)
+    app.state.service = service
+    errors.install(app)
+    app.include_router(system_router)
+    app.include_router(plans_router)
+    app.add_middleware(_Guard, activity=activity or Activity())
+    return app

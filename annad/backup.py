@@ -1,0 +1,175 @@
+"""File snapshots before a step, and byte-exact restores after it.
+
+A snapshot of a path saves what is there (content, mode, owner, mtime; a
+directory's whole tree when the step may change anything below it) or records
+that nothing is there. Contents go into a per-plan blob store named by sha256;
+a restore checks the hash before writing, writes to a temporary name and
+renames over the path, then sets owner and mode, so a reader never sees half a
+file. A path that was absent is deleted again. Every path is walked without
+following symlinks (:mod:`annad.safefs`).
+
+A snapshot that would exceed the size or file limit raises
+:class:`BackupRefused`: the step is refused rather than run without a backup.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import os
+import posixpath
+import stat
+from dataclasses import dataclass
+from pathlib import Path
+
+from annad import safefs
+from annad.manifest import Entry, TargetSnapshot
+
+CHUNK = 1024 * 1024
+"""Copy buffer size."""
+
+
+class BackupRefused(Exception):
+    """The target cannot be backed up (too big, unknowable, unsafe): do not run the step."""
+
+
+@dataclass
+class Budget:
+    """What a step's snapshot may still take."""
+
+    bytes_left: int
+    files_left: int
+
+    def take(self, size: int, path: str) -> None:
+        """Account for one more object; raise :class:`BackupRefused` when over the limit."""
+        self.files_left -= 1
+        self.bytes_left -= size
+        if self.files_left < 0:
+            raise BackupRefused(f"cannot back up {path}: too many files (raise "
+                                "ANNAD_BACKUP_MAX_FILES to allow it)")
+        if self.bytes_left < 0:
+            raise BackupRefused(f"cannot back up {path}: more data than the backup limit "
+                                "(ANNAD_BACKUP_MAX_BYTES)")
+
+
+class BlobStore:
+    """Content-addressed copies of files: ``<dir>/<sha256>``."""
+
+    def __init__(self, directory: Path) -> None:
+        self.dir = directory
+
+    def put(self, src_fd: int) -> tuple[str, int]:
+        """Copy an open file into the store; return (sha256, size)."""
+        self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        tmp = self.dir / f".incoming-{os.getpid()}-{id(self)}"
+        digest = hashlib.sha256()
+        size = 0
+        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+        try:
+            while chunk := os.read(src_fd, CHUNK):
+                digest.update(chunk)
+                size += len(chunk)
+                os.write(out, chunk)
+            os.fsync(out)
+        finally:
+            os.close(out)
+        name = digest.hexdigest()
+        tmp.replace(self.dir / name)
+        return name, size
+
+    def read(self, sha256: str) -> bytes:
+        """A blob's content, checked against its name."""
+        data = (self.dir / sha256).read_bytes()
+        if hashlib.sha256(data).hexdigest() != sha256:
+            raise OSError(f"backup blob {sha256[:12]} is corrupt")
+        return data
+
+
+# --------------------------------------------------------------------------- snapshot
+
+
+def _entry(path: str, info: os.stat_result, kind: str, **extra: object) -> Entry:
+    return Entry(path=path, kind=kind, mode=stat.S_IMODE(info.st_mode),
+                 uid=info.st_uid, gid=info.st_gid, mtime_ns=info.st_mtime_ns, **extra)
+
+
+def _save_object(parent: int, name: str, path: str, info: os.stat_result, blobs: BlobStore,
+                 budget: Budget, out: list[Entry], tree: bool) -> None:
+    """Append the entry (and, for a tree, everything below) for an existing object."""
+    mode = info.st_mode
+    if stat.S_ISREG(mode):
+        budget.take(info.st_size, path)
+        fd = safefs.open_file_at(parent, name)
+        try:
+            sha, size = blobs.put(fd)
+        finally:
+            os.close(fd)
+        out.append(_entry(path, info, "file", size=size, sha256=sha))
+    elif stat.S_ISLNK(mode):
+        budget.take(0, path)
+        out.append(_entry(path, info, "symlink", link=os.readlink(name, dir_fd=parent)))
+    elif stat.S_ISDIR(mode):
+        budget.take(0, path)
+        out.append(_entry(path, info, "dir"))
+        if tree:
+            dfd = safefs.open_dir_at(parent, name)
+            try:
+                for child in sorted(os.listdir(dfd)):  # noqa: PTH208 - a descriptor, not a path
+                    child_info = os.lstat(child, dir_fd=dfd)
+                    _save_object(dfd, child, posixpath.join(path, child), child_info, blobs,
+                                 budget, out, tree=True)
+            finally:
+                os.close(dfd)
+    else:
+        budget.take(0, path)
+        out.append(_entry(path, info, "special"))
+
+
+def _absent_root(path: str) -> str:
+    """The topmost missing component of ``path``, symlink-free: what creating it creates."""
+    current = "/"
+    for name in safefs.components(path):
+        candidate = posixpath.join(os.path.realpath(current), name)
+        if not os.path.lexists(candidate):
+            return candidate
+        if not Path(candidate).is_dir():
+            raise BackupRefused(f"cannot back up {path}: {candidate} is not a directory")
+        current = candidate
+    raise BackupRefused(f"cannot back up {path}: it appeared while it was being saved")
+
+
+def snapshot(requested: str, blobs: BlobStore, budget: Budget, *, tree: bool,
+             follow: bool = True) -> list[TargetSnapshot]:
+    """Save ``requested`` (absolute, normalised); returns one or two target snapshots.
+
+    The parent is resolved through ``realpath`` (symlinked dotfile directories are
+    saved where they really are). A symlink at the path itself is saved as a link
+    and, with ``follow``, the file it points to is saved as well, since writing
+    through the link changes that file.
+    """
+    parent = posixpath.dirname(requested) or "/"
+    real_parent = os.path.realpath(parent)
+    if not Path(real_parent).is_dir():
+        missing = _absent_root(requested)
+        return [TargetSnapshot(requested=requested, path=missing,
+                               entries=[Entry(path=missing, kind="absent")])]
+    path = posixpath.join(real_parent, posixpath.basename(requested))
+    try:
+        with safefs.parent_dir(path) as pfd:
+            name = safefs.basename(path)
+            info = safefs.lstat_at(pfd, name)
+            if info is None:
+                return [TargetSnapshot(requested=requested, path=path,
+                                       entries=[Entry(path=path, kind="absent")])]
+            entries: list[Entry] = []
+            _save_object(pfd, name, path, info, blobs, budget, entries, tree)
+    except (safefs.UnsafePath, FileNotFoundError) as exc:
+        raise BackupRefused(f"cannot back up {requested}: the path changed while it was "
+                            f"saved ({exc})") from None
+    except PermissionError as exc:
+        raise BackupRefused(f"cannot back up {requested}: {exc.strerror}") from None
+    result = [TargetSnapshot(requested=requested, path=path, tree=tree, entries=entries)]
+    if follow and entries[0].kind == "symlink":
+        target = os.path.realpath(path)
+        if target != path and Path(target).is_file():
+            result.extend(snapshot(target, blobs, budget, tree=False, follow=False))
+    return result

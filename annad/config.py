@@ -1,0 +1,158 @@
+"""Daemon settings: command-line arguments, ``ANNAD_*`` variables, ``/etc/anna/annad.toml``.
+
+Precedence, highest first: explicit arguments (``annad --socket ...``), ``ANNAD_*``
+environment variables, the TOML file, defaults. The TOML file is
+``/etc/anna/annad.toml`` unless ``ANNAD_CONFIG`` names another one, so tests never
+read the machine's configuration. Settings are built once, in ``main()``.
+
+Paths that are left unset are derived from the mode: as root the system paths
+(``/run/anna/annad.sock``, ``/var/lib/anna``); otherwise a per-user daemon under
+``$XDG_RUNTIME_DIR/anna`` and ``$XDG_STATE_HOME/anna/annad``.
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+from typing import Any
+
+from pydantic import Field, ValidationError
+from pydantic_settings import (
+    BaseSettings,
+    PydanticBaseSettingsSource,
+    SettingsConfigDict,
+    TomlConfigSettingsSource,
+)
+
+from anna_common.errors import AnnaError, ErrorCode
+from anna_common.protocol import GROUP, SYSTEM_SOCKET, SYSTEM_STATE_DIR, DaemonMode
+
+DEFAULT_CONFIG = Path("/etc/anna/annad.toml")
+"""The system configuration file (``ANNAD_CONFIG`` overrides it)."""
+SOCKET_NAME = "annad.sock"
+"""File name of the socket inside its directory."""
+
+
+def config_file() -> Path:
+    """The TOML file the settings read: ``$ANNAD_CONFIG`` or ``/etc/anna/annad.toml``."""
+    override = os.environ.get("ANNAD_CONFIG")
+    return Path(override) if override else DEFAULT_CONFIG
+
+
+def user_state_base() -> Path:
+    """``$XDG_STATE_HOME/anna`` (default ``~/.local/state/anna``), as the client computes it."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "anna"
+
+
+def user_runtime_dir() -> Path:
+    """Where a per-user daemon listens: ``$XDG_RUNTIME_DIR/anna``, else the user state dir."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    return Path(base) / "anna" if base else user_state_base()
+
+
+class DaemonSettings(BaseSettings):
+    """Everything ``annad`` can be configured with."""
+
+    model_config = SettingsConfigDict(
+        env_prefix="ANNAD_", extra="forbid", use_attribute_docstrings=True,
+        validate_default=True,
+    )
+
+    socket: Path | None = None
+    """Socket path; default ``/run/anna/annad.sock`` (system) or ``$XDG_RUNTIME_DIR/anna/``."""
+    state_dir: Path | None = None
+    """Journal and backups; default ``/var/lib/anna`` (system) or ``~/.local/state/anna/annad``."""
+    pacman_dbpath: Path = Path("/var/lib/pacman")
+    """The pacman database telemetry reads."""
+    user_mode: bool | None = None
+    """Run as a per-user daemon (user-scope steps only). Default: on unless running as root."""
+    idle_exit_s: float = Field(default=600.0, ge=0)
+    """User mode: exit after this many seconds without requests or a running plan (0: never)."""
+    step_timeout_s: float = Field(default=300.0, gt=0, le=24 * 3600)
+    """Per-step timeout; the step's whole process group is killed when it runs over."""
+    check_timeout_s: float = Field(default=30.0, gt=0, le=3600)
+    """Timeout of each necessary check."""
+    max_output: int = Field(default=64 * 1024, ge=1024, le=16 * 1024 * 1024)
+    """Bytes of output kept per step (the tail)."""
+    check_output: int = Field(default=16 * 1024, ge=256, le=1024 * 1024)
+    """Bytes of output a check returns (the tail)."""
+    backup_max_bytes: int = Field(default=256 * 1024 * 1024, ge=0)
+    """Largest total a step's snapshot may take; a step needing more is refused, not run."""
+    backup_max_files: int = Field(default=20_000, ge=1)
+    """Most files a step's snapshot may take."""
+    home_override: Path | None = None
+    """Home for user-scope steps and assessments instead of the caller's passwd entry (tests)."""
+    distro: str | None = None
+    """Distribution family to judge plans for (``arch``), when os-release does not say."""
+    group: str = GROUP
+    """Members of this group (and root) may submit, execute and roll back."""
+    telemetry_refresh_s: float = Field(default=15.0, gt=0)
+    """Background telemetry refresh period."""
+    stop_grace_s: float = Field(default=90.0, ge=0)
+    """On SIGTERM, wait this long for a running plan to finish before cancelling it."""
+    log_level: str = "INFO"
+    """Logging level for stderr (journald)."""
+
+    @classmethod
+    def settings_customise_sources(
+        cls,
+        settings_cls: type[BaseSettings],
+        init_settings: PydanticBaseSettingsSource,
+        env_settings: PydanticBaseSettingsSource,
+        dotenv_settings: PydanticBaseSettingsSource,
+        file_secret_settings: PydanticBaseSettingsSource,
+    ) -> tuple[PydanticBaseSettingsSource, ...]:
+        """Arguments, then ``ANNAD_*`` variables, then the TOML file (no dotenv, no secrets dir)."""
+        toml = TomlConfigSettingsSource(settings_cls, toml_file=config_file())
+        return (init_settings, env_settings, toml)
+
+    # ------------------------------------------------------------------ derived values
+
+    @property
+    def mode(self) -> DaemonMode:
+        """``user`` when asked for, or by default when not running as root."""
+        user = self.user_mode if self.user_mode is not None else os.geteuid() != 0
+        return DaemonMode.USER if user else DaemonMode.SYSTEM
+
+    @property
+    def socket_path(self) -> Path:
+        """The socket to listen on."""
+        if self.socket is not None:
+            return self.socket
+        if self.mode is DaemonMode.SYSTEM:
+            return Path(SYSTEM_SOCKET)
+        return user_runtime_dir() / SOCKET_NAME
+
+    @property
+    def state_path(self) -> Path:
+        """The state directory (journal, backups)."""
+        if self.state_dir is not None:
+            return self.state_dir
+        if self.mode is DaemonMode.SYSTEM:
+            return Path(SYSTEM_STATE_DIR)
+        return user_state_base() / "annad"
+
+    @property
+    def socket_mode(self) -> int:
+        """0660 for the system daemon (root and group anna), 0600 for a per-user one."""
+        return 0o660 if self.mode is DaemonMode.SYSTEM else 0o600
+
+
+def load_settings(**arguments: Any) -> DaemonSettings:
+    """Build settings from arguments (None means "not given"), env and TOML.
+
+    Raises :class:`AnnaError` with ``CONFIG_INVALID`` on a bad value or file.
+    """
+    given = {k: v for k, v in arguments.items() if v is not None}
+    try:
+        return DaemonSettings(**given)
+    except ValidationError as exc:
+        first = exc.errors(include_url=False)[0]
+        where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
+        raise AnnaError(f"invalid configuration: {where}: {first.get('msg', 'invalid value')}",
+                        code=ErrorCode.CONFIG_INVALID,
+                        hint=f"check {config_file()} and ANNAD_* variables") from None
+    except (OSError, ValueError) as exc:
+        raise AnnaError(f"cannot read configuration: {exc}", code=ErrorCode.CONFIG_INVALID,
+                        hint=f"check {config_file()}") from None

@@ -1,0 +1,298 @@
+"""The journal: plans, steps, undo results and a hash-chained event log, in SQLite (WAL).
+
+Every state change of a plan is written here *before* the daemon acts on it and
+again after, so a daemon killed at any point finds out on restart what was under
+way (a plan left ``running`` becomes ``interrupted``). Commits use
+``synchronous=FULL``: a step is only started once its "started" row is on disk.
+
+Event rows form a hash chain: each row stores ``sha256(prev_hash + canonical
+row)``, so an edited or deleted row breaks verification from that row on
+(:meth:`Journal.verify`). The plan tables are state, not evidence; what matters
+for audit (digests, outcomes) is repeated in the chained events.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import sqlite3
+import threading
+import time
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from anna_common.plan import canonical_json
+from anna_common.protocol import AuditReport, PlanStatus, StepStatus
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+GENESIS = "0" * 64
+"""prev_hash of the first event row."""
+
+_SCHEMA = """
+CREATE TABLE IF NOT EXISTS plans(
+    plan_id TEXT PRIMARY KEY, digest TEXT NOT NULL, status TEXT NOT NULL,
+    created_at REAL NOT NULL, updated_at REAL NOT NULL, caller_uid INTEGER NOT NULL,
+    source TEXT NOT NULL, request TEXT NOT NULL, home TEXT NOT NULL,
+    plan_json TEXT NOT NULL, annotated_json TEXT NOT NULL, error_json TEXT);
+CREATE INDEX IF NOT EXISTS plans_created ON plans(created_at);
+CREATE TABLE IF NOT EXISTS steps(
+    plan_id TEXT NOT NULL, idx INTEGER NOT NULL, step_id TEXT NOT NULL, status TEXT NOT NULL,
+    exit_code INTEGER, output TEXT NOT NULL DEFAULT '', started_at REAL, finished_at REAL,
+    PRIMARY KEY(plan_id, idx));
+CREATE TABLE IF NOT EXISTS undo(
+    plan_id TEXT NOT NULL, seq INTEGER NOT NULL, step_id TEXT NOT NULL, action TEXT NOT NULL,
+    target TEXT NOT NULL, ok INTEGER NOT NULL, message TEXT NOT NULL,
+    PRIMARY KEY(plan_id, seq));
+CREATE TABLE IF NOT EXISTS events(
+    id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, plan_id TEXT, kind TEXT NOT NULL,
+    step_id TEXT, body TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class PlanRow:
+    """A stored plan."""
+
+    plan_id: str
+    digest: str
+    status: PlanStatus
+    created_at: float
+    updated_at: float
+    caller_uid: int
+    source: str
+    request: str
+    home: str
+    plan_json: str
+    annotated_json: str
+    error: dict[str, Any] | None
+
+
+@dataclass(frozen=True, slots=True)
+class StepRow:
+    """A stored step."""
+
+    idx: int
+    step_id: str
+    status: StepStatus
+    exit_code: int | None
+    output: str
+    started_at: float | None
+    finished_at: float | None
+
+
+@dataclass(frozen=True, slots=True)
+class UndoRow:
+    """A stored undo action outcome."""
+
+    step_id: str
+    action: str
+    target: str
+    ok: bool
+    message: str
+
+
+def _row_hash(prev: str, row_id: int, ts: float, plan_id: str | None, kind: str,
+              step_id: str | None, body: str) -> str:
+    fields = {"id": row_id, "ts": ts, "plan_id": plan_id, "kind": kind, "step_id": step_id,
+              "body": body}
+    return hashlib.sha256(prev.encode("ascii") + canonical_json(fields)).hexdigest()
+
+
+class Journal:
+    """One SQLite connection shared by the daemon's threads behind a lock."""
+
+    def __init__(self, path: Path) -> None:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path = path
+        self._lock = threading.RLock()
+        # check_same_thread=False: request threads and the executor thread share the
+        # connection; every use goes through self._lock.
+        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
+        self._db.execute("PRAGMA journal_mode=WAL")
+        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA foreign_keys=ON")
+        self._db.executescript(_SCHEMA)
+        path.chmod(0o600)
+
+    def close(self) -> None:
+        """Close the connection."""
+        with self._lock:
+            self._db.close()
+
+    # ------------------------------------------------------------------ events
+
+    def _append(self, kind: str, plan_id: str | None, step_id: str | None,
+                body: dict[str, Any]) -> None:
+        """Append one chained event row (caller holds the lock and a transaction)."""
+        last = self._db.execute("SELECT id, hash FROM events ORDER BY id DESC LIMIT 1").fetchone()
+        prev = last[1] if last else GENESIS
+        seq = self._db.execute("SELECT seq FROM sqlite_sequence WHERE name='events'").fetchone()
+        row_id = max(seq[0] if seq else 0, last[0] if last else 0) + 1
+        ts = round(time.time(), 6)
+        text = canonical_json(body).decode("utf-8")
+        digest = _row_hash(prev, row_id, ts, plan_id, kind, step_id, text)
+        self._db.execute(
+            "INSERT INTO events(id, ts, plan_id, kind, step_id, body, prev_hash, hash) "
+            "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+            (row_id, ts, plan_id, kind, step_id, text, prev, digest))
+
+    def event(self, kind: str, plan_id: str | None = None, step_id: str | None = None,
+              **body: Any) -> None:
+        """Record one event on its own (a transaction of its own)."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._append(kind, plan_id, step_id, body)
+
+    def verify(self) -> AuditReport:
+        """Recompute the hash chain; report the first row that does not match."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT id, ts, plan_id, kind, step_id, body, prev_hash, hash FROM events "
+                "ORDER BY id").fetchall()
+        prev = GENESIS
+        for number, (row_id, ts, plan_id, kind, step_id, body, prev_hash, digest) in \
+                enumerate(rows, start=1):
+            expected = _row_hash(prev, row_id, ts, plan_id, kind, step_id, body)
+            # ids are consecutive from 1: a gap means rows were deleted
+            if row_id != number or prev_hash != prev or digest != expected:
+                return AuditReport(ok=False, rows=len(rows), first_bad_row=row_id,
+                                   message=f"event row {row_id} does not match the chain: it "
+                                   "was altered, or a row before it was removed")
+            prev = digest
+        return AuditReport(ok=True, rows=len(rows), message="the event chain verifies")
+
+    # ------------------------------------------------------------------ plans
+
+    def add_plan(self, row: PlanRow, step_ids: list[str]) -> None:
+        """Store a submitted plan and its steps (pending)."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "INSERT INTO plans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
+                (row.plan_id, row.digest, str(row.status), row.created_at, row.updated_at,
+                 row.caller_uid, row.source, row.request, row.home, row.plan_json,
+                 row.annotated_json, None))
+            self._db.executemany(
+                "INSERT INTO steps(plan_id, idx, step_id, status) VALUES (?, ?, ?, ?)",
+                [(row.plan_id, i, sid, str(StepStatus.PENDING)) for i, sid in enumerate(step_ids)])
+            self._append("plan_submitted", row.plan_id, None,
+                         {"digest": row.digest, "caller_uid": row.caller_uid,
+                          "source": row.source, "steps": len(step_ids)})
+
+    def set_plan_status(self, plan_id: str, status: PlanStatus, *,
+                        error: dict[str, Any] | None = None, kind: str | None = None,
+                        **body: Any) -> None:
+        """Change a plan's status and record it as an event (``kind`` defaults to the status)."""
+        now = time.time()
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            if error is not None:
+                self._db.execute(
+                    "UPDATE plans SET status=?, updated_at=?, error_json=? WHERE plan_id=?",
+                    (str(status), now, json.dumps(error), plan_id))
+            else:
+                self._db.execute("UPDATE plans SET status=?, updated_at=? WHERE plan_id=?",
+                                 (str(status), now, plan_id))
+            self._append(kind or f"plan_{status}", plan_id, None,
+                         {"status": str(status), **body,
+                          **({"error": error} if error else {})})
+
+    def get_plan(self, plan_id: str) -> PlanRow | None:
+        """A plan by id, or None."""
+        with self._lock:
+            row = self._db.execute(
+                "SELECT plan_id, digest, status, created_at, updated_at, caller_uid, source, "
+                "request, home, plan_json, annotated_json, error_json FROM plans "
+                "WHERE plan_id=?", (plan_id,)).fetchone()
+        if row is None:
+            return None
+        return PlanRow(plan_id=row[0], digest=row[1], status=PlanStatus(row[2]),
+                       created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
+                       request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
+                       error=json.loads(row[11]) if row[11] else None)
+
+    def list_plans(self, limit: int = 200) -> list[PlanRow]:
+        """Newest first."""
+        with self._lock:
+            ids = [r[0] for r in self._db.execute(
+                "SELECT plan_id FROM plans ORDER BY created_at DESC LIMIT ?", (limit,))]
+        return [p for p in (self.get_plan(i) for i in ids) if p is not None]
+
+    def recover(self) -> list[str]:
+        """Mark plans left running (or rolling back) by a dead daemon as ``interrupted``."""
+        with self._lock:
+            ids = [r[0] for r in self._db.execute(
+                "SELECT plan_id FROM plans WHERE status IN (?, ?)",
+                (str(PlanStatus.RUNNING), str(PlanStatus.ROLLING_BACK)))]
+        for plan_id in ids:
+            with self._lock, self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                self._db.execute(
+                    "UPDATE steps SET status=?, finished_at=? WHERE plan_id=? AND status=?",
+                    (str(StepStatus.FAILED), time.time(), plan_id, str(StepStatus.RUNNING)))
+            self.set_plan_status(plan_id, PlanStatus.INTERRUPTED, kind="plan_interrupted",
+                                 message="the daemon stopped while this plan was running")
+        return ids
+
+    # ------------------------------------------------------------------ steps
+
+    def step_started(self, plan_id: str, idx: int, step_id: str) -> None:
+        """Mark a step running (durable before the step is spawned)."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "UPDATE steps SET status=?, started_at=? WHERE plan_id=? AND idx=?",
+                (str(StepStatus.RUNNING), time.time(), plan_id, idx))
+            self._append("step_started", plan_id, step_id, {"index": idx})
+
+    def step_finished(self, plan_id: str, idx: int, step_id: str, status: StepStatus,
+                      exit_code: int | None, output: str, **body: Any) -> None:
+        """Record a step's outcome."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            self._db.execute(
+                "UPDATE steps SET status=?, exit_code=?, output=?, finished_at=? "
+                "WHERE plan_id=? AND idx=?",
+                (str(status), exit_code, output, time.time(), plan_id, idx))
+            self._append("step_finished", plan_id, step_id,
+                         {"index": idx, "status": str(status), "exit_code": exit_code,
+                          "output_sha256": hashlib.sha256(output.encode()).hexdigest(), **body})
+
+    def set_step_status(self, plan_id: str, idx: int, status: StepStatus) -> None:
+        """Change a step's status only (undone, undo_failed)."""
+        with self._lock, self._db:
+            self._db.execute("UPDATE steps SET status=? WHERE plan_id=? AND idx=?",
+                             (str(status), plan_id, idx))
+
+    def steps(self, plan_id: str) -> list[StepRow]:
+        """A plan's steps in order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT idx, step_id, status, exit_code, output, started_at, finished_at "
+                "FROM steps WHERE plan_id=? ORDER BY idx", (plan_id,)).fetchall()
+        return [StepRow(r[0], r[1], StepStatus(r[2]), *r[3:]) for r in rows]
+
+    # ------------------------------------------------------------------ undo
+
+    def add_undo(self, plan_id: str, result: UndoRow) -> None:
+        """Record one undo action's outcome (also as a chained event)."""
+        with self._lock, self._db:
+            self._db.execute("BEGIN IMMEDIATE")
+            seq = self._db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM undo WHERE plan_id=?",
+                                   (plan_id,)).fetchone()[0]
+            self._db.execute("INSERT INTO undo VALUES (?, ?, ?, ?, ?, ?, ?)",
+                             (plan_id, seq, result.step_id, result.action, result.target,
+                              int(result.ok), result.message))
+            self._append("undo_action", plan_id, result.step_id,
+                         {"action": result.action, "target": result.target, "ok": result.ok,
+                          "message": result.message})
+
+    def undo_results(self, plan_id: str) -> list[UndoRow]:
+        """A plan's undo outcomes in the order they happened."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT step_id, action, target, ok, message FROM undo WHERE plan_id=? "
+                "ORDER BY seq", (plan_id,)).fetchall()
+        return [UndoRow(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]

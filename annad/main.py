@@ -1,0 +1,149 @@
+"""annad's entry point: settings, logging, the socket, uvicorn, systemd notification.
+
+``annad [--socket PATH] [--state-dir DIR] [--pacman-dbpath DIR] [--user-mode]
+[--idle-exit SECONDS]``. As root it is the system daemon; otherwise (or with
+``--user-mode``) a per-user daemon that runs user-scope steps only and exits
+after ``--idle-exit`` seconds without requests. Logs go to stderr (journald).
+``READY=1`` is sent once the socket serves; SIGTERM stops it cleanly (a running
+plan may finish first, see ``stop_grace_s``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import asyncio
+import logging
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from anna_common.errors import AnnaError
+from anna_common.protocol import DaemonMode
+
+if TYPE_CHECKING:
+    import socket
+
+    import uvicorn
+
+    from annad.app import Activity
+    from annad.config import DaemonSettings
+    from annad.service import PlanService
+
+log = logging.getLogger("annad")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """The command line (anything not given falls back to env, TOML, defaults)."""
+    parser = argparse.ArgumentParser(prog="annad", description="The Anna daemon.")
+    parser.add_argument("--socket", type=Path, help="Unix socket to listen on")
+    parser.add_argument("--state-dir", type=Path, help="journal and backups directory")
+    parser.add_argument("--pacman-dbpath", type=Path, help="pacman database for telemetry")
+    parser.add_argument("--user-mode", action="store_true", default=None,
+                        help="per-user daemon: user-scope steps only")
+    parser.add_argument("--idle-exit", type=float, metavar="SECONDS",
+                        help="user mode: exit after this long without requests (0: never)")
+    return parser.parse_args(argv)
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the daemon until SIGTERM/SIGINT (or idle exit); return the exit status."""
+    args = parse_args(argv)
+    from annad.config import load_settings
+
+    try:
+        settings = load_settings(socket=args.socket, state_dir=args.state_dir,
+                                 pacman_dbpath=args.pacman_dbpath, user_mode=args.user_mode,
+                                 idle_exit_s=args.idle_exit)
+    except AnnaError as exc:
+        print(f"annad: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), file=sys.stderr)
+        return 2
+    logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(),
+                        format="%(levelname)s %(name)s: %(message)s")
+    try:
+        return serve(settings)
+    except AnnaError as exc:
+        log.error("%s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
+        return 1
+
+
+def serve(settings: DaemonSettings) -> int:
+    """Bind, build the service, and serve until told to stop."""
+    import uvicorn
+
+    from annad import listen, runner
+    from annad.app import Activity, create_app
+    from annad.executor import Executor, Limits
+    from annad.journal import Journal
+    from annad.peer import PeerH11Protocol, group_id
+    from annad.service import PlanService
+    from annad.telemetry_source import open_telemetry
+
+    os.umask(0o077)  # journal, backups and lock are the daemon's alone
+    system = settings.mode is DaemonMode.SYSTEM
+    socket_path = settings.socket_path
+    state = settings.state_path
+    state.mkdir(parents=True, exist_ok=True, mode=0o700)
+    state.chmod(0o700)  # backups may hold copies of secret files
+    gid = group_id(settings.group) if system else None
+    listen.prepare_dir(socket_path.parent, mode=0o750 if system else 0o700, gid=gid)
+    lock_fd = listen.acquire_lock(socket_path)
+    sock = listen.bind(socket_path, mode=settings.socket_mode, gid=gid)
+    ino = socket_path.stat().st_ino
+    journal = Journal(state / "journal.sqlite3")
+    limits = Limits(step_timeout_s=settings.step_timeout_s, max_output=settings.max_output,
+                    backup_max_bytes=settings.backup_max_bytes,
+                    backup_max_files=settings.backup_max_files)
+    executor = Executor(journal=journal, backups=state / "backups", runner=runner,
+                        limits=limits, root_daemon=os.geteuid() == 0)
+    telemetry = open_telemetry(pacman_dbpath=settings.pacman_dbpath,
+                               refresh_s=settings.telemetry_refresh_s)
+    service = PlanService(settings, journal=journal, executor=executor, telemetry=telemetry,
+                          runner=runner)
+    activity = Activity()
+    config = uvicorn.Config(create_app(service, activity), http=PeerH11Protocol, ws="none",
+                            lifespan="on", log_config=None, access_log=False, loop="asyncio",
+                            timeout_graceful_shutdown=5)
+    server = uvicorn.Server(config)
+    log.info("annad %s mode on %s, state in %s", settings.mode, socket_path, state)
+    # uvicorn re-raises a captured SIGTERM/SIGINT after its graceful shutdown, through the
+    # handler that was installed before it: make that a no-op so cleanup below still runs
+    for sig in (signal.SIGTERM, signal.SIGINT):
+        signal.signal(sig, lambda *_: None)
+    try:
+        asyncio.run(_serve(server, sock, settings, service, activity))
+    finally:
+        listen.remove_socket(socket_path, ino)
+        os.close(lock_fd)
+    return 0
+
+
+async def _serve(server: uvicorn.Server, sock: socket.socket, settings: DaemonSettings,
+                 service: PlanService, activity: Activity) -> None:
+    watcher = asyncio.create_task(_watch(server, settings, service, activity))
+    try:
+        await server.serve(sockets=[sock])
+    finally:
+        watcher.cancel()
+
+
+async def _watch(server: uvicorn.Server, settings: DaemonSettings, service: PlanService,
+                 activity: Activity) -> None:
+    """Notify systemd once serving; in user mode, stop after the idle timeout."""
+    from annad.listen import sd_notify
+
+    while not server.started:
+        await asyncio.sleep(0.01)
+    sd_notify(f"READY=1\nSTATUS=serving on {settings.socket_path}\nMAINPID={os.getpid()}")
+    idle = settings.idle_exit_s if settings.mode is DaemonMode.USER else 0.0
+    while not server.should_exit:
+        await asyncio.sleep(0.5)
+        if idle and activity.idle_for() >= idle and not service.busy():
+            log.info("idle for %.0f s: exiting", idle)
+            server.should_exit = True
+    sd_notify("STOPPING=1")
+
+
+if __name__ == "__main__":
+    sys.exit(main())

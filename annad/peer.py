@@ -1,0 +1,96 @@
+"""Who is calling: the kernel's answer (``SO_PEERCRED``), never the request's.
+
+uvicorn does not pass peer credentials to the application, so
+:class:`PeerH11Protocol` (a subclass of uvicorn's h11 protocol, installed with
+``Config(http=...)``) reads them from the connection's socket when the
+connection is made and puts a :class:`Peer` into that connection's state, which
+handlers see as ``request.state.peer``. Supplementary groups come from
+``SO_PEERGROUPS`` (the groups the process had when it connected).
+
+Authorisation: root and members of group ``anna`` may submit, execute and roll
+back; everyone else only reads (health, telemetry). A per-user daemon serves its
+owner only.
+"""
+
+from __future__ import annotations
+
+import grp
+import socket
+import struct
+from dataclasses import dataclass
+from typing import Any
+
+from uvicorn.protocols.http.h11_impl import H11Protocol
+
+SO_PEERGROUPS = getattr(socket, "SO_PEERGROUPS", 59)
+"""Linux socket option (not exported by Python's socket module)."""
+PEER_KEY = "peer"
+"""Key of the :class:`Peer` in the connection state."""
+_UCRED = struct.Struct("3i")
+
+
+@dataclass(frozen=True, slots=True)
+class Peer:
+    """The process at the other end of a connection, as the kernel reports it."""
+
+    pid: int
+    uid: int
+    gid: int
+    groups: tuple[int, ...] = ()
+
+
+def peer_of(sock: socket.socket) -> Peer | None:
+    """Credentials of a Unix socket's peer; None when the socket cannot say."""
+    try:
+        raw = sock.getsockopt(socket.SOL_SOCKET, socket.SO_PEERCRED, _UCRED.size)
+    except OSError:
+        return None
+    pid, uid, gid = _UCRED.unpack(raw)
+    groups: tuple[int, ...] = ()
+    try:
+        data = sock.getsockopt(socket.SOL_SOCKET, SO_PEERGROUPS, 4 * 256)
+        groups = struct.unpack(f"{len(data) // 4}I", data[: len(data) // 4 * 4])
+    except OSError:
+        pass
+    return Peer(pid=pid, uid=uid, gid=gid, groups=tuple(groups))
+
+
+def group_id(name: str) -> int | None:
+    """The gid of a group name, or None when the group does not exist."""
+    try:
+        return grp.getgrnam(name).gr_gid
+    except KeyError:
+        return None
+
+
+def authorised(peer: Peer | None, *, user_mode: bool, owner_uid: int, group: str) -> bool:
+    """Whether ``peer`` may change the system (submit, execute, roll back)."""
+    if peer is None:
+        return False
+    if user_mode:
+        return peer.uid == owner_uid
+    if peer.uid == 0:
+        return True
+    gid = group_id(group)
+    return gid is not None and (peer.gid == gid or gid in peer.groups)
+
+
+def served(peer: Peer | None, *, user_mode: bool, owner_uid: int) -> bool:
+    """Whether ``peer`` is served at all: a per-user daemon answers its owner only."""
+    if peer is None:
+        return False
+    return not user_mode or peer.uid == owner_uid
+
+
+class PeerH11Protocol(H11Protocol):
+    """uvicorn's h11 protocol plus the peer's credentials in the connection state."""
+
+    def connection_made(self, transport: Any) -> None:
+        """Read ``SO_PEERCRED`` once per connection, before any request is parsed."""
+        super().connection_made(transport)
+        sock = transport.get_extra_info("socket")
+        peer = None
+        if sock is not None and sock.family == socket.AF_UNIX:
+            peer = peer_of(sock)
+        # a copy: app_state is shared by all connections, the peer belongs to this one
+        self.app_state = {**self.app_state, PEER_KEY: peer}

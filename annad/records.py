@@ -1,0 +1,95 @@
+"""Turning journal rows into protocol records, and plans into executable step lists."""
+
+from __future__ import annotations
+
+import os
+import pwd
+from typing import TYPE_CHECKING
+
+from anna_common.errors import AnnaError, ErrorCode
+from anna_common.findings import AnnotatedPlan
+from anna_common.protocol import (
+    ErrorBody,
+    PlanRecord,
+    PlanSummary,
+    SessionEnv,
+    StepRecord,
+    UndoResult,
+)
+from annad.executor import StepSpec, Who
+from annad.runner import SESSION_KEYS
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from annad.journal import Journal, PlanRow
+
+
+def annotated_of(row: PlanRow) -> AnnotatedPlan:
+    """The daemon's own annotation stored at submit."""
+    return AnnotatedPlan.model_validate_json(row.annotated_json)
+
+
+def plan_record(row: PlanRow, journal: Journal) -> PlanRecord:
+    """A full record for ``GET /v1/plans/{id}``."""
+    steps = [StepRecord(step_id=s.step_id, index=s.idx, status=s.status, exit_code=s.exit_code,
+                        output=s.output, started_at=s.started_at, finished_at=s.finished_at)
+             for s in journal.steps(row.plan_id)]
+    undo = [UndoResult(step_id=u.step_id, action=u.action, target=u.target, ok=u.ok,
+                       message=u.message) for u in journal.undo_results(row.plan_id)]
+    error = None
+    if row.error:
+        error = ErrorBody(code=str(row.error.get("code", ErrorCode.INTERNAL_ERROR)),
+                          message=str(row.error.get("message", "")),
+                          detail=dict(row.error.get("detail") or {}))
+    return PlanRecord(plan_id=row.plan_id, digest=row.digest, status=row.status,
+                      created_at=row.created_at, updated_at=row.updated_at,
+                      caller_uid=row.caller_uid, source=row.source, request=row.request,
+                      annotated=annotated_of(row), steps=steps, undo=undo, error=error)
+
+
+def plan_summary(row: PlanRow) -> PlanSummary:
+    """A list entry for ``GET /v1/plans``."""
+    annotated = annotated_of(row)
+    goals = annotated.plan.goals
+    return PlanSummary(plan_id=row.plan_id, status=row.status, created_at=row.created_at,
+                       updated_at=row.updated_at, caller_uid=row.caller_uid,
+                       title=(goals[0] if goals else annotated.plan.notes_for_user)[:200],
+                       final_risk=annotated.final_risk, steps=len(annotated.steps))
+
+
+def step_specs(annotated: AnnotatedPlan) -> list[StepSpec]:
+    """The steps to run, each with its scope and rollback command as the daemon assessed them."""
+    rollback = {r.id: r for r in annotated.rollback}
+    specs = []
+    for step in annotated.steps:
+        back = rollback.get(step.rollback_id) if step.rollback_id else None
+        specs.append(StepSpec(index=step.index, step_id=step.id, command=step.command,
+                              scope=str(step.scope),
+                              rollback_command=back.command if back is not None else None,
+                              rollback_scope=str(back.scope) if back is not None else "user"))
+    return specs
+
+
+def home_of(uid: int, override: Path | None) -> str:
+    """The home user-scope steps of ``uid`` use: the override, else the passwd entry."""
+    if override is not None:
+        return str(override)
+    try:
+        return pwd.getpwuid(uid).pw_dir
+    except KeyError:
+        raise AnnaError(f"uid {uid} has no passwd entry; Anna cannot tell its home",
+                        code=ErrorCode.PERMISSION_DENIED) from None
+
+
+def who_of(uid: int, home: str, session: SessionEnv) -> Who:
+    """Identity, home and whitelisted session of the plan's owner."""
+    try:
+        entry = pwd.getpwuid(uid)
+        groups = tuple(os.getgrouplist(entry.pw_name, entry.pw_gid))
+        name, gid = entry.pw_name, entry.pw_gid
+    except KeyError:
+        name, gid, groups = str(uid), uid, ()
+    values = session.model_dump(exclude_none=True)
+    return Who(uid=uid, gid=gid, groups=groups, user=name, home=home,
+               session={k: v for k, v in values.items() if k in SESSION_KEYS})

@@ -1,0 +1,188 @@
+"""The one plan that runs (or rolls back) at a time, in a thread of its own.
+
+Execution happens in a worker thread that does not depend on the HTTP request:
+a client that disconnects mid-plan does not stop it half-way; the plan runs to
+its end (or is undone) and the journal has the outcome. Events go through a
+queue to whoever streams them. A second execute or rollback while one is under
+way is refused with ``PLAN_RUNNING``; reads and telemetry are unaffected.
+"""
+
+from __future__ import annotations
+
+import logging
+import queue
+import threading
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from anna_common.errors import AnnaError, ErrorCode, PlanError
+from anna_common.protocol import (
+    ExecEvent,
+    ExecEventType,
+    PlanStatus,
+    RollbackResponse,
+    SessionEnv,
+    StepStatus,
+)
+from annad.records import step_specs, who_of
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from anna_common.findings import AnnotatedPlan
+    from annad.executor import Executor, StepSpec, Who
+    from annad.journal import Journal, PlanRow
+
+log = logging.getLogger(__name__)
+
+MAX_QUEUED_OUTPUT = 2000
+"""Output events queued for a slow or absent reader before further output is dropped
+(the step's output tail is still kept in the journal)."""
+SYSTEM_DAEMON_HINT = "start the system daemon: sudo systemctl enable --now annad.service"
+"""What to do when a per-user daemon is asked for a system-scope step."""
+
+
+@dataclass
+class _Run:
+    plan_id: str
+    cancel: threading.Event = field(default_factory=threading.Event)
+    events: queue.SimpleQueue[ExecEvent | None] = field(default_factory=queue.SimpleQueue)
+    thread: threading.Thread | None = None
+
+    def emit(self, event: ExecEvent) -> None:
+        if event.type is ExecEventType.STEP_OUTPUT and self.events.qsize() > MAX_QUEUED_OUTPUT:
+            return
+        self.events.put(event)
+
+
+class RunManager:
+    """Starts, cancels and waits for the single running plan."""
+
+    def __init__(self, *, journal: Journal, executor: Executor, user_mode: bool) -> None:
+        self.journal = journal
+        self.executor = executor
+        self.user_mode = user_mode
+        self._lock = threading.Lock()
+        self._run: _Run | None = None
+        self._closing = False
+
+    def current(self) -> str | None:
+        """Id of the plan running or rolling back now."""
+        run = self._run
+        return run.plan_id if run is not None else None
+
+    def _claim(self, plan_id: str, allowed: tuple[PlanStatus, ...]) -> _Run:
+        """Become the running plan, or raise PLAN_RUNNING / PLAN_STATE (under the lock)."""
+        with self._lock:
+            if self._closing:
+                raise AnnaError("the daemon is stopping", code=ErrorCode.DAEMON_UNAVAILABLE)
+            if self._run is not None:
+                raise PlanError(f"plan {self._run.plan_id} is running; one plan runs at a time",
+                                code=ErrorCode.PLAN_RUNNING,
+                                detail={"running_plan": self._run.plan_id})
+            row = self.journal.get_plan(plan_id)
+            if row is None or row.status not in allowed:
+                status = row.status if row is not None else "unknown"
+                raise PlanError(f"plan {plan_id} is {status}; this needs "
+                                + " or ".join(str(a) for a in allowed),
+                                code=ErrorCode.PLAN_STATE, detail={"status": str(status)})
+            self._run = _Run(plan_id)
+            return self._run
+
+    def _release(self, run: _Run) -> None:
+        with self._lock:
+            if self._run is run:
+                self._run = None
+
+    def execute(self, row: PlanRow, annotated: AnnotatedPlan, session: SessionEnv
+                ) -> Iterator[bytes]:
+        """Start the plan in a worker thread; return its NDJSON event stream."""
+        specs = step_specs(annotated)
+        if self.user_mode:
+            _refuse_system_steps(specs)
+        who = who_of(row.caller_uid, row.home, session)
+        run = self._claim(row.plan_id, (PlanStatus.SUBMITTED,))
+        run.thread = threading.Thread(target=self._work, args=(run, specs, who),
+                                      name=f"plan-{row.plan_id}")
+        run.thread.start()
+        return _stream(run)
+
+    def _work(self, run: _Run, specs: list[StepSpec], who: Who) -> None:
+        try:
+            self.executor.run(run.plan_id, specs, who, run.emit, run.cancel)
+        except Exception as exc:  # the journal may be gone (shutdown); report, never hang
+            log.exception("plan %s: execution aborted", run.plan_id)
+            run.emit(ExecEvent(type=ExecEventType.ERROR, plan_id=run.plan_id,
+                               code=str(ErrorCode.INTERNAL_ERROR), message=str(exc)))
+        finally:
+            self._release(run)
+            run.events.put(None)
+
+    def cancel(self, plan_id: str, *, wait_s: float) -> None:
+        """Ask the running plan to stop (its step's process group is killed; undo follows)."""
+        with self._lock:
+            run = self._run
+        if run is None or run.plan_id != plan_id or run.thread is None:
+            raise PlanError(f"plan {plan_id} is not running", code=ErrorCode.PLAN_STATE)
+        run.cancel.set()
+        run.thread.join(timeout=wait_s)
+
+    def rollback(self, row: PlanRow, session: SessionEnv) -> RollbackResponse:
+        """Undo every step of a succeeded or interrupted plan, newest first."""
+        run = self._claim(row.plan_id, (PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED))
+        try:
+            self.journal.set_plan_status(row.plan_id, PlanStatus.ROLLING_BACK,
+                                         kind="rollback_started")
+            indexes = [s.idx for s in reversed(self.journal.steps(row.plan_id))
+                       if s.status is not StepStatus.UNDONE]
+            current = who_of(row.caller_uid, row.home, session).session
+            results = self.executor.undo(row.plan_id, indexes, run.emit,
+                                         session=current or None)
+            status = PlanStatus.ROLLED_BACK if all(r.ok for r in results) else \
+                PlanStatus.ROLLBACK_FAILED
+            error = None if status is PlanStatus.ROLLED_BACK else {
+                "code": str(ErrorCode.ROLLBACK_FAILED), "message": "some undo actions failed",
+                "detail": {"failed": [r.model_dump() for r in results if not r.ok]}}
+            self.journal.set_plan_status(row.plan_id, status, error=error,
+                                         kind="rollback_finished")
+        except Exception as exc:
+            log.exception("plan %s: rollback aborted", row.plan_id)
+            self.journal.set_plan_status(row.plan_id, PlanStatus.ROLLBACK_FAILED, error={
+                "code": str(ErrorCode.INTERNAL_ERROR), "message": f"rollback aborted: {exc}"},
+                kind="rollback_finished")
+            raise
+        finally:
+            self._release(run)
+        return RollbackResponse(plan_id=row.plan_id, status=status, undo=results)
+
+    def shutdown(self, grace_s: float) -> None:
+        """Refuse new plans; let the running one finish for ``grace_s``, then cancel it."""
+        with self._lock:
+            self._closing = True
+            run = self._run
+        if run is None or run.thread is None:
+            return
+        run.thread.join(timeout=grace_s)
+        if run.thread.is_alive():
+            log.warning("plan %s still running at shutdown: cancelling and undoing it",
+                        run.plan_id)
+            run.cancel.set()
+            run.thread.join()
+
+
+def _refuse_system_steps(specs: list[StepSpec]) -> None:
+    needs_root = [s.step_id for s in specs if s.scope == "system" or (
+        s.rollback_command is not None and s.rollback_scope == "system")]
+    if needs_root:
+        raise AnnaError(f"step(s) {', '.join(needs_root)} need root, and this per-user daemon "
+                        "runs user-scope steps only; nothing was run",
+                        code=ErrorCode.SCOPE_REQUIRES_ROOT, hint=SYSTEM_DAEMON_HINT,
+                        detail={"steps": needs_root, "start": "annad.service"})
+
+
+def _stream(run: _Run) -> Iterator[bytes]:
+    while True:
+        event = run.events.get()
+        if event is None:
+            return
+        yield event.model_dump_json(exclude_defaults=False).encode("utf-8") + b"\n"

@@ -1,0 +1,271 @@
+"""PlanService: the one place the daemon's behaviour lives; routes only call it.
+
+The service trusts nothing it receives. A submitted plan is re-parsed,
+re-validated and re-classified with the daemon's own context (its telemetry and
+the caller's home); execution is accepted only for the digest it returned at
+submit and only with the confirmations the *daemon's* risk tier demands. The
+caller is the :class:`~annad.peer.Peer` the kernel reported for the connection.
+
+State machine: ``submitted → running → succeeded | failed | rolled_back |
+rollback_failed``; ``succeeded | interrupted → rolling_back → rolled_back |
+rollback_failed``; ``running`` at start-up → ``interrupted``. One plan runs (or
+rolls back) at a time.
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import hmac
+import json
+import logging
+import os
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
+
+from anna_common.distro import context_from_telemetry
+from anna_common.errors import AnnaError, ErrorCode, PlanError
+from anna_common.plan import RiskLevel, canonical_json, plan_digest
+from anna_common.protocol import (
+    API_VERSION,
+    AuditReport,
+    ChecksRequest,
+    ChecksResponse,
+    DaemonMode,
+    Health,
+    PlanList,
+    PlanRecord,
+    PlanStatus,
+    SessionEnv,
+    SubmitRequest,
+    SubmitResponse,
+    TelemetryResponse,
+)
+from anna_common.validate import validate
+from annad import __version__
+from annad.checks import run_checks
+from annad.journal import PlanRow
+from annad.peer import Peer, authorised, served
+from annad.records import annotated_of, home_of, plan_record, plan_summary
+from annad.runs import RunManager
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from anna_common.protocol import ExecuteRequest, RollbackRequest, RollbackResponse
+    from anna_common.rules.base import AssessContext
+    from annad.config import DaemonSettings
+    from annad.executor import Executor
+    from annad.journal import Journal
+    from annad.telemetry_source import TelemetryProvider
+    from annad.undo import Runner
+
+log = logging.getLogger(__name__)
+
+MAX_REQUEST_TEXT = 4000
+"""Characters of the person's request kept with a plan."""
+_SUBMIT_KEYS = frozenset({"plan", "request", "source"})
+
+
+class PlanService:
+    """Health, telemetry, plans, execution, rollback and audit for one daemon."""
+
+    def __init__(self, settings: DaemonSettings, *, journal: Journal, executor: Executor,
+                 telemetry: TelemetryProvider, runner: Runner) -> None:
+        self.settings = settings
+        self.mode = settings.mode
+        self.journal = journal
+        self.telemetry_provider = telemetry
+        self.runner = runner
+        self.runs = RunManager(journal=journal, executor=executor, user_mode=self.user_mode)
+        self.started_at = time.monotonic()
+        self.owner_uid = os.geteuid()
+
+    @property
+    def user_mode(self) -> bool:
+        """A per-user daemon (user-scope steps only, owner only)."""
+        return self.mode is DaemonMode.USER
+
+    # ------------------------------------------------------------------ lifecycle
+
+    def start(self) -> None:
+        """Recover from a crash and start telemetry."""
+        for plan_id in self.journal.recover():
+            log.warning("plan %s was running when the daemon stopped: now interrupted", plan_id)
+        try:
+            self.telemetry_provider.start()
+        except Exception:  # telemetry must never keep plans from working
+            log.exception("telemetry failed to start")
+
+    def stop(self) -> None:
+        """Let a running plan finish (bounded), then stop telemetry and close the journal."""
+        self.runs.shutdown(self.settings.stop_grace_s)
+        try:
+            self.telemetry_provider.stop()
+        except Exception:
+            log.exception("telemetry failed to stop")
+        self.journal.close()
+
+    def busy(self) -> bool:
+        """A plan is running or rolling back."""
+        return self.runs.current() is not None
+
+    # ------------------------------------------------------------------ identity
+
+    def _served(self, peer: Peer | None) -> Peer:
+        if peer is None or not served(peer, user_mode=self.user_mode, owner_uid=self.owner_uid):
+            raise AnnaError("this per-user daemon serves only its owner",
+                            code=ErrorCode.PERMISSION_DENIED)
+        return peer
+
+    def _authorised(self, peer: Peer | None) -> Peer:
+        peer = self._served(peer)
+        if not self._may_change(peer):
+            raise AnnaError(f"uid {peer.uid} may only read (health, telemetry); root and "
+                            f"members of group {self.settings.group!r} may change the system",
+                            code=ErrorCode.PERMISSION_DENIED,
+                            hint=f"ask an administrator to add you to group "
+                            f"{self.settings.group!r}")
+        return peer
+
+    def _may_change(self, peer: Peer) -> bool:
+        return authorised(peer, user_mode=self.user_mode, owner_uid=self.owner_uid,
+                          group=self.settings.group)
+
+    def _owned(self, peer: Peer, plan_id: str) -> PlanRow:
+        row = self.journal.get_plan(plan_id)
+        # another user's plan is reported as missing: plan ids are not secrets, requests are
+        if row is None or (peer.uid not in (0, row.caller_uid)):
+            raise PlanError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
+        return row
+
+    # ------------------------------------------------------------------ reads
+
+    def health(self, peer: Peer | None) -> Health:
+        """``GET /v1/health``."""
+        peer = self._served(peer)
+        current = self.runs.current()
+        return Health(api_version=API_VERSION, daemon_version=__version__, mode=self.mode,
+                      caller_uid=peer.uid, caller_authorised=self._may_change(peer),
+                      pid=os.getpid(), uptime_s=round(time.monotonic() - self.started_at, 3),
+                      running_plan=current)
+
+    def telemetry(self, peer: Peer | None, session: SessionEnv | None, *, fresh: bool
+                  ) -> TelemetryResponse:
+        """``GET /v1/telemetry``."""
+        self._served(peer)
+        snapshot, age = self.telemetry_provider.get(session, fresh=fresh)
+        return TelemetryResponse(telemetry=snapshot, age_s=round(age, 3))
+
+    def context(self, home: str) -> AssessContext:
+        """The daemon's own assessment context: its telemetry and the caller's home."""
+        snapshot, _ = self.telemetry_provider.get(None, fresh=False)
+        ctx = context_from_telemetry(snapshot, home)
+        if self.settings.distro:
+            ctx = dataclasses.replace(ctx, distro=self.settings.distro)
+        return ctx
+
+    def get(self, peer: Peer | None, plan_id: str) -> PlanRecord:
+        """``GET /v1/plans/{id}``."""
+        return plan_record(self._owned(self._authorised(peer), plan_id), self.journal)
+
+    def list(self, peer: Peer | None) -> PlanList:
+        """``GET /v1/plans``: the caller's plans (root: everyone's), newest first."""
+        peer = self._authorised(peer)
+        rows = [r for r in self.journal.list_plans() if peer.uid in (0, r.caller_uid)]
+        return PlanList(plans=[plan_summary(r) for r in rows])
+
+    def audit_verify(self, peer: Peer | None) -> AuditReport:
+        """``GET /v1/audit/verify``."""
+        self._authorised(peer)
+        return self.journal.verify()
+
+    # ------------------------------------------------------------------ submit and checks
+
+    def submit(self, peer: Peer | None, body: Any) -> SubmitResponse:
+        """``POST /v1/plans``: validate and classify with the daemon's own context; store."""
+        peer = self._authorised(peer)
+        if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
+            raise AnnaError("expected {plan, request, source}", code=ErrorCode.BAD_REQUEST)
+        home = home_of(peer.uid, self.settings.home_override)
+        result = validate(body["plan"], self.context(home))
+        findings = [f.model_dump(mode="json") for f in result.errors]
+        if result.plan is not None and result.plan.banned:
+            raise PlanError("the plan contains a hard-banned command; it can never run",
+                            code=ErrorCode.PLAN_BANNED, detail={"findings": findings})
+        if result.plan is None or not result.ok:
+            raise PlanError("the plan is not valid", code=ErrorCode.PLAN_INVALID,
+                            detail={"findings": findings})
+        annotated = result.plan
+        request = str(body.get("request", ""))[:MAX_REQUEST_TEXT]
+        meta = SubmitRequest.model_validate({"plan": annotated.plan, "request": request,
+                                             "source": body.get("source", "model")})
+        now = time.time()
+        plan_id = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + \
+            secrets.token_hex(3)
+        plan_json = canonical_json(annotated.plan.model_dump(mode="json")).decode("utf-8")
+        row = PlanRow(plan_id=plan_id, digest=annotated.digest, status=PlanStatus.SUBMITTED,
+                      created_at=now, updated_at=now, caller_uid=peer.uid, source=meta.source,
+                      request=meta.request, home=home, plan_json=plan_json,
+                      annotated_json=annotated.model_dump_json(), error=None)
+        self.journal.add_plan(row, [s.id for s in annotated.steps])
+        return SubmitResponse(plan_id=plan_id, digest=annotated.digest,
+                              status=PlanStatus.SUBMITTED, annotated=annotated,
+                              warnings=result.warnings)
+
+    def checks(self, peer: Peer | None, plan_id: str, request: ChecksRequest) -> ChecksResponse:
+        """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""
+        peer = self._authorised(peer)
+        row = self._owned(peer, plan_id)
+        results = run_checks(annotated_of(row), self.context(row.home), self.runner,
+                             owner=row.caller_uid, home=row.home, session=request.session,
+                             settings=self.settings, user_mode=self.user_mode)
+        self.journal.event("checks_run", plan_id, ran=sum(r.ran for r in results),
+                           refused=sum(not r.ran for r in results))
+        return ChecksResponse(plan_id=plan_id, results=results)
+
+    # ------------------------------------------------------------------ execution
+
+    def execute(self, peer: Peer | None, plan_id: str, request: ExecuteRequest
+                ) -> Iterator[bytes]:
+        """``POST /v1/plans/{id}/execute``: checks, then a stream of NDJSON event lines."""
+        peer = self._authorised(peer)
+        row = self._owned(peer, plan_id)
+        if not hmac.compare_digest(request.digest.encode(), row.digest.encode()):
+            raise PlanError("the digest does not match the plan submitted; submit it again",
+                            code=ErrorCode.DIGEST_MISMATCH)
+        if plan_digest(json.loads(row.plan_json)) != row.digest:
+            raise AnnaError("the stored plan does not match its digest; the journal was "
+                            "altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
+        annotated = annotated_of(row)
+        if annotated.banned:
+            raise PlanError("the plan contains a hard-banned command", code=ErrorCode.PLAN_BANNED)
+        _check_confirmations(annotated.final_risk, annotated.confirmations, request)
+        return self.runs.execute(row, annotated, request.session)
+
+    def cancel(self, peer: Peer | None, plan_id: str) -> PlanRecord:
+        """``POST /v1/plans/{id}/cancel``: stop the running plan, wait for its undo."""
+        peer = self._authorised(peer)
+        row = self._owned(peer, plan_id)
+        self.runs.cancel(row.plan_id, wait_s=self.settings.step_timeout_s + 60)
+        return self.get(peer, plan_id)
+
+    def rollback(self, peer: Peer | None, plan_id: str, request: RollbackRequest
+                 ) -> RollbackResponse:
+        """``POST /v1/plans/{id}/rollback``: undo a finished or interrupted plan."""
+        peer = self._authorised(peer)
+        row = self._owned(peer, plan_id)
+        if not request.confirmed:
+            raise AnnaError("a rollback changes the system: confirm it",
+                            code=ErrorCode.CONFIRMATION_REQUIRED)
+        return self.runs.rollback(row, request.session)
+
+
+def _check_confirmations(risk: RiskLevel, needed: int, request: ExecuteRequest) -> None:
+    """The daemon's own tier decides: LOW/MEDIUM need one confirmation, HIGH two."""
+    given = 2 if request.confirmed and request.high_confirmed else int(request.confirmed)
+    if given < needed:
+        what = "two confirmations (the second naming what it touches)" if needed == 2 else \
+            "a confirmation"
+        raise AnnaError(f"this {risk} plan needs {what}", code=ErrorCode.CONFIRMATION_REQUIRED,
+                        detail={"needed": needed, "given": given})

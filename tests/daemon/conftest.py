@@ -1,0 +1,9 @@
+"""Fixtures for the daemon tests: a real annad subprocess, real pacman on a scratch root."""
+
+from __future__ import annotations
+
+from tests.daemonfix import system_daemon, user_daemon  # noqa: F401 - fixtures by name
+from tests.pacmanfix import (  # noqa: F401 - fixtures by name
+    package_builder,
+    pacman_root,
+)

@@ -1,0 +1,215 @@
+"""A real annad in a temporary directory, for every engineer's tests.
+
+:func:`start_daemon` runs ``python -m annad.main`` as a real subprocess (uvicorn on a
+real Unix socket) with everything inside one short temporary directory: the socket,
+the state dir (journal, backups), the home used for user-scope steps
+(``ANNAD_HOME_OVERRIDE``), the pacman database telemetry reads, and a config path
+that does not exist (``ANNAD_CONFIG``), so the machine's ``/etc/anna`` is never read.
+The directory is short (``/tmp/anna-d-XXXX``) because Unix socket paths are limited to
+107 bytes.
+
+Fixtures (import them into your conftest):
+``user_daemon`` (a per-user daemon), ``system_daemon`` (the system daemon; the tests
+run as root, so it runs as root — plans must only touch paths inside ``daemon.base``).
+:func:`make_plan` builds ActionPlan JSON from ``(id, command, risk)`` tuples.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import shutil
+import signal
+import subprocess
+import sys
+import tempfile
+import time
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from annactl.daemon_client import DaemonClient
+
+REPO = Path(__file__).resolve().parent.parent
+START_TIMEOUT_S = 30.0
+"""How long a daemon may take to answer after start."""
+IS_ROOT = os.geteuid() == 0
+
+
+@dataclass
+class RunningDaemon:
+    """A started annad and the temporary places it uses."""
+
+    base: Path
+    """The temporary directory holding everything below."""
+    socket: Path
+    state: Path
+    home: Path
+    """The home user-scope steps run in (``ANNAD_HOME_OVERRIDE``)."""
+    log: Path
+    """The daemon's stderr."""
+    argv: list[str]
+    env: dict[str, str]
+    proc: subprocess.Popen[bytes] | None = None
+    extra: dict[str, Any] = field(default_factory=dict)
+
+    def client(self) -> DaemonClient:
+        """A real client on this daemon's socket."""
+        return DaemonClient(self.socket)
+
+    def start(self) -> RunningDaemon:
+        """Start (or restart) the daemon and wait until it answers."""
+        log = self.log.open("ab")
+        try:
+            self.proc = subprocess.Popen(self.argv, env=self.env, stdin=subprocess.DEVNULL,
+                                         stdout=log, stderr=log, cwd=str(self.base))
+        finally:
+            log.close()
+        deadline = time.monotonic() + START_TIMEOUT_S
+        while time.monotonic() < deadline:
+            if self.proc.poll() is not None:
+                raise RuntimeError(f"annad exited ({self.proc.returncode}):\n{self.output()}")
+            with contextlib.suppress(Exception):
+                self.client().health()
+                return self
+            time.sleep(0.05)
+        self.kill()
+        raise RuntimeError(f"annad did not answer within {START_TIMEOUT_S} s:\n{self.output()}")
+
+    def output(self) -> str:
+        """What the daemon logged."""
+        return self.log.read_text(errors="replace") if self.log.exists() else ""
+
+    def stop(self, timeout: float = 20.0) -> int | None:
+        """SIGTERM and wait; returns the exit status."""
+        if self.proc is None or self.proc.poll() is not None:
+            return self.proc.returncode if self.proc else None
+        self.proc.send_signal(signal.SIGTERM)
+        try:
+            return self.proc.wait(timeout=timeout)
+        except subprocess.TimeoutExpired:
+            self.kill()
+            raise
+
+    def kill(self) -> None:
+        """SIGKILL (a crash), and reap it."""
+        if self.proc is not None and self.proc.poll() is None:
+            self.proc.kill()
+            self.proc.wait(timeout=10)
+
+
+def _clean_env(extra: dict[str, str] | None) -> dict[str, str]:
+    env = {k: v for k, v in os.environ.items() if not k.startswith(("ANNA_", "ANNAD_"))}
+    env.pop("NOTIFY_SOCKET", None)
+    env["PYTHONPATH"] = str(REPO)
+    env.update(extra or {})
+    return env
+
+
+def new_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
+               args: list[str] | None = None) -> RunningDaemon:
+    """A daemon set up (not started) in a fresh short temporary directory."""
+    base = Path(tempfile.mkdtemp(prefix="anna-d-", dir="/tmp"))
+    home = base / "home"
+    (home / ".config").mkdir(parents=True)
+    dbpath = base / "pacman-db"
+    (dbpath / "local").mkdir(parents=True)
+    socket = base / "run" / "annad.sock"
+    state = base / "state"
+    full_env = _clean_env({
+        "HOME": str(home), "XDG_RUNTIME_DIR": str(base / "run"),
+        "XDG_STATE_HOME": str(base / "xdg-state"),
+        "ANNAD_CONFIG": str(base / "no-such-annad.toml"),
+        "ANNAD_HOME_OVERRIDE": str(home),
+        # judge plans as on Arch: pacman is the native package manager in these tests
+        "ANNAD_DISTRO": "arch",
+        **(env or {}),
+    })
+    argv = [sys.executable, "-m", "annad.main", "--socket", str(socket), "--state-dir",
+            str(state), "--pacman-dbpath", str(dbpath), "--idle-exit", "0",
+            *(["--user-mode"] if user_mode else []), *(args or [])]
+    if not user_mode:
+        full_env["ANNAD_USER_MODE"] = "false"
+    return RunningDaemon(base=base, socket=socket, state=state, home=home,
+                         log=base / "annad.log", argv=argv, env=full_env)
+
+
+@contextlib.contextmanager
+def running_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
+                   args: list[str] | None = None) -> Iterator[RunningDaemon]:
+    """Start a daemon; stop it and delete its directory afterwards."""
+    daemon = new_daemon(user_mode=user_mode, env=env, args=args)
+    try:
+        yield daemon.start()
+    finally:
+        try:
+            daemon.stop()
+        finally:
+            daemon.kill()
+            shutil.rmtree(daemon.base, ignore_errors=True)
+
+
+@pytest.fixture
+def user_daemon() -> Iterator[RunningDaemon]:
+    """A per-user daemon (``--user-mode``) in a temporary directory."""
+    with running_daemon(user_mode=True) as daemon:
+        yield daemon
+
+
+@pytest.fixture
+def system_daemon() -> Iterator[RunningDaemon]:
+    """The system daemon (runs as root: the tests do); skipped when not root."""
+    if not IS_ROOT:
+        pytest.skip("the system daemon needs root")
+    with running_daemon(user_mode=False) as daemon:
+        yield daemon
+
+
+def make_plan(steps: list[tuple[str, str, str]], *, rollback: dict[str, str] | None = None,
+              checks: list[tuple[str, str]] | None = None, goal: str = "test plan"
+              ) -> dict[str, Any]:
+    """ActionPlan JSON: ``steps`` are (id, command, risk); ``rollback`` maps step id → command."""
+    rollback = rollback or {}
+    return {
+        "analysis": "test",
+        "goals": [goal],
+        "necessary_checks": [
+            {"id": cid, "description": cid, "command": cmd, "risk_level": "INFO",
+             "required": False} for cid, cmd in (checks or [])],
+        "command_plan": [
+            {"id": sid, "description": sid, "command": cmd, "risk_level": risk,
+             "rollback_id": f"undo-{sid}" if sid in rollback else None,
+             "requires_confirmation": risk != "INFO"} for sid, cmd, risk in steps],
+        "rollback_plan": [
+            {"id": f"undo-{sid}", "description": f"undo {sid}", "command": cmd}
+            for sid, cmd in rollback.items()],
+        "notes_for_user": "",
+        "meta": {"detection_results": {}, "template_used": None,
+                 "llm_version": "anna_runtime_v3"},
+    }
+
+
+def http(socket: Path, method: str, path: str, body: Any = None,  # noqa: ANN401
+         headers: dict[str, str] | None = None, raw: bytes | None = None) -> tuple[int, Any]:
+    """One raw HTTP request over the socket: (status, parsed JSON or text)."""
+    import http.client
+    import json
+    import socket as socketmod
+
+    conn = http.client.HTTPConnection("annad", timeout=60)
+    sock = socketmod.socket(socketmod.AF_UNIX, socketmod.SOCK_STREAM)
+    sock.connect(str(socket))
+    conn.sock = sock
+    payload = raw if raw is not None else (None if body is None else json.dumps(body).encode())
+    conn.request(method, path, body=payload,
+                 headers={"Content-Type": "application/json", **(headers or {})})
+    response = conn.getresponse()
+    data = response.read()
+    conn.close()
+    try:
+        return response.status, json.loads(data)
+    except ValueError:
+        return response.status, data.decode(errors="replace")
