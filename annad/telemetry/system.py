@@ -199,6 +199,8 @@ def collect_disks() -> list[DiskInfo]:
     for part in psutil.disk_partitions(all=True):
         if not _wanted(part.fstype) or len(by_mount) >= MAX_DISKS:
             continue
+        if not os.path.isdir(part.mountpoint):  # noqa: PTH112 - a str from psutil
+            continue  # a bind-mounted file (containers mount /etc/hosts so): not a disk
         try:
             usage = psutil.disk_usage(part.mountpoint)
         except OSError:
