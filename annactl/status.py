@@ -274,7 +274,8 @@ def _more_rows(t: dict[str, Any]) -> list[tuple[str, RenderableType]]:
 
 
 def status_view(data: dict[str, Any]) -> RenderableType:
-    """The status table."""
+    """The status table, then where it came from."""
+    from rich.console import Group
     from rich.table import Table
     from rich.text import Text
 
@@ -285,13 +286,12 @@ def status_view(data: dict[str, Any]) -> RenderableType:
         table.add_row(label, value)
     health = data.get("health", {})
     errors = data.get("telemetry", {}).get("errors", [])
-    foot = Text(f"daemon: {health.get('mode', '?')} mode at {data.get('socket', '?')}, "
-                f"telemetry {data.get('age_s', 0):.1f} s old", style="dim")
+    foot = Text(f"{health.get('mode', '?')} daemon at {data.get('socket', '?')}; telemetry "
+                f"{data.get('age_s', 0):.1f} s old", style="dim")
     if errors:
         foot.append("\n" + inert("collector errors: " + "; ".join(errors[:5]), max_chars=400),
                     style="yellow")
-    table.add_row("", foot)
-    return table
+    return Group(table, foot)
 
 
 def run(consoles: Consoles, *, as_json: bool) -> int:
