@@ -23,11 +23,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
 from annactl.llm.trace import mask_value
 
 if TYPE_CHECKING:
-    from anna_common.errors import AnnaError
     from anna_common.telemetry import Telemetry
     from annactl.planner import PlanOutcome
 
@@ -85,10 +85,14 @@ class History:
     def __init__(self, state_dir: Path, *, conversation_id: str | None = None) -> None:
         self.path = state_dir / DB_NAME
         """The SQLite file."""
-        state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.path.touch(mode=0o600, exist_ok=True)
-        self._db = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
-        self._db.executescript(_SCHEMA)
+        try:
+            state_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+            self.path.touch(mode=0o600, exist_ok=True)
+            self._db = sqlite3.connect(self.path, timeout=5.0, check_same_thread=False)
+            self._db.executescript(_SCHEMA)
+        except (OSError, sqlite3.Error) as exc:
+            raise AnnaError(f"cannot open the history store {self.path}: {exc}",
+                            code=ErrorCode.INTERNAL_ERROR) from None
         self.conversation_id = conversation_id or uuid.uuid4().hex
         """The conversation new packets belong to."""
         self._secrets: tuple[str, ...] = ()
@@ -133,7 +137,23 @@ class History:
                         preferences: dict[str, str] | None, outcome: PlanOutcome | None,
                         error: AnnaError | None, trace_id: str) -> tuple[dict[str, Any],
                                                                           dict[str, Any]]:
-        """Store a request packet and its response packet (one turn)."""
+        """Store a request packet and its response packet (one turn).
+
+        Raises :class:`AnnaError` (never a bare ``sqlite3`` error) so callers outside this
+        module need not know the storage.
+        """
+        try:
+            return self._record(request, mode=mode, telemetry=telemetry,
+                                preferences=preferences, outcome=outcome, error=error,
+                                trace_id=trace_id)
+        except sqlite3.Error as exc:
+            raise AnnaError(f"the history store {self.path} failed: {exc}",
+                            code=ErrorCode.INTERNAL_ERROR) from None
+
+    def _record(self, request: str, *, mode: str, telemetry: Telemetry | None,
+                preferences: dict[str, str] | None, outcome: PlanOutcome | None,
+                error: AnnaError | None, trace_id: str) -> tuple[dict[str, Any],
+                                                                  dict[str, Any]]:
         with self._db:
             self._ensure_conversation(request)
             turn = self.next_turn()

@@ -28,10 +28,11 @@ REAL = ("base", "linux", "linux-firmware", "pacman", "pacman-contrib", "systemd"
 
 def telemetry(packages: int = 1500) -> Telemetry:
     """The snapshot: Arch, Hyprland with hyprpaper running, ``packages`` installed."""
-    names = list(REAL) + [f"lib{w}{i}" for i, w in zip(range(packages), ["gtk", "xcb", "qt",
-                          "python-mod", "perl-mod", "ttf-font", "haskell-pkg"] * packages)]
+    kinds = ("gtk", "xcb", "qt", "python-mod", "perl-mod", "ttf-font", "haskell-pkg")
+    fillers = [f"lib{kinds[i % len(kinds)]}{i}" for i in range(packages - len(REAL))]
+    names = sorted({*REAL, *fillers})
     pkgs = [PackageInfo(name=n, version=f"{1 + i % 9}.{i % 13}.{i % 7}-1", explicit=i < 120)
-            for i, n in enumerate(sorted(set(names))[:packages])]
+            for i, n in enumerate(names)]
     procs = [ProcessInfo(pid=1000 + i, name=n, user="user", cpu_percent=30.0 - i * 3,
                          memory_percent=5.0 + i, rss_bytes=(200 + i) * 1024**2,
                          cmdline=f"/usr/bin/{n} --flag-{i} " + "x" * 300)

@@ -15,6 +15,7 @@ server's own time (llama.cpp `timings`), as a share of end-to-end time.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import statistics
 import sys
 import tempfile
@@ -27,14 +28,14 @@ from typing import Any
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from _telemetry import telemetry  # noqa: E402
+from _telemetry import telemetry
 
-from anna_common.errors import AnnaError  # noqa: E402
-from anna_common.validate import ExtractError, extract_json  # noqa: E402
-from annactl.config import ClientSettings  # noqa: E402
-from annactl.llm import make_provider  # noqa: E402
-from annactl.llm.base import ChatRequest, ChatResult, EventSink, Provider, no_events  # noqa: E402
-from annactl.planner import Planner  # noqa: E402
+from anna_common.errors import AnnaError
+from anna_common.validate import ExtractError, extract_json
+from annactl.config import ClientSettings
+from annactl.llm import make_provider
+from annactl.llm.base import ChatRequest, ChatResult, EventSink, Provider, no_events
+from annactl.planner import Planner
 
 REQUESTS = (
     "how is my system?",
@@ -49,16 +50,25 @@ REQUESTS = (
 
 
 class Counting:
-    """Wraps a provider and keeps every reply (to measure the parse rate per reply)."""
+    """Wraps a provider, keeps every reply (for the parse rate) and caps output tokens.
 
-    def __init__(self, inner: Provider) -> None:
+    The cap is a bench setting: the 270M base model under a grammar tends to repeat list
+    items until the token limit, and at ~15 tokens/s a 2,048-token runaway costs two minutes
+    per call. A truncated reply is a failed reply either way; the cap only makes it cheap.
+    """
+
+    def __init__(self, inner: Provider, max_tokens: int) -> None:
         self.inner = inner
+        self.max_tokens = max_tokens
         self.name = inner.name
         self.model = inner.model
         self.replies: list[ChatResult] = []
 
     def chat(self, request: ChatRequest, *, on_tokens: Any = None,
              cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
+        if self.max_tokens:
+            request = dataclasses.replace(request, options={**request.options,
+                                                            "max_tokens": self.max_tokens})
         result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel, events=events)
         self.replies.append(result)
         return result
@@ -82,12 +92,14 @@ def main() -> int:
     parser.add_argument("--provider", default="openai", choices=("openai", "ollama"))
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--ctx", type=int, default=0, help="server context (for the report)")
+    parser.add_argument("--max-tokens", type=int, default=512,
+                        help="output token cap per call (0: Anna's default, 2048)")
     args = parser.parse_args()
 
     state = Path(tempfile.mkdtemp(prefix="anna-bench-"))
     settings = ClientSettings(llm_provider=args.provider, llm_url=args.url, llm_model=args.model,
                               llm_timeout=600, state_dir=state, trace=True)
-    provider = Counting(make_provider(settings))
+    provider = Counting(make_provider(settings), args.max_tokens)
     planner = Planner(settings, daemon=None, provider=provider)
     snapshot = telemetry()
     rows = []
@@ -114,6 +126,7 @@ def main() -> int:
             row["replies"] = len(replies)
             row["tokens_out"] = sum(r.completion_tokens for r in replies)
             row["cached"] = sum(r.cached_tokens for r in replies)
+            row["truncated"] = sum(r.truncated for r in replies)
             rows.append(row)
             print(f"  {request[:44]:44} ok={row['ok']!s:5} calls={row['calls']} "
                   f"repairs={row['repairs']} code={row['code'] or '-':22} "
@@ -133,8 +146,9 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, settings: Clien
     llm = sum(r["llm_s"] for r in rows)
     codes = Counter(r["code"] for r in rows if r["code"])
     print()
-    print(f"model {args.model} at {args.url} (ctx {args.ctx or '?'}), {len(rows)} requests, "
-          f"templates off, no daemon")
+    print(f"model {args.model} at {args.url} (ctx {args.ctx or '?'}, output cap "
+          f"{args.max_tokens or 2048} tokens), {len(rows)} requests, templates off, no daemon")
+    print(f"{'replies cut at the token cap':40} {sum(r['truncated'] for r in rows)}/{replies}")
     print(f"{'parse rate (replies holding JSON)':40} {parsed}/{replies} = "
           f"{100 * parsed / max(replies, 1):.0f} %")
     print(f"{'valid rate (requests with a valid plan)':40} {valid}/{len(rows)} = "

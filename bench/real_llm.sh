@@ -13,7 +13,9 @@
 # Nothing the model proposes is executed (the planner has no daemon here).
 #
 # Environment: ANNA_BENCH_CACHE (default ~/.cache/anna-bench), ANNA_BENCH_PORT (18181),
-# ANNA_BENCH_CTX (context tokens, default 8192), ANNA_BENCH_RUNS (passes over the set, 1).
+# ANNA_BENCH_CTX (context tokens, default 8192: the system prompt alone is ~2,000 Gemma tokens,
+# so shared/real-llm.md's 4,096 leaves too little room), ANNA_BENCH_RUNS (passes over the set,
+# 1), ANNA_BENCH_MAX_TOKENS (output cap per call, 512; see bench/real_llm.py).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -89,4 +91,4 @@ build_server
 fetch_model
 serve
 "$PY" "$REPO/bench/real_llm.py" --url "http://127.0.0.1:$PORT/v1" --model gemma-3-270m \
-    --runs "${ANNA_BENCH_RUNS:-1}" --ctx "$CTX"
+    --runs "${ANNA_BENCH_RUNS:-1}" --ctx "$CTX" --max-tokens "${ANNA_BENCH_MAX_TOKENS:-512}"

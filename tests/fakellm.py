@@ -109,7 +109,7 @@ def _pieces(text: str, size: int = 4) -> list[str]:
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
-    def log_message(self, format: str, *args: Any) -> None:  # noqa: A002 - stdlib name
+    def log_message(self, format: str, *args: Any) -> None:
         """Silence the default stderr access log."""
 
     # ------------------------------------------------------------------ plumbing

@@ -11,8 +11,8 @@ import pytest
 
 from anna_common.plan import ActionPlan
 from anna_common.protocol import (
-    ChecksResponse,
     CheckResult,
+    ChecksResponse,
     PlanStatus,
     SessionEnv,
     SubmitResponse,

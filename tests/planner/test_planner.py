@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import itertools
 import json
 import threading
 from pathlib import Path
@@ -182,7 +183,7 @@ def test_progress_reports_each_stage_with_tokens(fake_llm, make_settings, teleme
     assert stages[0] == "telemetry" and stages[-1] == "done"
     assert "model" in stages and "repair" in stages
     assert max(p.tokens for p in seen if p.stage == "repair") > 0
-    assert all(b.elapsed_s >= a.elapsed_s for a, b in zip(seen, seen[1:], strict=False))
+    assert all(b.elapsed_s >= a.elapsed_s for a, b in itertools.pairwise(seen))
 
 
 def test_confident_template_answers_without_the_model(fake_llm, make_settings, telemetry):
