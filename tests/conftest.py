@@ -10,6 +10,9 @@ import pytest
 
 REPO = Path(__file__).resolve().parent.parent
 
+# real-pacman fixtures (scratch roots, a tiny package built with makepkg) for every test
+pytest_plugins = ["tests.pacmanfix"]
+
 
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
