@@ -1,23 +1,13 @@
-"""Fixtures for the planning tests: the fake LLM server, settings, telemetry, a fake daemon."""
+"""Fixtures for the planning tests: the fake LLM server, settings, telemetry, a real daemon."""
 
 from __future__ import annotations
 
 from collections.abc import Callable, Iterator
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
 import pytest
 
-from anna_common.plan import ActionPlan
-from anna_common.protocol import (
-    CheckResult,
-    ChecksResponse,
-    PlanStatus,
-    SessionEnv,
-    SubmitResponse,
-    TelemetryResponse,
-)
 from anna_common.telemetry import (
     CpuInfo,
     DesktopInfo,
@@ -32,8 +22,8 @@ from anna_common.telemetry import (
     SystemInfo,
     Telemetry,
 )
-from anna_common.validate import validate
 from annactl.config import ClientSettings
+from tests.daemonfix import user_daemon  # noqa: F401 - fixture by name
 from tests.fakellm import FakeLLM
 
 GB = 1024**3
@@ -90,35 +80,3 @@ def make_telemetry(*, packages: int = 40, desktop: DesktopInfo | None = None,
 def telemetry() -> Telemetry:
     """The default snapshot."""
     return make_telemetry()
-
-
-@dataclass
-class FakeDaemon:
-    """Stands in for annactl.daemon_client.DaemonClient where no real daemon is available:
-    the same three methods the planner uses, with scripted check outputs."""
-
-    snapshot: Telemetry
-    outputs: dict[str, str] = field(default_factory=dict)
-    submitted: list[ActionPlan] = field(default_factory=list)
-    checked: list[str] = field(default_factory=list)
-
-    def telemetry(self, *, fresh: bool = False,
-                  session: SessionEnv | None = None) -> TelemetryResponse:
-        return TelemetryResponse(telemetry=self.snapshot, age_s=0.0)
-
-    def submit(self, plan: ActionPlan, *, request: str = "",
-               source: str = "model") -> SubmitResponse:
-        self.submitted.append(plan)
-        result = validate(plan)
-        assert result.plan is not None
-        plan_id = f"p{len(self.submitted)}"
-        return SubmitResponse(plan_id=plan_id, digest=result.plan.digest,
-                              status=PlanStatus.SUBMITTED, annotated=result.plan)
-
-    def run_checks(self, plan_id: str, *,
-                   session: SessionEnv | None = None) -> ChecksResponse:
-        self.checked.append(plan_id)
-        plan = self.submitted[int(plan_id[1:]) - 1]
-        return ChecksResponse(plan_id=plan_id, results=[
-            CheckResult(id=c.id, command=c.command, ran=True, exit_code=0,
-                        output=self.outputs.get(c.id, "ok")) for c in plan.necessary_checks])

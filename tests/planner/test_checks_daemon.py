@@ -1,0 +1,71 @@
+"""The necessary-checks loop against a real annad (subprocess, Unix socket, tmp home)."""
+
+from __future__ import annotations
+
+import pytest
+
+from annactl.planner import Planner
+from annactl.prompt import system_message
+from tests.fakellm import plan_json
+
+
+def _plan_with_check(image: str, *, check: bool = True) -> str:
+    checks = [{"id": "check_file", "description": "image exists",
+               "command": f"test -f {image} && echo exists || echo missing",
+               "risk_level": "INFO", "required": True}] if check else []
+    return plan_json(
+        goals=["Set the wallpaper"], necessary_checks=checks,
+        command_plan=[{"id": "apply", "description": "show it", "command":
+                       f"swww img {image}", "risk_level": "LOW", "rollback_id": None,
+                       "requires_confirmation": True}])
+
+
+def test_checks_run_on_the_daemon_and_feed_one_refined_plan(fake_llm, make_settings,
+                                                            user_daemon):
+    image = user_daemon.home / "fjord.png"
+    image.write_bytes(b"\x89PNG fake")
+    fake_llm.push(_plan_with_check(str(image)), _plan_with_check(str(image), check=False))
+    client = user_daemon.client()
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url), daemon=client)
+    outcome = planner.plan(f"put {image} on my desktop", use_templates=False)
+    assert outcome.result.ok and outcome.plan is not None
+    assert outcome.rounds == 1 and outcome.model_calls == 2
+    assert [(c.id, c.ran, c.exit_code) for c in outcome.checks] == [("check_file", True, 0)]
+    assert "exists" in outcome.checks[0].output
+    refine = fake_llm.chat_bodies()[1]["messages"]
+    assert [m["role"] for m in refine] == ["system", "user", "assistant", "user"]
+    assert refine[0]["content"] == system_message()
+    assert '<check_results trust="untrusted">' in refine[3]["content"]
+    assert "exists" in refine[3]["content"]
+    assert outcome.plan.necessary_checks == []
+    # the checks ran; nothing was executed: the daemon only holds submitted plans
+    assert {p.status for p in client.list_plans().plans} == {"submitted"}
+
+
+def test_checks_rounds_are_bounded(fake_llm, make_settings, user_daemon):
+    image = user_daemon.home / "missing.png"
+    fake_llm.push(*[_plan_with_check(str(image))] * 4)
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url), daemon=user_daemon.client())
+    outcome = planner.plan("wallpaper please", use_templates=False)
+    assert outcome.rounds == 2 and outcome.model_calls == 3
+    assert [c.output.strip() for c in outcome.checks] == ["missing", "missing"]
+    assert fake_llm.pending() == 1
+
+
+def test_telemetry_comes_from_the_daemon_when_not_given(fake_llm, make_settings, user_daemon):
+    fake_llm.push(plan_json())
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url), daemon=user_daemon.client())
+    planner.plan("what runs?")
+    user = fake_llm.chat_bodies()[0]["messages"][1]["content"]
+    hostname = user_daemon.client().telemetry().telemetry.system.hostname
+    assert hostname and f'"hostname":"{hostname[:40]}"' in user
+
+
+@pytest.mark.parametrize("budget", [1])
+def test_refinement_stops_when_the_call_budget_is_spent(fake_llm, make_settings, user_daemon,
+                                                        budget):
+    fake_llm.push(_plan_with_check(str(user_daemon.home / "a.png")))
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url, max_model_calls=budget),
+                      daemon=user_daemon.client())
+    outcome = planner.plan("wallpaper please", use_templates=False)
+    assert outcome.result.ok and outcome.rounds == 0 and outcome.model_calls == 1
