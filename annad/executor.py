@@ -11,6 +11,7 @@ alone.
 
 from __future__ import annotations
 
+import json
 import logging
 import time
 from dataclasses import dataclass, field
@@ -23,7 +24,7 @@ from annad.backup import BackupRefused, BlobStore, Budget, snapshot
 from annad.journal import UndoRow
 from annad.manifest import StepManifest
 from annad.prestate import package_states, query_packages, unit_states
-from annad.runner import Identity
+from annad.runner import Identity, kill_orphan_group, process_start_time
 from annad.targets import snapshot_targets
 from annad.undo import UndoEnv, identity_of, undo_step
 
@@ -37,6 +38,9 @@ if TYPE_CHECKING:
     from annad.undo import Runner
 
 log = logging.getLogger(__name__)
+
+PROCESS_FILE = "process.json"
+"""In a step's backup dir: pid and start time of its running process."""
 
 @dataclass(frozen=True, slots=True)
 class StepSpec:
@@ -174,10 +178,21 @@ class Executor:
             emit(_event(ExecEventType.STEP_OUTPUT, plan_id, step.step_id, number, total,
                         output=chunk))
 
+        step_dir = self.step_dir(plan_id, step.index)
+
+        def spawned(pid: int) -> None:
+            # so a restarted daemon can stop this step if the daemon dies while it runs; no
+            # fsync: a machine crash ends the process too, a daemon crash keeps page cache
+            started_at = process_start_time(pid)
+            if started_at is not None:
+                (step_dir / PROCESS_FILE).write_text(json.dumps({"pid": pid,
+                                                                 "start": started_at}))
+
         result = self.runner.run_shell(
             step.command, timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
             identity=identity_of(record) if user else None, session=who.session,
-            cwd=who.home if user else "/", on_output=output, cancel=cancel)
+            cwd=who.home if user else "/", on_output=output, cancel=cancel, on_spawn=spawned)
+        (step_dir / PROCESS_FILE).unlink(missing_ok=True)
         if not result.ok:
             code, why = _why(result)
             return self._step_failed(plan_id, step, total, emit, result, why, code)
@@ -234,6 +249,21 @@ class Executor:
             except BackupRefused:
                 log.warning("cannot record package state after step %d of %s", index, plan_id)
         manifests.save(self.step_dir(plan_id, index), record)
+
+    def stop_orphans(self, plan_id: str) -> list[int]:
+        """Kill step processes a dead daemon left running (before anything is undone)."""
+        killed = []
+        for path in sorted((self.backups / plan_id).glob(f"*/{PROCESS_FILE}")):
+            try:
+                info = json.loads(path.read_text())
+                pid, start = int(info["pid"]), int(info["start"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if kill_orphan_group(pid, start):
+                log.warning("plan %s: killed step process group %d left by a dead daemon",
+                            plan_id, pid)
+                killed.append(pid)
+        return killed
 
     # ------------------------------------------------------------------ undo
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import argparse
 import asyncio
+import contextlib
 import logging
 import os
 import signal
@@ -125,7 +126,9 @@ async def _serve(server: uvicorn.Server, sock: socket.socket, settings: DaemonSe
     try:
         await server.serve(sockets=[sock])
     finally:
-        watcher.cancel()
+        server.should_exit = True
+        with contextlib.suppress(TimeoutError, asyncio.CancelledError):
+            await asyncio.wait_for(watcher, 2)
 
 
 async def _watch(server: uvicorn.Server, settings: DaemonSettings, service: PlanService,
@@ -134,11 +137,13 @@ async def _watch(server: uvicorn.Server, settings: DaemonSettings, service: Plan
     from annad.listen import sd_notify
 
     while not server.started:
+        if server.should_exit:
+            return
         await asyncio.sleep(0.01)
     sd_notify(f"READY=1\nSTATUS=serving on {settings.socket_path}\nMAINPID={os.getpid()}")
     idle = settings.idle_exit_s if settings.mode is DaemonMode.USER else 0.0
     while not server.should_exit:
-        await asyncio.sleep(0.5)
+        await asyncio.sleep(0.1)
         if idle and activity.idle_for() >= idle and not service.busy():
             log.info("idle for %.0f s: exiting", idle)
             server.should_exit = True

@@ -177,13 +177,19 @@ def _spawn(argv: list[str], *, identity: Identity | None, env: dict[str, str], c
 
 def _run(argv: list[str], *, timeout: float, max_output: int, identity: Identity | None,
          env: dict[str, str], cwd: str | None, on_output: Callable[[str], None] | None,
-         cancel: threading.Event | None) -> RunResult:
+         cancel: threading.Event | None, on_spawn: Callable[[int], None] | None = None
+         ) -> RunResult:
     started = time.monotonic()
     tail = _Tail(max_output)
     try:
         proc = _spawn(argv, identity=identity, env=env, cwd=cwd)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return RunResult(exit_code=None, output="", error=f"cannot start: {exc}")
+    if on_spawn is not None:
+        try:
+            on_spawn(proc.pid)  # the pid is also the process group id (new session)
+        except Exception:
+            log.exception("spawn listener failed")
 
     def pump() -> None:
         assert proc.stdout is not None
@@ -236,15 +242,19 @@ def run_shell(
     cwd: str | None = None,
     on_output: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
+    on_spawn: Callable[[int], None] | None = None,
 ) -> RunResult:
-    """Run an approved step with ``bash --noprofile --norc -c``."""
+    """Run an approved step with ``bash --noprofile --norc -c``.
+
+    ``on_spawn(pid)`` is called once the process exists (its pid is its process group).
+    """
     env = step_environment(identity, session)
     workdir = cwd or (identity.home if identity is not None else None)
     if workdir is not None and not Path(workdir).is_dir():
         workdir = "/"
     return _run(["/bin/bash", "--noprofile", "--norc", "-c", command], timeout=timeout,
                 max_output=max_output, identity=identity, env=env, cwd=workdir,
-                on_output=on_output, cancel=cancel)
+                on_output=on_output, cancel=cancel, on_spawn=on_spawn)
 
 
 def run_argv(
@@ -260,3 +270,37 @@ def run_argv(
     base.update(env or {})
     return _run(list(argv), timeout=timeout, max_output=max_output, identity=identity, env=base,
                 cwd=None, on_output=None, cancel=None)
+
+
+def process_start_time(pid: int) -> int | None:
+    """A process's start time (clock ticks since boot, ``/proc/PID/stat`` field 22), or None.
+
+    With the pid it identifies a process across pid reuse: a recorded (pid, start time)
+    names the same process only if both still match.
+    """
+    try:
+        raw = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
+    except OSError:
+        return None
+    fields = raw[raw.rfind(")") + 2:].split()  # the name in parentheses may hold spaces
+    try:
+        return int(fields[19])
+    except (IndexError, ValueError):
+        return None
+
+
+def kill_orphan_group(pid: int, start_time: int) -> bool:
+    """SIGKILL the process group of a step left running by a dead daemon.
+
+    Only when ``pid`` is still the very process that was started (same start time) and
+    still leads its group: a reused pid is never signalled.
+    """
+    if process_start_time(pid) != start_time:
+        return False
+    try:
+        if os.getpgid(pid) != pid:
+            return False
+        os.killpg(pid, signal.SIGKILL)
+    except (ProcessLookupError, PermissionError):
+        return False
+    return True

@@ -92,6 +92,7 @@ class PlanService:
         """Recover from a crash and start telemetry."""
         for plan_id in self.journal.recover():
             log.warning("plan %s was running when the daemon stopped: now interrupted", plan_id)
+            self.runs.executor.stop_orphans(plan_id)
         try:
             self.telemetry_provider.start()
         except Exception:  # telemetry must never keep plans from working

@@ -39,7 +39,8 @@ class Runner(HelperRunner, Protocol):
     def run_shell(self, command: str, *, timeout: float = ..., max_output: int = ...,
                   identity: Identity | None = ..., session: Mapping[str, str | None] | None = ...,
                   cwd: str | None = ..., on_output: Callable[[str], None] | None = ...,
-                  cancel: threading.Event | None = ...) -> RunResult:
+                  cancel: threading.Event | None = ...,
+                  on_spawn: Callable[[int], None] | None = ...) -> RunResult:
         """Run a command with bash."""
 
 
