@@ -171,7 +171,7 @@ class Planner:
     def provider(self) -> Provider:
         """The model provider (built from settings on first use)."""
         if self._provider is None:
-            from annactl.llm import make_provider  # noqa: PLC0415 - httpx only when needed
+            from annactl.llm import make_provider
 
             self._provider = make_provider(self.settings)
         return self._provider
@@ -187,7 +187,7 @@ class Planner:
              on_progress: Callable[[Progress], None] | None = None,
              cancel: threading.Event | None = None) -> PlanOutcome:
         """Plan one request. Raises a coded error when no plan could be made."""
-        from annactl.planner_run import Run  # noqa: PLC0415 - keeps this module light
+        from annactl.planner_run import Run
 
         run = Run(self, request, mode=mode, on_progress=on_progress, cancel=cancel)
         outcome: PlanOutcome | None = None
@@ -206,11 +206,11 @@ class Planner:
     # ------------------------------------------------------------------ helpers for Run
     def fetch_telemetry(self) -> Telemetry:
         """Telemetry from the daemon, or an empty snapshot saying why there is none."""
-        from anna_common.telemetry import Telemetry  # noqa: PLC0415
+        from anna_common.telemetry import Telemetry
 
         if self.daemon is None:
             return Telemetry(errors=["no telemetry: no daemon connection"])
-        from anna_common.protocol import SessionEnv  # noqa: PLC0415
+        from anna_common.protocol import SessionEnv
 
         session = SessionEnv.from_environ(dict(os.environ))
         return self.daemon.telemetry(session=session).telemetry
@@ -221,7 +221,7 @@ class Planner:
 
     def match_template(self, request: str, telemetry: Telemetry) -> TemplateMatch | None:
         """The best offline template for ``request``, if any."""
-        from annactl import templates  # noqa: PLC0415
+        from annactl import templates
 
         return templates.match(request, telemetry, context=self.assess_context(telemetry),
                                home=self.home)
@@ -239,7 +239,7 @@ def template_outcome(found: TemplateMatch, context: AssessContext, *,
 
 def usage_checks(request: str, mode: str) -> str:
     """The request, stripped, or a usage error when it cannot be planned."""
-    from annactl.prompt import MAX_REQUEST_CHARS, MODES  # noqa: PLC0415
+    from annactl.prompt import MAX_REQUEST_CHARS, MODES
 
     text = request.strip()
     if not text:

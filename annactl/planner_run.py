@@ -240,7 +240,7 @@ class Run:
     # ------------------------------------------------------------------ checks
     def run_checks(self, result: ValidationResult) -> list[CheckResult] | None:
         """Submit the plan and run its necessary checks on the daemon; None when impossible."""
-        from anna_common.protocol import SessionEnv  # noqa: PLC0415
+        from anna_common.protocol import SessionEnv
 
         daemon = self.planner.daemon
         assert daemon is not None and result.plan is not None

@@ -5,7 +5,7 @@ the deterministic cache, record/replay and traces.
 imports httpx only when a network provider is needed.
 """
 
-# ruff: noqa: PLC0415 - imports are deferred on purpose so a CLI start stays fast
+
 from __future__ import annotations
 
 from typing import TYPE_CHECKING

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any, TypeVar
 
 import httpx
 
-from anna_common.errors import ErrorCode, LLMError
+from anna_common.errors import AnnaError, ErrorCode, LLMError
 from annactl.llm.base import EventSink, RetryPolicy, check_cancel, llm_error, no_events
 from annactl.llm.trace import mask, settings_secrets
 
@@ -75,13 +75,16 @@ class HttpProvider:
         headers = {"User-Agent": "annactl"}
         if settings.llm_api_key is not None:
             headers["Authorization"] = f"Bearer {settings.llm_api_key.get_secret_value()}"
-        self._client = httpx.Client(
-            base_url=self.url,
-            timeout=httpx.Timeout(settings.llm_timeout, connect=settings.llm_connect_timeout),
-            headers=headers,
-            transport=transport,
-            trust_env=False,  # a proxy variable must not send local prompts elsewhere
-        )
+        try:
+            self._client = httpx.Client(
+                base_url=self.url,
+                timeout=httpx.Timeout(settings.llm_timeout, connect=settings.llm_connect_timeout),
+                headers=headers,
+                transport=transport,
+                trust_env=False,  # a proxy variable must not send local prompts elsewhere
+            )
+        except (httpx.InvalidURL, ValueError):
+            raise bad_url(mask(self.url, self._secrets)) from None
 
     def close(self) -> None:
         """Release connections."""
@@ -169,6 +172,8 @@ class HttpProvider:
                 log.debug("attempt %d on %s failed: %s", attempt + 1, path, last.message)
             except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout):
                 raise self._timeout(events, path) from None
+            except (httpx.UnsupportedProtocol, httpx.InvalidURL):
+                raise bad_url(self.where) from None
             except httpx.HTTPError as exc:
                 raise llm_error(ErrorCode.LLM_UNAVAILABLE,
                                 f"talking to {self.where} failed ({type(exc).__name__})",
@@ -188,6 +193,13 @@ class HttpProvider:
         return llm_error(ErrorCode.LLM_HTTP_ERROR,
                          f"the server at {self.where} answered outside the {self.name} API "
                          f"({what})", "check ANNA_LLM_PROVIDER and ANNA_LLM_URL")
+
+
+def bad_url(url: str) -> AnnaError:
+    """The configured URL cannot be used at all (a configuration error, not a model error)."""
+    return AnnaError(f"the model server URL {url!r} is not a usable http(s) URL",
+                     code=ErrorCode.CONFIG_INVALID,
+                     hint="set ANNA_LLM_URL to e.g. http://127.0.0.1:11434")
 
 
 def parse_json_line(line: str) -> Any:

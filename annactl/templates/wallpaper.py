@@ -20,7 +20,7 @@ _GNOME_KEYS = ("picture-uri", "picture-uri-dark")
 _XFCE_PROP = "/backdrop/screen0/monitor0/workspace0/last-image"
 
 
-def choose_backend(ctx: Context) -> str | None:  # noqa: PLR0911 - one answer per rule
+def choose_backend(ctx: Context) -> str | None:
     """The wallpaper backend for this session, from telemetry; None when unknown."""
     desktop = ctx.telemetry.desktop
     running = desktop.wallpaper_backends_running

@@ -240,3 +240,11 @@ def test_wrong_api_is_reported_not_crashed(fake_llm, make_settings):
     with pytest.raises(LLMError) as info:
         provider.chat(_request())
     assert info.value.code in (ErrorCode.LLM_HTTP_ERROR, ErrorCode.LLM_MODEL_NOT_FOUND)
+
+
+@pytest.mark.parametrize("url", ["http://[::1", "ftp://example.org", "not a url"])
+def test_an_unusable_url_is_a_configuration_error(make_settings, url):
+    with pytest.raises(AnnaError) as info:
+        OllamaProvider(make_settings(llm_url=url)).chat(_request())
+    assert info.value.code == ErrorCode.CONFIG_INVALID
+    assert "ANNA_LLM_URL" in (info.value.hint or "")
