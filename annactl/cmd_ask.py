@@ -173,10 +173,22 @@ def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confir
     from annactl import render
 
     events: list[ExecEvent] = []
+    lines = render.OutputLines()
+    streamed: set[str | None] = set()
     try:
         for event in flow.execute(prepared, approval):
             events.append(event)
-            view = render.event_view(event) if show else None
+            if not show:
+                continue
+            if event.type == "step_output":
+                streamed.add(event.step_id)
+                for line in lines.feed(event.step_id, event.output):
+                    consoles.err.print(render.output_line(line))
+                continue
+            if event.type == "step_finished":
+                for line in lines.flush(event.step_id):
+                    consoles.err.print(render.output_line(line))
+            view = render.event_view(event, streamed=event.step_id in streamed)
             if view is not None:
                 consoles.err.print(view)
     except KeyboardInterrupt:

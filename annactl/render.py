@@ -170,12 +170,12 @@ def _step_started(event: ExecEvent) -> RenderableType | None:
         Text(" " + inert(event.message, max_chars=200), style="dim")
 
 
-def _step_finished(event: ExecEvent) -> RenderableType | None:
+def _step_finished(event: ExecEvent, *, with_output: bool = True) -> RenderableType | None:
     ok = event.status == "succeeded"
     line = Text(f"{_counter(event)}{'✔' if ok else '✘'} ", style="green" if ok else "red")
     line.append(inert(event.step_id or "", max_chars=60), style="bold")
     line.append(f"  exit {event.exit_code}" if event.exit_code is not None else "")
-    if event.output.strip():
+    if with_output and event.output.strip():
         return Group(line, Text(_indent(tail(event.output)), style="dim"))
     return line
 
@@ -185,9 +185,15 @@ def _step_output(event: ExecEvent) -> RenderableType | None:
 
 
 def _undo(event: ExecEvent) -> RenderableType | None:
-    verb = "undoing" if event.type == "undo_started" else "undone"
-    return Text(f"↶ {verb} ", style="yellow") + inert_text(event.step_id or "", max_chars=60) + \
-        Text(" " + inert(event.message, max_chars=200), style="dim")
+    step = inert(event.step_id or "", max_chars=60)
+    if event.type == "undo_started":
+        return Text("↶ undoing ", style="yellow") + Text(step)
+    failed = event.status in {"undo_failed", "failed"}
+    line = Text("↶ undo failed " if failed else "↶ undone ", style="bold red" if failed
+                else "yellow") + Text(step)
+    if event.message.strip():
+        line.append(": " + inert(event.message, max_chars=200), style="dim")
+    return line
 
 
 def _error(event: ExecEvent) -> RenderableType | None:
@@ -200,10 +206,48 @@ _EVENT_VIEWS = {"step_started": _step_started, "step_finished": _step_finished,
                 "error": _error}
 
 
-def event_view(event: ExecEvent) -> RenderableType | None:
-    """One execution event as a progress line (None for events not shown)."""
+def event_view(event: ExecEvent, *, streamed: bool = False) -> RenderableType | None:
+    """One execution event as a progress line (None for events not shown).
+
+    ``streamed``: the step's output already arrived as ``step_output`` events, so its
+    ``step_finished`` line does not repeat it.
+    """
+    if event.type == "step_finished":
+        return _step_finished(event, with_output=not streamed)
     view = _EVENT_VIEWS.get(str(event.type))
     return view(event) if view is not None else None
+
+
+class OutputLines:
+    """Turns streamed output chunks into whole lines, per step (chunks split lines anywhere).
+
+    Lines are made inert and capped, so a step printing escape codes or a huge line cannot
+    disturb the terminal.
+    """
+
+    MAX_LINE = 400
+    """Longer lines are cut."""
+
+    def __init__(self) -> None:
+        self._partial: dict[str, str] = {}
+
+    def feed(self, step_id: str | None, chunk: str) -> list[str]:
+        """Complete lines now available for ``step_id``."""
+        key = step_id or ""
+        text = self._partial.get(key, "") + inert(chunk)
+        *lines, rest = text.split("\n")
+        self._partial[key] = rest[-self.MAX_LINE * 4:]
+        return [line[: self.MAX_LINE] for line in lines]
+
+    def flush(self, step_id: str | None) -> list[str]:
+        """Whatever is left for ``step_id`` (its last line had no newline)."""
+        rest = self._partial.pop(step_id or "", "")
+        return [rest[: self.MAX_LINE]] if rest.strip() else []
+
+
+def output_line(line: str) -> Text:
+    """One line of a step's output, indented and dim."""
+    return Text("    " + line, style="dim")
 
 
 def _indent(text: str) -> str:
@@ -236,7 +280,10 @@ def result_view(record: PlanRecord) -> Group:
                      inert_text(record.error.message, max_chars=500))
     if record.undo:
         parts.append(undo_table(record.undo))
-    if record.status in {"succeeded", "interrupted", "failed"}:
+    undone = bool(record.undo) and all(u.ok for u in record.undo)
+    if record.status == "failed" and undone:
+        parts.append(Text("A step failed; every change made was undone.", style="yellow"))
+    elif record.status in {"succeeded", "interrupted", "failed"}:
         parts.append(Text(f"To undo it: annactl rollback {record.plan_id}", style="dim"))
     return Group(*parts)
 

@@ -32,6 +32,8 @@ class ProgressScreen(Screen[None]):
         super().__init__()
         self.prepared = prepared
         self.stop_requested = False
+        self.lines = render.OutputLines()
+        self.streamed: set[str | None] = set()
 
     def compose(self) -> ComposeResult:
         """Title, step lines, output log."""
@@ -53,9 +55,18 @@ class ProgressScreen(Screen[None]):
                             event.exit_code if kind == "step_finished" else None)
         if kind in {"undo_started", "undo_finished"}:
             self._mark_undo(event)
-        view = render.event_view(event)
+        log = self.query_one("#output", RichLog)
+        if kind == "step_output":
+            self.streamed.add(event.step_id)
+            for line in self.lines.feed(event.step_id, event.output):
+                log.write(render.output_line(line))
+            return
+        if kind == "step_finished":
+            for line in self.lines.flush(event.step_id):
+                log.write(render.output_line(line))
+        view = render.event_view(event, streamed=event.step_id in self.streamed)
         if view is not None:
-            self.query_one("#output", RichLog).write(view)
+            log.write(view)
         if kind == "plan_finished":
             state = Text("Finished: ") + render.status_text(inert(event.status or "", max_chars=30))
             self.query_one("#progress-state", Static).update(state)
