@@ -2,7 +2,14 @@
 
 from __future__ import annotations
 
-from anna_common.findings import AnnotatedPlan, AnnotatedStep, Finding, FindingCode
+from anna_common.findings import (
+    AnnotatedPlan,
+    AnnotatedStep,
+    Finding,
+    FindingCode,
+    RollbackStatus,
+    StepKind,
+)
 from anna_common.plan import LLM_VERSION, ActionPlan, RiskLevel
 from anna_common.risk import AssessContext, Assessment, Scope, assess
 from anna_common.rules.base import Code
@@ -12,12 +19,12 @@ _UNDOABLE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE), str(C
                        str(Code.SYSTEM_WRITE), str(Code.PERSISTENCE), str(Code.SECURITY_CONFIG)})
 
 
-def _step(kind: str, index: int, ident: str, description: str, command: str,
+def _step(kind: StepKind, index: int, ident: str, description: str, command: str,
           label: RiskLevel, verdict: Assessment, *, rollback_id: str | None = None,
           model_confirm: bool = False) -> AnnotatedStep:
     final = RiskLevel.max_of(label, verdict.risk)
     return AnnotatedStep(
-        kind=kind,  # type: ignore[arg-type]
+        kind=kind,
         index=index,
         id=ident,
         description=description,
@@ -136,7 +143,7 @@ def _summary(plan: ActionPlan, checks: list[AnnotatedStep], steps: list[Annotate
         1 if final >= RiskLevel.LOW or any(s.requires_confirmation for s in steps) else 0)
     changing = [s for s in steps if s.final_risk > RiskLevel.INFO]
     undo = [_undoable(s) for s in changing]
-    status = "none" if changing and not any(undo) else (
+    status: RollbackStatus = "none" if changing and not any(undo) else (
         "available" if all(undo) and (changing or rollback) else ("partial" if any(undo)
                                                                    else "none"))
     return AnnotatedPlan(
@@ -151,5 +158,5 @@ def _summary(plan: ActionPlan, checks: list[AnnotatedStep], steps: list[Annotate
         confirmations=confirmations,
         confirm_word=next((s.confirm_word for s in steps if s.final_risk == RiskLevel.HIGH
                            and s.confirm_word), None),
-        rollback_status=status,  # type: ignore[arg-type]
+        rollback_status=status,
     )

@@ -12,6 +12,11 @@ from anna_common.risk import Scope
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
+StepKind = Literal["check", "step", "rollback"]
+"""Which list of the plan an annotated step came from."""
+RollbackStatus = Literal["available", "partial", "none"]
+"""How much of a plan's change can be undone."""
+
 
 class FindingCode(StrEnum):
     """Stable validation finding codes. Append-only."""
@@ -62,7 +67,7 @@ class AnnotatedStep(BaseModel):
 
     model_config = _MODEL
 
-    kind: Literal["check", "step", "rollback"]
+    kind: StepKind
     """Which list it came from."""
     index: int
     """Position in that list."""
@@ -123,7 +128,7 @@ class AnnotatedPlan(BaseModel):
     """0 for INFO, 1 for LOW/MEDIUM (or when the model asked), 2 for HIGH."""
     confirm_word: str | None
     """For HIGH plans: the word the second confirmation asks for."""
-    rollback_status: Literal["available", "partial", "none"] = "none"
+    rollback_status: RollbackStatus = "none"
     """Whether every changing step can be undone (by its rollback command or the daemon's
     snapshots and recorded pre-state), some can, or none."""
 

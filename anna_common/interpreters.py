@@ -110,8 +110,9 @@ def shell_call(args: list[Word]) -> ShellCall:
 
 
 def interpreter_code(program: str, args: list[Word]) -> tuple[str, Word | None]:
-    """How an interpreter gets its code: ``("code", WORD)``, ``("script", WORD)``, ``("stdin", None)``.
+    """How an interpreter gets its code, as ``(how, WORD)``.
 
+    ``("code", WORD)``, ``("script", WORD)`` or ``("stdin", None)``;
     ``("module", WORD)`` for ``python -m``.
     """
     if _PYTHON.match(program):

@@ -54,8 +54,9 @@ _SECRET_PATTERNS = (
     "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
     "/etc/ssl/private/*", "/etc/ssh/ssh_host_*_key", "/root/.ssh/*", "~/.ssh/id_*",
     "/home/*/.ssh/id_*", "~/.gnupg/*", "/home/*/.gnupg/*", "~/.aws/credentials",
-    "~/.netrc", "~/.pgpass", "~/.password-store*", "~/.config/gh/hosts.yml", "~/.docker/config.json",
-    "~/.kube/config", "~/.git-credentials", "/etc/NetworkManager/system-connections*",
+    "~/.netrc", "~/.pgpass", "~/.password-store*", "~/.config/gh/hosts.yml",
+    "~/.docker/config.json", "~/.kube/config", "~/.git-credentials",
+    "/etc/NetworkManager/system-connections*",
     "/etc/wpa_supplicant/*.conf", "/var/lib/iwd/*", "*.key", "*.pem", "*.p12", "*.pfx", "*id_rsa",
     "*id_ed25519", "*id_ecdsa", "*id_dsa", "*.kdbx", "*/.env", ".env", "*/.ssh/id_*",
     "*/.aws", "*/.aws/*", "*/.azure", "*/.azure/*", "*/.config/gcloud*", "*/.oci", "*/.oci/*",
@@ -158,7 +159,8 @@ def resolve(
         if not text.startswith("/") and cwd is not None:
             text = cwd.rstrip("/") + "/" + text
         norm = _normalise(text) if text else text
-        if home and norm.startswith("/") and (norm == home or norm.startswith(home.rstrip("/") + "/")):
+        if home and norm.startswith("/") and (
+                norm == home or norm.startswith(home.rstrip("/") + "/")):
             rest = norm[len(home.rstrip("/")):]
             norm = HOME + rest
         out.append(Resolved(norm, word.glob or ("*" in norm and not word.literal)))
@@ -204,7 +206,7 @@ def _substitute(word: Word, known: dict[str, str]) -> str:
 def _plain_expansion(text: str) -> bool:
     """``$X`` or ``${X}`` only: ``${X:-/}`` and friends may yield something else."""
     match = _VAR_SEGMENT.match(text)
-    return bool(match) and match.end() == len(text)
+    return match is not None and match.end() == len(text)
 
 
 def _match(path: str, patterns: tuple[str, ...]) -> bool:

@@ -302,7 +302,8 @@ class _Walker(NestedCode):
         if inv.stdin_args and prog_words:
             # xargs appends what it reads to the arguments: unknown until run time
             prog_words = [*prog_words, Word.unknown("{xargs input}")]
-        program = program_name(prog_words[0]) if prog_words else (inv.wrappers or [None])[-1]
+        program = program_name(prog_words[0]) if prog_words else (
+            inv.wrappers[-1] if inv.wrappers else None)
         cmd = SimpleCommand(
             program=program,
             name=prog_words[0] if prog_words else words[0],

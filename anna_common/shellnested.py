@@ -119,7 +119,7 @@ class NestedCode:
             self.result.opaque.append("too much nested code to analyse")
             self.result.parse_ok = False
             return
-        from anna_common.shell import analyse  # noqa: PLC0415 - the walker recurses
+        from anna_common.shell import analyse
 
         inner = analyse(code.text, depth=self.depth + 1)
         origin = f"{cmd.program} -c" if how == "code" and cmd.program in SHELLS else (

@@ -10,6 +10,7 @@ the risk rules can fail closed on it.
 from __future__ import annotations
 
 import codecs
+import itertools
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -64,17 +65,21 @@ class Word:
         return self.alternatives or (self.text,)
 
     def after(self, prefix_len: int) -> Word:
-        """This word without its first ``prefix_len`` literal characters (``of=/dev/sda`` → ``/dev/sda``)."""
+        """This word without its first ``prefix_len`` literal characters.
+
+        ``of=/dev/sda`` after 3 characters is ``/dev/sda``.
+        """
         segments: list[Segment] = []
         skip = prefix_len
         for seg in self.segments or (Segment(self.text, True),):
+            kept = seg
             if skip and seg.kind == "literal":
                 cut = min(skip, len(seg.text))
                 skip -= cut
                 if cut == len(seg.text):
                     continue
-                seg = Segment(seg.text[cut:], seg.quoted, seg.kind, seg.name)
-            segments.append(seg)
+                kept = Segment(seg.text[cut:], seg.quoted, seg.kind, seg.name)
+            segments.append(kept)
         return _finish(segments)
 
     @classmethod
@@ -92,7 +97,10 @@ _STRING_ESCAPES = {'"', "\\", "$", "`"}
 
 
 def _unescape_unquoted(raw: str) -> list[Segment]:
-    """Bash's unquoted backslash: the next character is taken literally; ``\\<newline>`` vanishes."""
+    """Bash's unquoted backslash: the next character is taken literally.
+
+    ``\\<newline>`` vanishes (a line continuation).
+    """
     out: list[Segment] = []
     buf: list[str] = []
     i = 0
@@ -120,7 +128,8 @@ def _unescape_double(raw: str) -> str:
     i = 0
     while i < len(raw):
         ch = raw[i]
-        if ch == "\\" and i + 1 < len(raw) and (raw[i + 1] in _STRING_ESCAPES or raw[i + 1] == "\n"):
+        if ch == "\\" and i + 1 < len(raw) and (
+                raw[i + 1] in _STRING_ESCAPES or raw[i + 1] == "\n"):
             if raw[i + 1] != "\n":
                 out.append(raw[i + 1])
             i += 2
@@ -131,7 +140,10 @@ def _unescape_double(raw: str) -> str:
 
 
 def _decode_ansi_c(raw: str) -> str:
-    """``$'...'`` escapes (``\\n``, ``\\x41``, ``\\101``, ``\\u00e9``); undecodable text stays as is."""
+    """Decode ``$'...'`` escapes (``\\n``, ``\\x41``, ``\\101``, ``\\u00e9``).
+
+    Text that does not decode stays as it is.
+    """
     try:
         with warnings.catch_warnings():
             # "\e" and friends are bash escapes Python does not know; they stay as written
@@ -215,7 +227,7 @@ class WordBuilder:
         base = node.start_byte
         pos = start
         for child in node.children:
-            if child.type == '"' or child.type == '$"':
+            if child.type in {'"', '$"'}:
                 continue
             if child.start_byte > pos:
                 gap = source[pos - base : child.start_byte - base].decode("utf-8", "replace")
@@ -241,7 +253,10 @@ class WordBuilder:
         return out
 
     def _scan_substitutions(self, node: Node) -> None:
-        """Find substitutions nested anywhere below ``node`` (``${x:-$(cmd)}``, ``$(( $(cmd) ))``)."""
+        """Find substitutions nested anywhere below ``node``.
+
+        For example ``${x:-$(cmd)}`` or ``$(( $(cmd) ))``.
+        """
         stack = [node]
         while stack:
             current = stack.pop()
@@ -312,7 +327,7 @@ def _expand(toks: list[str], budget: list[int]) -> list[str]:
                     prefix, suffix = toks[:start], toks[i + 1 :]
                     bounds = [start, *commas, i]
                     results: list[str] = []
-                    for a, b in zip(bounds, bounds[1:], strict=False):
+                    for a, b in itertools.pairwise(bounds):
                         for tail in _expand(prefix + toks[a + 1 : b] + suffix, budget):
                             budget[0] -= 1
                             if budget[0] < 0:

@@ -51,7 +51,8 @@ def _recursive(args: list[Word]) -> bool:
 _CHMOD_MODE = re.compile(r"^[-+=]?[0-7]{1,4}$|^([ugoa]*[-+=][rwxXstugo]*,?)+$")
 
 
-def _dest_and_sources(args: list[Word], value_opts: frozenset[str]) -> tuple[Word | None, list[Word]]:
+def _dest_and_sources(args: list[Word],
+                      value_opts: frozenset[str]) -> tuple[Word | None, list[Word]]:
     target_dir = None
     for i, word in enumerate(args):
         text = word.text
@@ -91,7 +92,8 @@ def write_targets(cmd: SimpleCommand) -> list[WriteTarget]:
     return found
 
 
-def _t(cmd: SimpleCommand, words: list[Word], how: str, recursive: bool = False) -> list[WriteTarget]:
+def _t(cmd: SimpleCommand, words: list[Word], how: str,
+       recursive: bool = False) -> list[WriteTarget]:
     return [WriteTarget(w, how, recursive, cmd.program) for w in words]
 
 
@@ -205,10 +207,9 @@ def _tee(cmd: SimpleCommand) -> list[WriteTarget]:
 def _chmod(cmd: SimpleCommand) -> list[WriteTarget]:
     words = [w for w in cmd.args if not (w.literal and w.text.startswith("-") and not
                                          _CHMOD_MODE.match(w.text))]
-    if any(w.text.startswith("--reference") for w in cmd.args):
-        targets = words
-    else:
-        targets = words[1:]
+    # with --reference the mode comes from a file, so every remaining word is a target
+    reference = any(w.text.startswith("--reference") for w in cmd.args)
+    targets = words if reference else words[1:]
     return _t(cmd, targets, "chmod", _recursive(cmd.args))
 
 
@@ -298,7 +299,9 @@ def _download(cmd: SimpleCommand) -> list[WriteTarget]:
 def _tar(cmd: SimpleCommand) -> list[WriteTarget]:
     args = cmd.args
     first = args[0].text if args else ""
-    opts = options(args) | ({"-" + c for c in first} if first and not first.startswith("-") else set())
+    # old-style bundled letters without a dash (``tar xzf a.tgz``) are options too
+    bundled = {"-" + c for c in first} if first and not first.startswith("-") else set()
+    opts = options(args) | bundled
     out: list[WriteTarget] = []
     if opts & {"-x", "--extract", "--get"}:
         dest = Word.of(".")

@@ -36,18 +36,18 @@ def _boot_change(out: Out, what: str, *, family: str | None = None, initramfs: s
         evidence = _evidence_bootloader(out, family) or (family == "efi" and out.ctx.efi)
         basis = f"bootloader {family or out.ctx.bootloader}"
     if evidence:
-        out.high(Code.BOOTLOADER, f"{what} ({basis} detected)", target=target or what.split(maxsplit=1)[0],
-                 system=True)
+        out.high(Code.BOOTLOADER, f"{what} ({basis} detected)",
+                 target=target or what.split(maxsplit=1)[0], system=True)
     else:
         out.ban(Code.BAN_BOOT_WITHOUT_EVIDENCE,
                 f"{what}, but telemetry shows no {basis}", target=target)
 
 
 _GRUB_READ = frozenset({"grub-probe", "grub-script-check", "grub-file", "grub-fstest",
-                        "grub-menulst2cfg", "grub-kbdcomp", "grub-syslinux2cfg", "grub-render-label",
-                        "grub-glue-efi", "grub-mount", "grub-mkrescue", "grub-mkpasswd-pbkdf2",
-                        "grub-mkimage", "grub-mkstandalone", "grub-mklayout", "grub-mkfont",
-                        "grub-macbless"})
+                        "grub-menulst2cfg", "grub-kbdcomp", "grub-syslinux2cfg",
+                        "grub-render-label", "grub-glue-efi", "grub-mount", "grub-mkrescue",
+                        "grub-mkpasswd-pbkdf2", "grub-mkimage", "grub-mkstandalone",
+                        "grub-mklayout", "grub-mkfont", "grub-macbless"})
 
 
 def grub(cmd: SimpleCommand, out: Out) -> None:

@@ -64,7 +64,10 @@ _SHELL_STRING = re.compile(
     r"(['\"])((?:(?!\1).){1,400})\1"
 )
 _BACKTICKS = re.compile(r"`([^`]{1,400})`")
-_AWK_PIPE = re.compile(r"(['\"])((?:(?!\1).){1,400})\1\s*\|\s*getline|\|\s*(['\"])((?:(?!\3).){1,400})\3")
+_AWK_PIPE = re.compile(
+    r"(['\"])((?:(?!\1).){1,400})\1\s*\|\s*getline"  # "cmd" | getline
+    r"|\|\s*(['\"])((?:(?!\3).){1,400})\3"  # print | "cmd"
+)
 
 
 def is_decoder(cmd: SimpleCommand) -> bool:
@@ -80,7 +83,8 @@ def is_decoder(cmd: SimpleCommand) -> bool:
     return bool(options(cmd.args) & flags)
 
 
-def _upstream(commands: Iterable[SimpleCommand], seen: set[int] | None = None) -> list[SimpleCommand]:
+def _upstream(commands: Iterable[SimpleCommand],
+              seen: set[int] | None = None) -> list[SimpleCommand]:
     """Every command that feeds these: pipe producers and substitutions, transitively."""
     seen = seen if seen is not None else set()
     found: list[SimpleCommand] = []

@@ -58,7 +58,8 @@ _USER_TOOLS = frozenset({
     "hyprshade", "gammastep", "redshift", "wlsunset", "swaync-client", "makoctl", "dunstctl",
     "i3-msg", "bspc", "qdbus", "qdbus6", "gnome-session-quit", "xdotool", "wmctrl",
     "spectacle", "grim", "slurp", "scrot", "hyprpicker", "hyprlock", "swaylock", "wallust",
-    "matugen", "nwg-look", "lxappearance", "qt5ct", "qt6ct", "kvantummanager", "xdg-user-dirs-update",
+    "matugen", "nwg-look", "lxappearance", "qt5ct", "qt6ct", "kvantummanager",
+    "xdg-user-dirs-update",
 })
 """Programs that configure the user's own desktop session."""
 

@@ -39,7 +39,13 @@ def device_operands(cmd: SimpleCommand, out: Out, words: list[Word] | None = Non
     return found
 
 
+def first_device(cmd: SimpleCommand, out: Out) -> str | None:
+    """The first device operand, or None when there is none (the target to report)."""
+    return next(iter(device_operands(cmd, out)), None)
+
+
 def ban_disk(out: Out, what: str, target: str | None) -> None:
+    """Hard-ban a write that destroys a disk's data, naming the device when known."""
     out.ban(Code.BAN_DISK_WRITE, what, target=target)
 
 
@@ -84,7 +90,7 @@ def partition_tool(cmd: SimpleCommand, out: Out) -> None:
                                                  words & HELP):
             out.read_only()
             return
-    target = (device_operands(cmd, out) or [None])[0]
+    target = first_device(cmd, out)
     ban_disk(out, f"{prog} rewrites a partition table", target)
 
 
@@ -92,7 +98,7 @@ def wipefs(cmd: SimpleCommand, out: Out) -> None:
     """``wipefs`` lists signatures; with ``-a``/``-o`` it erases them."""
     opts = options(cmd.args)
     if opts & {"-a", "--all", "-o", "--offset"} and not opts & {"-n", "--no-act"}:
-        ban_disk(out, "wipefs erases filesystem signatures", (device_operands(cmd, out) or [None])[0])
+        ban_disk(out, "wipefs erases filesystem signatures", first_device(cmd, out))
         return
     out.read_only()
 
@@ -134,7 +140,7 @@ def blkdiscard(cmd: SimpleCommand, out: Out) -> None:
     if help_only(cmd):
         out.read_only()
         return
-    ban_disk(out, "blkdiscard erases a device", (device_operands(cmd, out) or [None])[0])
+    ban_disk(out, "blkdiscard erases a device", first_device(cmd, out))
 
 
 def shred(cmd: SimpleCommand, out: Out) -> None:
@@ -151,7 +157,7 @@ def badblocks(cmd: SimpleCommand, out: Out) -> None:
     """``badblocks -w`` overwrites the whole device; ``-n`` rewrites every block in place."""
     if options(cmd.args) & {"-w", "-n"}:
         ban_disk(out, "badblocks writes every block of the device",
-                  (device_operands(cmd, out) or [None])[0])
+                  first_device(cmd, out))
     else:
         out.high(Code.DISK_TOOL, "badblocks scans a device", system=True)
 
@@ -182,7 +188,7 @@ def hdparm(cmd: SimpleCommand, out: Out) -> None:
     """hdparm reads drive facts; a few options erase or rewrite the drive."""
     texts = [w.text for w in cmd.args]
     if any(t.startswith(_HDPARM_BAN) for t in texts):
-        ban_disk(out, "hdparm erases or rewrites the drive", (device_operands(cmd, out) or [None])[0])
+        ban_disk(out, "hdparm erases or rewrites the drive", first_device(cmd, out))
         return
     flags = [t for t in texts if t.startswith("-")]
     if all(t in _HDPARM_READ or (t in ("-tT", "-Tt", "-B", "-M", "-a", "-A", "-W", "-S") and
@@ -206,7 +212,7 @@ def nvme(cmd: SimpleCommand, out: Out) -> None:
     sub = cmd.args[0].text if cmd.args else ""
     if sub in ("format", "sanitize", "write", "write-zeroes", "write-uncor", "fw-download",
                "fw-commit", "delete-ns", "create-ns", "security-send", "ns-rescan"):
-        ban_disk(out, f"nvme {sub} rewrites the drive", (device_operands(cmd, out) or [None])[0])
+        ban_disk(out, f"nvme {sub} rewrites the drive", first_device(cmd, out))
     elif sub in ("list", "list-subsys", "smart-log", "id-ctrl", "id-ns", "error-log", "get-log",
                  "show-regs", "fw-log", "version", "help", "list-ns", "get-feature",
                  "effects-log", "") or help_only(cmd):
@@ -236,7 +242,7 @@ def cryptsetup(cmd: SimpleCommand, out: Out) -> None:
     if verb in ("luksFormat", "format", "erase", "luksErase", "reencrypt") or \
             "--persistent" in texts:
         ban_disk(out, f"cryptsetup {verb} rewrites the encryption header on the device",
-                  (device_operands(cmd, out) or [None])[0])
+                  first_device(cmd, out))
     elif texts & {"--dump-volume-key", "--dump-master-key", "--dump-json-metadata"}:
         out.high(Code.SECRET_READ, "cryptsetup prints key material", system=True,
                  target="key")
@@ -254,12 +260,14 @@ def cryptsetup(cmd: SimpleCommand, out: Out) -> None:
 
 def mount(cmd: SimpleCommand, out: Out) -> None:
     """mount with no operands lists mounts; otherwise it changes the filesystem tree."""
-    if not operands(cmd.args, frozenset({"-t", "-o", "-O", "-L", "-U", "--types", "--options"})):
-        if not (options(cmd.args) - {"-l", "--show-labels", "-t", "--types", "-v"}):
-            out.read_only()
-            return
+    value_opts = frozenset({"-t", "-o", "-O", "-L", "-U", "--types", "--options"})
+    if not operands(cmd.args, value_opts) and not (
+            options(cmd.args) - {"-l", "--show-labels", "-t", "--types", "-v"}):
+        out.read_only()
+        return
+    ops = operands(cmd.args)
     out.high(Code.MOUNT, f"{cmd.program} changes what is mounted", system=True,
-             target=(operands(cmd.args) or [None])[-1].text if operands(cmd.args) else None)
+             target=ops[-1].text if ops else None)
 
 
 def swap(cmd: SimpleCommand, out: Out) -> None:

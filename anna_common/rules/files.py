@@ -114,14 +114,16 @@ def setcap(cmd: SimpleCommand, out: Out) -> None:
     if help_only(cmd) or options(cmd.args) & {"-v"}:
         out.read_only()
         return
+    ops = operands(cmd.args)
     out.high(Code.SETUID, "setcap grants capabilities to a program", system=True,
-             target=(operands(cmd.args) or [None])[-1].text if operands(cmd.args) else None)
+             target=ops[-1].text if ops else None)
 
 
 def chattr(cmd: SimpleCommand, out: Out) -> None:
     """chattr +i/+a make files immutable; -i unlocks them."""
+    ops = operands(cmd.args)
     out.high(Code.SYSTEM_PERMISSIONS, "chattr changes file attributes", system=True,
-             target=(operands(cmd.args) or [None])[-1].text if operands(cmd.args) else None)
+             target=ops[-1].text if ops else None)
 
 
 _ARCHIVE_EXEC = ("--to-command", "--checkpoint-action", "--use-compress-program", "--rsh-command",

@@ -81,7 +81,10 @@ def read_only(cmd: SimpleCommand, out: Out) -> None:
 
 
 def date(cmd: SimpleCommand, out: Out) -> None:
-    """date prints the time; -s/--set changes the system clock (TLS, logs and logins depend on it)."""
+    """date prints the time; -s/--set changes the system clock.
+
+    TLS, logs and logins depend on the clock, so setting it is a system change.
+    """
     if any(w.text in ("-s", "--set") or w.text.startswith("--set=") for w in cmd.args):
         out.high(Code.SYSTEM_SETTING, "date sets the system clock", system=True, target="clock")
     else:

@@ -228,8 +228,8 @@ def transfer(cmd: SimpleCommand, out: Out) -> None:
         out.high(Code.NETWORK_TRANSFER, f"{prog} sends data to {url or 'a server'}",
                  target=url or prog)
         return
-    writes_file = prog != "curl" or opts & {"-o", "--output", "-O", "--remote-name",
-                                            "--remote-name-all", "-J"}
+    writes_file = prog != "curl" or bool(opts & {"-o", "--output", "-O", "--remote-name",
+                                                 "--remote-name-all", "-J"})
     if prog == "wget" and ("-O-" in texts or ("-O" in texts and "-" in texts) or
                            "--output-document=-" in texts or "-qO-" in texts):
         writes_file = False

@@ -25,8 +25,9 @@ CRITICAL_PACKAGES = frozenset({
     "base", "linux", "linux-lts", "linux-zen", "linux-hardened", "linux-firmware", "glibc",
     "systemd", "systemd-libs", "systemd-sysvcompat", "pacman", "sudo", "bash", "coreutils",
     "filesystem", "util-linux", "shadow", "pam", "grub", "mkinitcpio", "openssh", "networkmanager",
-    "iwd", "dhcpcd", "iproute2", "archlinux-keyring", "gcc-libs", "zlib", "openssl", "ca-certificates",
-    "dbus", "libsystemd", "efibootmgr", "dracut", "lvm2", "cryptsetup", "e2fsprogs", "btrfs-progs",
+    "iwd", "dhcpcd", "iproute2", "archlinux-keyring", "gcc-libs", "zlib", "openssl",
+    "ca-certificates", "dbus", "libsystemd", "efibootmgr", "dracut", "lvm2", "cryptsetup",
+    "e2fsprogs", "btrfs-progs",
 })
 """Removing these can leave a machine that does not boot, log in or reach the network."""
 
@@ -223,8 +224,8 @@ def pacman_tools(cmd: SimpleCommand, out: Out) -> None:
 _READ_VERBS = frozenset({"list", "show", "search", "info", "policy", "madison", "depends",
                          "rdepends", "showpkg", "showsrc", "changelog", "-l", "-L", "-s", "-S",
                          "-q", "-qa", "-qi", "-ql", "-qf", "--list", "--status", "--search",
-                         "--listfiles", "--query", "history", "repolist", "provides", "check-update",
-                         "whatprovides", "repoquery", "find", "se", "if", "pa",
+                         "--listfiles", "--query", "history", "repolist", "provides",
+                         "check-update", "whatprovides", "repoquery", "find", "se", "if", "pa",
                          "--get-selections", "-p", "--print-avail"})
 
 

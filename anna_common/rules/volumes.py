@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.argv import options
 from anna_common.rules.base import Code, Out
-from anna_common.rules.disk import ban_disk, device_operands, help_only
+from anna_common.rules.disk import ban_disk, device_operands, first_device, help_only
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -35,7 +35,7 @@ def fs_tool(cmd: SimpleCommand, out: Out) -> None:
         out.read_only()
         return
     out.high(Code.DISK_TOOL, f"{prog} changes a filesystem", system=True,
-             target=(device_operands(cmd, out) or [None])[0])
+             target=first_device(cmd, out))
 
 
 _BTRFS_GROUPS = ("balance", "check", "device", "filesystem", "inspect-internal", "property",
@@ -125,7 +125,7 @@ def lvm(cmd: SimpleCommand, out: Out) -> None:
         out.medium(Code.DISK_TOOL, f"{prog} scans devices or writes LVM reports", system=True)
         return
     out.high(Code.DISK_TOOL, f"{prog} changes logical volumes", system=True,
-             target=(device_operands(cmd, out) or [None])[0])
+             target=first_device(cmd, out))
 
 
 def mdadm(cmd: SimpleCommand, out: Out) -> None:
@@ -150,7 +150,7 @@ def zfs(cmd: SimpleCommand, out: Out) -> None:
         out.read_only()
         return
     if sub == "labelclear":
-        ban_disk(out, "zpool labelclear erases device labels", (device_operands(cmd, out) or [None])[0])
+        ban_disk(out, "zpool labelclear erases device labels", first_device(cmd, out))
         return
     out.high(Code.DISK_TOOL, f"{cmd.program} {sub} changes storage pools", system=True)
 
