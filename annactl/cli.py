@@ -63,6 +63,29 @@ def _fast_status(args: list[str]) -> int | None:
     return status_cmd.run(make_consoles(), as_json="--json" in args[1:])
 
 
+def _ended(exc: BaseException) -> int:
+    """The exit status for whatever ended a command (Typer's own signals included)."""
+    import typer
+    from typer.exceptions import TyperException
+
+    # Recent Typer vendors click, so its Exit, Abort and usage errors are its own classes;
+    # older Typer raised click's (pyproject allows both).
+    usage: tuple[type[BaseException], ...] = (TyperException,)
+    try:
+        import click
+
+        usage = (TyperException, click.ClickException)
+    except ImportError:
+        pass
+    if isinstance(exc, typer.Exit) or type(exc).__name__ == "Exit":
+        return int(getattr(exc, "exit_code", 0) or 0)
+    if isinstance(exc, typer.Abort) or type(exc).__name__ == "Abort":
+        return _report(KeyboardInterrupt())
+    if isinstance(exc, usage):
+        return _usage_line(exc)
+    return _report(exc)
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -82,16 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(result, int):
             return result
     except (KeyboardInterrupt, Exception) as exc:  # the one place errors end
-        import click
-        import typer
-
-        if isinstance(exc, (click.exceptions.Exit, typer.Exit)):
-            return int(exc.exit_code or 0)
-        if isinstance(exc, click.exceptions.Abort):
-            return _report(KeyboardInterrupt())
-        if isinstance(exc, click.ClickException):
-            return _usage_line(exc)
-        return _report(exc)
+        return _ended(exc)
     return 0
 
 

@@ -317,8 +317,10 @@ def record_view(record: PlanRecord) -> Group:
 def history_table(plans: PlanList) -> Table:
     """``annactl history``: newest first."""
     table = Table(expand=True)
-    for col in ("id", "when", "status", "risk", "steps", "title"):
-        table.add_column(col, overflow="fold")
+    for col in ("id", "when", "status", "risk"):
+        table.add_column(col, no_wrap=True)  # ids are typed back: never broken across lines
+    table.add_column("steps", justify="right")
+    table.add_column("title", overflow="fold", ratio=1)
     for item in plans.plans:
         table.add_row(item.plan_id, _when(item.created_at), status_text(item.status),
                       risk_badge(item.final_risk), str(item.steps),
