@@ -192,7 +192,7 @@ def make_plan(steps: list[tuple[str, str, str]], *, rollback: dict[str, str] | N
     }
 
 
-def http(socket: Path, method: str, path: str, body: Any = None,  # noqa: ANN401
+def http(socket: Path, method: str, path: str, body: Any = None,
          headers: dict[str, str] | None = None, raw: bytes | None = None) -> tuple[int, Any]:
     """One raw HTTP request over the socket: (status, parsed JSON or text)."""
     import http.client

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import json
 import sqlite3
 import threading
@@ -27,10 +28,8 @@ def test_kill_9_mid_step_then_interrupted_then_rollback(user_daemon: RunningDaem
                             high_confirmed=False)
 
     def read() -> None:
-        try:
+        with contextlib.suppress(Exception):  # the daemon dies under the reader: expected
             events.extend(stream)
-        except Exception:  # the daemon dies under the reader: expected
-            pass
 
     reader = threading.Thread(target=read)
     reader.start()

@@ -177,9 +177,9 @@ def test_step_timeout_kills_and_undoes() -> None:
         client = daemon.client()
         path = config_file(daemon.home)
         before = path.read_bytes()
-        plan_id, events = run(client, make_plan([
+        _, events = run(client, make_plan([
             ("edit", "echo new > ~/.config/app.conf && sleep 30", "LOW")]))
-        finished = [e for e in events if e.type == "step_finished"][0]
+        finished = next(e for e in events if e.type == "step_finished")
         assert finished.code == "STEP_TIMEOUT"
         assert events[-1].status == "failed"
         assert path.read_bytes() == before

@@ -1,0 +1,100 @@
+"""Recognised actions: parsing pacman/systemctl calls, and undoing unit state.
+
+Real services are never touched: the unit test injects a runner that plays systemctl
+(the executor and undo take their runner as a parameter for exactly this).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+import pytest
+
+from anna_common.shell import analyse
+from annad.backup import BackupRefused, BlobStore
+from annad.manifest import StepManifest, UnitState
+from annad.prestate import pacman_call, unit_calls, unit_states
+from annad.runner import Identity, RunResult
+from annad.undo import UndoEnv, undo_step
+
+
+def _first(command: str):  # type: ignore[no-untyped-def]
+    return analyse(command).commands[0]
+
+
+def test_pacman_calls() -> None:
+    assert pacman_call(_first("pacman -Syu --noconfirm")) == ("S", [])
+    assert pacman_call(_first("sudo pacman --root /r -b /r/db -U x.pkg")) == (
+        "U", ["--root", "/r", "--dbpath", "/r/db"])
+    assert pacman_call(_first("pacman --remove --config=/c foo")) == ("R", ["--config", "/c"])
+    assert pacman_call(_first("pacman -Qi foo")) is None
+    assert pacman_call(_first("yay -S foo")) == ("S", [])
+    with pytest.raises(BackupRefused):
+        pacman_call(_first('pacman -R --dbpath "$DB" foo'))
+
+
+def test_unit_calls() -> None:
+    assert unit_calls(_first("systemctl enable --now sshd.service")) == (False, ["sshd.service"])
+    assert unit_calls(_first("systemctl --user start pipewire")) == (True, ["pipewire"])
+    assert unit_calls(_first("systemctl status sshd")) is None
+    assert unit_calls(_first("systemctl -t service stop a b")) == (False, ["a", "b"])
+
+
+class FakeSystemctl:
+    """Plays ``systemctl`` for is-enabled/is-active and the state-changing verbs."""
+
+    def __init__(self, enabled: str, active: str) -> None:
+        self.enabled = enabled
+        self.active = active
+        self.calls: list[list[str]] = []
+
+    def run_argv(self, argv: list[str], *, timeout: float = 10.0, max_output: int = 65536,
+                 identity: Identity | None = None, env: Mapping[str, str] | None = None
+                 ) -> RunResult:
+        self.calls.append(argv)
+        verb = next(a for a in argv[1:] if not a.startswith("-"))
+        if verb == "is-enabled":
+            return RunResult(exit_code=0, output=self.enabled + "\n")
+        if verb == "is-active":
+            return RunResult(exit_code=0, output=self.active + "\n")
+        effect = {"enable": ("enabled", None), "disable": ("disabled", None),
+                  "mask": ("masked", None), "unmask": ("disabled", None),
+                  "start": (None, "active"), "stop": (None, "inactive")}[verb]
+        self.enabled = effect[0] or self.enabled
+        self.active = effect[1] or self.active
+        return RunResult(exit_code=0, output="")
+
+    def run_shell(self, command: str, **_: object) -> RunResult:
+        raise AssertionError("no shell command expected")
+
+
+def _manifest(units: list[UnitState]) -> StepManifest:
+    return StepManifest(plan_id="p", index=0, step_id="svc", scope="system", uid=0, gid=0,
+                        home="/nonexistent", units=units)
+
+
+def test_unit_state_is_recorded_and_put_back(tmp_path: Path) -> None:
+    fake = FakeSystemctl(enabled="disabled", active="inactive")
+    states = unit_states("systemctl enable --now foo.service", fake, identity=None, env={})
+    assert states == [UnitState(unit="foo.service", user=False, enabled="disabled",
+                                active="inactive")]
+    fake.enabled, fake.active = "enabled", "active"  # what the step did
+    env = UndoEnv(runner=fake, blobs=BlobStore(tmp_path), timeout=5, max_output=1024,
+                  restrict_user_scope=True)
+    results = undo_step(_manifest(states), env)
+    assert [(r.action, r.target, r.ok) for r in results] == [("unit_state", "foo.service", True)]
+    assert (fake.enabled, fake.active) == ("disabled", "inactive")
+    assert ["systemctl", "disable", "--", "foo.service"] in fake.calls
+    assert ["systemctl", "stop", "--", "foo.service"] in fake.calls
+
+
+def test_masked_unit_is_unmasked_then_restored(tmp_path: Path) -> None:
+    fake = FakeSystemctl(enabled="masked", active="inactive")
+    env = UndoEnv(runner=fake, blobs=BlobStore(tmp_path), timeout=5, max_output=1024,
+                  restrict_user_scope=True)
+    results = undo_step(_manifest([UnitState(unit="u", user=False, enabled="enabled",
+                                             active="active")]), env)
+    assert results[0].ok and (fake.enabled, fake.active) == ("enabled", "active")
+    verbs = [c[1] for c in fake.calls if c[1] not in ("is-enabled", "is-active")]
+    assert verbs == ["unmask", "enable", "start"]
