@@ -1,0 +1,117 @@
+"""The TUI against the real daemon (and the fake model): approve, watch, roll back."""
+
+from __future__ import annotations
+
+import asyncio
+import json
+import time
+from collections.abc import Callable
+from typing import Any
+
+import pytest
+
+from annactl.cmd_flow import Flow
+from annactl.config import ClientSettings
+from annactl.daemon_client import DaemonClient
+from annactl.exit_codes import ExitStatus
+from annactl.tui.app import AnnaTui, Source
+from annactl.tui.screens.approval import ApprovalScreen
+from annactl.tui.screens.progress import ProgressScreen
+from annactl.tui.screens.result import ResultScreen
+from annactl.tui.screens.word import WordScreen
+from tests.daemonfix import make_plan
+
+from .conftest import Anna
+
+pytestmark = pytest.mark.anyio
+
+SIZE = (100, 34)
+
+
+def _app(anna: Anna, source: Source) -> AnnaTui:
+    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+                              llm_model="test-model", autostart=False)
+    return AnnaTui(source, connect=lambda: Flow(settings, DaemonClient(anna.daemon.socket)))
+
+
+async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 30.0) -> None:
+    """Let the app run until ``condition`` holds (workers report asynchronously)."""
+    deadline = time.monotonic() + timeout
+    while not condition():
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out; screen is {pilot.app.screen!r}, notifications "
+                                 f"{[n.message for n in pilot.app._notifications]}")
+        await pilot.pause(0.05)
+        await asyncio.sleep(0.05)
+
+
+async def test_low_plan_approve_progress_result_rollback(anna: Anna) -> None:
+    target = anna.work / "f.txt"
+    target.write_text("original\n")
+    plan = anna.plan_file(make_plan([("write", f"echo changed > {target}", "LOW")]))
+    app = _app(anna, Source(plan_file=plan))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert app.focused is not None and app.focused.id == "cancel"
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, ResultScreen))
+        assert target.read_text() == "changed\n"
+        assert str(app.screen.record.status) == "succeeded"
+        assert any(isinstance(s, ProgressScreen) for s in app.screen_stack)
+        await pilot.press("r")
+        await until(pilot, lambda: isinstance(app.screen, ResultScreen)
+                    and str(app.screen.record.status) == "rolled_back")
+        assert target.read_text() == "original\n"
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_value == ExitStatus.SUCCESS
+
+
+async def test_high_plan_needs_the_word(anna: Anna) -> None:
+    rc = anna.daemon.home / ".bashrc"
+    rc.write_text("alias a=b\n")
+    plan = anna.plan_file(make_plan([("edit", "sed -i s/a=b/a=c/ ~/.bashrc", "LOW")]))
+    app = _app(anna, Source(plan_file=plan))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await pilot.press("a")
+        await until(pilot, lambda: isinstance(app.screen, WordScreen))
+        await pilot.press(*"bashrc", "enter")  # not the word
+        await pilot.pause(0.2)
+        assert isinstance(app.screen, WordScreen) and rc.read_text() == "alias a=b\n"
+        app.screen.query_one("#word").value = ""
+        await pilot.press(*"~/.bashrc", "enter")
+        await until(pilot, lambda: isinstance(app.screen, ResultScreen))
+        assert rc.read_text() == "alias a=c\n"
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_value == ExitStatus.SUCCESS
+
+
+async def test_request_planned_by_the_model(anna: Anna) -> None:
+    target = anna.work / "g.txt"
+    target.write_text("original\n")
+    anna.llm.push(json.dumps(make_plan([("write", f"echo changed > {target}", "LOW")],
+                                       goal="Change g")))
+    app = _app(anna, Source(text="change g", use_templates=False))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert str(app.screen.query_one("#box").border_title) == "Change g"
+        await pilot.press("c")
+        await pilot.pause()
+    assert app.return_value == ExitStatus.DECLINED
+    assert target.read_text() == "original\n"
+    assert "tui" in json.dumps(anna.llm.chat_bodies()[0]["messages"])
+
+
+async def test_errors_become_notifications(anna: Anna) -> None:
+    bad = anna.work / "bad.json"
+    bad.write_text('{"goals": "not a plan"}')
+    app = _app(anna, Source(plan_file=bad))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: bool(app._notifications))
+        note = next(iter(app._notifications))
+        assert note.severity == "error" and "PLAN_INVALID" in note.message
+        await pilot.press("q")
+        await pilot.pause()
+    assert app.return_value == ExitStatus.PLAN_INVALID
