@@ -48,3 +48,15 @@ def annotate_dict(data: dict[str, Any], home: Path | str = "/home/test") -> Anno
     result = validate(data, AssessContext(distro="arch", home=str(home)))
     assert result.plan is not None, result.errors
     return result.plan
+
+
+def wallpaper_plan() -> dict[str, Any]:
+    """The seed's example: a wallpaper change on Hyprland with hyprpaper (LOW, rollback)."""
+    conf = "~/.config/hypr/hyprpaper.conf"
+    return plan_dict(
+        [("backup_config", f"cp {conf} {conf}.anna_backup", "LOW"),
+         ("update_config", f"sed -i 's|^preload = .*|preload = ~/besseggen.png|' {conf}", "LOW"),
+         ("reload_hyprpaper", "hyprctl hyprpaper wallpaper ',~/besseggen.png'", "LOW")],
+        rollback=[("restore_config", f"cp {conf}.anna_backup {conf}")],
+        rollback_ids={"update_config": "restore_config"}, goal="Change wallpaper",
+        notes="I'll change your wallpaper to ~/besseggen.png using hyprpaper.")

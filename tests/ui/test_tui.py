@@ -150,6 +150,14 @@ def test_snapshot_approval_low(snap_compare: Any, low_plan: AnnotatedPlan) -> No
     assert snap_compare(_app(low_plan), terminal_size=SIZE)
 
 
+def test_snapshot_approval_wallpaper(snap_compare: Any) -> None:
+    """The seed's approval box; this snapshot is also docs/tui-approval.svg."""
+    from .plans import annotate_dict, wallpaper_plan
+
+    assert snap_compare(_app(annotate_dict(wallpaper_plan(), "/home/user")),
+                        terminal_size=SIZE)
+
+
 def test_snapshot_approval_high(snap_compare: Any, high_plan: AnnotatedPlan) -> None:
     assert snap_compare(_app(high_plan), terminal_size=SIZE)
 
