@@ -236,7 +236,12 @@ class Executor:
         record.packages = package_states(step.command, self.runner)
         record.units = unit_states(step.command, self.runner, identity=identity_of(record),
                                    env=who.session)
-        manifests.save(self.step_dir(plan_id, step.index), record)
+        directory = self.step_dir(plan_id, step.index)
+        if record.targets or record.packages or record.units or record.rollback_command or \
+                record.notes:
+            manifests.save(directory, record)  # flushed to disk before the step runs
+        else:
+            directory.mkdir(parents=True, exist_ok=True, mode=0o700)  # nothing to undo
         return record
 
     def _record_after(self, plan_id: str, index: int, record: StepManifest) -> None:

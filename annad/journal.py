@@ -2,8 +2,11 @@
 
 Every state change of a plan is written here *before* the daemon acts on it and
 again after, so a daemon killed at any point finds out on restart what was under
-way (a plan left ``running`` becomes ``interrupted``). Commits use
-``synchronous=FULL``: a step is only started once its "started" row is on disk.
+way (a plan left ``running`` becomes ``interrupted``). A commit that precedes an
+action (a plan or a rollback starting, a step starting) is flushed to disk first
+(``synchronous=FULL``); records of what already happened use ``NORMAL``: the WAL
+keeps them across a daemon crash, and should a power cut lose one, the plan merely
+looks interrupted, which is the safe reading.
 
 Event rows form a hash chain: each row stores ``sha256(prev_hash + canonical
 row)``, so an edited or deleted row breaks verification from that row on
@@ -18,6 +21,7 @@ import json
 import sqlite3
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -25,6 +29,7 @@ from anna_common.plan import canonical_json
 from anna_common.protocol import AuditReport, PlanStatus, StepStatus
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
     from pathlib import Path
 
 GENESIS = "0" * 64
@@ -111,10 +116,25 @@ class Journal:
         # connection; every use goes through self._lock.
         self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
         self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=FULL")
+        self._db.execute("PRAGMA synchronous=NORMAL")
+        self._durable = False
         self._db.execute("PRAGMA foreign_keys=ON")
+        # a small page cache: the journal is written far more than read, and an idle
+        # daemon should stay small (the default is 2 MB)
+        self._db.execute("PRAGMA cache_size=-256")
         self._db.executescript(_SCHEMA)
         path.chmod(0o600)
+
+    @contextmanager
+    def _tx(self, *, durable: bool = False) -> Iterator[None]:
+        """One write transaction; ``durable``: on disk when it commits (fsync of the WAL)."""
+        with self._lock:
+            if durable != self._durable:
+                self._db.execute(f"PRAGMA synchronous={'FULL' if durable else 'NORMAL'}")
+                self._durable = durable
+            with self._db:
+                self._db.execute("BEGIN IMMEDIATE")
+                yield
 
     def close(self) -> None:
         """Close the connection."""
@@ -141,8 +161,7 @@ class Journal:
     def event(self, kind: str, plan_id: str | None = None, step_id: str | None = None,
               **body: Any) -> None:
         """Record one event on its own (a transaction of its own)."""
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._tx():
             self._append(kind, plan_id, step_id, body)
 
     def verify(self) -> AuditReport:
@@ -167,8 +186,7 @@ class Journal:
 
     def add_plan(self, row: PlanRow, step_ids: list[str]) -> None:
         """Store a submitted plan and its steps (pending)."""
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._tx():
             self._db.execute(
                 "INSERT INTO plans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (row.plan_id, row.digest, str(row.status), row.created_at, row.updated_at,
@@ -186,8 +204,7 @@ class Journal:
                         **body: Any) -> None:
         """Change a plan's status and record it as an event (``kind`` defaults to the status)."""
         now = time.time()
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._tx(durable=status in (PlanStatus.RUNNING, PlanStatus.ROLLING_BACK)):
             if error is not None:
                 self._db.execute(
                     "UPDATE plans SET status=?, updated_at=?, error_json=? WHERE plan_id=?",
@@ -227,8 +244,7 @@ class Journal:
                 "SELECT plan_id FROM plans WHERE status IN (?, ?)",
                 (str(PlanStatus.RUNNING), str(PlanStatus.ROLLING_BACK)))]
         for plan_id in ids:
-            with self._lock, self._db:
-                self._db.execute("BEGIN IMMEDIATE")
+            with self._tx():
                 self._db.execute(
                     "UPDATE steps SET status=?, finished_at=? WHERE plan_id=? AND status=?",
                     (str(StepStatus.FAILED), time.time(), plan_id, str(StepStatus.RUNNING)))
@@ -240,8 +256,7 @@ class Journal:
 
     def step_started(self, plan_id: str, idx: int, step_id: str) -> None:
         """Mark a step running (durable before the step is spawned)."""
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._tx(durable=True):
             self._db.execute(
                 "UPDATE steps SET status=?, started_at=? WHERE plan_id=? AND idx=?",
                 (str(StepStatus.RUNNING), time.time(), plan_id, idx))
@@ -250,8 +265,7 @@ class Journal:
     def step_finished(self, plan_id: str, idx: int, step_id: str, status: StepStatus,
                       exit_code: int | None, output: str, **body: Any) -> None:
         """Record a step's outcome."""
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._tx():
             self._db.execute(
                 "UPDATE steps SET status=?, exit_code=?, output=?, finished_at=? "
                 "WHERE plan_id=? AND idx=?",
@@ -262,7 +276,7 @@ class Journal:
 
     def set_step_status(self, plan_id: str, idx: int, status: StepStatus) -> None:
         """Change a step's status only (undone, undo_failed)."""
-        with self._lock, self._db:
+        with self._tx():
             self._db.execute("UPDATE steps SET status=? WHERE plan_id=? AND idx=?",
                              (str(status), plan_id, idx))
 
@@ -278,8 +292,7 @@ class Journal:
 
     def add_undo(self, plan_id: str, result: UndoRow) -> None:
         """Record one undo action's outcome (also as a chained event)."""
-        with self._lock, self._db:
-            self._db.execute("BEGIN IMMEDIATE")
+        with self._tx():
             seq = self._db.execute("SELECT COALESCE(MAX(seq), -1) + 1 FROM undo WHERE plan_id=?",
                                    (plan_id,)).fetchone()[0]
             self._db.execute("INSERT INTO undo VALUES (?, ?, ?, ?, ?, ?, ?)",

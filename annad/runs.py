@@ -9,6 +9,8 @@ way is refused with ``PLAN_RUNNING``; reads and telemetry are unaffected.
 
 from __future__ import annotations
 
+import ctypes
+import gc
 import logging
 import queue
 import threading
@@ -117,6 +119,7 @@ class RunManager:
         finally:
             self._release(run)
             run.events.put(None)
+            release_memory()
 
     def cancel(self, plan_id: str, *, wait_s: float) -> None:
         """Ask the running plan to stop (its step's process group is killed; undo follows)."""
@@ -168,6 +171,21 @@ class RunManager:
                         run.plan_id)
             run.cancel.set()
             run.thread.join()
+
+
+def release_memory() -> None:
+    """Give freed heap back to the OS after a plan, so an idle daemon stays small.
+
+    A plan allocates in worker threads (each with its own malloc arena); glibc keeps
+    the freed pages until asked. ``malloc_trim`` is glibc-only: elsewhere it is skipped.
+    """
+    gc.collect()
+    try:
+        libc = ctypes.CDLL(None)
+        trim = libc.malloc_trim
+    except (OSError, AttributeError):
+        return
+    trim(0)
 
 
 def _refuse_system_steps(specs: list[StepSpec]) -> None:

@@ -1,0 +1,153 @@
+"""Daemon overheads, measured side by side in one run against a real annad.
+
+Run from the repository root:
+
+    .venv/bin/python bench/executor.py [--steps 50] [--plans 6] [--mode user|system]
+
+Prints, with the goals of issue 3:
+
+- per-step overhead of executing through the daemon: submit + execute of plans of N
+  trivial ``true`` steps over the real socket, per step, minus a bare ``bash -c true``
+  spawned the same number of times in the same run (goal ≤ 15 ms); the same for a step
+  that writes a file in the temporary home (the daemon snapshots it first);
+- idle RSS of the daemon process after start-up and after the runs (goal ≤ 60 MB);
+- the client: import time of ``annactl.daemon_client`` (stdlib http.client) against
+  ``httpx``, and one ``health`` round trip with each.
+
+Everything happens in a temporary directory (socket, state, home); the plans touch
+nothing (``true``).
+"""
+
+from __future__ import annotations
+
+import argparse
+import statistics
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from anna_common.plan import ActionPlan
+from tests.daemonfix import RunningDaemon, make_plan, running_daemon
+
+
+def rss_mb(pid: int) -> float:
+    """Resident set size of a process, MB (VmRSS)."""
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def bare_bash(n: int, command: str = "true") -> float:
+    """Seconds per bare ``bash --noprofile --norc -c COMMAND``."""
+    started = time.perf_counter()
+    for _ in range(n):
+        subprocess.run(["/bin/bash", "--noprofile", "--norc", "-c", command], check=True,
+                       stdin=subprocess.DEVNULL)
+    return (time.perf_counter() - started) / n
+
+
+def through_daemon(daemon: RunningDaemon, steps: int, command: str = "true",
+                   risk: str = "INFO") -> tuple[float, float]:
+    """(submit seconds, execute seconds per step) for one plan of ``steps`` ``command`` steps."""
+    client = daemon.client()
+    plan = ActionPlan.model_validate(make_plan([(f"s{i}", command, risk)
+                                                for i in range(steps)]))
+    started = time.perf_counter()
+    submitted = client.submit(plan)
+    submitted_at = time.perf_counter()
+    events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
+                                 high_confirmed=False))
+    done = time.perf_counter()
+    assert events[-1].status == "succeeded", events[-1]
+    return submitted_at - started, (done - submitted_at) / steps
+
+
+def client_costs(daemon: RunningDaemon) -> dict[str, float]:
+    """Import time (fresh interpreter) and one raw health round trip, stdlib client vs httpx.
+
+    Transport only: both return the JSON as a dict (building the pydantic models is the
+    same cost for either and is reported on its own line).
+    """
+    code = {
+        "stdlib": "import time; t=time.perf_counter(); import annactl.daemon_client as d; "
+                  "i=time.perf_counter(); d.DaemonClient(__import__('pathlib').Path(S))"
+                  "._call('GET', '/v1/health'); print(i-t, time.perf_counter()-i)",
+        "httpx": "import time; t=time.perf_counter(); import httpx; i=time.perf_counter(); "
+                 "c=httpx.Client(transport=httpx.HTTPTransport(uds=S)); "
+                 "c.get('http://annad/v1/health').json(); print(i-t, time.perf_counter()-i)",
+    }
+    out: dict[str, float] = {}
+    for name, source in code.items():
+        runs = []
+        for _ in range(5):
+            proc = subprocess.run([sys.executable, "-c", f"S={str(daemon.socket)!r}; {source}"],
+                                  capture_output=True, text=True, check=True,
+                                  cwd=Path(__file__).resolve().parent.parent)
+            runs.append(tuple(float(x) for x in proc.stdout.split()))
+        out[f"{name} import"] = statistics.median(r[0] for r in runs)
+        out[f"{name} first call"] = statistics.median(r[1] for r in runs)
+    proc = subprocess.run([sys.executable, "-c", "import time; t=time.perf_counter(); "
+                           "import anna_common.protocol; print(time.perf_counter()-t)"],
+                          capture_output=True, text=True, check=True,
+                          cwd=Path(__file__).resolve().parent.parent)
+    out["protocol models import"] = float(proc.stdout)
+    return out
+
+
+def main() -> None:
+    """Run the measurements and print them."""
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--steps", type=int, default=50, help="steps per plan (at most 50)")
+    parser.add_argument("--plans", type=int, default=6, help="plans to execute")
+    parser.add_argument("--mode", choices=("user", "system"), default="user")
+    args = parser.parse_args()
+
+    with running_daemon(user_mode=args.mode == "user") as daemon:
+        assert daemon.proc is not None
+        time.sleep(2.0)  # let the first telemetry collection finish
+        idle_start = rss_mb(daemon.proc.pid)
+        through_daemon(daemon, 5)  # warm-up
+        submits, per_step, bare, writes, bare_writes = [], [], [], [], []
+        target = daemon.home / "bench.txt"
+        write = f"echo x > {target}"
+        for _ in range(args.plans):
+            bare.append(bare_bash(args.steps))
+            submit_s, step_s = through_daemon(daemon, args.steps)
+            submits.append(submit_s)
+            per_step.append(step_s)
+            bare_writes.append(bare_bash(args.steps, write))
+            writes.append(through_daemon(daemon, args.steps, write, "LOW")[1])
+        time.sleep(1.0)
+        idle_after = rss_mb(daemon.proc.pid)
+        clients = client_costs(daemon)
+
+    step_ms = statistics.median(per_step) * 1000
+    bare_ms = statistics.median(bare) * 1000
+    overhead = step_ms - bare_ms
+    print(f"annad {args.mode} mode, {args.plans} plans x {args.steps} steps of `true`")
+    print(f"  per step through the daemon   {step_ms:7.2f} ms  (median over plans)")
+    print(f"  bare bash -c true             {bare_ms:7.2f} ms")
+    print(f"  overhead per step             {overhead:7.2f} ms  goal <= 15 ms  "
+          f"{'OK' if overhead <= 15 else 'MISSED'}")
+    write_ms = statistics.median(writes) * 1000
+    bare_write_ms = statistics.median(bare_writes) * 1000
+    print(f"  a step that writes a file     {write_ms:7.2f} ms  (snapshot + flushed manifest)")
+    print(f"  bare bash -c 'echo x > FILE'  {bare_write_ms:7.2f} ms  overhead "
+          f"{write_ms - bare_write_ms:.2f} ms")
+    print(f"  submit (validate+store) plan  {statistics.median(submits) * 1000:7.2f} ms "
+          f"per {args.steps}-step plan")
+    print(f"  idle RSS after start          {idle_start:7.1f} MB  goal <= 60 MB  "
+          f"{'OK' if idle_start <= 60 else 'MISSED'}")
+    print(f"  idle RSS after the runs       {idle_after:7.1f} MB  goal <= 60 MB  "
+          f"{'OK' if idle_after <= 60 else 'MISSED'}")
+    print("client (fresh interpreter, median of 5):")
+    for name, seconds in clients.items():
+        print(f"  {name:<20} {seconds * 1000:7.1f} ms")
+
+
+if __name__ == "__main__":
+    main()
