@@ -15,7 +15,9 @@
 # Environment: ANNA_BENCH_CACHE (default ~/.cache/anna-bench), ANNA_BENCH_PORT (18181),
 # ANNA_BENCH_CTX (context tokens, default 8192: the system prompt alone is ~2,000 Gemma tokens,
 # so shared/real-llm.md's 4,096 leaves too little room), ANNA_BENCH_RUNS (passes over the set,
-# 1), ANNA_BENCH_MAX_TOKENS (output cap per call, 512; see bench/real_llm.py).
+# 1), ANNA_BENCH_MAX_TOKENS (output cap per call, 512; see bench/real_llm.py),
+# ANNA_BENCH_SWA_FULL (1: pass --swa-full so the static system prompt stays cached; 0: the
+# exact flags of shared/real-llm.md).
 set -euo pipefail
 
 REPO=$(cd "$(dirname "$0")/.." && pwd)
@@ -73,8 +75,13 @@ PYEOF
 serve() {
     say "serving on 127.0.0.1:$PORT (log: $LOG)"
     # --no-jinja with --chat-template gemma: without it the template name is taken literally.
+    # --swa-full: Gemma 3 has sliding-window layers; without a full-size SWA cache llama.cpp
+    # cannot reuse the cached prompt prefix across requests (measured: every request
+    # re-evaluated all ~2,850 prompt tokens), which defeats Anna's static system message.
+    local swa=()
+    [ "${ANNA_BENCH_SWA_FULL:-1}" = 1 ] && swa=(--swa-full)
     "$SERVER" -m "$MODEL" --host 127.0.0.1 --port "$PORT" -c "$CTX" -t 2 -np 1 --no-jinja \
-        --chat-template gemma --no-webui -a gemma-3-270m >"$LOG" 2>&1 &
+        --chat-template gemma --no-webui -a gemma-3-270m "${swa[@]}" >"$LOG" 2>&1 &
     SERVER_PID=$!
     trap 'kill "$SERVER_PID" 2>/dev/null; wait "$SERVER_PID" 2>/dev/null || true' EXIT
     for _ in $(seq 1 120); do
