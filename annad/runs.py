@@ -131,8 +131,13 @@ class RunManager:
         run.thread.join(timeout=wait_s)
 
     def rollback(self, row: PlanRow, session: SessionEnv) -> RollbackResponse:
-        """Undo every step of a succeeded or interrupted plan, newest first."""
-        run = self._claim(row.plan_id, (PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED))
+        """Undo every step not yet undone, newest first.
+
+        For a succeeded or interrupted plan that is every step that started; after a
+        partly failed undo (``rollback_failed``) it retries the steps whose undo failed.
+        """
+        run = self._claim(row.plan_id, (PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED,
+                                        PlanStatus.ROLLBACK_FAILED))
         try:
             self.journal.set_plan_status(row.plan_id, PlanStatus.ROLLING_BACK,
                                          kind="rollback_started")

@@ -7,7 +7,7 @@ submit and only with the confirmations the *daemon's* risk tier demands. The
 caller is the :class:`~annad.peer.Peer` the kernel reported for the connection.
 
 State machine: ``submitted → running → succeeded | failed | rolled_back |
-rollback_failed``; ``succeeded | interrupted → rolling_back → rolled_back |
+rollback_failed``; ``succeeded | interrupted | rollback_failed → rolling_back → rolled_back |
 rollback_failed``; ``running`` at start-up → ``interrupted``. One plan runs (or
 rolls back) at a time.
 """

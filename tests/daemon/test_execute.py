@@ -249,3 +249,24 @@ def test_audit_chain_covers_execution(mode: str) -> None:
         client.rollback(plan_id)
         report = client.audit_verify()
         assert report.ok and report.rows >= 6
+
+
+def test_failed_undo_is_reported_others_continue_and_retry_works(user_daemon: RunningDaemon
+                                                                  ) -> None:
+    client = user_daemon.client()
+    plan_id, events = run(client, make_plan(
+        [("a", "echo a > ~/a.txt", "LOW"), ("b", "echo b > ~/b.txt", "LOW")],
+        rollback={"b": "test -e ~/allow-undo"}))
+    assert events[-1].status == "succeeded"
+    first = client.rollback(plan_id)
+    assert first.status == "rollback_failed"
+    assert [(u.step_id, u.action, u.ok) for u in first.undo] == [
+        ("b", "delete", True), ("b", "rollback_command", False), ("a", "delete", True)]
+    assert not (user_daemon.home / "a.txt").exists()  # the rest continued
+    record = client.get_plan(plan_id)
+    assert [s.status for s in record.steps] == ["undone", "undo_failed"]
+    (user_daemon.home / "allow-undo").write_text("")
+    second = client.rollback(plan_id)  # retries only the step whose undo failed
+    assert second.status == "rolled_back"
+    assert [(u.step_id, u.action, u.ok) for u in second.undo] == [
+        ("b", "delete", True), ("b", "rollback_command", True)]
