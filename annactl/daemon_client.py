@@ -1,8 +1,8 @@
 """The client's connection to annad: HTTP over the daemon's Unix socket.
 
 A small stdlib HTTP client (``http.client`` on an ``AF_UNIX`` socket): it starts
-in a few milliseconds, where httpx would add its import time to every
-``annactl`` command (``bench/daemon_client.py`` measures both). Each call opens
+quickly, where httpx would add its import time to every ``annactl`` command
+(``bench/executor.py`` measures both). Each call opens
 its own connection, so a stream being read never blocks another call.
 Non-2xx answers become :class:`~anna_common.errors.AnnaError` through
 ``AnnaError.from_dict``; a daemon that cannot be reached raises
