@@ -16,11 +16,12 @@ import stat
 import subprocess
 import tempfile
 from pathlib import Path
+from typing import Any
 
 import pytest
 
 from anna_common.plan import ActionPlan
-from tests.daemonfix import RunningDaemon, make_plan, new_daemon
+from tests.daemonfix import RunningDaemon, make_plan, new_daemon, running_daemon
 
 NOBODY = 65534
 needs_root_tools = pytest.mark.skipif(
@@ -50,8 +51,8 @@ def test_system_mode_socket_is_0660(system_daemon: RunningDaemon) -> None:
     assert system_daemon.client().health().mode == "system"
 
 
-def _as_nobody(daemon: RunningDaemon, method: str, path: str, body: object = None
-               ) -> tuple[int, dict]:  # type: ignore[type-arg]
+def _as_nobody(daemon: RunningDaemon, method: str, path: str, body: object = None,
+               *, lines: bool = False) -> tuple[int, Any]:
     argv = ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups",
             "curl", "-s", "-o", "-", "-w", "\n%{http_code}", "--unix-socket", str(daemon.socket),
             "-X", method, "-H", "Content-Type: application/json"]
@@ -60,6 +61,8 @@ def _as_nobody(daemon: RunningDaemon, method: str, path: str, body: object = Non
     proc = subprocess.run([*argv, f"http://annad{path}"], capture_output=True, text=True,
                           timeout=30, check=False)
     text, _, code = proc.stdout.rpartition("\n")
+    if lines:
+        return int(code), [json.loads(line) for line in text.splitlines() if line.strip()]
     return int(code), json.loads(text)
 
 
@@ -146,3 +149,30 @@ def test_idle_exit_in_user_mode() -> None:
     finally:
         daemon.kill()
         shutil.rmtree(daemon.base, ignore_errors=True)
+
+
+@needs_root_tools
+def test_user_scope_steps_run_as_the_caller() -> None:
+    """nobody, made an authorised member (ANNAD_GROUP=nogroup), runs a plan: as nobody."""
+    with running_daemon(user_mode=False, env={"ANNAD_GROUP": "nogroup"}) as daemon:
+        os.chown(daemon.home, NOBODY, NOBODY)
+        _open_up(daemon)
+        plan = make_plan([("who", "id -u > ~/who.txt && id -G >> ~/who.txt", "LOW")])
+        status, submitted = _as_nobody(daemon, "POST", "/v1/plans", {"plan": plan})
+        assert status == 200, submitted
+        status, events = _as_nobody(
+            daemon, "POST", f"/v1/plans/{submitted['plan_id']}/execute",
+            {"digest": submitted["digest"], "confirmed": True}, lines=True)
+        assert status == 200 and events[-1]["status"] == "succeeded", events
+        written = daemon.home / "who.txt"
+        assert written.read_text().split() == [str(NOBODY), str(NOBODY)]
+        assert (written.stat().st_uid, written.stat().st_gid) == (NOBODY, NOBODY)
+
+        root_view = daemon.client().list_plans().plans
+        assert [(p.plan_id, p.caller_uid) for p in root_view] == [
+            (submitted["plan_id"], NOBODY)]
+        status, rolled = _as_nobody(daemon, "POST",
+                                    f"/v1/plans/{submitted['plan_id']}/rollback",
+                                    {"confirmed": True})
+        assert status == 200 and rolled["status"] == "rolled_back", rolled
+        assert not written.exists()
