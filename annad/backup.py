@@ -146,6 +146,8 @@ def snapshot(requested: str, blobs: BlobStore, budget: Budget, *, tree: bool,
     and, with ``follow``, the file it points to is saved as well, since writing
     through the link changes that file.
     """
+    if requested == "/":
+        raise BackupRefused("cannot back up the whole file system")
     parent = posixpath.dirname(requested) or "/"
     real_parent = os.path.realpath(parent)
     if not Path(real_parent).is_dir():

@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import logging
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -40,6 +41,7 @@ STEP_UMASK = 0o022
 """File creation mask of every spawned process."""
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 """PATH for every step: never inherited from a caller."""
+_PLAIN_LOCALE = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "LANG",
                 "HYPRLAND_INSTANCE_SIGNATURE", "SWAYSOCK")
 """Session variables passed to user-scope steps (compositor sockets included: hyprctl and
@@ -130,8 +132,14 @@ def step_environment(identity: Identity | None, session: Mapping[str, str | None
         env.update(HOME=os.environ.get("HOME", "/"), USER=os.environ.get("USER", "root"))
     for key in SESSION_KEYS:
         value = (session or {}).get(key)
-        if value:
-            env[key] = value
+        if not value:
+            continue
+        # A system-scope step runs as root for whoever asked: the caller's bus and runtime
+        # addresses would point root's programs at sockets the caller controls, and a
+        # locale name with a slash is a path glibc loads. Root gets a plain LANG only.
+        if identity is None and (key != "LANG" or not _PLAIN_LOCALE.fullmatch(value)):
+            continue
+        env[key] = value
     if "LANG" in env:
         env.pop("LC_ALL", None)  # the person's language wins for messages
     return env
