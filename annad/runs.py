@@ -52,6 +52,7 @@ class _Run:
     thread: threading.Thread | None = None
 
     def emit(self, event: ExecEvent) -> None:
+        """Queue an event for the stream (output is dropped when nobody keeps up)."""
         if event.type is ExecEventType.STEP_OUTPUT and self.events.qsize() > MAX_QUEUED_OUTPUT:
             return
         self.events.put(event)
