@@ -15,7 +15,7 @@ import pytest
 
 from anna_common.plan import ActionPlan
 from tests.daemonfix import IS_ROOT, running_daemon
-from tests.pacmanfix import HAVE_PACMAN, PacmanRoot, PkgSpec
+from tests.pacmanfix import HAVE_PACMAN, LocalRepo, PacmanRoot, PkgSpec
 
 pytestmark = [
     pytest.mark.pacman,
@@ -72,3 +72,63 @@ def test_telemetry_reads_the_scratch_database(
         assert packages.available and packages.manager == "pacman"
         assert packages.dbpath == str(root.dbpath)
         assert [(p.name, p.version) for p in packages.packages] == [("annatest-seen", "3.1-1")]
+
+
+def _plan(command: str) -> ActionPlan:
+    return ActionPlan.model_validate({
+        "analysis": "packages", "goals": ["packages"], "necessary_checks": [],
+        "command_plan": [{"id": "pkg", "description": "packages", "command": command,
+                          "risk_level": "MEDIUM", "rollback_id": None,
+                          "requires_confirmation": True}],
+        "rollback_plan": [], "notes_for_user": "", "meta": {}})
+
+
+def _run(daemon, plan: ActionPlan) -> str:  # type: ignore[no-untyped-def]
+    client = daemon.client()
+    submitted = client.submit(plan)
+    events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
+                                 high_confirmed=True))
+    assert events[-1].status == "succeeded", [e.output for e in events]
+    return submitted.plan_id
+
+
+def test_sync_install_with_a_dependency_is_undone_entirely(
+        package_builder: Callable[[PkgSpec], Path]) -> None:
+    kept = package_builder(PkgSpec(name="annatest-kept", version="2.0"))
+    dep = package_builder(PkgSpec(name="annatest-dep", version="1.0"))
+    app = package_builder(PkgSpec(name="annatest-app", version="1.0",
+                                  depends=("annatest-dep",)))
+    with running_daemon(user_mode=False) as daemon:
+        root = PacmanRoot.create(daemon.base / "pacman")
+        root.install(kept)
+        root.add_repo(LocalRepo.create(daemon.base / "repo", [dep, app]))
+        root.sync()
+        plan_id = _run(daemon, _plan(shlex.join(root.command("-S", "--noconfirm",
+                                                             "annatest-app"))))
+        assert set(root.query()) == {"annatest-kept", "annatest-app", "annatest-dep"}
+        result = daemon.client().rollback(plan_id)
+        assert result.status == "rolled_back", result.undo
+        assert [(u.action, u.target) for u in result.undo] == [
+            ("remove_packages", "annatest-app annatest-dep")]
+        assert root.query() == {"annatest-kept": "2.0-1"}
+
+
+def test_upgrade_is_undone_from_the_package_cache(
+        package_builder: Callable[[PkgSpec], Path]) -> None:
+    old = package_builder(PkgSpec(name="annatest-up", version="1.0"))
+    new = package_builder(PkgSpec(name="annatest-up", version="2.0"))
+    with running_daemon(user_mode=False) as daemon:
+        root = PacmanRoot.create(daemon.base / "pacman")
+        repo = LocalRepo.create(daemon.base / "repo", [old])
+        root.add_repo(repo)
+        root.sync()
+        root.run("-S", "--noconfirm", "annatest-up")  # 1.0, now in the scratch cache
+        repo.add([new])
+        plan_id = _run(daemon, _plan(shlex.join(root.command("-Syy", "--noconfirm",
+                                                             "annatest-up"))))
+        assert root.query() == {"annatest-up": "2.0-1"}
+        result = daemon.client().rollback(plan_id)
+        assert result.status == "rolled_back", result.undo
+        assert [(u.action, u.target, u.ok) for u in result.undo] == [
+            ("reinstall_packages", "annatest-up", True)]
+        assert root.query() == {"annatest-up": "1.0-1"}
