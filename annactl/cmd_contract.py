@@ -80,7 +80,7 @@ def assess_stream(lines: Any, out: Any, *, distro: str | None) -> int:
                 command = value["command"]
             else:
                 error = 'expected a JSON string or {"command": "..."}'
-        except ValueError as exc:
+        except json.JSONDecodeError as exc:
             error = f"not JSON: {exc.msg}"
         if command is None:
             record: dict[str, Any] = {"line": number, "error": {"code": "BAD_INPUT",

@@ -50,26 +50,30 @@ class ProgressScreen(Screen[None]):
         """Show one event: update the step's line and append its output."""
         kind = str(event.type)
         if event.index and kind in {"step_started", "step_finished"}:
-            line = self.query_one(f"#step-{event.index}", StepLine)
-            line.set_status("running" if kind == "step_started" else event.status or "failed",
+            step = self.query_one(f"#step-{event.index}", StepLine)
+            step.set_status("running" if kind == "step_started" else event.status or "failed",
                             event.exit_code if kind == "step_finished" else None)
         if kind in {"undo_started", "undo_finished"}:
             self._mark_undo(event)
-        log = self.query_one("#output", RichLog)
-        if kind == "step_output":
-            self.streamed.add(event.step_id)
-            for line in self.lines.feed(event.step_id, event.output):
-                log.write(render.output_line(line))
-            return
-        if kind == "step_finished":
-            for line in self.lines.flush(event.step_id):
-                log.write(render.output_line(line))
-        view = render.event_view(event, streamed=event.step_id in self.streamed)
-        if view is not None:
-            log.write(view)
+        self._log(event)
         if kind == "plan_finished":
             state = Text("Finished: ") + render.status_text(inert(event.status or "", max_chars=30))
             self.query_one("#progress-state", Static).update(state)
+
+    def _log(self, event: ExecEvent) -> None:
+        """Output as whole lines (chunks split lines anywhere), then the event's own line."""
+        log = self.query_one("#output", RichLog)
+        if event.type == "step_output":
+            self.streamed.add(event.step_id)
+            for text in self.lines.feed(event.step_id, event.output):
+                log.write(render.output_line(text))
+            return
+        if event.type == "step_finished":
+            for text in self.lines.flush(event.step_id):
+                log.write(render.output_line(text))
+        view = render.event_view(event, streamed=event.step_id in self.streamed)
+        if view is not None:
+            log.write(view)
 
     def _mark_undo(self, event: ExecEvent) -> None:
         for line in self.query(StepLine):
