@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import threading
 import time
+from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -19,7 +20,7 @@ from annactl import confirm
 from annactl.exit_codes import ExitStatus, exit_status_for_plan
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from anna_common.protocol import ExecEvent, PlanRecord
     from annactl.cmd_flow import Flow, Prepared
@@ -47,6 +48,29 @@ class RunOptions:
 def interrupted(message: str) -> AnnaError:
     """The error for Ctrl-C (exit 130)."""
     return AnnaError(message, code=ErrorCode.CANCELLED)
+
+
+@contextmanager
+def showing_rejections(consoles: Consoles, *, as_json: bool) -> Iterator[None]:
+    """Show a plan that validation refused (a banned one with its BANNED badges and reasons)
+    before its error ends the command; nothing of it was stored or run."""
+    from annactl.cmd_flow import PlanRejected
+
+    try:
+        yield
+    except PlanRejected as exc:
+        if exc.annotated is not None:
+            from annactl import render
+            from annactl.console import emit_json
+
+            if as_json:
+                emit_json(consoles, {"plan_id": None, "status": "rejected",
+                                     "code": str(exc.code),
+                                     "findings": exc.detail.get("findings", []),
+                                     "annotated": exc.annotated.model_dump(mode="json")})
+            else:
+                consoles.out.print(render.plan_view(exc.annotated))
+        raise
 
 
 def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
@@ -227,5 +251,6 @@ def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bo
         return flow.plan_text(request, mode="one-shot",
                               use_templates=use_templates and settings.templates, **hooks)
 
-    prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
+    with showing_rejections(consoles, as_json=opts.as_json):
+        prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
     return run_prepared(flow, consoles, prepared, opts)

@@ -11,7 +11,13 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import UsageError
 from annactl import confirm
-from annactl.cmd_ask import RunOptions, offline_note, plan_with_spinner, run_prepared
+from annactl.cmd_ask import (
+    RunOptions,
+    offline_note,
+    plan_with_spinner,
+    run_prepared,
+    showing_rejections,
+)
 from annactl.exit_codes import ExitStatus, exit_status_for_plan
 
 if TYPE_CHECKING:
@@ -62,8 +68,9 @@ def plan(consoles: Consoles, request: str, *, as_json: bool, telemetry_file: Pat
         return flow.plan_text(request, mode="one-shot", telemetry=telemetry,
                               use_templates=use_templates and settings.templates, **hooks)
 
-    prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal
-                                 and not as_json)
+    with showing_rejections(consoles, as_json=as_json):
+        prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal
+                                     and not as_json)
     if as_json:
         emit_json(consoles, prepared.summary_json())
         return ExitStatus.SUCCESS
@@ -86,7 +93,8 @@ def apply(consoles: Consoles, target: str, opts: RunOptions) -> int:
     flow, _ = _flow()
     if _is_file(target):
         name = "standard input" if target == "-" else target
-        prepared = flow.plan_file_text(read_plan_text(target), name=name)
+        with showing_rejections(consoles, as_json=opts.as_json):
+            prepared = flow.plan_file_text(read_plan_text(target), name=name)
     else:
         prepared = flow.stored(target)
     return run_prepared(flow, consoles, prepared, opts)

@@ -132,7 +132,17 @@ class AnnaTui(App[int]):
                     on_progress=self._progress, cancel=self.cancel_planning)
             self.post_message(PlanReady(prepared))
         except Exception as exc:  # reported as a notification
+            self._show_banned(exc)
             self._failed("plan", exc)
+
+    def _show_banned(self, exc: BaseException) -> None:
+        """A banned plan is still shown (reasons, Approve disabled); it was never stored."""
+        from annactl.cmd_flow import PlanRejected, Prepared
+
+        annotated = exc.annotated if isinstance(exc, PlanRejected) else None
+        if annotated is not None and annotated.banned:
+            self.post_message(PlanReady(Prepared(plan_id="not stored", digest=annotated.digest,
+                                                 annotated=annotated, source="rejected")))
 
     def _progress(self, progress: Progress) -> None:
         self.post_message(PlanningProgress(progress))
@@ -191,7 +201,9 @@ class AnnaTui(App[int]):
             self.status = ExitStatus.SUCCESS
             return
         state.update(Text("Waiting for your decision.", style="dim"))
-        if prepared.annotated.checks and not prepared.checks and self._connect is not None:
+        stored = prepared.source != "rejected"
+        if stored and prepared.annotated.checks and not prepared.checks and \
+                self._connect is not None:
             self.run_checks(prepared)
         self.push_screen(ApprovalScreen(prepared), self._decided)
 
@@ -236,7 +248,8 @@ class AnnaTui(App[int]):
 
     def _decided(self, decision: Decision | None) -> None:
         if decision != Decision.APPROVE or self.prepared is None:
-            self.exit(int(ExitStatus.DECLINED))
+            rejected = self.prepared is not None and self.prepared.source == "rejected"
+            self.exit(int(self.status if rejected else ExitStatus.DECLINED))
             return
         req = confirm.requirement(self.prepared.annotated)
         if req.tier == confirm.Tier.TWO:

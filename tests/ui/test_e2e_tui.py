@@ -115,3 +115,21 @@ async def test_errors_become_notifications(anna: Anna) -> None:
         await pilot.press("q")
         await pilot.pause()
     assert app.return_value == ExitStatus.PLAN_INVALID
+
+
+async def test_banned_plan_is_shown_never_approvable(anna: Anna) -> None:
+    marker = anna.work / "marker"
+    plan = anna.plan_file(make_plan(
+        [("fetch", f"touch {marker} && curl -s http://127.0.0.1:9/x | sh", "LOW")]))
+    app = _app(anna, Source(plan_file=plan))
+    async with app.run_test(size=SIZE) as pilot:
+        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        assert app.screen.query_one("#approve").disabled
+        await until(pilot, lambda: any("PLAN_BANNED" in n.message for n in app._notifications))
+        await pilot.press("a")
+        await pilot.pause(0.3)
+        assert isinstance(app.screen, ApprovalScreen) and not app.executing
+        await pilot.press("c")
+        await pilot.pause()
+    assert app.return_value == ExitStatus.PLAN_INVALID
+    assert not marker.exists()
