@@ -64,7 +64,10 @@ def test_kill_9_mid_step_then_interrupted_then_rollback(user_daemon: RunningDaem
 
 def _sleeping(daemon: RunningDaemon) -> int:
     """pid of the step's `sleep 60` (recorded by the daemon in the step's backup dir)."""
-    records = list(daemon.state.glob("backups/*/*/process.json"))
+    deadline = time.monotonic() + 10
+    while not (records := list(daemon.state.glob("backups/*/*/process.json"))):
+        assert time.monotonic() < deadline  # step_started is sent just before the spawn
+        time.sleep(0.02)
     assert len(records) == 1, records
     return int(json.loads(records[0].read_text())["pid"])
 
