@@ -124,7 +124,10 @@ class ClientSettings(BaseSettings):
 
 
 def load_settings(**overrides: Any) -> ClientSettings:
-    """Build settings; raises :class:`~anna_common.errors.AnnaError` (CONFIG_INVALID) on bad input."""
+    """Build settings.
+
+    Raises :class:`~anna_common.errors.AnnaError` (CONFIG_INVALID) on bad input.
+    """
     from pydantic import ValidationError
 
     from anna_common.errors import AnnaError, ErrorCode
