@@ -135,7 +135,7 @@ class Run:
             if results is None:
                 break
             stats.rounds += 1
-            refine = [*base, {"role": "assistant", "content": reply},
+            refine = [*base, {"role": "assistant", "content": prompt.echo_reply(reply)},
                       {"role": "user", "content": prompt.refine_message(results)}]
             result, reply = self.ask_valid(refine, "refine")
         stats.result = result

@@ -7,7 +7,7 @@ OpenAI-compatible or Ollama server:
 
 Templates are off (every request goes to the model), there is no daemon (so no checks run and
 nothing is ever executed), and the telemetry is a fixed snapshot. Figures, side by side:
-parse rate (replies that hold a JSON object), valid rate (requests ending in a valid plan),
+parse rate (replies that are one complete JSON object), valid rate (requests ending in a valid plan),
 repairs, coded errors, median latency, and Anna's overhead = end-to-end time minus the
 server's own time (llama.cpp `timings`), as a share of end-to-end time.
 """
@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import argparse
 import dataclasses
+import json
 import statistics
 import sys
 import tempfile
@@ -31,7 +32,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _telemetry import telemetry
 
 from anna_common.errors import AnnaError
-from anna_common.validate import ExtractError, extract_json
+from anna_common.findings import FindingCode
+from anna_common.validate import ExtractError, extract_json, validate_text
 from annactl.config import ClientSettings
 from annactl.llm import make_provider
 from annactl.llm.base import ChatRequest, ChatResult, EventSink, Provider, no_events
@@ -78,6 +80,23 @@ class Counting:
 
 
 def parses(text: str) -> bool:
+    """The reply is one complete JSON object (a truncated reply can still *contain* one)."""
+    try:
+        value = json.loads(text.strip(), strict=False)
+    except ValueError:
+        return False
+    return isinstance(value, dict)
+
+
+def schema_ok(text: str) -> bool:
+    """The reply parses and matches the ActionPlan schema (other findings allowed)."""
+    result = validate_text(text)
+    return not any(f.code in (FindingCode.PARSE_ERROR, FindingCode.SCHEMA_ERROR)
+                   for f in result.errors)
+
+
+def holds_json(text: str) -> bool:
+    """extract_json finds some object in the reply (possibly a nested one)."""
     try:
         extract_json(text)
     except ExtractError:
@@ -123,6 +142,8 @@ def main() -> int:
             row["e2e_s"] = time.perf_counter() - started
             replies = provider.replies[before:]
             row["parsed"] = sum(parses(r.text) for r in replies)
+            row["schema_ok"] = sum(schema_ok(r.text) for r in replies)
+            row["holds_json"] = sum(holds_json(r.text) for r in replies)
             row["replies"] = len(replies)
             row["tokens_out"] = sum(r.completion_tokens for r in replies)
             row["cached"] = sum(r.cached_tokens for r in replies)
@@ -149,8 +170,11 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, settings: Clien
     print(f"model {args.model} at {args.url} (ctx {args.ctx or '?'}, output cap "
           f"{args.max_tokens or 2048} tokens), {len(rows)} requests, templates off, no daemon")
     print(f"{'replies cut at the token cap':40} {sum(r['truncated'] for r in rows)}/{replies}")
-    print(f"{'parse rate (replies holding JSON)':40} {parsed}/{replies} = "
+    print(f"{'parse rate (reply is one JSON object)':40} {parsed}/{replies} = "
           f"{100 * parsed / max(replies, 1):.0f} %")
+    print(f"{'  replies extract_json finds an object in':40} "
+          f"{sum(r['holds_json'] for r in rows)}/{replies}")
+    print(f"{'  replies matching the schema':40} {sum(r['schema_ok'] for r in rows)}/{replies}")
     print(f"{'valid rate (requests with a valid plan)':40} {valid}/{len(rows)} = "
           f"{100 * valid / max(len(rows), 1):.0f} %")
     print(f"{'banned plans (refused, not repaired)':40} {sum(1 for r in rows if r['banned'])}")
