@@ -56,6 +56,7 @@ class BlobStore:
 
     def __init__(self, directory: Path) -> None:
         self.dir = directory
+        self.dirty = False
 
     def put(self, src_fd: int) -> tuple[str, int]:
         """Copy an open file into the store; return (sha256, size)."""
@@ -69,12 +70,24 @@ class BlobStore:
                 digest.update(chunk)
                 size += len(chunk)
                 os.write(out, chunk)
-            os.fsync(out)
+            os.fdatasync(out)
         finally:
             os.close(out)
         name = digest.hexdigest()
         tmp.replace(self.dir / name)
+        self.dirty = True
         return name, size
+
+    def flush(self) -> None:
+        """Make the new blobs' directory entries durable (once per step, not per blob)."""
+        if not self.dirty:
+            return
+        fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
+        try:
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        self.dirty = False
 
     def read(self, sha256: str) -> bytes:
         """A blob's content, checked against its name."""

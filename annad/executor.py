@@ -233,6 +233,7 @@ class Executor:
         for target in targets:
             record.targets.extend(snapshot(target.path, blobs, budget, tree=target.tree,
                                            follow=target.follow))
+        blobs.flush()
         record.packages = package_states(step.command, self.runner)
         record.units = unit_states(step.command, self.runner, identity=identity_of(record),
                                    env=who.session)

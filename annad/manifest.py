@@ -141,7 +141,7 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fsync(fd)
+        os.fdatasync(fd)
     finally:
         os.close(fd)
     tmp.replace(path)
