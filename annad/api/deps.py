@@ -7,6 +7,7 @@ from typing import Annotated, Any
 
 from fastapi import Depends, Header, Request
 from pydantic import ValidationError
+from starlette.requests import ClientDisconnect
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.protocol import SESSION_HEADER, SessionEnv
@@ -47,7 +48,11 @@ def get_session(
 
 async def get_json(request: Request) -> Any:
     """The request body parsed as JSON (the service validates its shape)."""
-    body = await request.body()
+    try:
+        body = await request.body()
+    except ClientDisconnect:  # also what a chunked body over the size limit turns into
+        raise AnnaError("the request body was cut off or is too large",
+                        code=ErrorCode.BAD_REQUEST) from None
     try:
         return json.loads(body)
     except (ValueError, RecursionError):
