@@ -57,6 +57,8 @@ class ErrorCode(StrEnum):
     # --- execution -----------------------------------------------------------
     EXECUTION_FAILED = "EXECUTION_FAILED"
     """A step failed; the plan was rolled back (see ``detail``)."""
+    BACKUP_REFUSED = "BACKUP_REFUSED"
+    """A step's write targets could not be backed up (unknown path, too big); it did not run."""
     STEP_TIMEOUT = "STEP_TIMEOUT"
     """A step exceeded its timeout and its process group was killed."""
     ROLLBACK_FAILED = "ROLLBACK_FAILED"

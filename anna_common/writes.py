@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from anna_common.argv import operands, options
 from anna_common.shellwords import Word
 
-__all__ = ["WriteTarget", "operands", "options", "write_targets"]
+__all__ = ["WriteTarget", "dest_and_sources", "operands", "options", "write_targets"]
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -49,6 +49,12 @@ def _recursive(args: list[Word]) -> bool:
 
 
 _CHMOD_MODE = re.compile(r"^[-+=]?[0-7]{1,4}$|^([ugoa]*[-+=][rwxXstugo]*,?)+$")
+
+
+def dest_and_sources(args: list[Word], value_opts: frozenset[str] = frozenset()
+                     ) -> tuple[Word | None, list[Word]]:
+    """The destination and sources of a cp/mv/install/ln argument list (``-t DIR`` aware)."""
+    return _dest_and_sources(args, value_opts | _CP_VALUES)
 
 
 def _dest_and_sources(args: list[Word],

@@ -53,6 +53,7 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.DECLINED: ExitStatus.DECLINED,
     ErrorCode.EXECUTION_FAILED: ExitStatus.EXECUTION_FAILED,
     ErrorCode.STEP_TIMEOUT: ExitStatus.EXECUTION_FAILED,
+    ErrorCode.BACKUP_REFUSED: ExitStatus.EXECUTION_FAILED,
     ErrorCode.SCOPE_REQUIRES_ROOT: ExitStatus.PERMISSION_DENIED,
     ErrorCode.ROLLBACK_FAILED: ExitStatus.ROLLBACK_FAILED,
     ErrorCode.DAEMON_UNAVAILABLE: ExitStatus.DAEMON_UNAVAILABLE,

@@ -79,6 +79,8 @@ def _recursive_disaster(target: WriteTarget, place: Resolved, out: Out, label: s
         recursive = place.glob and not paths.is_unknown_root(path)
     if not recursive:
         return False
+    if paths.is_system(path) or path == "/":
+        out.system = True  # banned anyway, but the scope should still say who could do it
     if paths.is_root_or_top(path, glob=place.glob):
         if how in _PERMS:
             out.ban(Code.BAN_SYSTEM_PERMISSIONS,
