@@ -12,8 +12,8 @@ from anna_common.validate import ExtractError, extract_json, validate, validate_
 
 CTX = AssessContext(distro="arch", home="/home/alice")
 SHELLISH = st.lists(
-    st.sampled_from(list("abcdefrmsh -/~$(){}[]<>|&;'\"`\\*?!#=:\n\t.,@%^+") +
-                    ["rm", "sudo", "bash -c", "eval", "curl", "<<EOF\n", "$(", "/dev/sda",
+    st.sampled_from([*"abcdefrmsh -/~$(){}[]<>|&;'\"`\\*?!#=:\n\t.,@%^+",
+                     "rm", "sudo", "bash -c", "eval", "curl", "<<EOF\n", "$(", "/dev/sda",
                      "\x00", "\x1b[31m", "é", "\u202e", " | sh", "xargs", "find / -exec"]),
     max_size=40,
 ).map("".join)
