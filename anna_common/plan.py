@@ -244,16 +244,81 @@ def _require_all(node: Any) -> None:
             _require_all(value)
 
 
+MODEL_BOUNDS: dict[str, dict[str, int]] = {
+    # list property -> maxItems; the validation limit stays MAX_LIST_ENTRIES
+    "maxItems": {"goals": 6, "necessary_checks": 8, "command_plan": 16, "rollback_plan": 16,
+                 "wallpaper_backends": 8},
+    # string property -> maxLength. Prose and ids only: a command is never cut short by the
+    # grammar (a truncated command could mean something else), it is capped at the contract
+    # limit, which validation enforces anyway.
+    "maxLength": {"analysis": 800, "notes_for_user": 1200, "description": 200, "id": 64,
+                  "rollback_id": 64, "de": 40, "wm": 40, "template_used": 64,
+                  "command": MAX_COMMAND_BYTES},
+}
+"""Bounds the model-facing schema adds so a grammar-constrained decoder must close its reply.
+
+Measured with Gemma 3 270M under llama.cpp: without bounds the small model repeats list items
+until the token cap and never closes the JSON. The bounds are tighter than the validation
+limits on purpose; a server that rejects these keywords is retried without them."""
+_GOAL_ITEM_CHARS = 160
+
+
+def _bound(node: Any) -> None:
+    if isinstance(node, dict):
+        props = node.get("properties")
+        if isinstance(props, dict):
+            for name, prop in props.items():
+                if not isinstance(prop, dict):
+                    continue
+                if name in MODEL_BOUNDS["maxItems"] and prop.get("type") == "array":
+                    prop["maxItems"] = MODEL_BOUNDS["maxItems"][name]
+                    if name == "goals" and isinstance(prop.get("items"), dict):
+                        prop["items"]["maxLength"] = _GOAL_ITEM_CHARS
+                if name in MODEL_BOUNDS["maxLength"]:
+                    for variant in [prop, *prop.get("anyOf", [])]:
+                        if isinstance(variant, dict) and variant.get("type") == "string":
+                            variant["maxLength"] = MODEL_BOUNDS["maxLength"][name]
+                if name == "llm_version" and prop.get("type") == "string":
+                    prop["enum"] = [LLM_VERSION]
+        for value in node.values():
+            _bound(value)
+    elif isinstance(node, list):
+        for value in node:
+            _bound(value)
+
+
 @cache
-def _schema_text() -> str:
+def _schema_text(bounded: bool) -> str:
     schema = ActionPlan.model_json_schema(mode="validation")
     _require_all(schema)
-    return json.dumps(schema, sort_keys=True)
+    if bounded:
+        _bound(schema)
+    # key order is kept as declared: a grammar-constrained decoder emits properties in this
+    # order, and "analysis, goals, checks, steps" is the order a plan is reasoned in
+    return json.dumps(schema)
 
 
-def model_json_schema() -> dict[str, Any]:
-    """The ActionPlan JSON Schema sent to the model, generated from these models."""
-    result: dict[str, Any] = json.loads(_schema_text())
+def model_json_schema(*, bounded: bool = True) -> dict[str, Any]:
+    """The ActionPlan JSON Schema sent to the model, generated from these models.
+
+    ``bounded`` adds :data:`MODEL_BOUNDS` (maxItems/maxLength) for grammar-constrained servers.
+    """
+    result: dict[str, Any] = json.loads(_schema_text(bounded))
+    return result
+
+
+def without_bounds(schema: dict[str, Any]) -> dict[str, Any]:
+    """A copy of ``schema`` without maxItems/maxLength/enum-on-version (for strict servers
+    that reject those keywords)."""
+    def strip(node: Any) -> Any:
+        if isinstance(node, dict):
+            return {k: strip(v) for k, v in node.items() if k not in ("maxItems", "maxLength")
+                    and not (k == "enum" and v == [LLM_VERSION])}
+        if isinstance(node, list):
+            return [strip(v) for v in node]
+        return node
+
+    result: dict[str, Any] = strip(schema)
     return result
 
 

@@ -21,6 +21,7 @@ Scripting
         llm.push(Reply("not json"), Reply(json.dumps(plan)))   # consumed in order
         llm.push(Reply(status=500), Reply(delay=5.0), Reply(drop=True))
         llm.reject_formats = {"json_schema"}   # 400 for that response_format type
+        llm.reject_bounds = True               # 400 for a schema using maxItems/maxLength
         settings = ClientSettings(llm_url=llm.ollama_url, llm_model="m")
         ...
         llm.chat_bodies()        # JSON bodies of the chat requests received, in order
@@ -211,6 +212,10 @@ class _Handler(BaseHTTPRequestHandler):
         if openai and isinstance(fmt, dict) and fmt.get("type") in fake.reject_formats:
             self._error(True, 400, f"response_format type {fmt.get('type')!r} is not supported")
             return
+        if openai and fake.reject_bounds and isinstance(fmt, dict) and \
+                '"maxItems"' in json.dumps(fmt):
+            self._error(True, 400, "Invalid schema: keyword 'maxItems' is not supported")
+            return
         reply = self._next_reply()
         if not self._wait(reply.delay):
             return
@@ -302,6 +307,8 @@ class FakeLLM:
         self.capabilities = capabilities
         """What ``/api/show`` reports (``thinking`` makes Ollama clients send think=false)."""
         self.reject_formats: set[str] = set(reject_formats or ())
+        self.reject_bounds = False
+        """True: 400 for a json_schema that uses maxItems (like strict servers that lack it)."""
         """OpenAI ``response_format`` types answered with a 400."""
         self.default = default or Reply(status=500, error="fakellm: no scripted reply left")
         """The answer when the queue is empty."""

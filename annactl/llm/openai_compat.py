@@ -20,6 +20,7 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import ErrorCode, LLMError
+from anna_common.plan import without_bounds
 from annactl.llm.base import (
     ChatRequest,
     ChatResult,
@@ -37,7 +38,7 @@ if TYPE_CHECKING:
     from annactl.config import ClientSettings
 
 CHAT = "/chat/completions"
-FORMATS = ("json_schema", "json_object", "none")
+FORMATS = ("json_schema", "json_schema_unbounded", "json_object", "none")
 """Structured-output forms, most to least constrained."""
 SCHEMA_NAME = "ActionPlan"
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
@@ -64,9 +65,11 @@ class OpenAIProvider(HttpProvider):
         }
         if stream:
             body["stream_options"] = {"include_usage": True}
-        if request.schema is not None and fmt == "json_schema":
+        if request.schema is not None and fmt.startswith("json_schema"):
+            # some strict servers reject maxItems/maxLength: the second form drops them
+            schema = request.schema if fmt == "json_schema" else without_bounds(request.schema)
             body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": SCHEMA_NAME, "schema": request.schema, "strict": True}}
+                "name": SCHEMA_NAME, "schema": schema, "strict": True}}
         elif request.schema is not None and fmt == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
@@ -92,6 +95,8 @@ class OpenAIProvider(HttpProvider):
                 if fmt == "none" or not _format_rejected(exc):
                     raise
                 self.format_level += 1
+                if fmt == "json_schema" and not _bounds_rejected(exc):
+                    self.format_level += 1  # the schema itself was refused, not its bounds
                 events("LLM_RESPONSE_FORMAT_FALLBACK", rejected=fmt,
                        next=FORMATS[self.format_level], status=exc.detail.get("status"),
                        server=str(exc.detail.get("server", ""))[:200])
@@ -161,6 +166,15 @@ def _format_rejected(exc: LLMError) -> bool:
         return False
     text = str(exc.detail.get("server", "")).lower()
     return any(word in text for word in _FORMAT_WORDS)
+
+
+_BOUND_WORDS = ("maxitems", "maxlength", "max_items", "max_length", "keyword", "enum")
+
+
+def _bounds_rejected(exc: LLMError) -> bool:
+    """The rejection names the bound keywords: retry json_schema without them."""
+    text = str(exc.detail.get("server", "")).lower()
+    return any(word in text for word in _BOUND_WORDS)
 
 
 def _usage(result: ChatResult, body: dict[str, Any]) -> None:

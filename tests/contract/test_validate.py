@@ -208,3 +208,22 @@ def test_not_native_follows_the_distro() -> None:
     assert validate(data, AssessContext(distro="debian")).ok
     assert not validate(data, AssessContext(distro="arch")).ok
     assert validate(data, AssessContext(distro=None)).ok
+
+
+def test_model_schema_keeps_field_order_and_bounds_lists_and_prose() -> None:
+    from anna_common.plan import MODEL_BOUNDS, without_bounds
+
+    schema = model_json_schema()
+    # a grammar-constrained decoder emits properties in schema order: plan order, not a-z
+    assert list(schema["properties"]) == ["analysis", "goals", "necessary_checks",
+                                          "command_plan", "rollback_plan", "notes_for_user",
+                                          "meta"]
+    assert schema["properties"]["command_plan"]["maxItems"] == MODEL_BOUNDS["maxItems"][
+        "command_plan"]
+    step_props = schema["$defs"]["CommandStep"]["properties"]
+    assert step_props["description"]["maxLength"] == 200
+    # commands are never cut short by the grammar beyond the contract's own limit
+    assert step_props["command"]["maxLength"] == 4096
+    plain = without_bounds(schema)
+    assert "maxItems" not in json.dumps(plain) and "maxLength" not in json.dumps(plain)
+    assert plain == model_json_schema(bounded=False)

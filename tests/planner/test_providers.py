@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+
 import socket
 import threading
 import time
@@ -10,7 +12,7 @@ from typing import Any
 import pytest
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError
-from anna_common.plan import model_json_schema
+from anna_common.plan import model_json_schema, without_bounds
 from annactl.llm.base import ChatRequest, RetryPolicy
 from annactl.llm.ollama import OllamaProvider
 from annactl.llm.openai_compat import OpenAIProvider
@@ -89,6 +91,19 @@ def test_openai_request_uses_strict_json_schema_and_reads_usage(fake_llm, make_s
     assert result.prompt_tokens == 100 and result.completion_tokens > 0
     assert result.server_ms == pytest.approx(50.0)
     assert result.finish_reason == "stop"
+
+
+def test_schema_bounds_rejected_falls_back_to_the_unbounded_schema(fake_llm, make_settings):
+    fake_llm.reject_bounds = True
+    fake_llm.push(plan_json())
+    provider = OpenAIProvider(make_settings(llm_provider="openai", llm_url=fake_llm.openai_url))
+    events = Events()
+    result = provider.chat(_request(), events=events)
+    assert result.response_format == "json_schema_unbounded"
+    assert events.seen[0][1]["next"] == "json_schema_unbounded"
+    sent = [b["response_format"] for b in fake_llm.chat_bodies()]
+    assert '"maxItems"' in json.dumps(sent[0]) and '"maxItems"' not in json.dumps(sent[1])
+    assert sent[1]["json_schema"]["schema"] == without_bounds(model_json_schema())
 
 
 def test_openai_falls_back_to_json_object_records_it_and_remembers(fake_llm, make_settings):
