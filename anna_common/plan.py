@@ -246,8 +246,8 @@ def _require_all(node: Any) -> None:
 
 MODEL_BOUNDS: dict[str, dict[str, int]] = {
     # list property -> maxItems; the validation limit stays MAX_LIST_ENTRIES
-    "maxItems": {"goals": 6, "necessary_checks": 8, "command_plan": 16, "rollback_plan": 16,
-                 "wallpaper_backends": 8},
+    "maxItems": {"goals": 4, "necessary_checks": 5, "command_plan": 10, "rollback_plan": 10,
+                 "wallpaper_backends": 6},
     # string property -> maxLength. Prose and ids only: a command is never cut short by the
     # grammar (a truncated command could mean something else), it is capped at the contract
     # limit, which validation enforces anyway.
