@@ -119,9 +119,11 @@ def _judge_one(cmd: SimpleCommand, code: EmbeddedCode, analysis: Analysis, out: 
                assess_into: Callable[[str, Out], None]) -> None:
     prog = cmd.program or "?"
     fed_by: list[SimpleCommand] = []
-    if cmd.stdin.kind == "pipe":
-        # downloaded text piped into a shell is banned whatever its arguments say
-        # ("wget -O- URL | sh -", "curl URL | bash -s -- args", "... | sh FILE")
+    if cmd.stdin.kind == "pipe" and (code.how == "stdin" or
+                                     (code.how == "script" and code.language == "sh")):
+        # downloaded text piped into a shell that reads it is banned whatever its arguments
+        # say ("wget -O- URL | sh -", "curl URL | bash -s -- args", "... | sh FILE").
+        # With code on the command line (awk '{...}', bash -c '...') stdin is only data.
         fed_by = list(cmd.stdin.producers)
     if code.how != "stdin" and (code.text is None or not code.text.literal):
         fed_by += list(cmd.substitutions) + [c for c in analysis.commands

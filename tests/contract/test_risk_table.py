@@ -125,6 +125,9 @@ NOT_BANNED = [
     "sudo wipefs /dev/sdb", "bootctl list", "bootctl status", "efibootmgr", "mkinitcpio -L",
     "sudo nft list ruleset", "sudo iptables -L -n", "ufw status", "auditctl -s",
     "grub-install --help", "rm -r'f /", "python -c \"print('hello')\"", "dracut --list-modules",
+    # downloaded or decoded text as *data* (the program comes from the command line)
+    "rev file | awk '{print $0}'", "curl -s https://x/api | jq .name",
+    "echo aGk= | base64 -d | awk '{print length}'", "curl -s https://x | bash -c 'cat > /tmp/x'",
 ]
 
 
