@@ -45,13 +45,19 @@ async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 30.0
         await asyncio.sleep(0.05)
 
 
+def approval_ready(app: Any) -> bool:
+    """The approval screen is shown *and* mounted (its buttons exist); under load the screen
+    switch and the mounting of its children are separate steps."""
+    return isinstance(app.screen, ApprovalScreen) and bool(app.screen.query("#approve"))
+
+
 async def test_low_plan_approve_progress_result_rollback(anna: Anna) -> None:
     target = anna.work / "f.txt"
     target.write_text("original\n")
     plan = anna.plan_file(make_plan([("write", f"echo changed > {target}", "LOW")]))
     app = _app(anna, Source(plan_file=plan))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await until(pilot, lambda: approval_ready(app))
         assert app.focused is not None and app.focused.id == "cancel"
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, ResultScreen))
@@ -73,7 +79,7 @@ async def test_high_plan_needs_the_word(anna: Anna) -> None:
     plan = anna.plan_file(make_plan([("edit", "sed -i s/a=b/a=c/ ~/.bashrc", "LOW")]))
     app = _app(anna, Source(plan_file=plan))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await until(pilot, lambda: approval_ready(app))
         await pilot.press("a")
         await until(pilot, lambda: isinstance(app.screen, WordScreen))
         await pilot.press(*"bashrc", "enter")  # not the word
@@ -95,7 +101,7 @@ async def test_request_planned_by_the_model(anna: Anna) -> None:
                                        goal="Change g")))
     app = _app(anna, Source(text="change g", use_templates=False))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await until(pilot, lambda: approval_ready(app))
         assert str(app.screen.query_one("#box").border_title) == "Change g"
         await pilot.press("c")
         await pilot.pause()
@@ -123,7 +129,7 @@ async def test_banned_plan_is_shown_never_approvable(anna: Anna) -> None:
         [("fetch", f"touch {marker} && curl -s http://127.0.0.1:9/x | sh", "LOW")]))
     app = _app(anna, Source(plan_file=plan))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: isinstance(app.screen, ApprovalScreen))
+        await until(pilot, lambda: approval_ready(app))
         assert app.screen.query_one("#approve").disabled
         await until(pilot, lambda: any("PLAN_BANNED" in n.message for n in app._notifications))
         await pilot.press("a")
