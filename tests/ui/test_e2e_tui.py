@@ -45,6 +45,11 @@ async def until(pilot: Any, condition: Callable[[], bool], timeout: float = 30.0
         await asyncio.sleep(0.05)
 
 
+def shown(app: Any, screen: type, selector: str) -> bool:
+    """``screen`` is the active screen and ``selector`` is mounted in it (keys reach it)."""
+    return isinstance(app.screen, screen) and bool(app.screen.query(selector))
+
+
 def approval_ready(app: Any) -> bool:
     """The approval screen is shown *and* mounted (its buttons exist); under load the screen
     switch and the mounting of its children are separate steps."""
@@ -60,7 +65,7 @@ async def test_low_plan_approve_progress_result_rollback(anna: Anna) -> None:
         await until(pilot, lambda: approval_ready(app))
         assert app.focused is not None and app.focused.id == "cancel"
         await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, ResultScreen))
+        await until(pilot, lambda: shown(app, ResultScreen, "#close"))
         assert target.read_text() == "changed\n"
         assert str(app.screen.record.status) == "succeeded"
         assert any(isinstance(s, ProgressScreen) for s in app.screen_stack)
@@ -81,13 +86,13 @@ async def test_high_plan_needs_the_word(anna: Anna) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await until(pilot, lambda: approval_ready(app))
         await pilot.press("a")
-        await until(pilot, lambda: isinstance(app.screen, WordScreen))
+        await until(pilot, lambda: shown(app, WordScreen, "#word"))
         await pilot.press(*"bashrc", "enter")  # not the word
         await pilot.pause(0.2)
         assert isinstance(app.screen, WordScreen) and rc.read_text() == "alias a=b\n"
         app.screen.query_one("#word").value = ""
         await pilot.press(*"~/.bashrc", "enter")
-        await until(pilot, lambda: isinstance(app.screen, ResultScreen))
+        await until(pilot, lambda: shown(app, ResultScreen, "#close"))
         assert rc.read_text() == "alias a=c\n"
         await pilot.press("q")
         await pilot.pause()
