@@ -23,7 +23,7 @@ from pydantic import BaseModel, ConfigDict
 
 from anna_common import paths
 from anna_common.plan import RiskLevel
-from anna_common.rules.base import AssessContext, Code, Out, Reason
+from anna_common.rules.base import HISTORY_VARS, AssessContext, Code, Out, Reason, help_only
 from anna_common.rules.code import (
     SHELL_MENTION,
     embedded_shell,
@@ -33,7 +33,6 @@ from anna_common.rules.code import (
     library_load,
     unknown_program_signals,
 )
-from anna_common.rules.disk import help_only
 from anna_common.rules.general import READ_ONLY
 from anna_common.rules.locations import judge
 from anna_common.rules.packages import not_native
@@ -70,7 +69,6 @@ _LIBRARY_CHECK_EXEMPT = frozenset({"ldd", "file", "readelf", "objdump", "nm", "l
                                    "strings", "cp", "mv", "install", "rm", "ln", "sha256sum",
                                    "md5sum", "find", "locate", "ldconfig", "pacman", "pactree",
                                    "grep", "echo", "printf", "chmod", "chown", "lsof", "strip"})
-_HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE"})
 _PRELOAD_VARS = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH",
                            "PERL5LIB", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "GCONV_PATH"})
 _STARTUP_VARS = frozenset({"PROMPT_COMMAND", "BASH_ENV", "ENV", "ZDOTDIR", "PS4"})
@@ -217,7 +215,7 @@ def _assignments(analysis: Analysis, out: Out) -> None:
 def _judge_assignment(name: str, value: str, out: Out) -> None:
     if SHELL_MENTION.search(value):
         out.high(Code.EMBEDDED_SHELL, f"{name} holds a shell command ({value[:60]})", target=name)
-    if name in _HISTORY_VARS:
+    if name in HISTORY_VARS:
         out.high(Code.HISTORY_TAMPER, f"setting {name} changes what shell history records",
                  target=name)
     elif name in _PRELOAD_VARS:

@@ -4,10 +4,14 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from enum import StrEnum
+from typing import TYPE_CHECKING
 
 from anna_common.paths import Resolved, resolve
 from anna_common.plan import RiskLevel
 from anna_common.shellwords import Word
+
+if TYPE_CHECKING:
+    from anna_common.shell import SimpleCommand
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,6 +102,18 @@ class Code(StrEnum):
     PRIVILEGE = "PRIVILEGE"
     SYSTEM_BINARY = "SYSTEM_BINARY"
     UNKNOWN_TARGET = "UNKNOWN_TARGET"
+
+
+HELP = frozenset({"--help", "-h", "--version", "-V", "-?", "--usage", "help", "version"})
+
+
+def help_only(cmd: SimpleCommand) -> bool:
+    """Only asks for help or the version (``grub-install --help``)."""
+    return bool(cmd.args) and all(w.literal and w.text in HELP for w in cmd.args)
+
+
+HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE"})
+"""Shell variables that decide what the shell history records."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,8 +10,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anna_common.rules.base import Code, Out
-from anna_common.rules.disk import help_only
+from anna_common.rules.base import Code, Out, help_only
 from anna_common.writes import options
 
 if TYPE_CHECKING:

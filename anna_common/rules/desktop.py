@@ -8,8 +8,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anna_common.rules.base import Code, Out
-from anna_common.rules.disk import help_only
+from anna_common.rules.base import Code, Out, help_only
 from anna_common.writes import options
 
 if TYPE_CHECKING:
@@ -30,16 +29,16 @@ _READ_VERBS = {
     "pactl": {"list", "info", "stat", "get-default-sink", "get-default-source",
               "get-sink-volume", "get-sink-mute", "get-source-volume", "get-source-mute",
               "subscribe"},
-    "wpctl": {"status", "inspect", "get-volume", "settings?"},
+    "wpctl": {"status", "inspect", "get-volume", "settings"},
     "amixer": {"scontrols", "scontents", "controls", "contents", "get", "sget", "info"},
     "playerctl": {"status", "metadata", "position", "volume", "loop", "shuffle", "-l",
                   "--list-all"},
     "brightnessctl": {"info", "get", "max", "-l", "--list", "-m"},
     "light": {"-G", "-L", "-M", "-P"},
-    "xinput": {"list", "list-props", "query-state", "test?", "--list"},
+    "xinput": {"list", "list-props", "query-state", "test", "--list"},
     "swww": {"query"},
     "kscreen-doctor": {"-o", "--outputs", "-j", "--json"},
-    "gnome-extensions": {"list", "info", "show", "prefs?"},
+    "gnome-extensions": {"list", "info", "show", "prefs"},
     "xdg-mime": {"query"},
     "xdg-settings": {"get", "check"},
     "xset": {"q", "-q"},
@@ -77,7 +76,7 @@ def desktop_tool(cmd: SimpleCommand, out: Out) -> None:
     """Reads are INFO; changes to the user's own session are LOW."""
     prog = cmd.program or ""
     verb = _verb(cmd)
-    reads = {v.rstrip("?") for v in _READ_VERBS.get(prog, set())}
+    reads = _READ_VERBS.get(prog, set())
     if help_only(cmd) or verb in reads:
         out.read_only()
         return

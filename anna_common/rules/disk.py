@@ -12,7 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anna_common import paths
-from anna_common.rules.base import Code, Out
+from anna_common.rules.base import HELP, Code, Out, help_only
 from anna_common.writes import operands, options
 
 if TYPE_CHECKING:
@@ -21,12 +21,6 @@ if TYPE_CHECKING:
     from anna_common.shell import SimpleCommand
     from anna_common.shellwords import Word
 
-HELP = frozenset({"--help", "-h", "--version", "-V", "-?", "--usage", "help", "version"})
-
-
-def help_only(cmd: SimpleCommand) -> bool:
-    """Only asks for help or the version (``grub-install --help``)."""
-    return bool(cmd.args) and all(w.literal and w.text in HELP for w in cmd.args)
 
 
 def device_operands(cmd: SimpleCommand, out: Out, words: list[Word] | None = None) -> list[str]:

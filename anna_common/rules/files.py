@@ -12,8 +12,7 @@ from typing import TYPE_CHECKING
 
 from anna_common import paths
 from anna_common.argv import operands, options
-from anna_common.rules.base import Code, Out
-from anna_common.rules.disk import help_only
+from anna_common.rules.base import Code, Out, help_only
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -11,7 +11,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from anna_common.rules.base import Code, Out
+from anna_common.rules.base import HISTORY_VARS, Code, Out
 from anna_common.writes import operands, options
 
 if TYPE_CHECKING:
@@ -44,14 +44,13 @@ READ_ONLY = frozenset({
     "vnstat", "bmon", "lsirq", "lsfd", "pwdx", "ldd", "objdump", "readelf", "nm", "size",
     "command", "builtin", "help", "apropos", "whatis",
     "tldr", "declare", "typeset", "local", "export", "readonly", "let", "unalias", "set",
-    "history", "unset", "diff3", "sdiff", "colordiff", "jc", "xmllint?", "csvlook",
-    "stdbuf?", "time", "hostid", "logname", "top", "btop?", "glances?", "atop?",
+    "history", "unset", "diff3", "sdiff", "colordiff", "jc", "csvlook",
+    "time", "hostid", "logname", "top",
 })
-"""Programs that only read and print (the ``?`` marks are filtered below)."""
-_READ_ONLY = frozenset(p for p in READ_ONLY if not p.endswith("?"))
+"""Programs that only read and print (with the argument exceptions :func:`read_only` checks)."""
 
-_HISTORY_VARS = frozenset({"HISTFILE", "HISTSIZE", "HISTFILESIZE", "HISTCONTROL", "HISTIGNORE",
-                           "HISTTIMEFORMAT"})
+# HISTTIMEFORMAT only changes how history is shown; unsetting it is still tampering with it
+_HISTORY_VARS = HISTORY_VARS | {"HISTTIMEFORMAT"}
 
 
 def read_only(cmd: SimpleCommand, out: Out) -> None:
@@ -211,7 +210,7 @@ def git(cmd: SimpleCommand, out: Out) -> None:
 
 
 GENERAL_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
-    **dict.fromkeys(sorted(_READ_ONLY), read_only),
+    **dict.fromkeys(sorted(READ_ONLY), read_only),
     "date": date,
     "find": find,
     **dict.fromkeys(("fd", "fdfind"), fd),

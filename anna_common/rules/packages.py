@@ -12,8 +12,7 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from anna_common.rules.base import Code, Out
-from anna_common.rules.disk import help_only
+from anna_common.rules.base import Code, Out, help_only
 from anna_common.writes import operands
 
 if TYPE_CHECKING:

@@ -9,8 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anna_common.rules.base import Code, Out
-from anna_common.rules.disk import help_only
+from anna_common.rules.base import Code, Out, help_only
 from anna_common.writes import operands, options
 
 if TYPE_CHECKING:

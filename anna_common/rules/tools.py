@@ -6,8 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.argv import options
-from anna_common.rules.base import Code, Out
-from anna_common.rules.disk import help_only
+from anna_common.rules.base import Code, Out, help_only
 
 if TYPE_CHECKING:
     from collections.abc import Callable

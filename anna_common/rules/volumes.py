@@ -9,8 +9,8 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anna_common.argv import options
-from anna_common.rules.base import Code, Out
-from anna_common.rules.disk import ban_disk, device_operands, first_device, help_only
+from anna_common.rules.base import Code, Out, help_only
+from anna_common.rules.disk import ban_disk, device_operands, first_device
 
 if TYPE_CHECKING:
     from collections.abc import Callable
