@@ -15,9 +15,6 @@ if TYPE_CHECKING:
     from anna_common.risk import Assessment
     from annactl.console import Consoles
 
-RISK_STYLE = {"INFO": "bold blue", "LOW": "bold green", "MEDIUM": "bold yellow", "HIGH": "bold red"}
-"""Colours of the risk badges (seed 000)."""
-
 ASSESS_FIELDS = ("command", "risk", "banned", "scope", "codes", "reasons", "parse_ok")
 """The keys of one ``assess --jsonl`` output object."""
 
@@ -46,11 +43,9 @@ def _print_assessment(verdict: Assessment, consoles: Consoles) -> None:
     from rich.text import Text
 
     from annactl.console import inert_text
+    from annactl.render import risk_badge
 
-    line = Text()
-    line.append(f" {verdict.risk} ", style=RISK_STYLE[verdict.risk] + " reverse")
-    if verdict.banned:
-        line.append(" BANNED ", style="bold white on red")
+    line = risk_badge(verdict.risk, banned=verdict.banned)
     line.append(f"  scope: {verdict.scope}")
     if not verdict.parse_ok:
         line.append("  (does not parse)", style="red")
@@ -130,6 +125,7 @@ def _print_validation(result: ValidationResult, consoles: Consoles) -> None:
     from rich.text import Text
 
     from annactl.console import inert_text
+    from annactl.render import risk_badge
 
     if result.plan is not None:
         plan = result.plan
@@ -137,14 +133,12 @@ def _print_validation(result: ValidationResult, consoles: Consoles) -> None:
         for col in ("kind", "id", "risk", "scope", "command"):
             table.add_column(col)
         for step in [*plan.checks, *plan.steps, *plan.rollback]:
-            badge = Text(f" {step.final_risk} ", style=RISK_STYLE[step.final_risk] + " reverse")
-            if step.banned:
-                badge.append(" BANNED", style="bold red")
+            badge = risk_badge(step.final_risk, banned=step.banned)
             table.add_row(step.kind, inert_text(step.id, max_chars=40), badge, str(step.scope),
                           inert_text(step.command, max_chars=200))
         consoles.out.print(table)
         summary = Text("plan risk: ")
-        summary.append(f" {plan.final_risk} ", style=RISK_STYLE[plan.final_risk] + " reverse")
+        summary.append(risk_badge(plan.final_risk))
         summary.append(f"  confirmations: {plan.confirmations}  rollback: {plan.rollback_status}")
         consoles.out.print(summary)
     for finding in result.errors:
