@@ -42,3 +42,21 @@ def options(args: list[Word]) -> set[str]:
         else:
             seen.update("-" + c for c in text[1:])
     return seen
+
+
+def dest_and_sources(args: list[Word], value_opts: frozenset[str]
+                     ) -> tuple[Word | None, list[Word]]:
+    """Destination and sources of a cp/mv/install/ln argument list (``-t DIR`` aware)."""
+    target_dir = None
+    for i, word in enumerate(args):
+        text = word.text
+        if text in ("-t", "--target-directory") and i + 1 < len(args):
+            target_dir = args[i + 1]
+        elif text.startswith("--target-directory="):
+            target_dir = word.after(len("--target-directory="))
+    ops = operands(args, value_opts | frozenset({"-t", "--target-directory"}))
+    if target_dir is not None:
+        return target_dir, ops
+    if len(ops) >= 2:
+        return ops[-1], ops[:-1]
+    return None, ops

@@ -14,10 +14,11 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from anna_common.argv import operands, options
+from anna_common.argv import dest_and_sources, operands, options
 from anna_common.shellwords import Word
 
-__all__ = ["WriteTarget", "dest_and_sources", "operands", "options", "write_targets"]
+__all__ = ["CP_VALUES", "WriteTarget", "dest_and_sources", "operands", "options",
+           "write_targets"]
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -51,31 +52,9 @@ def _recursive(args: list[Word]) -> bool:
 _CHMOD_MODE = re.compile(r"^[-+=]?[0-7]{1,4}$|^([ugoa]*[-+=][rwxXstugo]*,?)+$")
 
 
-def dest_and_sources(args: list[Word], value_opts: frozenset[str] = frozenset()
-                     ) -> tuple[Word | None, list[Word]]:
-    """The destination and sources of a cp/mv/install/ln argument list (``-t DIR`` aware)."""
-    return _dest_and_sources(args, value_opts | _CP_VALUES)
-
-
-def _dest_and_sources(args: list[Word],
-                      value_opts: frozenset[str]) -> tuple[Word | None, list[Word]]:
-    target_dir = None
-    for i, word in enumerate(args):
-        text = word.text
-        if text in ("-t", "--target-directory") and i + 1 < len(args):
-            target_dir = args[i + 1]
-        elif text.startswith("--target-directory="):
-            target_dir = word.after(len("--target-directory="))
-    ops = operands(args, value_opts | frozenset({"-t", "--target-directory"}))
-    if target_dir is not None:
-        return target_dir, ops
-    if len(ops) >= 2:
-        return ops[-1], ops[:-1]
-    return None, ops
-
-
-_CP_VALUES = frozenset({"-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group",
-                        "-T"})
+CP_VALUES = frozenset({"-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group",
+                       "-T"})
+"""cp/mv/install options that take a value."""
 
 
 def _redirect_targets(cmd: SimpleCommand) -> list[WriteTarget]:
@@ -114,7 +93,7 @@ def _plain(how: str, values: frozenset[str] = frozenset()) -> Handler:
 
 
 def _cp(cmd: SimpleCommand) -> list[WriteTarget]:
-    dest, _ = _dest_and_sources(cmd.args, _CP_VALUES)
+    dest, _ = dest_and_sources(cmd.args, CP_VALUES)
     if dest is None:
         return []
     opts = options(cmd.args)
@@ -123,7 +102,7 @@ def _cp(cmd: SimpleCommand) -> list[WriteTarget]:
 
 
 def _mv(cmd: SimpleCommand) -> list[WriteTarget]:
-    dest, sources = _dest_and_sources(cmd.args, _CP_VALUES)
+    dest, sources = dest_and_sources(cmd.args, CP_VALUES)
     out = _t(cmd, sources, "move-source", recursive=True)
     if dest is not None:
         out.append(WriteTarget(dest, "move", True, cmd.program))
@@ -132,13 +111,13 @@ def _mv(cmd: SimpleCommand) -> list[WriteTarget]:
 
 def _install(cmd: SimpleCommand) -> list[WriteTarget]:
     if "-d" in options(cmd.args) or "--directory" in options(cmd.args):
-        return _t(cmd, operands(cmd.args, _CP_VALUES), "mkdir")
-    dest, _ = _dest_and_sources(cmd.args, _CP_VALUES)
+        return _t(cmd, operands(cmd.args, CP_VALUES), "mkdir")
+    dest, _ = dest_and_sources(cmd.args, CP_VALUES)
     return [WriteTarget(dest, "copy", False, cmd.program)] if dest is not None else []
 
 
 def _ln(cmd: SimpleCommand) -> list[WriteTarget]:
-    dest, sources = _dest_and_sources(cmd.args, frozenset({"-S", "--suffix"}))
+    dest, sources = dest_and_sources(cmd.args, frozenset({"-S", "--suffix"}))
     if dest is None and sources:
         name = sources[0].text.rstrip("/").rsplit("/", 1)[-1]
         dest = Word(name, literal=sources[0].literal)

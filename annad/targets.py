@@ -19,7 +19,7 @@ from pathlib import Path
 from anna_common import paths
 from anna_common.shell import SimpleCommand, analyse
 from anna_common.shellwords import Word
-from anna_common.writes import WriteTarget, operands, write_targets
+from anna_common.writes import CP_VALUES, WriteTarget, dest_and_sources, write_targets
 from annad.backup import BackupRefused
 
 _TREE_HOWS = frozenset({"delete", "move-source", "move", "extract"})
@@ -29,8 +29,6 @@ _NO_FOLLOW_HOWS = frozenset({"delete", "move-source", "move", "link"})
 _INTO_DIR_HOWS = frozenset({"copy", "move", "link"})
 """Writes that land inside the destination when it is a directory."""
 _PSEUDO = ("/proc/", "/sys/", "/dev/")
-_VALUE_OPTS = frozenset({"-S", "--suffix", "-m", "--mode", "-o", "--owner", "-g", "--group",
-                         "-t", "--target-directory"})
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,9 +59,9 @@ def _absolute(place: str, home: str, word: Word) -> str:
     return posixpath.normpath(place) if place != "/" else place
 
 
-def _sources(cmd: SimpleCommand, dest: Word) -> list[Word]:
-    words = operands(cmd.args, _VALUE_OPTS)
-    return [w for w in words if w is not dest and w.text != dest.text] or words[:-1]
+def _sources(cmd: SimpleCommand) -> list[Word]:
+    """What cp/mv/ln put into a destination directory (the contract's own parse)."""
+    return dest_and_sources(cmd.args, CP_VALUES)[1]
 
 
 def _expand(cmd: SimpleCommand, target: WriteTarget, path: str, home: str, cwd: str | None,
@@ -73,7 +71,7 @@ def _expand(cmd: SimpleCommand, target: WriteTarget, path: str, home: str, cwd: 
     if target.how in _INTO_DIR_HOWS and Path(path).is_dir():
         # cp/mv/ln into an existing directory write DIR/basename(source) for each source
         out = []
-        for src in _sources(cmd, target.word):
+        for src in _sources(cmd):
             if not _knowable(src, known):
                 raise BackupRefused(f"cannot back up what {cmd.program} writes into {path}: "
                                     f"the source {src.text!r} is only known at run time")
