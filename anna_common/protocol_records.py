@@ -1,0 +1,195 @@
+"""What annad reports back over its socket: errors, plan and step states, events, records.
+
+Part of the protocol (:mod:`anna_common.protocol` re-exports every name here; import them from
+there). Wire values are append-only; every model is strict (``extra="forbid"``).
+"""
+
+from __future__ import annotations
+
+from enum import StrEnum
+
+from pydantic import BaseModel, ConfigDict, Field
+
+from anna_common.findings import AnnotatedPlan
+from anna_common.plan import RiskLevel
+
+_MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+
+
+class ErrorBody(BaseModel):
+    """Every non-2xx response body."""
+
+    model_config = _MODEL
+
+    code: str
+    """An :class:`~anna_common.errors.ErrorCode` value."""
+    message: str
+    """One human sentence."""
+    detail: dict[str, object] = Field(default_factory=dict)
+    """Specifics: ``findings``, ``step_id``, ``undo`` results."""
+    hint: str | None = None
+    """What to do about it, when known."""
+
+
+class PlanStatus(StrEnum):
+    """Plan states in the journal."""
+
+    SUBMITTED = "submitted"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    ROLLING_BACK = "rolling_back"
+    ROLLED_BACK = "rolled_back"
+    ROLLBACK_FAILED = "rollback_failed"
+    INTERRUPTED = "interrupted"
+
+
+class StepStatus(StrEnum):
+    """Step states in the journal."""
+
+    PENDING = "pending"
+    RUNNING = "running"
+    SUCCEEDED = "succeeded"
+    FAILED = "failed"
+    SKIPPED = "skipped"
+    UNDONE = "undone"
+    UNDO_FAILED = "undo_failed"
+
+
+class ExecEventType(StrEnum):
+    """Kinds of execution events."""
+
+    PLAN_STARTED = "plan_started"
+    STEP_STARTED = "step_started"
+    STEP_OUTPUT = "step_output"
+    STEP_FINISHED = "step_finished"
+    UNDO_STARTED = "undo_started"
+    UNDO_FINISHED = "undo_finished"
+    PLAN_FINISHED = "plan_finished"
+    ERROR = "error"
+
+
+class ExecEvent(BaseModel):
+    """One line of the execution stream."""
+
+    model_config = _MODEL
+
+    type: ExecEventType
+    """What happened."""
+    plan_id: str
+    """The plan."""
+    step_id: str | None = None
+    """The step, for step and undo events."""
+    index: int | None = None
+    """1-based step number."""
+    total: int | None = None
+    """Number of steps."""
+    status: str | None = None
+    """A :class:`StepStatus` or :class:`PlanStatus` value."""
+    exit_code: int | None = None
+    """For step_finished."""
+    output: str = ""
+    """Output tail (untrusted text)."""
+    message: str = ""
+    """Human summary."""
+    code: str | None = None
+    """An error code, for error events and failures."""
+    ts: float = 0.0
+    """Unix time."""
+
+
+class StepRecord(BaseModel):
+    """A step as the journal knows it."""
+
+    model_config = _MODEL
+
+    step_id: str
+    """The step's id."""
+    index: int
+    """0-based position."""
+    status: StepStatus
+    """Current state."""
+    exit_code: int | None = None
+    """Exit status, when it ran."""
+    output: str = ""
+    """Output tail (untrusted text)."""
+    started_at: float | None = None
+    """Unix time."""
+    finished_at: float | None = None
+    """Unix time."""
+
+
+class UndoResult(BaseModel):
+    """One undo action's outcome."""
+
+    model_config = _MODEL
+
+    step_id: str
+    """The step being undone."""
+    action: str
+    """``restore``, ``delete``, ``rollback_command``, ``remove_packages``, ``unit_state``."""
+    target: str = ""
+    """File, package or unit."""
+    ok: bool
+    """Whether it worked."""
+    message: str = ""
+    """Detail."""
+
+
+class PlanSummary(BaseModel):
+    """A plan in the list."""
+
+    model_config = _MODEL
+
+    plan_id: str
+    status: PlanStatus
+    created_at: float
+    updated_at: float
+    caller_uid: int
+    title: str
+    """The first goal (untrusted text)."""
+    final_risk: RiskLevel
+    steps: int
+
+
+class PlanList(BaseModel):
+    """``GET /v1/plans``."""
+
+    model_config = _MODEL
+
+    plans: list[PlanSummary]
+    """Newest first."""
+
+
+class PlanRecord(BaseModel):
+    """``GET /v1/plans/{id}``."""
+
+    model_config = _MODEL
+
+    plan_id: str
+    digest: str
+    status: PlanStatus
+    created_at: float
+    updated_at: float
+    caller_uid: int
+    source: str
+    request: str
+    annotated: AnnotatedPlan
+    steps: list[StepRecord]
+    undo: list[UndoResult] = Field(default_factory=list)
+    error: ErrorBody | None = None
+
+
+class AuditReport(BaseModel):
+    """``GET /v1/audit/verify``."""
+
+    model_config = _MODEL
+
+    ok: bool
+    """The hash chain verifies."""
+    rows: int
+    """Event rows checked."""
+    first_bad_row: int | None = None
+    """Id of the first row whose hash does not match."""
+    message: str = ""
+    """Detail."""
