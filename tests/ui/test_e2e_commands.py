@@ -7,6 +7,8 @@ import json
 import signal
 import time
 
+import pytest
+
 from tests.daemonfix import make_plan
 from tests.fakellm import Reply
 
@@ -163,7 +165,11 @@ def test_ctrl_c_during_execution_stops_and_rolls_back(anna: Anna) -> None:
     term.proc.send_signal(signal.SIGINT)
     assert term.wait(timeout=60) == 130, term.text
     assert "stop and roll back" in term.text
-    assert target.read_text() == "original\n"
+    content = target.read_text()
+    if content != "original\n":  # say what the person saw, what annad logged and journalled
+        pytest.fail(f"{content!r} was not undone\n{term.text}\n--- annad log:\n"
+                    f"{anna.daemon.output()[-4000:]}\n--- plans:\n"
+                    f"{anna.run('history', '--json').stdout[-4000:]}")
 
 
 def test_banned_model_plan_is_shown_with_reasons_and_refused(anna: Anna) -> None:
