@@ -299,12 +299,23 @@ _READ_VERBS = frozenset({"list", "show", "search", "info", "policy", "madison", 
                          "--get-selections", "-p", "--print-avail"})
 
 
+_PACKAGE_OPS = frozenset({"-i", "--install", "-r", "--remove", "-P", "--purge", "-e", "--erase",
+                          "-U", "--upgrade", "-F", "--freshen", "--unpack", "--configure",
+                          "--set-selections", "-Uvh", "-ivh", "--import", "--rebuilddb",
+                          "--initdb", "--setperms", "--setugids", "--restore"})
+
+
 def foreign(cmd: SimpleCommand, out: Out) -> None:
     """apt/dnf/zypper/snap/...: queries read, the rest change packages; flagged off-distro."""
     prog = cmd.program or ""
     words = [w.text for w in cmd.args]
     verb = next((w for w in words if not w.startswith("-")), words[0] if words else "")
-    if help_only(cmd) or verb in _READ_VERBS or (words and words[0] in _READ_VERBS):
+    # "dpkg -l", "rpm -qa": the operation is an option; "apt-get -q install" is not a query
+    option_op = prog in ("dpkg", "rpm") and bool(words) and words[0] in _READ_VERBS and \
+        not {w for w in words if w.startswith("-")} & _PACKAGE_OPS
+    simulated = prog in ("apt", "apt-get") and bool(set(words) & {
+        "-s", "--simulate", "--dry-run", "--just-print", "--no-act", "--recon"})
+    if help_only(cmd) or verb in _READ_VERBS or option_op or simulated:
         out.read_only()
         return
     if package_files(cmd, out):
@@ -315,6 +326,26 @@ def foreign(cmd: SimpleCommand, out: Out) -> None:
         return
     out.medium(Code.PACKAGE_CHANGE, f"{prog} {verb} changes packages", system=True,
                target=verb or prog)
+
+
+_LANGUAGE_READS = frozenset({"list", "show", "freeze", "search", "info", "outdated", "view", "ls",
+                             "check", "remote-ls", "remotes", "inspect", "why", "help", "doctor",
+                             ""})
+_CONFIG_CHANGES = frozenset({"set", "unset", "edit", "delete", "rm", "add", "remove", "--set",
+                             "--unset", "--add", "--append", "--prepend", "--remove",
+                             "--remove-key", "--edit", "-e", "fix", "--system", "--global"})
+
+
+def _language_reads(verb: str, words: list[str]) -> bool:
+    """Query verbs; ``config``/``audit`` only without a changing sub-verb (``pip config set``,
+    ``npm audit fix``); ``version`` only alone (``npm version patch`` bumps and tags)."""
+    if verb in _LANGUAGE_READS:
+        return True
+    rest = words[words.index(verb) + 1:] if verb in words else []
+    if verb in ("config", "audit"):
+        return not set(rest) & _CONFIG_CHANGES and not any(
+            r.startswith(("--set", "--add", "--unset", "--remove")) for r in rest)
+    return verb == "version" and not [r for r in rest if not r.startswith("-")]
 
 
 def language_packages(cmd: SimpleCommand, out: Out) -> None:
@@ -330,10 +361,12 @@ def language_packages(cmd: SimpleCommand, out: Out) -> None:
         out.high(Code.SCRIPT_FILE, f"go {verb} compiles and runs code Anna cannot see",
                  target="go")
         return
-    if help_only(cmd) or verb in ("list", "show", "freeze", "search", "info", "outdated",
-                                  "view", "ls", "check", "remote-ls", "remotes", "config",
-                                  "inspect", "audit", "why", "version", "help", "doctor", ""):
+    if help_only(cmd) or _language_reads(verb, words):
         out.read_only()
+        return
+    if prog == "flatpak" and {"--no-gpg-verify", "--no-verify"} & set(words):
+        out.high(Code.UNTRUSTED_BUILD, "flatpak without signature checks", system=True,
+                 target=verb)
         return
     if "--break-system-packages" in words:
         out.high(Code.PACKAGE_CHANGE, f"{prog} overrides the distribution's package protection",
