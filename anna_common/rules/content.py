@@ -103,7 +103,7 @@ def _transformed(cmd: SimpleCommand, texts: list[str], analysis: Analysis, out: 
                  depth: int) -> list[str] | None:
     """``rev``, ``base64 -d`` and ``tr SET1 SET2``: a disguise Anna can undo."""
     prog = cmd.program or ""
-    if prog not in ("rev", "base64", "tr") or operands(cmd.args)[:1] and prog != "tr":
+    if prog not in ("rev", "base64", "tr") or (operands(cmd.args)[:1] and prog != "tr"):
         return None
     source = stdin_of(cmd, analysis, out, depth + 1)
     if source is None:

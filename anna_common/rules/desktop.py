@@ -100,12 +100,13 @@ def _escalated(cmd: SimpleCommand, out: Out, prog: str, verb: str) -> bool:
     """Desktop changes that are more than a preference: a keybinding's command, a sound
     server module (network listeners, file sinks), a keylogger-style input test."""
     texts = [w.text for w in cmd.args]
-    if prog in ("gsettings", "dconf", "xfconf-query", "kwriteconfig5", "kwriteconfig6") and \
-            verb in ("set", "write", "load", "-s", "--set") or prog.startswith("kwriteconfig"):
-        if any(_COMMAND_KEYS.search(t.rsplit("/", 1)[-1]) for t in texts):
-            out.high(Code.PERSISTENCE, f"{prog} stores a command the desktop will run later",
-                     target=prog)
-            return True
+    settable = prog.startswith("kwriteconfig") or (
+        prog in ("gsettings", "dconf", "xfconf-query") and
+        verb in ("set", "write", "load", "-s", "--set"))
+    if settable and any(_COMMAND_KEYS.search(t.rsplit("/", 1)[-1]) for t in texts):
+        out.high(Code.PERSISTENCE, f"{prog} stores a command the desktop will run later",
+                 target=prog)
+        return True
     if prog == "pactl" and verb == "load-module":
         out.high(Code.SYSTEM_SETTING, "pactl load-module loads a sound-server module (network "
                  "listeners, pipes to files)", target="load-module")

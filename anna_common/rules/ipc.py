@@ -99,10 +99,8 @@ def dbus_send(cmd: SimpleCommand, out: Out) -> None:
     if kind is None:
         kind = "method_call" if "--print-reply" in texts or any(
             t.startswith("--print-reply=") for t in texts) else "signal"
-    if help_only(cmd):
-        out.read_only()
-    elif kind == "method_call" and len(words) >= 2 and words[1] in DBUS_READ_METHODS and \
-            all(w.literal for w in cmd.args):
+    reads = kind == "method_call" and len(words) >= 2 and words[1] in DBUS_READ_METHODS
+    if help_only(cmd) or (reads and all(w.literal for w in cmd.args)):
         out.read_only()
     else:
         _dbus_message(cmd, out, f"sends {words[1] if len(words) > 1 else 'a message'}")
@@ -248,13 +246,12 @@ def tmux(cmd: SimpleCommand, out: Out) -> None:
         return
     words = [w.text for w in positionals(cmd, frozenset({"-L", "-S", "-f", "-c", "-t", "-F",
                                                           "-T"}))]
-    chain = [[]] + [[] for t in words if t in (";", "\\;")]
-    index = 0
+    chain: list[list[str]] = [[]]
     for word in words:
         if word in (";", "\\;"):
-            index += 1
+            chain.append([])
         else:
-            chain[index].append(word)
+            chain[-1].append(word)
     reads = all(part and part[0] in _TMUX_READ for part in chain)
     if reads and all(w.literal for w in cmd.args) and not any("#(" in t for t in texts) and \
             "-f" not in texts and "-c" not in texts:
@@ -267,7 +264,7 @@ def tmux(cmd: SimpleCommand, out: Out) -> None:
 def screen(cmd: SimpleCommand, out: Out) -> None:
     """screen -ls reads; -X sends commands (``stuff`` types into the session)."""
     texts = {w.text for w in cmd.args}
-    if texts and texts <= {"-ls", "-list", "-v", "--version", "-q"} or help_only(cmd):
+    if (texts and texts <= {"-ls", "-list", "-v", "--version", "-q"}) or help_only(cmd):
         out.read_only()
         return
     out.high(Code.INTERACTIVE_PROGRAM, "screen opens or drives terminal sessions (-X stuff "

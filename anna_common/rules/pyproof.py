@@ -68,10 +68,7 @@ def proven_read_only(tree: ast.AST) -> bool:
         if isinstance(node, ast.Import | ast.ImportFrom) and not _import_ok(node, aliases):
             return False
     module_roots = _module_roots(tree, aliases)
-    for node in ast.walk(tree):
-        if not _node_ok(node, aliases, module_roots):
-            return False
-    return True
+    return all(_node_ok(node, aliases, module_roots) for node in ast.walk(tree))
 
 
 def _allowed(dotted: str) -> bool:
