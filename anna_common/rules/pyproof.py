@@ -12,6 +12,7 @@ files Anna cannot see.
 from __future__ import annotations
 
 import ast
+import sys
 
 _READ_MODULES: dict[str, frozenset[str] | None] = {
     # None: every attribute of the module only computes or reads
@@ -19,13 +20,13 @@ _READ_MODULES: dict[str, frozenset[str] | None] = {
     "collections": None, "itertools": None, "functools": None, "statistics": None,
     "decimal": None, "fractions": None, "hashlib": None, "base64": None, "binascii": None,
     "struct": None, "unicodedata": None, "shlex": None, "pprint": None, "calendar": None,
-    "random": None, "uuid": None, "html": None, "zlib": None, "ipaddress": None,
+    "random": None, "html": None, "zlib": None, "ipaddress": None,
     "datetime": None, "time": None, "glob": None, "fnmatch": None, "stat": None, "pwd": None,
     "grp": None, "locale": None, "csv": None, "tomllib": None, "sysconfig": None,
     "difflib": None, "heapq": None, "bisect": None, "colorsys": None, "keyword": None,
     "platform": frozenset({"system", "machine", "release", "version", "node", "processor",
                            "python_version", "python_implementation", "platform", "uname",
-                           "architecture", "freedesktop_os_release", "libc_ver"}),
+                           "freedesktop_os_release", "libc_ver"}),
     "sys": frozenset({"version", "version_info", "platform", "argv", "stdin", "stdout",
                       "stderr", "exit", "maxsize", "byteorder", "executable", "prefix",
                       "base_prefix", "getsizeof", "getrecursionlimit", "getdefaultencoding",
@@ -43,6 +44,7 @@ _READ_MODULES: dict[str, frozenset[str] | None] = {
     "resource": frozenset({"getrlimit", "getrusage", "RLIMIT_NOFILE", "RUSAGE_SELF"}),
 }
 _SUBMODULES = frozenset({"os.path", "urllib.parse"})
+_STDLIB = frozenset(sys.stdlib_module_names)
 
 _DANGEROUS_BUILTINS = frozenset({
     "exec", "eval", "compile", "__import__", "getattr", "setattr", "delattr", "globals",
@@ -57,6 +59,7 @@ _WRITING_METHODS = frozenset({
     "check_call", "check_output", "Popen", "remove_file", "rmtree", "copyfile", "copytree",
     "move", "setattr", "mkfifo", "mknod", "chdir", "chroot", "setuid", "setgid", "putenv",
     "unsetenv", "seteuid", "setegid", "write_to", "to_csv", "savefig", "save", "dump_to",
+    "copy_into", "move_into",
 })
 _READ_MODES = frozenset({"r", "rb", "rt", "br", "tr", "U", "rU"})
 
@@ -72,14 +75,28 @@ def proven_read_only(tree: ast.AST) -> bool:
 
 
 def _allowed(dotted: str) -> bool:
-    """``json.loads``, ``os.path.join``, ``sys.stdout.write``: on the module allowlist."""
+    """``json.loads``, ``os.path.join``, ``sys.stdout.write``: on the module allowlist.
+
+    Every link after the first must not name another module (``glob.os.system``,
+    ``os.path.os.remove``, ``json.codecs.open`` reach modules that are not on the list)
+    nor a writing method.
+    """
     if dotted in _READ_MODULES or dotted in _SUBMODULES:
         return True
-    head, _, rest = dotted.partition(".")
-    allowed = _READ_MODULES.get(head, frozenset())
-    if allowed is None:
-        return True
-    return rest.split(".", 1)[0] in allowed
+    head, *links = dotted.split(".")
+    if head not in _READ_MODULES or not links:
+        return False
+    allowed = _READ_MODULES[head]
+    if allowed is not None and links[0] not in allowed:
+        return False
+    for position, link in enumerate(links):
+        # datetime.datetime, time.time: the module's own namesake at the first link only
+        same = position == 0 and (link == head or allowed is not None)
+        if link in _STDLIB and not same:
+            return False
+        if position and link in _WRITING_METHODS:
+            return False
+    return True
 
 
 def _import_ok(node: ast.Import | ast.ImportFrom, aliases: dict[str, str]) -> bool:
@@ -104,19 +121,22 @@ def _import_ok(node: ast.Import | ast.ImportFrom, aliases: dict[str, str]) -> bo
 
 
 def _module_roots(tree: ast.AST, aliases: dict[str, str]) -> set[int]:
-    """ids of Name nodes that are the root of an allowed ``module.attr`` chain."""
+    """ids of the Name and Attribute nodes of allowed ``module.attr`` chains
+    (``platform.system`` is allowed although ``x.system`` is not)."""
     roots: set[int] = set()
     for node in ast.walk(tree):
         if isinstance(node, ast.Attribute):
             chain: list[str] = [node.attr]
+            links: list[ast.AST] = [node]
             base: ast.expr = node.value
             while isinstance(base, ast.Attribute):
                 chain.append(base.attr)
+                links.append(base)
                 base = base.value
             if isinstance(base, ast.Name) and base.id in aliases:
                 dotted = ".".join([aliases[base.id], *reversed(chain)])
                 if _allowed(dotted):
-                    roots.add(id(base))
+                    roots.update(id(link) for link in [base, *links])
     return roots
 
 
@@ -131,7 +151,15 @@ def _node_ok(node: ast.AST, aliases: dict[str, str], module_roots: set[int]) -> 
             return target.count(".") >= 1 and _allowed(target) and target not in _SUBMODULES
         return node.id not in _DANGEROUS_BUILTINS
     if isinstance(node, ast.Attribute):
-        return "__" not in node.attr and node.attr not in _WRITING_METHODS
+        if "__" in node.attr:
+            return False
+        base: ast.expr = node.value
+        while isinstance(base, ast.Attribute):
+            base = base.value
+        if isinstance(base, ast.Name) and base.id in aliases:
+            # every attribute chain that starts at a module must itself be allowed
+            return id(node) in module_roots
+        return node.attr not in _WRITING_METHODS
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return "__" not in node.value
     if isinstance(node, ast.Call):
@@ -143,6 +171,8 @@ def _call_ok(node: ast.Call) -> bool:
     func = node.func
     if isinstance(func, ast.Attribute) and func.attr == "replace" and len(node.args) < 2:
         return False  # Path.replace(target) renames; str.replace takes two arguments
+    if isinstance(func, ast.Attribute) and func.attr == "copy" and (node.args or node.keywords):
+        return False  # Path.copy(target) writes; dict.copy()/list.copy() take nothing
     name = func.id if isinstance(func, ast.Name) else (
         func.attr if isinstance(func, ast.Attribute) else None)
     if name == "open":
