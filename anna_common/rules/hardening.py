@@ -74,9 +74,18 @@ _BOOT_ARG_TOOLS = frozenset({"grubby", "kernelstub", "efibootmgr", "grub-editenv
 _REMOVE_OPTS = frozenset({"--remove-args", "-d", "--delete-options", "-r"})
 
 
+_ROOTS = ("/etc/", "/boot/", "/efi/", "/proc/sys/", "/usr/lib/sysctl.d/", "/lib/sysctl.d/",
+          "/run/sysctl.d/", "/usr/local/lib/sysctl.d/")
+_EXACT = {re.compile(fnmatch.translate(p)): kind for kind, ps in _FILES.items() for p in ps}
+
+
 def file_kind(place: Resolved) -> str | None:
     """Which security file ``place`` is (or, for a pattern, can match)."""
     path = place.path
+    if not place.glob:
+        if not path.startswith(_ROOTS):
+            return None  # the common case, answered without matching a pattern
+        return next((kind for rx, kind in _EXACT.items() if rx.match(path)), None)
     for kind, patterns in _FILES.items():
         for pattern in patterns:
             if fnmatch.fnmatchcase(path, pattern):
