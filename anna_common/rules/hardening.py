@@ -62,7 +62,7 @@ _NOPASSWD_ALL = re.compile(
 _NO_AUTH = re.compile(r"^\s*Defaults\b[^\n]*!\s*authenticate\b|^\s*ALL\s+[^\s=#]+\s*=", re.M)
 _CMDLINE = re.compile(r"(?<![\w.-])(?:(?:apparmor|selinux|enforcing|audit)\s*=\s*0(?!\d)|"
                       r"security\s*=\s*none\b)", re.I)
-_SYSCTL_LINE = re.compile(r"([A-Za-z][\w.\-/]*)\s*=\s*[\"']?\s*(-?\d+)")
+_SYSCTL_LINE = re.compile(r"([A-Za-z][\w.\-/]*)\s*=\s*[\"']?\s*([-+]?(?:0[xX][0-9a-fA-F]+|\d+))")
 _WHAT = {
     "selinux": "switches SELinux off", "pacman": "stops pacman checking package signatures",
     "sudoers": "lets sudo grant everything without a password",
@@ -125,20 +125,42 @@ def _disabling_one(kind: str, text: str, path: str) -> str | None:
     elif kind == "sysctl":
         return sysctl_off(text)
     elif kind == "procsys":
-        key = path.removeprefix("/proc/sys/").replace("/", ".")
-        value = text.strip().split()[0] if text.strip() else ""
-        return f"{key}={value}" if value in SYSCTL_OFF.get(key, frozenset()) else None
+        value = kernel_number(text.strip().split()[0] if text.strip() else "")
+        for key in _proc_keys(path):
+            if value in SYSCTL_OFF[key]:
+                return f"{key}={value}"
+        return None
     else:
         return None
     return match.group(0).strip()[:80] if match else None
+
+
+def kernel_number(text: str) -> str:
+    """A number as the kernel's sysctl parser reads it (base 0: ``00``, ``0x0`` are 0)."""
+    text = text.strip().lstrip("+")
+    try:
+        if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
+            return str(int(text, 16))
+        if re.fullmatch(r"0[0-7]+", text):
+            return str(int(text, 8))
+        return str(int(text, 10)) if re.fullmatch(r"-?\d+", text) else text
+    except ValueError:
+        return text
+
+
+def _proc_keys(path: str) -> list[str]:
+    """The protected tunables a ``/proc/sys`` path (or pattern) can name."""
+    return [key for key in SYSCTL_OFF
+            if fnmatch.fnmatchcase("/proc/sys/" + key.replace(".", "/"), path)]
 
 
 def sysctl_off(text: str) -> str | None:
     """``key = value`` settings in ``text`` that switch a kernel protection off."""
     for match in _SYSCTL_LINE.finditer(text):
         key = match.group(1).strip("-").replace("/", ".")
-        if match.group(2) in SYSCTL_OFF.get(key, frozenset()):
-            return f"{key}={match.group(2)}"
+        value = kernel_number(match.group(2))
+        if value in SYSCTL_OFF.get(key, frozenset()):
+            return f"{key}={value}"
     return None
 
 
@@ -197,7 +219,8 @@ _VALUE_WORDS = {
 
 
 def sed_scripts(cmd: SimpleCommand, out: Out) -> list[str]:
-    """The scripts a sed command runs (``-e X``, ``--expression=X`` or the first operand)."""
+    """The script a sed command runs (``-e X``, ``--expression=X`` or the first operand);
+    several ``-e`` join with newlines as sed joins them (``-e 'a\\' -e TEXT``)."""
     scripts: list[str] = []
     args = cmd.args
     for i, word in enumerate(args):
@@ -208,7 +231,7 @@ def sed_scripts(cmd: SimpleCommand, out: Out) -> list[str]:
     if not scripts:
         first = next((w for w in args if not w.text.startswith("-")), None)
         scripts = [word_text(first, out)] if first is not None else []
-    return scripts
+    return ["\n".join(scripts)] if scripts else []
 
 
 def sed_disables(kind: str, cmd: SimpleCommand, out: Out) -> str | None:

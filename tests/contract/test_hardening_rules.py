@@ -551,6 +551,9 @@ SECURITY_BANS = [
     "echo SELINUX=disabled | sudo dd of=/etc/selinux/config",
     "echo SELINUX=disabled > /tmp/s && sudo cp /tmp/s /etc/selinux/config",
     "echo SELINUX=disabled > /tmp/s; sudo mv /tmp/s /etc/sysconfig/selinux",
+    "echo SELINUX=disabled | sudo tee /etc/selinux/config.tmp && "
+    "sudo mv /etc/selinux/config.tmp /etc/selinux/config",
+    "printf 'SELINUX=disabled' > /tmp/s; sudo dd if=/tmp/s of=/etc/selinux/config",
     # pacman signature checking
     "echo 'SigLevel = Never' | sudo tee -a /etc/pacman.conf",
     "sudo sed -i 's/^SigLevel.*/SigLevel = Optional TrustAll/' /etc/pacman.conf",
@@ -578,6 +581,9 @@ SECURITY_BANS = [
     "echo 'alice ALL=(ALL) NOPASSWD: ALL' | sudo EDITOR='tee -a' visudo",
     "cp /dev/stdin /etc/sudoers.d/x <<< 'bob ALL=(ALL) NOPASSWD: ALL'",
     "sudo tee /etc/sudoers.d/{a,b} <<< 'bob ALL=(ALL) NOPASSWD: ALL'",
+    "install -m 440 /dev/stdin /etc/sudoers.d/x <<< 'alice ALL=(ALL) NOPASSWD: ALL'",
+    "sed -i -e '$a\\' -e 'alice ALL=(ALL) NOPASSWD: ALL' /etc/sudoers",
+    "echo 'alice ALL=(ALL) NOPASSWD: ALL' > /tmp/x; sudo ln -sf /tmp/x /etc/sudoers.d/x",
     # kernel command line
     "sudo sed -i 's/GRUB_CMDLINE_LINUX_DEFAULT=\"/&apparmor=0 /' /etc/default/grub",
     "echo 'GRUB_CMDLINE_LINUX=\"selinux=0\"' | sudo tee -a /etc/default/grub",
@@ -596,6 +602,13 @@ SECURITY_BANS = [
     "echo 0 | tee /proc/sys/kernel/kptr_restrict",
     "echo 0 > /proc/sys/fs/protected_symlinks",
     "sudo sysctl -w kernel.yama.ptrace_scope=0",
+    "sysctl -w kernel.randomize_va_space=00",
+    "sysctl -w kernel.yama.ptrace_scope=0x0",
+    "echo 00 > /proc/sys/kernel/randomize_va_space",
+    "echo 0 > /proc/sys/kernel/randomize_va_spac?",
+    "echo 0 > /proc/sys/kernel/yama/*",
+    "echo 'kernel.kptr_restrict=0' | sudo sysctl -p -",
+    "sudo sysctl -p /dev/stdin <<< 'kernel.kptr_restrict=0'",
     "sudo sysctl kernel/randomize_va_space=1",
     "sysctl -w kernel.randomize_va_space=0",
     "sysctl -w 'fs.protected_hardlinks = 0'",
