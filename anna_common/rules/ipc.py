@@ -304,10 +304,12 @@ def broadcast(cmd: SimpleCommand, out: Out) -> None:
     if help_only(cmd):
         out.read_only()
     elif cmd.program == "logger":
-        out.low(Code.HISTORY_TAMPER, "logger adds an entry to the system log", target="logger")
+        # an entry in the system log is evidence others rely on: it can be forged
+        out.medium(Code.SYSTEM_SETTING, "logger adds an entry to the system log",
+                   target="logger")
     else:
-        out.low(Code.USER_CONFIG, f"{cmd.program} writes a message on other terminals",
-                target=cmd.program)
+        out.medium(Code.SYSTEM_SETTING, f"{cmd.program} writes a message on other users' "
+                   "terminals", target=cmd.program)
 
 
 def udevadm(cmd: SimpleCommand, out: Out) -> None:
