@@ -437,9 +437,9 @@ def test_interpreter_writes_anna_cannot_see_are_high_and_say_so(command: str) ->
         assert any(SENTENCE in r for r in verdict.reasons), verdict.reasons
 
 
-def test_the_code_is_appended_with_the_agreed_wire_value() -> None:
+def test_the_code_has_the_agreed_wire_value() -> None:
     assert Code.UNCAPTURED_WRITE.value == "uncaptured_write"
-    assert list(Code)[-1] is Code.UNCAPTURED_WRITE
+    assert Code("uncaptured_write") is Code.UNCAPTURED_WRITE
 
 
 @pytest.mark.parametrize("command", UNCAPTURED_CODE[::4])
