@@ -135,6 +135,11 @@ def interpreter_code(program: str, args: list[Word]) -> tuple[str, Word | None]:
     i = 0
     while i < len(args):
         text = args[i].text
+        if program in ("perl", "ruby") and re.fullmatch(r"-[a-zA-Z]*[eE]", text) and \
+                i + 1 < len(args):
+            codes.append(args[i + 1])  # "perl -ne CODE", "ruby -lne CODE": -e ends a cluster
+            i += 2
+            continue
         if text in code_opts and i + 1 < len(args):
             codes.append(args[i + 1])
             i += 2

@@ -52,12 +52,12 @@ def _unit_base(unit: str) -> str:
     return base.split("@", 1)[0]
 
 
-_SYSTEMCTL_VALUES = frozenset({"-p", "--property", "-t", "--type", "--state", "-n", "--lines",
-                               "-o", "--output", "-s", "--signal", "--kill-whom", "--kill-value",
-                               "--what", "--job-mode", "--root", "--image", "-M", "--machine",
-                               "-H", "--host", "--timestamp", "--preset-mode", "--boot-loader-menu",
-                               "--boot-loader-entry", "--reboot-argument", "--message",
-                               "--drop-in", "--when", "--image-policy", "--check-inhibitors"})
+_SYSTEMCTL_VALUES = frozenset({
+    "-p", "--property", "-P", "-t", "--type", "--state", "-n", "--lines", "-o", "--output",
+    "-s", "--signal", "--kill-whom", "--kill-value", "--what", "--job-mode", "--root",
+    "--image", "-M", "--machine", "-H", "--host", "--timestamp", "--preset-mode",
+    "--boot-loader-menu", "--boot-loader-entry", "--reboot-argument", "--message", "--drop-in",
+    "--when", "--image-policy", "--check-inhibitors"})
 def systemctl(cmd: SimpleCommand, out: Out) -> None:
     """systemctl by verb and unit, judged on the parsed argv (options may come first)."""
     words = positionals(cmd, _SYSTEMCTL_VALUES)

@@ -207,6 +207,8 @@ IPC_READS = [
     "systemctl status nginx",
     "systemctl --no-pager -q status nginx",
     "systemctl -p ActiveState show nginx",
+    "systemctl -P ActiveState show nginx",
+    "systemctl show --value -p ActiveState nginx",
     "systemctl show -p ActiveState nginx",
     "systemctl is-active -q nginx",
     "systemctl is-enabled nginx",
@@ -380,6 +382,8 @@ UNCAPTURED_CODE = [
     "python3 script.py",
     "perl -e 'print 1'",
     "perl -E 'say 1'",
+    "perl -ne 'print if /x/' f",
+    "perl -lne 'print' f",
     "perl -pi -e 's/a/b/' /home/alice/f",
     "perl -i -pe 's/a/b/' /home/alice/f",
     "ruby -e 'File.write(\"/x\", \"y\")'",
@@ -457,6 +461,11 @@ def test_uncaptured_steps_and_rollbacks_carry_the_reason_in_the_annotated_plan(
     assert SENTENCE in result.plan.model_dump_json()
     checked = validate(plan(necessary_checks=[_check(command)]), CTX)
     assert FindingCode.CHECK_NOT_READ_ONLY in _codes(checked)
+
+
+def test_code_after_a_perl_option_cluster_is_analysed() -> None:
+    verdict = assess("perl -ne 'system(\"rm -rf /\")' f", CTX)
+    assert verdict.banned and str(Code.BAN_RECURSIVE_DELETE) in verdict.codes
 
 
 @pytest.mark.parametrize(("command", "tier"), PYTHON_AND_AWK_READ_ONLY)
