@@ -147,7 +147,23 @@ def system_maintenance(cmd: SimpleCommand, out: Out) -> None:
                target=prog)
 
 
+def config_editor(cmd: SimpleCommand, out: Out) -> None:
+    """crudini/augtool edit configuration files in place, out of sight of the daemon's
+    snapshots: reading (``crudini --get``, augtool without saving) is INFO, saving HIGH."""
+    texts = [w.text for w in cmd.args]
+    saves = any(t in ("--set", "--del", "--merge") for t in texts) if cmd.program == "crudini" \
+        else bool({"-s", "--autosave", "-f", "--file", "-i", "--interactive"} & set(texts)) or any(
+            re.search(r"(?:^|[\s;])save\b", t) for t in texts) or cmd.stdin.kind != "inherit"
+    if help_only(cmd) or not saves:
+        out.read_only()
+        return
+    out.high(Code.UNCAPTURED_WRITE, f"{cmd.program} edits configuration files Anna does not "
+             "snapshot; Anna cannot back this up", target=cmd.program,
+             system=any(t.startswith(("/etc", "/files/etc")) for t in texts))
+
+
 TOOL_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
+    **dict.fromkeys(("crudini", "augtool"), config_editor),
     **dict.fromkeys(("vi", "vim", "nvim", "view", "vimdiff", "ex", "ed", "nano", "pico", "emacs",
                      "joe", "jed", "micro", "kak", "hx", "helix", "mcedit", "mc", "less", "more",
                      "most", "pg", "man", "info", "ranger", "nnn", "lf", "vifm", "tmux", "screen",

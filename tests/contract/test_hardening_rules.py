@@ -410,6 +410,8 @@ UNCAPTURED_CODE = [
     "awk -f prog.awk f",
     "gawk -e 'BEGIN{system(\"id\")}'",
     "journalctl --cursor-file=/etc/x -n 1",
+    "crudini --set /etc/x.ini section key value",
+    "augtool -s set /files/etc/hosts/1/ipaddr 1.2.3.4",
 ]
 
 PYTHON_AND_AWK_READ_ONLY = [
@@ -563,6 +565,10 @@ SECURITY_BANS = [
     "echo SELINUX=disabled | sudo tee /etc/selinux/config.tmp && "
     "sudo mv /etc/selinux/config.tmp /etc/selinux/config",
     "printf 'SELINUX=disabled' > /tmp/s; sudo dd if=/tmp/s of=/etc/selinux/config",
+    "sudo augtool set /files/etc/selinux/config/SELINUX disabled",
+    "echo 'set /files/etc/selinux/config/SELINUX permissive' | sudo augtool -s",
+    "sudo perl -pi -e 's/SELINUX=enforcing/SELINUX=disabled/' /etc/selinux/config",
+    "sudo perl -i -pe 's/enforcing/permissive/' /etc/selinux/config",
     # pacman signature checking
     "echo 'SigLevel = Never' | sudo tee -a /etc/pacman.conf",
     "sudo sed -i 's/^SigLevel.*/SigLevel = Optional TrustAll/' /etc/pacman.conf",
@@ -572,6 +578,7 @@ SECURITY_BANS = [
     "echo 'SigLevel = PackageNever DatabaseNever' >> /etc/pacman.conf",
     "echo 'LocalFileSigLevel = Never' >> /etc/pacman.conf",
     "sudo tee -a /etc/pacman.conf <<'END'\n[evil]\nSigLevel = TrustAll\nEND",
+    "sudo crudini --set /etc/pacman.conf options SigLevel Never",
     # sudoers
     "echo '%wheel ALL=(ALL:ALL) NOPASSWD: ALL' | sudo tee /etc/sudoers.d/wheel",
     "echo 'alice ALL=(ALL) NOPASSWD:ALL' >> /etc/sudoers",
@@ -604,6 +611,7 @@ SECURITY_BANS = [
     "echo 'quiet security=none' | sudo tee /etc/kernel/cmdline",
     "sudo grub2-editenv - set kernelopts='root=/dev/sda1 selinux=0'",
     "sudo efibootmgr -c -d /dev/sda -u 'root=/dev/sda2 apparmor=0'",
+    "sudo augtool set /files/etc/default/grub/GRUB_CMDLINE_LINUX '\"selinux=0\"'",
     # kernel protections
     "echo 0 | sudo tee /proc/sys/kernel/randomize_va_space",
     "echo 1 > /proc/sys/kernel/randomize_va_space",
@@ -664,6 +672,8 @@ NOT_BANNED = [
     "sysctl -w vm.swappiness=10",
     "sysctl kernel.randomize_va_space",
     "sudo chmod 640 /etc/shadow",
+    "sudo perl -pi -e 's/permissive/enforcing/' /etc/selinux/config",
+    "crudini --get /etc/pacman.conf options SigLevel",
     "sudo chmod 0400 /etc/shadow",
     "sudo chmod o-rwx /etc/shadow",
     "sudo chown root:shadow /etc/shadow",
