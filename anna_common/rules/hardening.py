@@ -74,11 +74,24 @@ def _judge_target(cmd: SimpleCommand, target: WriteTarget, kind: str, path: str,
         hit = edit_disables(kind, cmd, out)
     else:
         texts = written_by(cmd, target.word, analysis, out)
-        hit = disabling(kind, texts or [], path)
+        # content Anna cannot follow (a nested shell's inherited stdin, an unknown file):
+        # the setting written anywhere else in the same command is taken to be what lands
+        hit = disabling(kind, texts if texts is not None else _visible_texts(analysis, out),
+                        path)
     if hit:
         _ban(out, kind, hit, path)
         return True
     return False
+
+
+def _visible_texts(analysis: Analysis, out: Out) -> list[str]:
+    """Every literal text of the command: words, heredocs and here-strings."""
+    texts: list[str] = []
+    for cmd in analysis.commands:
+        texts.extend(word_text(w, out) for w in cmd.args)
+        if cmd.stdin.text is not None and cmd.stdin.kind in ("heredoc", "herestring"):
+            texts.append(word_text(cmd.stdin.text, out))
+    return texts
 
 
 def _ban(out: Out, kind: str, hit: str, path: str) -> None:

@@ -569,6 +569,8 @@ SECURITY_BANS = [
     "echo 'set /files/etc/selinux/config/SELINUX permissive' | sudo augtool -s",
     "sudo perl -pi -e 's/SELINUX=enforcing/SELINUX=disabled/' /etc/selinux/config",
     "sudo perl -i -pe 's/enforcing/permissive/' /etc/selinux/config",
+    "sudo bash -c 'cat > /etc/selinux/config' <<< 'SELINUX=disabled'",
+    "echo SELINUX=disabled | sudo sh -c 'tee /etc/selinux/config'",
     # pacman signature checking
     "echo 'SigLevel = Never' | sudo tee -a /etc/pacman.conf",
     "sudo sed -i 's/^SigLevel.*/SigLevel = Optional TrustAll/' /etc/pacman.conf",
@@ -600,6 +602,7 @@ SECURITY_BANS = [
     "install -m 440 /dev/stdin /etc/sudoers.d/x <<< 'alice ALL=(ALL) NOPASSWD: ALL'",
     "sed -i -e '$a\\' -e 'alice ALL=(ALL) NOPASSWD: ALL' /etc/sudoers",
     "echo 'alice ALL=(ALL) NOPASSWD: ALL' > /tmp/x; sudo ln -sf /tmp/x /etc/sudoers.d/x",
+    "sudo sh -c 'cat > /etc/sudoers.d/x' <<'END'\nalice ALL=(ALL) NOPASSWD: ALL\nEND",
     # kernel command line
     "sudo sed -i 's/GRUB_CMDLINE_LINUX_DEFAULT=\"/&apparmor=0 /' /etc/default/grub",
     "echo 'GRUB_CMDLINE_LINUX=\"selinux=0\"' | sudo tee -a /etc/default/grub",
@@ -674,6 +677,8 @@ NOT_BANNED = [
     "sudo chmod 640 /etc/shadow",
     "sudo perl -pi -e 's/permissive/enforcing/' /etc/selinux/config",
     "crudini --get /etc/pacman.conf options SigLevel",
+    "cp ~/backup/config /etc/selinux/config",
+    "grep -q SELINUX=enforcing /etc/selinux/config || sudo cp /root/good /etc/selinux/config",
     "sudo chmod 0400 /etc/shadow",
     "sudo chmod o-rwx /etc/shadow",
     "sudo chown root:shadow /etc/shadow",
