@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 from anna_common import paths
 from anna_common.plan import RiskLevel
 from anna_common.rules.base import HISTORY_VARS, AssessContext, Code, Out, Reason, help_only
+from anna_common.rules.builtins import judge_arithmetic, prepare
 from anna_common.rules.code import (
     SHELL_MENTION,
     embedded_shell,
@@ -187,6 +188,10 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
             return
         _run(analyse(text, depth=depth + 1), into, depth=depth + 1)
 
+    outer_nested, outer_tainted = out.nested, out.tainted
+    out.nested = assess_into
+    prepare(analysis, out)
+    judge_arithmetic(analysis, out)
     for cmd in analysis.commands:
         before_reasons = len(out.reasons)
         before_marks = out.readonly_marks
@@ -196,6 +201,7 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
         marked = out.readonly_marks > before_marks
         if (added and max(r.risk for r in added) > RiskLevel.INFO) or not marked:
             all_read_only = False
+    out.nested, out.tainted = outer_nested, outer_tainted
     return all_read_only, writes
 
 

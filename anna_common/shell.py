@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
+from anna_common.shellarith import loop_taint, plain_value, statement_arithmetic, subscript_index
 from anna_common.shellmodel import Analysis, EmbeddedCode, Redirect, SimpleCommand, Stdin
 from anna_common.shellnested import NestedCode, printed_text
 from anna_common.shellwords import Word, WordBuilder
@@ -85,6 +86,8 @@ class _Walker(NestedCode):
             self.result.parse_ok = False
             self.result.opaque.append("the command does not parse as bash")
         self.visit(root, "top", Stdin())
+        self.result.arithmetic.extend(self._words.arithmetic)
+        self.result.too_large.extend(self._words.too_large)
 
     def _emit(self, cmd: SimpleCommand) -> None:
         self.result.commands.append(cmd)
@@ -111,6 +114,10 @@ class _Walker(NestedCode):
             return self._declaration(node, origin)
         if kind == "comment":
             return []
+        if kind in ("compound_statement", "c_style_for_statement", "test_command"):
+            self.result.arithmetic.extend(statement_arithmetic(node))
+        elif kind == "for_statement":
+            self.result.tainted.extend(loop_taint(node))
         if kind in _WORD_TYPES:
             self._words.build(node)
             return []
@@ -177,12 +184,29 @@ class _Walker(NestedCode):
             for child in assign.named_children:
                 if child.type in ("variable_name", "subscript") and not name:
                     name = (child.text or b"").decode("utf-8", "replace")
+                    if child.type == "subscript":
+                        # a[$(cmd)]=1 runs cmd when the subscript is evaluated
+                        self._words._scan_substitutions(child)
                 elif child.type in _WORD_TYPES:
                     value = self._words.build(child)
                 elif child.type == "array":
-                    for item in child.named_children:
-                        self._words.build(item)
-            self.result.assignments.append((name, value or Word.of("")))
+                    self._array(child)
+            self._record_assignment(name, value or Word.of(""))
+
+    def _array(self, node: Node) -> None:
+        for item in node.named_children:
+            word = self._words.build(item)
+            if word.text.startswith("[") and "]=" in word.text:
+                # ([index]=value): the index of an indexed array is arithmetic
+                self.result.arithmetic.append(word.text[1 : word.text.index("]=")])
+
+    def _record_assignment(self, name: str, value: Word) -> None:
+        index = subscript_index(name)
+        if index is not None:
+            self.result.arithmetic.append(index)
+        if not (value.literal and plain_value(value.text)):
+            self.result.tainted.append(name.split("[", 1)[0])
+        self.result.assignments.append((name, value))
 
     def _declaration(self, node: Node, origin: str) -> list[SimpleCommand]:
         keyword = (node.children[0].text or b"").decode() if node.children else "declare"

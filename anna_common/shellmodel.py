@@ -116,3 +116,20 @@ class Analysis:
     """Shell variable assignments (``HISTFILE=/dev/null``, ``export PATH=...``)."""
     functions: list[str] = field(default_factory=list)
     """Names of shell functions it defines."""
+    arithmetic: list[str] = field(default_factory=list)
+    """Text bash evaluates as arithmetic (``(( ))``, ``$(( ))``, subscripts, ``[[ a -eq b ]]``
+    operands, substring offsets); code in it runs even inside single quotes."""
+    tainted: list[str] = field(default_factory=list)
+    """Variables given a value that is not a plain number or name (``for x in $(cat f)``)."""
+    too_large: list[str] = field(default_factory=list)
+    """Parts beyond the analysis budget (a brace expansion of too many words)."""
+
+    def merge(self, inner: Analysis) -> None:
+        """Take in what a nested analysis found (its commands are emitted separately)."""
+        self.parse_ok = self.parse_ok and inner.parse_ok
+        self.opaque.extend(inner.opaque)
+        self.assignments.extend(inner.assignments)
+        self.functions.extend(inner.functions)
+        self.arithmetic.extend(inner.arithmetic)
+        self.tainted.extend(inner.tainted)
+        self.too_large.extend(inner.too_large)

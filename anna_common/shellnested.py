@@ -128,10 +128,7 @@ class NestedCode:
             if sub.origin == "top":
                 sub.origin = origin
             self._emit(sub)
-        self.result.parse_ok = self.result.parse_ok and inner.parse_ok
-        self.result.opaque.extend(inner.opaque)
-        self.result.assignments.extend(inner.assignments)
-        self.result.functions.extend(inner.functions)
+        self.result.merge(inner)
 
     def _find_exec(self, cmd: SimpleCommand) -> None:
         """``find ... -exec CMD {} ;`` runs CMD once per match, with ``{}`` unknown."""

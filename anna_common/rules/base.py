@@ -11,6 +11,8 @@ from anna_common.plan import RiskLevel
 from anna_common.shellwords import Word
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from anna_common.shell import SimpleCommand
 
 
@@ -102,6 +104,12 @@ class Code(StrEnum):
     PRIVILEGE = "PRIVILEGE"
     SYSTEM_BINARY = "SYSTEM_BINARY"
     UNKNOWN_TARGET = "UNKNOWN_TARGET"
+    SHELL_STATE = "SHELL_STATE"
+    """LOW/MEDIUM: a builtin changes the shell's state (variables, aliases, hashed paths)."""
+    ARITHMETIC_EVAL = "ARITHMETIC_EVAL"
+    """MEDIUM: bash evaluates non-literal text as arithmetic; ``$(...)`` in it would run."""
+    TOO_LARGE = "TOO_LARGE"
+    """HIGH: the command is beyond the analysis budget (size, expansion, nesting)."""
 
 
 HELP = frozenset({"--help", "-h", "--version", "-V", "-?", "--usage", "help", "version"})
@@ -148,6 +156,13 @@ class Out:
     """Literal shell variables assigned earlier in the same command."""
     readonly_marks: int = 0
     """How many simple commands a rule proved read-only."""
+    tainted: frozenset[str] = frozenset()
+    """Variables whose values are not plain numbers or names (see :mod:`anna_common.shellarith`)."""
+    flags: set[str] = field(default_factory=set)
+    """Shell options the command turns on that change how later text is read
+    (``expand_aliases``)."""
+    nested: Callable[[str, Out], None] | None = None
+    """Judges shell code found inside another construct (an arithmetic subscript, a callback)."""
 
     def add(
         self,
