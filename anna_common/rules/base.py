@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from anna_common import pathglob
 from anna_common.paths import Resolved, resolve
 from anna_common.plan import RiskLevel
 from anna_common.shellwords import Word
@@ -202,5 +203,25 @@ class Out:
         self.readonly_marks += 1
 
     def paths(self, word: Word) -> list[Resolved]:
-        """Resolve a path word against home, cwd and known variables."""
-        return resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
+        """Resolve a path word against home, cwd and known variables.
+
+        A wildcard is also every protected path it can match (``/e?c/shadow`` is
+        ``/etc/shadow`` too), so it gets that path's verdict.
+        """
+        places = resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
+        if not word.glob:
+            return places
+        extra: list[Resolved] = []
+        dotglob = "dotglob" in self.flags
+        nocase = "nocaseglob" in self.flags
+        for place in places:
+            if not place.glob:
+                continue
+            more = pathglob.expand(place.path, dotglob=dotglob, nocase=nocase)
+            if more is None:
+                self.high(Code.TOO_LARGE, f"too large to analyse: {word.text[:60]} can match "
+                          f"more than {pathglob.MAX_CANDIDATES} protected paths",
+                          target=word.text[:60])
+                continue
+            extra.extend(Resolved(m, pathglob.is_glob(m)) for m in more)
+        return places + extra

@@ -53,9 +53,11 @@ def prepare(analysis: Analysis, out: Out) -> None:
     tainted = set(analysis.tainted)
     for cmd in analysis.commands:
         tainted.update(_targets(cmd))
-        if cmd.program == "shopt" and any(w.text == "-s" for w in cmd.args) and \
-                any(w.text == "expand_aliases" for w in cmd.args):
-            out.flags.add("expand_aliases")
+        if cmd.program == "shopt" and any(w.text == "-s" for w in cmd.args):
+            # expand_aliases, dotglob, nocaseglob, extglob change how later text is read
+            out.flags.update(w.text for w in cmd.args if not w.text.startswith("-"))
+    if any(name == "GLOBIGNORE" for name, _ in analysis.assignments):
+        out.flags.add("dotglob")  # a non-empty GLOBIGNORE turns dotglob on
     # x=y where y holds run-time text: evaluating x evaluates y
     values = {n.split("[", 1)[0]: v.text for n, v in analysis.assignments if v.literal}
     for _ in range(len(values)):
