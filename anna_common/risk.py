@@ -46,6 +46,8 @@ __all__ = ["AssessContext", "Assessment", "Code", "Scope", "assess"]
 
 MAX_RECURSION = 4
 """Depth for code found inside interpreter strings (``os.system("...")``)."""
+MAX_NESTED_RUNS = 32
+"""Embedded code strings (``system("...")``, arithmetic, callbacks) judged per command."""
 
 _STANDARD_BIN = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/",
                  "/usr/local/sbin/")
@@ -173,6 +175,12 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
     if not analysis.parse_ok:
         out.high(Code.PARSE_ERROR, "the command does not parse as bash; Anna cannot see what "
                  "it would do", target="unparsed")
+    if analysis.too_large:
+        # past the budget nothing more is looked at: the answer must come in milliseconds
+        for why in _unique(analysis.too_large):
+            out.high(Code.TOO_LARGE, f"too large to analyse: {why}; Anna cannot see what it "
+                     "would do", target="too large")
+        return False, []
     for why in _unique(analysis.opaque):
         if "runs" not in why:  # script files and piped code are judged with their source
             out.high(Code.OPAQUE, why)
@@ -185,6 +193,11 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
     def assess_into(text: str, into: Out) -> None:
         if depth >= MAX_RECURSION:
             into.high(Code.OPAQUE, "code nested too deeply to analyse")
+            return
+        into.nested_runs += 1
+        if into.nested_runs > MAX_NESTED_RUNS:
+            into.high(Code.TOO_LARGE, f"too large to analyse: more than {MAX_NESTED_RUNS} "
+                      "pieces of embedded code", target="too large")
             return
         _run(analyse(text, depth=depth + 1), into, depth=depth + 1)
 

@@ -24,7 +24,16 @@ import tree_sitter_bash
 from tree_sitter import Language, Parser
 
 from anna_common.shellarith import loop_taint, plain_value, statement_arithmetic, subscript_index
-from anna_common.shellmodel import Analysis, EmbeddedCode, Redirect, SimpleCommand, Stdin
+from anna_common.shellmodel import (
+    MAX_SOURCE,
+    Analysis,
+    Budget,
+    EmbeddedCode,
+    OverBudget,
+    Redirect,
+    SimpleCommand,
+    Stdin,
+)
 from anna_common.shellnested import NestedCode, printed_text
 from anna_common.shellwords import Word, WordBuilder
 from anna_common.unwrap import peel, program_name
@@ -56,22 +65,36 @@ def _parser() -> Parser:
     return parser
 
 
-def analyse(source: str, *, depth: int = 0) -> Analysis:
-    """Parse ``source`` with tree-sitter-bash and collect what it would run."""
+def analyse(source: str, *, depth: int = 0, budget: Budget | None = None) -> Analysis:
+    """Parse ``source`` with tree-sitter-bash and collect what it would run.
+
+    The work is bounded (:data:`~anna_common.shellmodel.LIMITS`): past the budget the
+    analysis stops and says why in ``too_large``. Nested code shares its parent's budget.
+    """
     result = Analysis(source=source)
-    _Walker(result, depth=depth).run(source)
+    if len(source) > MAX_SOURCE:
+        result.too_large.append(f"{len(source)} characters (more than {MAX_SOURCE})")
+        return result
+    own = budget is None
+    try:
+        _Walker(result, depth=depth, budget=budget or Budget()).run(source)
+    except OverBudget as exc:
+        if not own:
+            raise
+        result.too_large.append(str(exc))
     return result
 
 
 class _Walker(NestedCode):
     """Visits a tree-sitter tree and fills an :class:`Analysis`."""
 
-    def __init__(self, result: Analysis, *, depth: int) -> None:
+    def __init__(self, result: Analysis, *, depth: int, budget: Budget) -> None:
         self.result = result
         self.depth = depth
+        self.budget = budget
         self.nested = 0
         self._collect: list[list[SimpleCommand]] = []
-        self._words = WordBuilder(self._substitution)
+        self._words = WordBuilder(self._substitution, budget.spend)
 
     # -- entry ----------------------------------------------------------------
 
@@ -90,6 +113,7 @@ class _Walker(NestedCode):
         self.result.too_large.extend(self._words.too_large)
 
     def _emit(self, cmd: SimpleCommand) -> None:
+        self.budget.spend("commands")
         self.result.commands.append(cmd)
         for bucket in self._collect:
             bucket.append(cmd)

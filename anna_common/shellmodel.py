@@ -8,6 +8,31 @@ from anna_common.shellwords import Word
 
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 
+MAX_SOURCE = 4096
+"""Characters of one command beyond which it is not parsed (a plan's command is at most 4096
+bytes)."""
+LIMITS = {"words": 512, "commands": 256, "expanded words": 512, "nested code blocks": 64}
+"""Work allowed for one command string, nested code included."""
+
+
+class OverBudget(Exception):  # noqa: N818 - a signal that ends the analysis, not a failure
+    """The analysis would exceed its budget; the message says which."""
+
+
+@dataclass(slots=True)
+class Budget:
+    """What one analysis may still spend; shared with the code nested in it."""
+
+    spent: dict[str, int] = field(default_factory=dict)
+    """Units spent per kind (see :data:`LIMITS`)."""
+
+    def spend(self, kind: str, units: int = 1) -> None:
+        """Spend ``units`` of ``kind``; raise :class:`OverBudget` past the limit."""
+        total = self.spent.get(kind, 0) + units
+        self.spent[kind] = total
+        if total > LIMITS[kind]:
+            raise OverBudget(f"more than {LIMITS[kind]} {kind}")
+
 
 
 @dataclass(frozen=True, slots=True)

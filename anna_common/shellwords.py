@@ -177,8 +177,10 @@ class WordBuilder:
     the substitution's output when that is statically known (``$(echo rm)``), else None.
     """
 
-    def __init__(self, on_substitution: Callable[[Node, str], str | None]) -> None:
+    def __init__(self, on_substitution: Callable[[Node, str], str | None],
+                 spend: Callable[[str, int], None] | None = None) -> None:
         self._on_substitution = on_substitution
+        self._spend = spend or (lambda _kind, _units: None)
         self.arithmetic: list[str] = []
         """Text bash evaluates as arithmetic: ``$((...))``, subscripts, substring offsets."""
         self.too_large: list[str] = []
@@ -186,8 +188,11 @@ class WordBuilder:
 
     def build(self, node: Node) -> Word:
         """Evaluate a word-like node (word, string, concatenation, expansion, ...)."""
+        self._spend("words", 1)
         segments = self._segments(node, quoted=False)
         word = _finish(segments)
+        if word.alternatives:
+            self._spend("expanded words", len(word.alternatives))
         if word.too_large:
             self.too_large.append(word.text[:60])
         return word

@@ -162,6 +162,8 @@ class Out:
     flags: set[str] = field(default_factory=set)
     """Shell options the command turns on that change how later text is read
     (``expand_aliases``)."""
+    nested_runs: int = 0
+    """Embedded code strings judged so far (bounded: analysis cost is capped)."""
     nested: Callable[[str, Out], None] | None = None
     """Judges shell code found inside another construct (an arithmetic subscript, a callback)."""
 
