@@ -168,11 +168,16 @@ class _Walker(NestedCode):
         body: Node | None = None
         redirects: list[Redirect] = []
         tails: list[tuple[str, Node]] = []
-        for child in node.children:
-            if child.type in _REDIRECT_TYPES:
-                redirects.extend(self._redirect(child, tails))
-            elif child.is_named and body is None:
-                body = child
+        feeding: list[SimpleCommand] = []  # substitutions in the redirections (< <(curl …))
+        self._collect.append(feeding)
+        try:
+            for child in node.children:
+                if child.type in _REDIRECT_TYPES:
+                    redirects.extend(self._redirect(child, tails))
+                elif child.is_named and body is None:
+                    body = child
+        finally:
+            self._collect.pop()
         if body is None:
             return []
         new_stdin = self._stdin_from(redirects) or stdin
@@ -182,6 +187,8 @@ class _Walker(NestedCode):
             produced = self.visit(body, origin, new_stdin)
             for cmd in produced:
                 cmd.redirects.extend(redirects)
+        for cmd in produced:
+            cmd.substitutions.extend(feeding)
         for op, tail in tails:
             if op == "|":
                 produced = self.visit(tail, origin, Stdin("pipe", produced))

@@ -10,6 +10,7 @@ as the command it is. Plain literal arithmetic (``(( 1 + 2 ))``, ``${a[0]}``) is
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out
@@ -23,6 +24,7 @@ if TYPE_CHECKING:
     from anna_common.shell import Analysis, SimpleCommand
 
 _HEREDOC_END = "ANNA_ARITHMETIC_TEXT"
+_IDENT = re.compile(r"(?<![\w$])[A-Za-z_]\w*|(?<=\$)[A-Za-z_]\w*|(?<=\$\{)[A-Za-z_]\w*")
 
 
 def evaluate(text: str, out: Out, what: str, *, code_seen: bool = False) -> bool:
@@ -312,10 +314,27 @@ BUILTIN_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
 def judge_arithmetic(analysis: Analysis, out: Out) -> None:
     """Arithmetic contexts found in the command's grammar (their code was already analysed)."""
     seen: set[str] = set()
+    values: dict[str, list[str]] = {}
+    for name, value in analysis.assignments:
+        if value.literal:
+            values.setdefault(name.split("[", 1)[0], []).append(value.text)
     for text in analysis.arithmetic:
         if text not in seen:
             seen.add(text)
-            evaluate(text, out, "bash", code_seen=True)
-    for name in set(analysis.tainted) & {"OPTIND", "SECONDS", "RANDOM", "LINENO"}:
-        out.low(Code.SHELL_STATE, f"assigns {name}, which bash evaluates as arithmetic",
-                target=name)
+            if evaluate(text, out, "bash", code_seen=True):
+                _values_evaluated(text, values, out, seen)
+
+
+def _values_evaluated(text: str, values: dict[str, list[str]], out: Out,
+                      seen: set[str]) -> None:
+    """x='a[$(cmd)]'; (( x )): evaluating x evaluates its value, and runs cmd."""
+    names = [m.group() for m in _IDENT.finditer(text)]
+    while names:
+        name = names.pop()
+        for value in values.get(name, []):
+            if value in seen:
+                continue
+            seen.add(value)
+            if has_code(value):
+                evaluate(value, out, name)
+            names.extend(m.group() for m in _IDENT.finditer(value))
