@@ -72,9 +72,9 @@ def statement_arithmetic(node: Node) -> list[str]:
     while stack:
         current = stack.pop()
         ops = [c for c in current.children if c.type == "test_operator"]
-        if current.type == "binary_expression" and ops and _text(ops[0]) in ARITH_TEST_OPS:
-            found.extend(_text(c) for c in current.named_children if c.type != "test_operator")
-        elif current.type == "unary_expression" and ops and _text(ops[0]) == "-v":
+        arith = current.type == "binary_expression" and ops and _text(ops[0]) in ARITH_TEST_OPS
+        exists = current.type == "unary_expression" and ops and _text(ops[0]) == "-v"
+        if arith or exists:
             found.extend(_text(c) for c in current.named_children if c.type != "test_operator")
         elif current.type in ("binary_expression", "unary_expression",
                               "parenthesized_expression", "negated_expression"):

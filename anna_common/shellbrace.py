@@ -30,7 +30,7 @@ _INT_SEQ = re.compile(r"^([-+]?\d{1,18})\.\.([-+]?\d{1,18})(?:\.\.([-+]?\d{1,18}
 _CHAR_SEQ = re.compile(r"^([A-Za-z])\.\.([A-Za-z])(?:\.\.([-+]?\d{1,18}))?$")
 
 
-class TooLarge(Exception):  # noqa: N818 - a signal, not an error the caller reports as such
+class TooLarge(Exception):
     """The expansion would exceed the budget."""
 
 

@@ -15,7 +15,7 @@ LIMITS = {"words": 512, "commands": 256, "expanded words": 512, "nested code blo
 """Work allowed for one command string, nested code included."""
 
 
-class OverBudget(Exception):  # noqa: N818 - a signal that ends the analysis, not a failure
+class OverBudget(Exception):
     """The analysis would exceed its budget; the message says which."""
 
 

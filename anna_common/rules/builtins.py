@@ -119,7 +119,8 @@ def _state(cmd: SimpleCommand, out: Out, message: str) -> None:
 
 def let(cmd: SimpleCommand, out: Out) -> None:
     """``let EXPR...``: every argument is arithmetic."""
-    if not any([evaluate(w.text, out, "let") for w in cmd.args]):
+    flagged = [evaluate(w.text, out, "let") for w in cmd.args]  # judge every argument
+    if not any(flagged):
         _state(cmd, out, "sets shell variables")
 
 
