@@ -133,7 +133,7 @@ def expand(path: str, *, dotglob: bool = False, nocase: bool = False) -> list[st
     found: list[str] = []
     if not _walk(node, parts, prefix, found, dotglob=dotglob, nocase=nocase):
         return None
-    return [p for p in found if p != path]
+    return [p for p in dict.fromkeys(found) if p != path]
 
 
 def _walk(node: Tree | None, parts: list[str], prefix: str, found: list[str], *,
@@ -146,6 +146,9 @@ def _walk(node: Tree | None, parts: list[str], prefix: str, found: list[str], *,
     if node is None or not (_GLOB.search(part) or nocase):
         child = node.get(part) if node is not None else None
         return _walk(child, rest, f"{prefix}/{part}", found, dotglob=dotglob, nocase=nocase)
+    if "**" in part and not _globstar(node, parts, prefix, found, dotglob=dotglob,
+                                      nocase=nocase):
+        return False
     regex = _component(part, nocase)
     for name, child in node.items():
         if regex.match(name) and not _hidden(name, part, dotglob) and not _walk(
@@ -153,3 +156,17 @@ def _walk(node: Tree | None, parts: list[str], prefix: str, found: list[str], *,
             return False
     # names the tree does not know: the pattern stays a pattern from here on
     return _walk(None, rest, f"{prefix}/{part}", found, dotglob=dotglob, nocase=nocase)
+
+
+def _globstar(node: Tree, parts: list[str], prefix: str, found: list[str], *, dotglob: bool,
+              nocase: bool) -> bool:
+    """``**`` (with ``shopt -s globstar``) also matches several levels: ``/**/sshd_config``
+    is ``/etc/ssh/sshd_config`` too. Assumed on: matching more is the cautious side."""
+    rest = parts[1:]
+    if not _walk(node, rest, prefix, found, dotglob=dotglob, nocase=nocase):
+        return False
+    for name, child in node.items():
+        if not _hidden(name, parts[0], dotglob) and child and not _walk(
+                child, parts, f"{prefix}/{name}", found, dotglob=dotglob, nocase=nocase):
+            return False
+    return True

@@ -239,6 +239,7 @@ class WordBuilder:
 
     def _string(self, node: Node) -> list[Segment]:
         """A double-quoted string; text between child nodes is literal content."""
+        self._spend("word parts", node.child_count)
         inner: list[Segment] = []
         start = node.start_byte + 1 + (1 if node.type == "translated_string" else 0)
         end = node.end_byte - 1
@@ -259,6 +260,7 @@ class WordBuilder:
         return inner or [Segment("", True)]
 
     def _gapped(self, node: Node, *, quoted: bool) -> list[Segment]:
+        self._spend("word parts", node.child_count)
         out: list[Segment] = []
         source = node.text or b""
         base = node.start_byte

@@ -19,6 +19,8 @@ from anna_common.plan import RiskLevel
 from anna_common.risk import AssessContext, assess
 from anna_common.validate import validate
 
+from tests.worst_inputs import worst_inputs
+
 from .plans import WALLPAPER, step
 
 CTX = AssessContext(distro="arch", home="/home/alice")
@@ -205,40 +207,10 @@ def test_benign_and_quoted_globs_keep_their_tiers(command: str, risk_level: Risk
 
 # ---------------------------------------------------------------- class 8: bounded cost
 
-def _worst_inputs() -> dict[str, str]:
-    return {
-        "brace chain x20": "touch ~/x" + "{a,b}" * 20,
-        "brace chain x400": "touch ~/x" + "{a,b}" * 400,
-        "nested braces": "echo " + "{a," * 1000 + "b" + "}" * 1000,
-        "huge sequence": "touch ~/x{1..999999999}",
-        "sequence product": "touch ~/{1..99999}{1..99999}{a..z}",
-        "many expanded words": "touch " + " ".join(f"~/x{i}{{1..256}}" for i in range(15)),
-        "10k words": "echo " + "a " * 10000,
-        "1.3k words": "rm " + "ab " * 1300,
-        "deep $(": "echo " + "$(" * 1000 + "ls" + ")" * 1000,
-        "deep subshells": "(" * 2000 + "ls" + ")" * 2000,
-        "deep groups": "{ " * 500 + "ls" + "; }" * 500,
-        "long pipeline": " | ".join(["cat"] * 1000),
-        "many ;": "ls;" * 1300,
-        "big heredoc": "sh <<'E'\n" + "ls /tmp\n" * 450 + "E\n",
-        "glob words": "cat " + " ".join(["/*/*/*"] * 500),
-        "glob copy": "cp " + " ".join(["/*/*/*"] * 580) + " /x",
-        "long arithmetic": "(( " + "1+" * 1900 + "1 ))",
-        "deep arithmetic": "echo $(( " + "(" * 1000 + "1" + ")" * 1000 + " ))",
-        "eval chain": "eval '" + "eval " * 800 + "ls'",
-        "bash -c chain": "bash -c '" + "bash -c " * 450 + "ls'",
-        "sudo chain": "sudo " * 800 + "ls",
-        "many substitutions": "echo " + "$(ls) " * 650,
-        "many subscripts": "echo " + "${a[$i]} " * 450,
-        "let with code": "let " + " ".join(f"x{i}=a[$(id)]" for i in range(300)),
-        "long quoted": 'echo "' + "a" * 100000 + '"',
-    }
-
-
 def test_the_worst_inputs_are_assessed_within_50_ms() -> None:
     assess("cp x /e?c/shadow; cat ~/.ssh/id_rsa; (( a[0] ))", CTX)  # warm the caches
     slow: dict[str, float] = {}
-    for name, command in _worst_inputs().items():
+    for name, command in worst_inputs().items():
         best = float("inf")
         for _ in range(3):  # the best of three: the machine is shared
             risk._assess_cached.cache_clear()
@@ -256,7 +228,7 @@ def test_the_worst_inputs_are_assessed_within_50_ms() -> None:
                                   "long pipeline", "many ;", "big heredoc", "long quoted",
                                   "sequence product", "nested braces"])
 def test_over_budget_is_high_with_a_reason(name: str) -> None:
-    verdict = assess(_worst_inputs()[name], CTX)
+    verdict = assess(worst_inputs()[name], CTX)
     assert verdict.risk == RiskLevel.HIGH
     assert "TOO_LARGE" in verdict.codes
     assert any("too large to analyse" in r for r in verdict.reasons)
