@@ -18,7 +18,6 @@ from anna_common.findings import FindingCode
 from anna_common.plan import RiskLevel
 from anna_common.risk import AssessContext, assess
 from anna_common.validate import validate
-
 from tests.worst_inputs import worst_inputs
 
 from .plans import WALLPAPER, step
