@@ -302,6 +302,7 @@ class _Walker(NestedCode):
                 self._substitution(child, "heredoc")
                 literal = False
             elif child.type in ("simple_expansion", "expansion"):
+                self._words.build(child)  # ${a[$(cmd)]}: the subscript runs cmd
                 literal = False
         return Word(text=text, literal=literal)
 

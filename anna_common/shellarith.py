@@ -23,7 +23,7 @@ ARITH_TEST_OPS = frozenset({"-eq", "-ne", "-lt", "-le", "-gt", "-ge"})
 """``[[ ]]`` operators whose operands bash evaluates as arithmetic."""
 
 _TOKEN = re.compile(
-    r"\s+|\d[\w#]*|[A-Za-z_]\w*|\$\{[A-Za-z_]\w*\}|\$[A-Za-z_]\w*|\$[#?$!0-9]"
+    r"\s+|\d[\w#]*|[A-Za-z_]\w*|\$\{[A-Za-z_]\w*\}|\$[A-Za-z_]\w*|\$[#?$!]"
     r"|\*\*|[-+*/%<>=!&|^~?:,()\[\]@]"
 )
 _NAME = re.compile(r"[A-Za-z_]\w*")

@@ -77,7 +77,7 @@ def _targets(cmd: SimpleCommand) -> list[str]:
     if prog in ("read", "mapfile", "readarray", "getopts"):
         names = _operands(cmd.args, _READ_VALUES if prog == "read" else _MAPFILE_VALUES)
         if prog == "getopts":
-            names = names[1:2]
+            names = [*names[1:2], Word.of("OPTARG")]
         found = [n.text.split("[", 1)[0] for n in names] or ["REPLY" if prog == "read" else
                                                               "MAPFILE"]
         if prog == "read" and "-a" in texts:
@@ -129,6 +129,8 @@ def declare(cmd: SimpleCommand, out: Out) -> None:
     arithmetic; ``-n`` makes a name refer to whatever its value names, evaluated later."""
     prog = cmd.program or "declare"
     flags = "".join(w.text[1:] for w in cmd.args if w.text[:1] in "-+" and len(w.text) > 1)
+    if prog == "export":
+        flags = flags.replace("n", "")  # export -n removes the export attribute
     if "n" in flags and prog != "unset":
         out.medium(Code.SHELL_STATE, f"{prog} -n makes a name refer to another variable, "
                    "resolved (and its subscript evaluated) later", target=prog)
@@ -319,11 +321,35 @@ def judge_arithmetic(analysis: Analysis, out: Out) -> None:
     for name, value in analysis.assignments:
         if value.literal:
             values.setdefault(name.split("[", 1)[0], []).append(value.text)
+    integers = _integer_names(analysis)
+    for name, value in _all_assignments(analysis):
+        if name.split("[", 1)[0] in integers and value.text not in seen:
+            # declare -i x; x='a[$(cmd)]': the quoted code was never part of the tree
+            seen.add(value.text)
+            evaluate(value.text, out, name, code_seen=not value.literal)
     for text in analysis.arithmetic:
         if text not in seen:
             seen.add(text)
             if evaluate(text, out, "bash", code_seen=True):
                 _values_evaluated(text, values, out, seen)
+
+
+def _integer_names(analysis: Analysis) -> set[str]:
+    """Names given the integer attribute (``declare -i x``): assigning them is arithmetic."""
+    names: set[str] = set()
+    for cmd in analysis.commands:
+        if cmd.program in ("declare", "typeset", "local", "export", "readonly") and any(
+                w.text.startswith("-") and "i" in w.text for w in cmd.args):
+            names.update(w.text.split("=", 1)[0].split("[", 1)[0] for w in cmd.args
+                         if not w.text.startswith(("-", "+")))
+    return names
+
+
+def _all_assignments(analysis: Analysis) -> list[tuple[str, Word]]:
+    found = list(analysis.assignments)
+    for cmd in analysis.commands:
+        found.extend(cmd.assignments)
+    return found
 
 
 def _values_evaluated(text: str, values: dict[str, list[str]], out: Out,

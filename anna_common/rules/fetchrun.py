@@ -22,12 +22,14 @@ from anna_common.rules.base import Code, Out
 from anna_common.rules.code import untrusted_source
 from anna_common.writes import CP_VALUES, write_targets
 
+from anna_common.shellwords import Word
+
 if TYPE_CHECKING:
     from anna_common.shell import SimpleCommand
-    from anna_common.shellwords import Word
 
 _STANDARD_BIN = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/",
                  "/usr/local/sbin/")
+_PATH_DIRS = (*_STANDARD_BIN, "~/.local/bin/", "~/bin/")
 _ARCHIVERS = frozenset({"tar", "bsdtar", "unzip", "7z", "unrar"})
 
 
@@ -134,6 +136,9 @@ def ran_words(cmd: SimpleCommand) -> list[Word]:
     name = cmd.name
     if name is not None and "/" in name.text and not name.text.startswith(_STANDARD_BIN):
         found.append(name)
+    elif name is not None and name.literal and name.text and cmd.program is not None:
+        # a bare name runs whatever PATH finds first: a file fetched into a PATH directory
+        found += [Word.of(d + name.text) for d in _PATH_DIRS]
     return found
 
 
