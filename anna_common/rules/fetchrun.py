@@ -20,9 +20,8 @@ from anna_common import paths
 from anna_common.argv import dest_and_sources, operands, options
 from anna_common.rules.base import Code, Out
 from anna_common.rules.code import untrusted_source
-from anna_common.writes import CP_VALUES, write_targets
-
 from anna_common.shellwords import Word
+from anna_common.writes import CP_VALUES, write_targets
 
 if TYPE_CHECKING:
     from anna_common.shell import SimpleCommand
