@@ -19,6 +19,8 @@ from anna_common import paths
 
 MAX_CANDIDATES = 256
 """Protected paths one pattern may expand to before it is too large to analyse."""
+MAX_PER_COMMAND = 256
+"""Protected paths all the patterns of one command may expand to."""
 
 _GLOB = re.compile(r"[*?\[]")
 _DEVICES = ("sda", "sdb", "sdc", "hda", "vda", "vdb", "xvda", "nvme0n1", "nvme1n1", "mmcblk0",

@@ -11,7 +11,7 @@ _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 MAX_SOURCE = 4096
 """Characters of one command beyond which it is not parsed (a plan's command is at most 4096
 bytes)."""
-LIMITS = {"words": 384, "word parts": 1024, "commands": 200, "expanded words": 512,
+LIMITS = {"words": 200, "word parts": 1024, "commands": 200, "expanded words": 256,
           "nested code blocks": 64}
 """Work allowed for one command string, nested code included."""
 

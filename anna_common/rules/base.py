@@ -162,6 +162,12 @@ class Out:
     flags: set[str] = field(default_factory=set)
     """Shell options the command turns on that change how later text is read
     (``expand_aliases``)."""
+    globbed: dict[str, list[Resolved]] = field(default_factory=dict)
+    """Wildcard patterns expanded so far, with the protected paths each can match."""
+    glob_words: set[tuple[int, str]] = field(default_factory=set)
+    """(word, pattern) pairs already counted against the wildcard budget."""
+    glob_spent: int = 0
+    """Protected-path candidates handed out for wildcards so far (bounded per command)."""
     nested_runs: int = 0
     """Embedded code strings judged so far (bounded: analysis cost is capped)."""
     nested: Callable[[str, Out], None] | None = None
@@ -214,16 +220,34 @@ class Out:
         if not word.glob:
             return places
         extra: list[Resolved] = []
-        dotglob = "dotglob" in self.flags
-        nocase = "nocaseglob" in self.flags
         for place in places:
-            if not place.glob:
-                continue
-            more = pathglob.expand(place.path, dotglob=dotglob, nocase=nocase)
-            if more is None:
-                self.high(Code.TOO_LARGE, f"too large to analyse: {word.text[:60]} can match "
-                          f"more than {pathglob.MAX_CANDIDATES} protected paths",
-                          target=word.text[:60])
-                continue
-            extra.extend(Resolved(m, pathglob.is_glob(m)) for m in more)
+            if place.glob:
+                extra.extend(self._glob_candidates(place.path, word))
         return places + extra
+
+    def _glob_candidates(self, pattern: str, word: Word) -> list[Resolved]:
+        """Protected paths ``pattern`` can match, within the command's budget (issue 8: the
+        cost of judging them all is bounded; past it the command is HIGH)."""
+        if self.glob_spent > pathglob.MAX_PER_COMMAND:
+            return []  # already over budget (and HIGH): expanding more would only cost time
+        found = self.globbed.get(pattern)
+        if found is None:
+            more = pathglob.expand(pattern, dotglob="dotglob" in self.flags,
+                                   nocase="nocaseglob" in self.flags)
+            found = [Resolved(m, pathglob.is_glob(m)) for m in more or []]
+            if more is None:
+                self.glob_spent = pathglob.MAX_PER_COMMAND  # one pattern alone is too much
+            self.globbed[pattern] = found
+        # every word's candidates are judged: the budget counts them per word (the same word
+        # asked again by another rule is free; the same pattern in another word is not)
+        if (id(word), pattern) not in self.glob_words:
+            self.glob_words.add((id(word), pattern))
+            self.glob_spent += len(found)
+        if self.glob_spent > pathglob.MAX_PER_COMMAND:
+            text = word.text
+            if not any(r.code == Code.TOO_LARGE for r in self.reasons):
+                self.high(Code.TOO_LARGE, f"too large to analyse: {text[:60]} and the other "
+                          "wildcards can match more protected paths than Anna judges in one "
+                          "command", target=text[:60])
+            return []
+        return found
