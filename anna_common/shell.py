@@ -355,7 +355,7 @@ class _Walker(NestedCode):
                 self.result.assignments.extend(assignments)
             return []
         prog_words = inv.words
-        if inv.stdin_args and prog_words:
+        if inv.stdin_args and prog_words and not inv.stdin_replaces:
             # xargs appends what it reads to the arguments: unknown until run time
             prog_words = [*prog_words, Word.unknown("{xargs input}")]
         program = program_name(prog_words[0]) if prog_words else (

@@ -175,6 +175,8 @@ GLOB_BANS = [
     "ln -sf /tmp/x /e?c/shadow", "install -m 644 x /e?c/shadow", "truncate -s0 /e?c/passwd",
     "rm -rf /ho?e/alice", "cd /etc && cp /tmp/x sh*", "cp x /**/shadow", "find /e?c -delete",
     "cp x /etc/shado[w]", "rm -rf /{h,x}*/alice",
+    "echo a | xargs -I{} cp {} /e?c/shadow", "echo a | xargs cp -t /e?c/shadow",
+    "echo a | xargs -I % rm -rf /e?c/%", "sudo env bash -c 'cp x /e?c/shadow'",
 ]
 
 
