@@ -37,13 +37,13 @@ from anna_common.rules.code import (
 from anna_common.rules.fetchrun import Fetched
 from anna_common.rules.fetchrun import judge as judge_fetches
 from anna_common.rules.fetchrun import track as track_fetches
-from anna_common.rules.general import READ_ONLY
 from anna_common.rules.locations import judge
 from anna_common.rules.packages import not_native
+from anna_common.rules.reads import secrets as _secrets
 from anna_common.rules.registry import rule_for
 from anna_common.shell import Analysis, SimpleCommand, analyse
 from anna_common.unwrap import SHELLS, WRAPPERS, language_of
-from anna_common.writes import operands, write_targets
+from anna_common.writes import write_targets
 
 __all__ = ["AssessContext", "Assessment", "Code", "Scope", "assess"]
 
@@ -54,9 +54,6 @@ MAX_NESTED_RUNS = 32
 
 _STANDARD_BIN = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/",
                  "/usr/local/sbin/")
-_METADATA_ONLY = frozenset({"ls", "stat", "chmod", "chown", "chgrp", "test", "[", "[[", "file",
-                            "touch", "namei", "getfacl", "setfacl", "lsattr", "realpath",
-                            "readlink", "basename", "dirname", "mkdir", "du"})
 _NO_MENTION_CHECK = frozenset({
     # programs whose arguments are data, names or paths: "grep bash", "pacman -S fish",
     # "ls -l /bin/sh", "chsh -s /bin/zsh" mention shells without running them
@@ -385,33 +382,3 @@ def _writes(cmd: SimpleCommand, out: Out) -> list[str]:
 def _harmless(path: str) -> bool:
     return path in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty") or path.startswith(
         "/dev/fd/")
-
-
-_RAW_MEMORY = frozenset({"/dev/port", "/dev/mem", "/dev/kmem"})
-_GENERIC_READERS = READ_ONLY | {"cp", "gzip", "xz", "zstd", "pv", "nc", "ncat", "socat", "scp",
-                                "rsync", "tar", "bsdtar", "base64", "openssl", "curl"}
-
-
-def _secrets(cmd: SimpleCommand, out: Out) -> None:
-    """Reading secrets, raw block devices (which bypass every file permission) or raw memory."""
-    if cmd.program in _METADATA_ONLY:
-        return
-    words = operands(cmd.args) + [r.target for r in cmd.redirects
-                                  if r.op == "<" and r.target is not None]
-    for word in words:
-        if not word.literal and not word.variables:
-            continue
-        for place in out.paths(word):
-            if place.path in _RAW_MEMORY:
-                out.ban(Code.BAN_DISK_WRITE, f"{cmd.program} touches raw memory or I/O ports "
-                        f"({place.path})", target=place.path)
-                return
-            if paths.is_device(place.path) and cmd.program in _GENERIC_READERS:
-                out.high(Code.SECRET_READ, f"{cmd.program} reads the raw device {place.path}, "
-                         "bypassing every file permission", target=place.path, system=True)
-                return
-            if paths.is_secret(place.path):
-                root_only = place.path.startswith(("/etc/", "/root/", "/var/lib/"))
-                out.high(Code.SECRET_READ, f"{cmd.program} reads secret material "
-                         f"({place.path})", target=place.path, system=root_only)
-                return

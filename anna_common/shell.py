@@ -23,7 +23,9 @@ from typing import TYPE_CHECKING
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
-from anna_common.shellarith import loop_taint, plain_value, statement_arithmetic, subscript_index
+from anna_common.shellarith import loop_taint, statement_arithmetic
+from anna_common.shellassign import WORD_TYPES as _WORD_TYPES
+from anna_common.shellassign import Assignments
 from anna_common.shellmodel import (
     MAX_SOURCE,
     Analysis,
@@ -49,11 +51,6 @@ MAX_DEPTH = 8
 _LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()
 
-_WORD_TYPES = frozenset({
-    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation",
-    "simple_expansion", "expansion", "command_substitution", "process_substitution",
-    "arithmetic_expansion", "number", "brace_expression", "extglob_pattern", "regex",
-})
 _REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
@@ -85,7 +82,7 @@ def analyse(source: str, *, depth: int = 0, budget: Budget | None = None) -> Ana
     return result
 
 
-class _Walker(NestedCode):
+class _Walker(NestedCode, Assignments):
     """Visits a tree-sitter tree and fills an :class:`Analysis`."""
 
     def __init__(self, result: Analysis, *, depth: int, budget: Budget) -> None:
@@ -206,52 +203,6 @@ class _Walker(NestedCode):
             if child.type != "word":
                 self.visit(child, f"function {name}", Stdin())
         return []
-
-    def _assignments(self, node: Node) -> None:
-        targets = [node] if node.type == "variable_assignment" else node.named_children
-        for assign in targets:
-            name = ""
-            value: Word | None = None
-            for child in assign.named_children:
-                if child.type in ("variable_name", "subscript") and not name:
-                    name = (child.text or b"").decode("utf-8", "replace")
-                    if child.type == "subscript":
-                        # a[$(cmd)]=1 runs cmd when the subscript is evaluated
-                        self._words._scan_substitutions(child)
-                elif child.type in _WORD_TYPES:
-                    value = self._words.build(child)
-                elif child.type == "array":
-                    self._array(child)
-            self._record_assignment(name, value or Word.of(""))
-
-    def _array(self, node: Node) -> None:
-        for item in node.named_children:
-            word = self._words.build(item)
-            if word.text.startswith("[") and "]=" in word.text:
-                # ([index]=value): the index of an indexed array is arithmetic
-                self.result.arithmetic.append(word.text[1 : word.text.index("]=")])
-
-    def _record_assignment(self, name: str, value: Word) -> None:
-        index = subscript_index(name)
-        if index is not None:
-            self.result.arithmetic.append(index)
-        if not (value.literal and plain_value(value.text)):
-            self.result.tainted.append(name.split("[", 1)[0])
-        self.result.assignments.append((name, value))
-
-    def _declaration(self, node: Node, origin: str) -> list[SimpleCommand]:
-        keyword = (node.children[0].text or b"").decode() if node.children else "declare"
-        args: list[Word] = []
-        for child in node.named_children:
-            if child.type == "variable_assignment":
-                self._assignments(child)
-                args.append(Word.of((child.text or b"").decode("utf-8", "replace")))
-            elif child.type in _WORD_TYPES or child.type == "variable_name":
-                args.append(self._words.build(child))
-        cmd = SimpleCommand(program=keyword, name=Word.of(keyword), args=args, origin=origin,
-                            depth=self.depth)
-        self._emit(cmd)
-        return [cmd]
 
     # -- redirects ------------------------------------------------------------
 
