@@ -317,7 +317,8 @@ def _finish(segments: list[Segment]) -> Word:
     tilde = tilde and segments[0].text.startswith("~")
     variables = tuple(s.name for s in segments if s.kind == "var" and s.name)
     substituted = any(s.kind == "subst" for s in segments)
-    alternatives, too_large = _brace_expand(segments) if literal else ((), False)
+    alternatives, too_large = _brace_expand(segments) if literal else (
+        (), _brace_too_large(segments))
     return Word(
         text=text,
         literal=literal,
@@ -344,6 +345,13 @@ def _tokens(segments: list[Segment]) -> list[str]:
         else:
             toks.extend(marks.get(ch, ch) for ch in seg.text)
     return toks
+
+
+def _brace_too_large(segments: list[Segment]) -> bool:
+    """``$D/x{a,b}{a,b}...``: bash still expands the braces around the unknown part; a word
+    that would make too many is too large even though Anna does not expand it."""
+    known = [s if s.kind == "literal" else Segment("?", True) for s in segments]
+    return _brace_expand(known)[1]
 
 
 def _brace_expand(segments: list[Segment]) -> tuple[tuple[str, ...], bool]:

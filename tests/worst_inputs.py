@@ -9,6 +9,7 @@ def worst_inputs() -> dict[str, str]:
     return {
         "brace chain x20": "touch ~/x" + "{a,b}" * 20,
         "brace chain x400": "touch ~/x" + "{a,b}" * 400,
+        "brace chain around $HOME": "touch $HOME/x" + "{a,b}" * 20,
         "nested braces": "echo " + "{a," * 1000 + "b" + "}" * 1000,
         "huge sequence": "touch ~/x{1..999999999}",
         "sequence product": "touch ~/{1..99999}{1..99999}{a..z}",

@@ -266,6 +266,8 @@ def test_the_worst_inputs_are_assessed_within_50_ms() -> None:
 
 
 @pytest.mark.parametrize("name", ["brace chain x20", "brace chain x400", "huge sequence",
+                                  "brace chain around $HOME", "glob deletes",
+                                  "distinct glob deletes",
                                   "many expanded words", "10k words", "1.3k words",
                                   "long pipeline", "many ;", "big heredoc", "long quoted",
                                   "sequence product", "nested braces"])
