@@ -49,7 +49,7 @@ __all__ = ["AssessContext", "Assessment", "Code", "Scope", "assess"]
 
 MAX_RECURSION = 4
 """Depth for code found inside interpreter strings (``os.system("...")``)."""
-MAX_NESTED_RUNS = 32
+MAX_NESTED_RUNS = 16
 """Embedded code strings (``system("...")``, arithmetic, callbacks) judged per command."""
 
 _STANDARD_BIN = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/",

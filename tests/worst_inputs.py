@@ -36,6 +36,8 @@ def worst_inputs() -> dict[str, str]:
         "sudo chain": "sudo " * 800 + "ls",
         "many substitutions": "echo " + "$(ls) " * 650,
         "many subscripts": "echo " + "${a[$i]} " * 450,
+        "many aliases": "alias " + " ".join(f"a{i}='ls -l /tmp/x{i}'" for i in range(150)),
+        "many callbacks": " ".join(f"mapfile -C 'ls /tmp/{i}' a < /dev/null;" for i in range(60)),
         "let with code": "let " + " ".join(f"x{i}=a[$(id)]" for i in range(300)),
         "long quoted": 'echo "' + "a" * 100000 + '"',
     }

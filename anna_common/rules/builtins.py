@@ -209,11 +209,21 @@ def alias(cmd: SimpleCommand, out: Out) -> None:
     if not defined:
         out.read_only()
         return
+    expands = "expand_aliases" in out.flags
     for word in defined:
         body = word.text.split("=", 1)[1]
         if out.nested is not None and word.literal:
-            out.nested(body, out)
-    if "expand_aliases" in out.flags:
+            if expands:
+                out.nested(body, out)
+            else:
+                # not expanded in a non-interactive shell unless something turns it on
+                # (bash -O expand_aliases, an rc file): a ban in it still counts
+                scratch = Out(out.ctx, nested=out.nested, nested_runs=out.nested_runs)
+                out.nested(body, scratch)
+                out.nested_runs = scratch.nested_runs  # the same budget
+                out.reasons.extend(r for r in scratch.reasons if r.banned or
+                                   r.code == Code.TOO_LARGE)
+    if expands:
         out.medium(Code.SHELL_STATE, "alias with expand_aliases on changes what later command "
                    "names run", target="alias")
     else:
