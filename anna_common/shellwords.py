@@ -284,6 +284,11 @@ class WordBuilder:
             if current.type in ("command_substitution", "process_substitution"):
                 self._on_substitution(current, current.type)
                 continue
+            if current.type == "arithmetic_expansion" and current is not node:
+                raw = _text(current)  # ${x:-$((a[$(cmd)]))}: arithmetic nested in a word
+                self.arithmetic.append(raw[3:-2] if raw.startswith("$((") else raw[2:-1])
+            elif current.type == "expansion":
+                self.arithmetic.extend(expansion_arithmetic(current))
             stack.extend(current.children)
 
 

@@ -88,6 +88,7 @@ ARITHMETIC_CODE = [
     "command let 'x[$(id)]=1'",
     "\\let 'x[$(id)]=1'",
     "builtin declare -i x='a[$(id)]'",
+    "echo ${x:-${a[$(id)]}}", "echo $[ $(id) ]", "echo \"${x:-${a[$(id)]}}\"",
 ]
 
 
@@ -174,6 +175,7 @@ GLOB_BANS = [
     "find /tmp -name x -exec cp {} /e?c/shadow \\;", "cp x /e?c/sudoers",
     "ln -sf /tmp/x /e?c/shadow", "install -m 644 x /e?c/shadow", "truncate -s0 /e?c/passwd",
     "rm -rf /ho?e/alice", "cd /etc && cp /tmp/x sh*", "cp x /**/shadow", "find /e?c -delete",
+    "rm -rf /v?r/l?b/pacman", "mv /u?r/bin /tmp", "printf x | sudo tee /???/shadow",
     "cp x /etc/shado[w]", "rm -rf /{h,x}*/alice",
     "echo a | xargs -I{} cp {} /e?c/shadow", "echo a | xargs cp -t /e?c/shadow",
     "echo a | xargs -I % rm -rf /e?c/%", "sudo env bash -c 'cp x /e?c/shadow'",
