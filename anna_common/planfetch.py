@@ -13,17 +13,19 @@ from __future__ import annotations
 from anna_common.findings import AnnotatedStep, Finding, FindingCode
 from anna_common.plan import RiskLevel
 from anna_common.rules.base import AssessContext, Code, Out
-from anna_common.rules.fetchrun import Fetched, same_file, track
+from anna_common.rules.fetchrun import Fetched, fetches, same_file, track
 from anna_common.shell import analyse
 
 _LIST = {"check": "necessary_checks", "step": "command_plan", "rollback": "rollback_plan"}
 
 
 def _follow(command: str, ctx: AssessContext, seen: Fetched) -> None:
-    out = Out(ctx)
     analysis = analyse(command)
     if analysis.too_large:
-        return  # already HIGH on its own; following it would cost what the budget saves
+        return  # HIGH on its own; following it would cost what the budget saves
+    if not seen.files and not fetches(analysis.commands):
+        return  # nothing fetched so far, nothing fetched here: no file to follow
+    out = Out(ctx)
     for cmd in analysis.commands:
         track(cmd, out, seen)
 

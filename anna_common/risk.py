@@ -34,7 +34,7 @@ from anna_common.rules.code import (
     library_load,
     unknown_program_signals,
 )
-from anna_common.rules.fetchrun import Fetched
+from anna_common.rules.fetchrun import Fetched, fetches
 from anna_common.rules.fetchrun import judge as judge_fetches
 from anna_common.rules.fetchrun import track as track_fetches
 from anna_common.rules.locations import judge
@@ -205,18 +205,20 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
     out.nested = assess_into
     prepare(analysis, out)
     judge_arithmetic(analysis, out)
-    fetched = Fetched()
+    fetched = Fetched() if fetches(analysis.commands) else None
     for cmd in analysis.commands:
         before_reasons = len(out.reasons)
         before_marks = out.readonly_marks
         _track_cwd(cmd, out)
-        track_fetches(cmd, out, fetched)
+        if fetched is not None:
+            track_fetches(cmd, out, fetched)
         writes.extend(_judge_command(cmd, analysis, out, functions, assess_into))
         added = out.reasons[before_reasons:]
         marked = out.readonly_marks > before_marks
         if (added and max(r.risk for r in added) > RiskLevel.INFO) or not marked:
             all_read_only = False
-    judge_fetches(fetched, out)
+    if fetched is not None:
+        judge_fetches(fetched, out)
     out.nested, out.tainted = outer_nested, outer_tainted
     return all_read_only, writes
 

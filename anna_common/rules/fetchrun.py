@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING
 from anna_common import paths
 from anna_common.argv import dest_and_sources, operands, options
 from anna_common.rules.base import Code, Out
-from anna_common.rules.code import untrusted_source
+from anna_common.rules.code import DOWNLOADERS, is_decoder, untrusted_source
 from anna_common.shellwords import Word
 from anna_common.writes import CP_VALUES, write_targets
 
@@ -29,6 +29,8 @@ if TYPE_CHECKING:
 _STANDARD_BIN = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/",
                  "/usr/local/sbin/")
 _PATH_DIRS = (*_STANDARD_BIN, "~/.local/bin/", "~/bin/")
+_PATH = "PATH:"
+"""Prefix of a run recorded by bare name (``x`` runs ``$dir/x`` for the first PATH dir)."""
 _ARCHIVERS = frozenset({"tar", "bsdtar", "unzip", "7z", "unrar"})
 
 
@@ -56,6 +58,8 @@ class Fetched:
 def same_file(fetched: str, ran: str) -> bool:
     """``ran`` is ``fetched``, lies under a fetched directory, or (when either is relative to a
     working directory Anna cannot see) has the same name."""
+    if ran.startswith(_PATH):
+        return fetched.startswith(_PATH_DIRS) and posixpath.basename(fetched) == ran[len(_PATH):]
     if fetched.endswith("/"):
         return ran.startswith(fetched) or (paths.is_relative(ran) and
                                            ran.startswith(posixpath.basename(fetched[:-1]) + "/"))
@@ -135,9 +139,6 @@ def ran_words(cmd: SimpleCommand) -> list[Word]:
     name = cmd.name
     if name is not None and "/" in name.text and not name.text.startswith(_STANDARD_BIN):
         found.append(name)
-    elif name is not None and name.literal and name.text and cmd.program is not None:
-        # a bare name runs whatever PATH finds first: a file fetched into a PATH directory
-        found += [Word.of(d + name.text) for d in _PATH_DIRS]
     return found
 
 
@@ -152,6 +153,16 @@ def track(cmd: SimpleCommand, out: Out, seen: Fetched) -> None:
     for word in ran_words(cmd):
         for place in _places(out, word):
             seen.runs[place] = cmd.program or "?"
+    name = cmd.name
+    if name is not None and name.literal and "/" not in name.text and cmd.program:
+        # a bare name runs whatever PATH finds first: a file fetched into a PATH directory
+        seen.runs[_PATH + name.text] = cmd.program
+
+
+def fetches(commands: list[SimpleCommand]) -> bool:
+    """Whether any of these commands could fetch a file (a downloader, decoder or clone): only
+    then is following files worth its cost."""
+    return any(c.program in DOWNLOADERS or c.program == "git" or is_decoder(c) for c in commands)
 
 
 def judge(seen: Fetched, out: Out) -> None:
