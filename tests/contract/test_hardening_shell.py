@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import copy
 import time
+from collections.abc import Sequence
 
 import pytest
 
@@ -343,8 +344,8 @@ def test_downloaded_data_is_not_banned(command: str) -> None:
     assert not assess(command, CTX).banned, command
 
 
-def _plan_with(*, checks: list[str] = (), steps: list[str] = (),  # type: ignore[assignment]
-               rollback: list[str] = ()) -> dict[str, object]:  # type: ignore[assignment]
+def _plan_with(*, checks: Sequence[str] = (), steps: Sequence[str] = (),
+               rollback: Sequence[str] = ()) -> dict[str, object]:
     data = copy.deepcopy(WALLPAPER)
     data["necessary_checks"] = [
         {"id": f"c{i}", "description": "check", "command": c, "risk_level": "INFO",
@@ -394,5 +395,5 @@ def test_a_check_with_these_classes_is_refused(command: str) -> None:
                                      "let 'x[$(rm -rf ~)]=1'"])
 def test_banned_as_check_step_or_rollback(command: str) -> None:
     for where in ({"checks": [command]}, {"steps": [command]}, {"rollback": [command]}):
-        result = validate(_plan_with(**where), CTX)  # type: ignore[arg-type]
+        result = validate(_plan_with(**where), CTX)
         assert FindingCode.BANNED_COMMAND in [f.code for f in result.errors], where
