@@ -16,6 +16,7 @@ sees through them.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from functools import lru_cache
 
@@ -135,7 +136,25 @@ def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
     out = Out(ctx)
     analysis = analyse(command)
     all_read_only, writes = _run(analysis, out, depth=0)
+    if not analysis.parse_ok and _EXTGLOB.search(command):
+        # the grammar does not know extglob (``/@(etc)/shadow``): it is HIGH as unparsable,
+        # and judged once more with each group as ``*`` so the paths it can match still count
+        _run(analyse(_without_extglob(command)), out, depth=0)
     return _verdict(command, analysis, out, all_read_only, writes)
+
+
+_EXTGLOB = re.compile(r"[?*+@!]\(")
+_EXTGLOB_GROUP = re.compile(r"[?*+@!]\([^()]*\)")
+
+
+def _without_extglob(command: str) -> str:
+    """``/@(etc|usr)/x`` → ``/*/x``: every extglob group as a plain wildcard (matches more)."""
+    for _ in range(8):
+        replaced = _EXTGLOB_GROUP.sub("*", command)
+        if replaced == command:
+            break
+        command = replaced
+    return command
 
 
 def _verdict(command: str, analysis: Analysis, out: Out, all_read_only: bool,

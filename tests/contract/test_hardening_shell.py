@@ -180,6 +180,8 @@ GLOB_BANS = [
     "cp x /etc/shado[w]", "rm -rf /{h,x}*/alice",
     "echo a | xargs -I{} cp {} /e?c/shadow", "echo a | xargs cp -t /e?c/shadow",
     "echo a | xargs -I % rm -rf /e?c/%", "sudo env bash -c 'cp x /e?c/shadow'",
+    "cp x /@(etc)/shadow", "rm -rf /+(h)ome/alice", "dd if=x of=/dev/!(null)",
+    "shopt -s extglob\ncp x /e@(t|x)c/shadow",
 ]
 
 
