@@ -11,6 +11,7 @@ from anna_common.findings import (
     StepKind,
 )
 from anna_common.plan import LLM_VERSION, ActionPlan, RiskLevel
+from anna_common.planfetch import ban_fetch_then_run
 from anna_common.risk import AssessContext, Assessment, Scope, assess
 from anna_common.rules.base import Code
 
@@ -126,6 +127,9 @@ def annotate(plan: ActionPlan, ctx: AssessContext
         verdict = judge(f"rollback_plan[{i}].command", back.command, RiskLevel.INFO)
         rollback.append(_step("rollback", i, back.id, back.description, back.command,
                               RiskLevel.INFO, verdict))
+    marked = ban_fetch_then_run([*checks, *steps, *rollback], ctx, errors)  # across steps
+    checks, steps, rollback = ([s for s in marked if s.kind == k] for k in ("check", "step",
+                                                                         "rollback"))
     annotated = _summary(plan, checks, steps, rollback)
     return annotated, errors, warnings
 

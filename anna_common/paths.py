@@ -13,6 +13,7 @@ import fnmatch
 import posixpath
 import re
 from dataclasses import dataclass
+from functools import lru_cache
 
 from anna_common.shellwords import Word
 
@@ -209,8 +210,14 @@ def _plain_expansion(text: str) -> bool:
     return match is not None and match.end() == len(text)
 
 
+@lru_cache(maxsize=64)
+def _compiled(patterns: tuple[str, ...]) -> re.Pattern[str]:
+    """One regex for a whole table: a path is matched once per table, not once per pattern."""
+    return re.compile("|".join(f"(?:{fnmatch.translate(p)})" for p in patterns))
+
+
 def _match(path: str, patterns: tuple[str, ...]) -> bool:
-    return any(fnmatch.fnmatchcase(path, pat) for pat in patterns)
+    return _compiled(patterns).match(path) is not None
 
 
 def is_root_or_top(path: str, *, glob: bool = False) -> bool:
@@ -312,3 +319,15 @@ def is_system(path: str) -> bool:
     if is_relative(path) or is_unknown_root(path):
         return False
     return path.startswith("/") and not _match(path, _SAFE_DEVICES)
+
+
+SECRET_PATTERNS = _SECRET_PATTERNS
+"""Patterns of secret files (read by :mod:`anna_common.pathglob` to expand wildcards)."""
+PERSISTENCE_PATTERNS = _PERSISTENCE_PATTERNS
+"""Patterns of files that make code run later."""
+LOG_PATTERNS = _LOGS
+"""Patterns of logs and histories."""
+SENSITIVE_ETC = _SENSITIVE_ETC
+"""Patterns of sensitive /etc files."""
+BOOT_PATTERNS = _BOOT
+"""Patterns of the boot chain."""

@@ -16,6 +16,7 @@ sees through them.
 
 from __future__ import annotations
 
+import re
 from enum import StrEnum
 from functools import lru_cache
 
@@ -24,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from anna_common import paths
 from anna_common.plan import RiskLevel
 from anna_common.rules.base import HISTORY_VARS, AssessContext, Code, Out, Reason, help_only
+from anna_common.rules.builtins import judge_arithmetic, prepare
 from anna_common.rules.code import (
     SHELL_MENTION,
     embedded_shell,
@@ -33,25 +35,27 @@ from anna_common.rules.code import (
     library_load,
     unknown_program_signals,
 )
-from anna_common.rules.general import READ_ONLY
+from anna_common.rules.fetchrun import Fetched, fetches
+from anna_common.rules.fetchrun import judge as judge_fetches
+from anna_common.rules.fetchrun import track as track_fetches
 from anna_common.rules.hardening import security_writes
 from anna_common.rules.locations import judge
 from anna_common.rules.packages import not_native
+from anna_common.rules.reads import secrets as _secrets
 from anna_common.rules.registry import rule_for
 from anna_common.shell import Analysis, SimpleCommand, analyse
 from anna_common.unwrap import SHELLS, WRAPPERS, language_of
-from anna_common.writes import operands, write_targets
+from anna_common.writes import write_targets
 
 __all__ = ["AssessContext", "Assessment", "Code", "Scope", "assess"]
 
 MAX_RECURSION = 4
 """Depth for code found inside interpreter strings (``os.system("...")``)."""
+MAX_NESTED_RUNS = 16
+"""Embedded code strings (``system("...")``, arithmetic, callbacks) judged per command."""
 
 _STANDARD_BIN = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/",
                  "/usr/local/sbin/")
-_METADATA_ONLY = frozenset({"ls", "stat", "chmod", "chown", "chgrp", "test", "[", "[[", "file",
-                            "touch", "namei", "getfacl", "setfacl", "lsattr", "realpath",
-                            "readlink", "basename", "dirname", "mkdir", "du"})
 _NO_MENTION_CHECK = frozenset({
     # programs whose arguments are data, names or paths: "grep bash", "pacman -S fish",
     # "ls -l /bin/sh", "chsh -s /bin/zsh" mention shells without running them
@@ -133,7 +137,25 @@ def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
     out = Out(ctx)
     analysis = analyse(command)
     all_read_only, writes = _run(analysis, out, depth=0)
+    if not analysis.parse_ok and _EXTGLOB.search(command):
+        # the grammar does not know extglob (``/@(etc)/shadow``): it is HIGH as unparsable,
+        # and judged once more with each group as ``*`` so the paths it can match still count
+        _run(analyse(_without_extglob(command)), out, depth=0)
     return _verdict(command, analysis, out, all_read_only, writes)
+
+
+_EXTGLOB = re.compile(r"[?*+@!]\(")
+_EXTGLOB_GROUP = re.compile(r"[?*+@!]\([^()]*\)")
+
+
+def _without_extglob(command: str) -> str:
+    """``/@(etc|usr)/x`` → ``/*/x``: every extglob group as a plain wildcard (matches more)."""
+    for _ in range(8):
+        replaced = _EXTGLOB_GROUP.sub("*", command)
+        if replaced == command:
+            break
+        command = replaced
+    return command
 
 
 def _verdict(command: str, analysis: Analysis, out: Out, all_read_only: bool,
@@ -173,6 +195,12 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
     if not analysis.parse_ok:
         out.high(Code.PARSE_ERROR, "the command does not parse as bash; Anna cannot see what "
                  "it would do", target="unparsed")
+    if analysis.too_large:
+        # past the budget nothing more is looked at: the answer must come in milliseconds
+        for why in _unique(analysis.too_large):
+            out.high(Code.TOO_LARGE, f"too large to analyse: {why}; Anna cannot see what it "
+                     "would do", target="too large")
+        return False, []
     for why in _unique(analysis.opaque):
         if "runs" not in why:  # script files and piped code are judged with their source
             out.high(Code.OPAQUE, why)
@@ -186,17 +214,32 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
         if depth >= MAX_RECURSION:
             into.high(Code.OPAQUE, "code nested too deeply to analyse")
             return
+        into.nested_runs += 1
+        if into.nested_runs > MAX_NESTED_RUNS:
+            into.high(Code.TOO_LARGE, f"too large to analyse: more than {MAX_NESTED_RUNS} "
+                      "pieces of embedded code", target="too large")
+            return
         _run(analyse(text, depth=depth + 1), into, depth=depth + 1)
 
+    outer_nested, outer_tainted = out.nested, out.tainted
+    out.nested = assess_into
+    prepare(analysis, out)
+    judge_arithmetic(analysis, out)
+    fetched = Fetched() if fetches(analysis.commands) else None
     for cmd in analysis.commands:
         before_reasons = len(out.reasons)
         before_marks = out.readonly_marks
         _track_cwd(cmd, out)
+        if fetched is not None:
+            track_fetches(cmd, out, fetched)
         writes.extend(_judge_command(cmd, analysis, out, functions, assess_into))
         added = out.reasons[before_reasons:]
         marked = out.readonly_marks > before_marks
         if (added and max(r.risk for r in added) > RiskLevel.INFO) or not marked:
             all_read_only = False
+    if fetched is not None:
+        judge_fetches(fetched, out)
+    out.nested, out.tainted = outer_nested, outer_tainted
     return all_read_only, writes
 
 
@@ -362,33 +405,3 @@ def _writes(cmd: SimpleCommand, out: Out) -> list[str]:
 def _harmless(path: str) -> bool:
     return path in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty") or path.startswith(
         "/dev/fd/")
-
-
-_RAW_MEMORY = frozenset({"/dev/port", "/dev/mem", "/dev/kmem"})
-_GENERIC_READERS = READ_ONLY | {"cp", "gzip", "xz", "zstd", "pv", "nc", "ncat", "socat", "scp",
-                                "rsync", "tar", "bsdtar", "base64", "openssl", "curl"}
-
-
-def _secrets(cmd: SimpleCommand, out: Out) -> None:
-    """Reading secrets, raw block devices (which bypass every file permission) or raw memory."""
-    if cmd.program in _METADATA_ONLY:
-        return
-    words = operands(cmd.args) + [r.target for r in cmd.redirects
-                                  if r.op == "<" and r.target is not None]
-    for word in words:
-        if not word.literal and not word.variables:
-            continue
-        for place in out.paths(word):
-            if place.path in _RAW_MEMORY:
-                out.ban(Code.BAN_DISK_WRITE, f"{cmd.program} touches raw memory or I/O ports "
-                        f"({place.path})", target=place.path)
-                return
-            if paths.is_device(place.path) and cmd.program in _GENERIC_READERS:
-                out.high(Code.SECRET_READ, f"{cmd.program} reads the raw device {place.path}, "
-                         "bypassing every file permission", target=place.path, system=True)
-                return
-            if paths.is_secret(place.path):
-                root_only = place.path.startswith(("/etc/", "/root/", "/var/lib/"))
-                out.high(Code.SECRET_READ, f"{cmd.program} reads secret material "
-                         f"({place.path})", target=place.path, system=root_only)
-                return

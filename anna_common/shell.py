@@ -23,7 +23,19 @@ from typing import TYPE_CHECKING
 import tree_sitter_bash
 from tree_sitter import Language, Parser
 
-from anna_common.shellmodel import Analysis, EmbeddedCode, Redirect, SimpleCommand, Stdin
+from anna_common.shellarith import loop_taint, statement_arithmetic
+from anna_common.shellassign import WORD_TYPES as _WORD_TYPES
+from anna_common.shellassign import Assignments
+from anna_common.shellmodel import (
+    MAX_SOURCE,
+    Analysis,
+    Budget,
+    EmbeddedCode,
+    OverBudget,
+    Redirect,
+    SimpleCommand,
+    Stdin,
+)
 from anna_common.shellnested import NestedCode, printed_text
 from anna_common.shellwords import Word, WordBuilder
 from anna_common.unwrap import peel, program_name
@@ -39,11 +51,6 @@ MAX_DEPTH = 8
 _LANGUAGE = Language(tree_sitter_bash.language())
 _local = threading.local()
 
-_WORD_TYPES = frozenset({
-    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation",
-    "simple_expansion", "expansion", "command_substitution", "process_substitution",
-    "arithmetic_expansion", "number", "brace_expression", "extglob_pattern", "regex",
-})
 _REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
@@ -55,22 +62,36 @@ def _parser() -> Parser:
     return parser
 
 
-def analyse(source: str, *, depth: int = 0) -> Analysis:
-    """Parse ``source`` with tree-sitter-bash and collect what it would run."""
+def analyse(source: str, *, depth: int = 0, budget: Budget | None = None) -> Analysis:
+    """Parse ``source`` with tree-sitter-bash and collect what it would run.
+
+    The work is bounded (:data:`~anna_common.shellmodel.LIMITS`): past the budget the
+    analysis stops and says why in ``too_large``. Nested code shares its parent's budget.
+    """
     result = Analysis(source=source)
-    _Walker(result, depth=depth).run(source)
+    if len(source) > MAX_SOURCE:
+        result.too_large.append(f"{len(source)} characters (more than {MAX_SOURCE})")
+        return result
+    own = budget is None
+    try:
+        _Walker(result, depth=depth, budget=budget or Budget()).run(source)
+    except OverBudget as exc:
+        if not own:
+            raise
+        result.too_large.append(str(exc))
     return result
 
 
-class _Walker(NestedCode):
+class _Walker(NestedCode, Assignments):
     """Visits a tree-sitter tree and fills an :class:`Analysis`."""
 
-    def __init__(self, result: Analysis, *, depth: int) -> None:
+    def __init__(self, result: Analysis, *, depth: int, budget: Budget) -> None:
         self.result = result
         self.depth = depth
+        self.budget = budget
         self.nested = 0
         self._collect: list[list[SimpleCommand]] = []
-        self._words = WordBuilder(self._substitution)
+        self._words = WordBuilder(self._substitution, budget.spend)
 
     # -- entry ----------------------------------------------------------------
 
@@ -85,8 +106,11 @@ class _Walker(NestedCode):
             self.result.parse_ok = False
             self.result.opaque.append("the command does not parse as bash")
         self.visit(root, "top", Stdin())
+        self.result.arithmetic.extend(self._words.arithmetic)
+        self.result.too_large.extend(self._words.too_large)
 
     def _emit(self, cmd: SimpleCommand) -> None:
+        self.budget.spend("commands")
         self.result.commands.append(cmd)
         for bucket in self._collect:
             bucket.append(cmd)
@@ -111,6 +135,10 @@ class _Walker(NestedCode):
             return self._declaration(node, origin)
         if kind == "comment":
             return []
+        if kind in ("compound_statement", "c_style_for_statement", "test_command"):
+            self.result.arithmetic.extend(statement_arithmetic(node))
+        elif kind == "for_statement":
+            self.result.tainted.extend(loop_taint(node))
         if kind in _WORD_TYPES:
             self._words.build(node)
             return []
@@ -137,11 +165,16 @@ class _Walker(NestedCode):
         body: Node | None = None
         redirects: list[Redirect] = []
         tails: list[tuple[str, Node]] = []
-        for child in node.children:
-            if child.type in _REDIRECT_TYPES:
-                redirects.extend(self._redirect(child, tails))
-            elif child.is_named and body is None:
-                body = child
+        feeding: list[SimpleCommand] = []  # substitutions in the redirections (< <(curl …))
+        self._collect.append(feeding)
+        try:
+            for child in node.children:
+                if child.type in _REDIRECT_TYPES:
+                    redirects.extend(self._redirect(child, tails))
+                elif child.is_named and body is None:
+                    body = child
+        finally:
+            self._collect.pop()
         if body is None:
             return []
         new_stdin = self._stdin_from(redirects) or stdin
@@ -151,6 +184,8 @@ class _Walker(NestedCode):
             produced = self.visit(body, origin, new_stdin)
             for cmd in produced:
                 cmd.redirects.extend(redirects)
+        for cmd in produced:
+            cmd.substitutions.extend(feeding)
         for op, tail in tails:
             if op == "|":
                 produced = self.visit(tail, origin, Stdin("pipe", produced))
@@ -168,35 +203,6 @@ class _Walker(NestedCode):
             if child.type != "word":
                 self.visit(child, f"function {name}", Stdin())
         return []
-
-    def _assignments(self, node: Node) -> None:
-        targets = [node] if node.type == "variable_assignment" else node.named_children
-        for assign in targets:
-            name = ""
-            value: Word | None = None
-            for child in assign.named_children:
-                if child.type in ("variable_name", "subscript") and not name:
-                    name = (child.text or b"").decode("utf-8", "replace")
-                elif child.type in _WORD_TYPES:
-                    value = self._words.build(child)
-                elif child.type == "array":
-                    for item in child.named_children:
-                        self._words.build(item)
-            self.result.assignments.append((name, value or Word.of("")))
-
-    def _declaration(self, node: Node, origin: str) -> list[SimpleCommand]:
-        keyword = (node.children[0].text or b"").decode() if node.children else "declare"
-        args: list[Word] = []
-        for child in node.named_children:
-            if child.type == "variable_assignment":
-                self._assignments(child)
-                args.append(Word.of((child.text or b"").decode("utf-8", "replace")))
-            elif child.type in _WORD_TYPES or child.type == "variable_name":
-                args.append(self._words.build(child))
-        cmd = SimpleCommand(program=keyword, name=Word.of(keyword), args=args, origin=origin,
-                            depth=self.depth)
-        self._emit(cmd)
-        return [cmd]
 
     # -- redirects ------------------------------------------------------------
 
@@ -247,6 +253,7 @@ class _Walker(NestedCode):
                 self._substitution(child, "heredoc")
                 literal = False
             elif child.type in ("simple_expansion", "expansion"):
+                self._words.build(child)  # ${a[$(cmd)]}: the subscript runs cmd
                 literal = False
         return Word(text=text, literal=literal)
 
@@ -299,7 +306,7 @@ class _Walker(NestedCode):
                 self.result.assignments.extend(assignments)
             return []
         prog_words = inv.words
-        if inv.stdin_args and prog_words:
+        if inv.stdin_args and prog_words and not inv.stdin_replaces:
             # xargs appends what it reads to the arguments: unknown until run time
             prog_words = [*prog_words, Word.unknown("{xargs input}")]
         program = program_name(prog_words[0]) if prog_words else (

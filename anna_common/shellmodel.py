@@ -8,6 +8,32 @@ from anna_common.shellwords import Word
 
 _WRITE_OPS = frozenset({">", ">>", ">|", "&>", "&>>", "<>", ">&"})
 
+MAX_SOURCE = 4096
+"""Characters of one command beyond which it is not parsed (a plan's command is at most 4096
+bytes)."""
+LIMITS = {"words": 200, "word parts": 1024, "commands": 200, "expanded words": 256,
+          "nested code blocks": 64}
+"""Work allowed for one command string, nested code included."""
+
+
+class OverBudget(Exception):
+    """The analysis would exceed its budget; the message says which."""
+
+
+@dataclass(slots=True)
+class Budget:
+    """What one analysis may still spend; shared with the code nested in it."""
+
+    spent: dict[str, int] = field(default_factory=dict)
+    """Units spent per kind (see :data:`LIMITS`)."""
+
+    def spend(self, kind: str, units: int = 1) -> None:
+        """Spend ``units`` of ``kind``; raise :class:`OverBudget` past the limit."""
+        total = self.spent.get(kind, 0) + units
+        self.spent[kind] = total
+        if total > LIMITS[kind]:
+            raise OverBudget(f"more than {LIMITS[kind]} {kind}")
+
 
 
 @dataclass(frozen=True, slots=True)
@@ -116,3 +142,20 @@ class Analysis:
     """Shell variable assignments (``HISTFILE=/dev/null``, ``export PATH=...``)."""
     functions: list[str] = field(default_factory=list)
     """Names of shell functions it defines."""
+    arithmetic: list[str] = field(default_factory=list)
+    """Text bash evaluates as arithmetic (``(( ))``, ``$(( ))``, subscripts, ``[[ a -eq b ]]``
+    operands, substring offsets); code in it runs even inside single quotes."""
+    tainted: list[str] = field(default_factory=list)
+    """Variables given a value that is not a plain number or name (``for x in $(cat f)``)."""
+    too_large: list[str] = field(default_factory=list)
+    """Parts beyond the analysis budget (a brace expansion of too many words)."""
+
+    def merge(self, inner: Analysis) -> None:
+        """Take in what a nested analysis found (its commands are emitted separately)."""
+        self.parse_ok = self.parse_ok and inner.parse_ok
+        self.opaque.extend(inner.opaque)
+        self.assignments.extend(inner.assignments)
+        self.functions.extend(inner.functions)
+        self.arithmetic.extend(inner.arithmetic)
+        self.tainted.extend(inner.tainted)
+        self.too_large.extend(inner.too_large)

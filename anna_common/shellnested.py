@@ -10,7 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anna_common.interpreters import SHELLS, language_of, shell_call
-from anna_common.shellmodel import Analysis, EmbeddedCode, SimpleCommand, Stdin
+from anna_common.shellmodel import Analysis, Budget, EmbeddedCode, SimpleCommand, Stdin
 from anna_common.shellwords import Word
 from anna_common.unwrap import peel, program_name
 
@@ -27,6 +27,7 @@ class NestedCode:
     result: Analysis
     depth: int
     nested: int
+    budget: Budget
 
     def _emit(self, cmd: SimpleCommand) -> None:  # provided by the walker
         raise NotImplementedError
@@ -121,17 +122,15 @@ class NestedCode:
             return
         from anna_common.shell import analyse
 
-        inner = analyse(code.text, depth=self.depth + 1)
+        self.budget.spend("nested code blocks")
+        inner = analyse(code.text, depth=self.depth + 1, budget=self.budget)
         origin = f"{cmd.program} -c" if how == "code" and cmd.program in SHELLS else (
             f"{cmd.program}" if how == "code" else f"{how} into {cmd.program}")
         for sub in inner.commands:
             if sub.origin == "top":
                 sub.origin = origin
             self._emit(sub)
-        self.result.parse_ok = self.result.parse_ok and inner.parse_ok
-        self.result.opaque.extend(inner.opaque)
-        self.result.assignments.extend(inner.assignments)
-        self.result.functions.extend(inner.functions)
+        self.result.merge(inner)
 
     def _find_exec(self, cmd: SimpleCommand) -> None:
         """``find ... -exec CMD {} ;`` runs CMD once per match, with ``{}`` unknown."""

@@ -10,18 +10,19 @@ the risk rules can fail closed on it.
 from __future__ import annotations
 
 import codecs
-import itertools
 import warnings
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
+
+from anna_common import shellbrace
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from tree_sitter import Node
 
-MAX_BRACE_ALTERNATIVES = 64
-"""Brace expansion stops (and the word is treated as unknown) beyond this many results."""
+MAX_BRACE_ALTERNATIVES = shellbrace.MAX_WORDS
+"""Brace expansion of one word beyond this many results is not done: the word is too large."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +59,8 @@ class Word:
     """The words brace expansion produces (empty when there is no brace expansion)."""
     segments: tuple[Segment, ...] = field(default=(), repr=False, compare=False)
     """The pieces it was built from."""
+    too_large: bool = False
+    """True when its brace expansion is beyond the analysis budget (it is then HIGH)."""
 
     @property
     def values(self) -> tuple[str, ...]:
@@ -174,13 +177,25 @@ class WordBuilder:
     the substitution's output when that is statically known (``$(echo rm)``), else None.
     """
 
-    def __init__(self, on_substitution: Callable[[Node, str], str | None]) -> None:
+    def __init__(self, on_substitution: Callable[[Node, str], str | None],
+                 spend: Callable[[str, int], None] | None = None) -> None:
         self._on_substitution = on_substitution
+        self._spend = spend or (lambda _kind, _units: None)
+        self.arithmetic: list[str] = []
+        """Text bash evaluates as arithmetic: ``$((...))``, subscripts, substring offsets."""
+        self.too_large: list[str] = []
+        """Words whose brace expansion is beyond the budget."""
 
     def build(self, node: Node) -> Word:
         """Evaluate a word-like node (word, string, concatenation, expansion, ...)."""
+        self._spend("words", 1)
         segments = self._segments(node, quoted=False)
-        return _finish(segments)
+        word = _finish(segments)
+        if word.alternatives:
+            self._spend("expanded words", len(word.alternatives))
+        if word.too_large:
+            self.too_large.append(word.text[:60])
+        return word
 
     # -- segments -------------------------------------------------------------
 
@@ -198,6 +213,8 @@ class WordBuilder:
         if kind in ("simple_expansion", "expansion"):
             for child in node.named_children:
                 self._scan_substitutions(child)
+            if kind == "expansion":
+                self.arithmetic.extend(expansion_arithmetic(node))
             return [Segment(_text(node), quoted, "var", _var_name(node))]
         if kind == "command_substitution":
             static = self._on_substitution(node, "command_substitution")
@@ -210,6 +227,8 @@ class WordBuilder:
             return [Segment(_text(node), quoted, "subst")]
         if kind == "arithmetic_expansion":
             self._scan_substitutions(node)
+            raw = _text(node)
+            self.arithmetic.append(raw[3:-2] if raw.startswith("$((") else raw[2:-1])
             return [Segment(_text(node), quoted, "subst")]
         if kind == "concatenation":
             return self._gapped(node, quoted=quoted)
@@ -220,6 +239,7 @@ class WordBuilder:
 
     def _string(self, node: Node) -> list[Segment]:
         """A double-quoted string; text between child nodes is literal content."""
+        self._spend("word parts", node.child_count)
         inner: list[Segment] = []
         start = node.start_byte + 1 + (1 if node.type == "translated_string" else 0)
         end = node.end_byte - 1
@@ -240,6 +260,7 @@ class WordBuilder:
         return inner or [Segment("", True)]
 
     def _gapped(self, node: Node, *, quoted: bool) -> list[Segment]:
+        self._spend("word parts", node.child_count)
         out: list[Segment] = []
         source = node.text or b""
         base = node.start_byte
@@ -263,7 +284,32 @@ class WordBuilder:
             if current.type in ("command_substitution", "process_substitution"):
                 self._on_substitution(current, current.type)
                 continue
+            if current.type == "arithmetic_expansion" and current is not node:
+                raw = _text(current)  # ${x:-$((a[$(cmd)]))}: arithmetic nested in a word
+                self.arithmetic.append(raw[3:-2] if raw.startswith("$((") else raw[2:-1])
+            elif current.type == "expansion":
+                self.arithmetic.extend(expansion_arithmetic(current))
             stack.extend(current.children)
+
+
+def expansion_arithmetic(node: Node) -> list[str]:
+    """What bash evaluates as arithmetic in ``${...}``: a subscript (``${a[i+1]}``), substring
+    offsets (``${x:off:len}``) and the name an indirection (``${!x}``) refers to."""
+    found: list[str] = []
+    children = node.children
+    for index, child in enumerate(children):
+        if child.type == "subscript":
+            raw = _text(child)
+            found.append(raw[raw.find("[") + 1 : raw.rfind("]")])
+        elif child.type == ":":
+            tail = b"".join(c.text or b"" for c in children[index + 1 :] if c.type != "}")
+            found.append(tail.decode("utf-8", "replace"))
+            break
+        elif child.type == "!" and index == 1:
+            rest = [c for c in children[index + 1 :] if c.is_named]
+            if rest:
+                found.append(_text(rest[0]))
+    return found
 
 
 def _finish(segments: list[Segment]) -> Word:
@@ -276,7 +322,8 @@ def _finish(segments: list[Segment]) -> Word:
     tilde = tilde and segments[0].text.startswith("~")
     variables = tuple(s.name for s in segments if s.kind == "var" and s.name)
     substituted = any(s.kind == "subst" for s in segments)
-    alternatives = _brace_expand(segments) if literal else ()
+    alternatives, too_large = _brace_expand(segments) if literal else (
+        (), _brace_too_large(segments))
     return Word(
         text=text,
         literal=literal,
@@ -286,66 +333,37 @@ def _finish(segments: list[Segment]) -> Word:
         substituted=substituted,
         alternatives=alternatives,
         segments=tuple(segments),
+        too_large=too_large,
     )
 
 
 # -- brace expansion ------------------------------------------------------------------
 
-_OPEN, _CLOSE, _COMMA = "\x00{", "\x00}", "\x00,"
-
 
 def _tokens(segments: list[Segment]) -> list[str]:
     """Characters, with unquoted braces and commas marked as operators."""
+    marks = {"{": shellbrace.OPEN, "}": shellbrace.CLOSE, ",": shellbrace.COMMA}
     toks: list[str] = []
     for seg in segments:
-        for ch in seg.text:
-            if not seg.quoted and ch == "{":
-                toks.append(_OPEN)
-            elif not seg.quoted and ch == "}":
-                toks.append(_CLOSE)
-            elif not seg.quoted and ch == ",":
-                toks.append(_COMMA)
-            else:
-                toks.append(ch)
+        if seg.quoted:
+            toks.extend(seg.text)
+        else:
+            toks.extend(marks.get(ch, ch) for ch in seg.text)
     return toks
 
 
-def _expand(toks: list[str], budget: list[int]) -> list[str]:
-    """Expand the first balanced ``{a,b}`` group (with a comma) recursively."""
-    depth = 0
-    start = -1
-    commas: list[int] = []
-    for i, tok in enumerate(toks):
-        if tok == _OPEN:
-            if depth == 0:
-                start, commas = i, []
-            depth += 1
-        elif tok == _CLOSE and depth > 0:
-            depth -= 1
-            if depth == 0:
-                if commas:
-                    prefix, suffix = toks[:start], toks[i + 1 :]
-                    bounds = [start, *commas, i]
-                    results: list[str] = []
-                    for a, b in itertools.pairwise(bounds):
-                        for tail in _expand(prefix + toks[a + 1 : b] + suffix, budget):
-                            budget[0] -= 1
-                            if budget[0] < 0:
-                                return results
-                            results.append(tail)
-                    return results
-                start = -1
-        elif tok == _COMMA and depth == 1:
-            commas.append(i)
-    plain = "".join({_OPEN: "{", _CLOSE: "}", _COMMA: ","}.get(t, t) for t in toks)
-    return [plain]
+def _brace_too_large(segments: list[Segment]) -> bool:
+    """``$D/x{a,b}{a,b}...``: bash still expands the braces around the unknown part; a word
+    that would make too many is too large even though Anna does not expand it."""
+    known = [s if s.kind == "literal" else Segment("?", True) for s in segments]
+    return _brace_expand(known)[1]
 
 
-def _brace_expand(segments: list[Segment]) -> tuple[str, ...]:
+def _brace_expand(segments: list[Segment]) -> tuple[tuple[str, ...], bool]:
+    """(the words brace expansion makes, whether it was too large to expand)."""
     if not any(not s.quoted and s.kind == "literal" and "{" in s.text for s in segments):
-        return ()
-    budget = [MAX_BRACE_ALTERNATIVES]
-    expanded = _expand(_tokens(segments), budget)
-    if len(expanded) <= 1:
-        return ()
-    return tuple(expanded)
+        return (), False
+    try:
+        return shellbrace.expand(_tokens(segments)), False
+    except shellbrace.TooLarge:
+        return (), True

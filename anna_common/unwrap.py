@@ -155,6 +155,9 @@ class Invocation:
     """A wrapper opens an interactive shell (``sudo -i``, ``su``, ``doas -s``)."""
     stdin_args: bool = False
     """Arguments come from standard input (``xargs``)."""
+    stdin_replaces: bool = False
+    """With ``xargs -I R`` the input replaces R in the arguments (already marked unknown)
+    instead of being appended."""
     wrapper_options: dict[str, set[str]] = field(default_factory=dict)
     """Options each wrapper was given (``systemd-run --on-calendar`` schedules the command)."""
 
@@ -274,6 +277,21 @@ def _peel_watch(words: list[Word], inv: Invocation) -> list[Word] | None:
     return []
 
 
+def _xargs_replace(options: list[Word]) -> str | None:
+    """The replacement string of ``xargs -I R`` / ``-iR`` / ``--replace[=R]``, if any."""
+    for i, word in enumerate(options):
+        text = word.text
+        if text == "-I" and i + 1 < len(options):
+            return options[i + 1].text or None
+        if text.startswith("-I") and len(text) > 2:
+            return text[2:]
+        if text in ("-i", "--replace"):
+            return "{}"
+        if text.startswith(("-i", "--replace=")):
+            return text.split("=", 1)[1] if "=" in text else text[2:]
+    return None
+
+
 def _peel_script(words: list[Word], inv: Invocation) -> list[Word] | None:
     """``script [opts] -c CMD [file]`` runs CMD through a shell; without -c, an interactive one."""
     for i, word in enumerate(words):
@@ -344,7 +362,12 @@ def _peel_one(prog: str, args: list[Word], inv: Invocation) -> list[Word] | None
             return []
     if prog == "xargs":
         inv.stdin_args = True
-        return rest or [Word.of("echo")]
+        replace = _xargs_replace(args[:i])
+        if replace is None:
+            return rest or [Word.of("echo")]
+        # -I R: each input line replaces R wherever it occurs (nothing is appended)
+        inv.stdin_replaces = True
+        return [Word.unknown(w.text) if replace in w.text else w for w in rest]
     if not rest and prog in _SHELL_WHEN_EMPTY:
         inv.interactive_shell = True
         return []

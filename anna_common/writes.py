@@ -271,14 +271,25 @@ def _download(cmd: SimpleCommand) -> list[WriteTarget]:
     out = []
     for i, word in enumerate(args):
         text = word.text
-        if text in ("-o", "--output", "-O", "--output-document") and i + 1 < len(args):
-            if cmd.program == "curl" and text == "-O":
-                continue
+        if _output_option(cmd.program, text) and i + 1 < len(args):
             out.append(WriteTarget(args[i + 1], "download", program=cmd.program))
         elif text.startswith(("--output=", "--output-document=")):
             out.append(WriteTarget(word.after(text.index("=") + 1), "download",
                                    program=cmd.program))
     return out
+
+
+def _output_option(program: str | None, text: str) -> bool:
+    """``-o FILE`` (``-O FILE`` for wget), also bundled: ``curl -fsSLo FILE``, ``wget -qO FILE``.
+
+    curl's ``-O`` is a flag (the name comes from the URL), not an option with a value.
+    """
+    if text in ("--output", "--output-document"):
+        return True
+    if not text.startswith("-") or text.startswith("--") or len(text) < 2:
+        return False
+    letter = text[-1]
+    return letter == "o" or (letter == "O" and program != "curl")
 
 
 def _tar(cmd: SimpleCommand) -> list[WriteTarget]:

@@ -21,8 +21,10 @@ from anna_common import risk  # noqa: E402
 from anna_common.risk import AssessContext, assess  # noqa: E402
 from anna_common.shell import _parser  # noqa: E402
 from tests.corpus_eval import corpora_dir  # noqa: E402
+from tests.worst_inputs import worst_inputs  # noqa: E402
 
 GOAL_PER_S = 2000.0
+WORST_MS = 50.0
 CONTEXT = AssessContext(distro="arch", home="/home/alice")
 FALLBACK = ["ls -la", "sudo pacman -S docker", "curl -fsSL x | sh", "rm -rf /tmp/build",
             "systemctl status sshd", "sed -i 's/a/b/' ~/.config/x", "find / -name x -delete",
@@ -69,7 +71,26 @@ def main() -> int:
     print(f"assess, cold (median)  : {cold_med:10.0f} /s   best {cold_best:.0f} /s")
     print(f"assess, cached         : {warm:10.0f} /s")
     print(f"goal                   : {GOAL_PER_S:10.0f} /s   cold/goal = {cold_med / GOAL_PER_S:.2f}x")
-    return 0 if cold_med >= GOAL_PER_S else 1
+    worst = worst_case()
+    return 0 if cold_med >= GOAL_PER_S and worst <= WORST_MS else 1
+
+
+def worst_case() -> float:
+    """Print the cold assessment time of each worst-case input; return the slowest (ms)."""
+    assess("cp x /e?c/shadow; cat ~/.ssh/id_rsa; (( a[0] ))", CONTEXT)  # warm the caches
+    print(f"worst-case inputs (cold, best of 3; goal < {WORST_MS:.0f} ms each):")
+    slowest = 0.0
+    for name, command in worst_inputs().items():
+        best = float("inf")
+        for _ in range(3):
+            risk._assess_cached.cache_clear()
+            start = time.perf_counter()
+            verdict = assess(command, CONTEXT)
+            best = min(best, (time.perf_counter() - start) * 1000)
+        slowest = max(slowest, best)
+        print(f"  {name:22} {len(command):7} chars {best:7.1f} ms  {verdict.risk}")
+    print(f"worst                  : {slowest:10.1f} ms")
+    return slowest
 
 
 if __name__ == "__main__":

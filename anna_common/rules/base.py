@@ -6,11 +6,14 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING
 
+from anna_common import pathglob
 from anna_common.paths import Resolved, resolve
 from anna_common.plan import RiskLevel
 from anna_common.shellwords import Word
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from anna_common.shell import SimpleCommand
 
 
@@ -106,6 +109,12 @@ class Code(StrEnum):
     """HIGH: code (an interpreter one-liner, a script) may write files the daemon cannot
     snapshot, so a rollback cannot restore them. Lower-case by agreement with the daemon's
     rollback, which keys on this exact value."""
+    SHELL_STATE = "SHELL_STATE"
+    """LOW/MEDIUM: a builtin changes the shell's state (variables, aliases, hashed paths)."""
+    ARITHMETIC_EVAL = "ARITHMETIC_EVAL"
+    """MEDIUM: bash evaluates non-literal text as arithmetic; ``$(...)`` in it would run."""
+    TOO_LARGE = "TOO_LARGE"
+    """HIGH: the command is beyond the analysis budget (size, expansion, nesting)."""
 
 
 HELP = frozenset({"--help", "-h", "--version", "-V", "-?", "--usage", "help", "version"})
@@ -152,6 +161,21 @@ class Out:
     """Literal shell variables assigned earlier in the same command."""
     readonly_marks: int = 0
     """How many simple commands a rule proved read-only."""
+    tainted: frozenset[str] = frozenset()
+    """Variables whose values are not plain numbers or names (see :mod:`anna_common.shellarith`)."""
+    flags: set[str] = field(default_factory=set)
+    """Shell options the command turns on that change how later text is read
+    (``expand_aliases``)."""
+    globbed: dict[str, list[Resolved]] = field(default_factory=dict)
+    """Wildcard patterns expanded so far, with the protected paths each can match."""
+    glob_words: set[tuple[int, str]] = field(default_factory=set)
+    """(word, pattern) pairs already counted against the wildcard budget."""
+    glob_spent: int = 0
+    """Protected-path candidates handed out for wildcards so far (bounded per command)."""
+    nested_runs: int = 0
+    """Embedded code strings judged so far (bounded: analysis cost is capped)."""
+    nested: Callable[[str, Out], None] | None = None
+    """Judges shell code found inside another construct (an arithmetic subscript, a callback)."""
 
     def add(
         self,
@@ -191,5 +215,43 @@ class Out:
         self.readonly_marks += 1
 
     def paths(self, word: Word) -> list[Resolved]:
-        """Resolve a path word against home, cwd and known variables."""
-        return resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
+        """Resolve a path word against home, cwd and known variables.
+
+        A wildcard is also every protected path it can match (``/e?c/shadow`` is
+        ``/etc/shadow`` too), so it gets that path's verdict.
+        """
+        places = resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
+        if not word.glob:
+            return places
+        extra: list[Resolved] = []
+        for place in places:
+            if place.glob:
+                extra.extend(self._glob_candidates(place.path, word))
+        return places + extra
+
+    def _glob_candidates(self, pattern: str, word: Word) -> list[Resolved]:
+        """Protected paths ``pattern`` can match, within the command's budget (issue 8: the
+        cost of judging them all is bounded; past it the command is HIGH)."""
+        if self.glob_spent > pathglob.MAX_PER_COMMAND:
+            return []  # already over budget (and HIGH): expanding more would only cost time
+        found = self.globbed.get(pattern)
+        if found is None:
+            more = pathglob.expand(pattern, dotglob="dotglob" in self.flags,
+                                   nocase="nocaseglob" in self.flags)
+            found = [Resolved(m, pathglob.is_glob(m)) for m in more or []]
+            if more is None:
+                self.glob_spent = pathglob.MAX_PER_COMMAND  # one pattern alone is too much
+            self.globbed[pattern] = found
+        # every word's candidates are judged: the budget counts them per word (the same word
+        # asked again by another rule is free; the same pattern in another word is not)
+        if (id(word), pattern) not in self.glob_words:
+            self.glob_words.add((id(word), pattern))
+            self.glob_spent += len(found)
+        if self.glob_spent > pathglob.MAX_PER_COMMAND:
+            text = word.text
+            if not any(r.code == Code.TOO_LARGE for r in self.reasons):
+                self.high(Code.TOO_LARGE, f"too large to analyse: {text[:60]} and the other "
+                          "wildcards can match more protected paths than Anna judges in one "
+                          "command", target=text[:60])
+            return []
+        return found

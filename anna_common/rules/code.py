@@ -127,7 +127,9 @@ def _judge_one(cmd: SimpleCommand, code: EmbeddedCode, analysis: Analysis, out: 
         # say ("wget -O- URL | sh -", "curl URL | bash -s -- args", "... | sh FILE").
         # With code on the command line (awk '{...}', bash -c '...') stdin is only data.
         fed_by = list(cmd.stdin.producers)
-    if code.how != "stdin" and (code.text is None or not code.text.literal):
+    if code.text is None or not code.text.literal:
+        # code (or the file or here-string it is read from) computed at run time: whatever
+        # computes it feeds the shell ("sh < <(curl …)", "sh <<< "$(curl …)"")
         fed_by += list(cmd.substitutions) + [c for c in analysis.commands
                                              if c.origin == "heredoc"]
     bad = untrusted_source(fed_by) if fed_by else None

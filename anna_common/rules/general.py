@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.rules.base import HISTORY_VARS, Code, Out
+from anna_common.rules.builtins import BUILTIN_RULES
 from anna_common.writes import operands, options
 
 if TYPE_CHECKING:
@@ -86,15 +87,6 @@ def date(cmd: SimpleCommand, out: Out) -> None:
     """
     if any(w.text in ("-s", "--set") or w.text.startswith("--set=") for w in cmd.args):
         out.high(Code.SYSTEM_SETTING, "date sets the system clock", system=True, target="clock")
-    else:
-        out.read_only()
-
-
-def enable(cmd: SimpleCommand, out: Out) -> None:
-    """bash's ``enable -f LIB`` loads a shared library into the shell."""
-    if any(w.text.startswith("-") and "f" in w.text for w in cmd.args):
-        out.high(Code.LIBRARY_PRELOAD, "enable -f loads a shared library into the shell",
-                 target="enable")
     else:
         out.read_only()
 
@@ -215,7 +207,7 @@ GENERAL_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
     "find": find,
     **dict.fromkeys(("fd", "fdfind"), fd),
     "sed": sed,
-    "enable": enable,
+    **BUILTIN_RULES,
     "getent": getent,
     "git": git,
 }
