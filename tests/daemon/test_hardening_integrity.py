@@ -378,12 +378,11 @@ def _heavy(tag: int) -> dict[str, Any]:
 
 def test_health_answers_while_many_big_submits_are_analysed(user_daemon: RunningDaemon
                                                            ) -> None:
-    # more submits than the server's default worker pool (40): analysed on that pool,
-    # they would keep every sync route (health included) waiting
+    # more submits than the server's default worker pool (40): analysed on that pool, they
+    # kept every sync route (health included) waiting for seconds
     count = 48
     done: list[int] = []
     failures: list[object] = []
-    first = threading.Event()
     lock = threading.Lock()
 
     def submit(tag: int) -> None:
@@ -391,21 +390,23 @@ def test_health_answers_while_many_big_submits_are_analysed(user_daemon: Running
                             {"plan": _heavy(tag), "request": "", "source": "model"})
         with lock:
             (done if status == 200 else failures).append(tag if status == 200 else body)
-        first.set()
 
     threads = [threading.Thread(target=submit, args=(tag,), daemon=True) for tag in range(count)]
     for thread in threads:
         thread.start()
-    assert first.wait(120), "no submission finished"
-    started = time.monotonic()
-    health = user_daemon.client().health()
-    latency = time.monotonic() - started
-    with lock:
-        finished_when_health_answered = len(done) + len(failures)
+    client = user_daemon.client()
+    probes: list[tuple[float, int]] = []  # (latency, submissions finished before it answered)
+    while any(t.is_alive() for t in threads):
+        started = time.monotonic()
+        assert client.health().pid > 0
+        latency = time.monotonic() - started
+        with lock:
+            probes.append((latency, len(done) + len(failures)))
     for thread in threads:
-        thread.join(180)
+        thread.join(60)
     assert not failures, failures[:1]
     assert len(done) == count
-    assert health.pid > 0
-    assert finished_when_health_answered < count, "health waited for every submission"
-    assert latency < 5.0, f"health took {latency:.1f} s while submissions were analysed"
+    # the probes overlapped the analysis: some answered while most submissions were pending
+    assert sum(finished < count // 2 for _, finished in probes) >= 3, probes[:5]
+    worst = max(latency for latency, _ in probes)
+    assert worst < 3.0, f"health took {worst:.1f} s while submissions were analysed"
