@@ -119,7 +119,8 @@ def requirement(plan: AnnotatedPlan) -> Requirement:
         return Requirement(Tier.BANNED, risk, reasons=_banned_reasons(plan))
     needed = tiers.confirmations_needed(plan)
     if needed >= 2:
-        reasons = [inert(f"{s.kind} {s.id}: {'; '.join(s.reasons[:2])}", max_chars=300)
+        reasons = [inert(f"{'rollback ' if s.kind == 'rollback' else ''}{s.id}: "
+                         f"{'; '.join(s.reasons[:2])}", max_chars=300)
                    for s in tiers.high_steps(plan)]
         return Requirement(Tier.TWO, RiskLevel.HIGH, word=tiers.plan_word(plan),
                            reasons=reasons)
