@@ -29,6 +29,8 @@ from annactl.confirm import Tier
 from annad.integrity import row_hash
 from annad.journal import _SCHEMA, GENESIS, Journal
 from tests.daemonfix import RunningDaemon, http, make_plan
+from tests.ui.conftest import Anna, anna  # noqa: F401 - the real annactl on a real daemon
+from tests.ui.ptyrun import PtyProcess
 
 
 def _submit(daemon: RunningDaemon, raw: dict[str, Any]) -> SubmitResponse:
@@ -128,6 +130,51 @@ def test_high_rollback_command_needs_the_word_at_rollback(user_daemon: RunningDa
     response = client.rollback(sub.plan_id, confirm_word=req.word)
     assert str(response.status) == "rolled_back"
     assert not precious.exists()  # the HIGH rollback command ran once its word was given
+
+
+def _cli_high_rollback(anna: Anna) -> tuple[Path, Path]:  # noqa: F811
+    precious = anna.daemon.home / "precious"
+    precious.mkdir()
+    plan = anna.plan_file(make_plan([("add", f"touch {anna.work}/made", "LOW")],
+                                    rollback={"add": "rm -rf ~/precious"}))
+    return precious, plan
+
+
+def test_cli_info_step_with_writing_rollback_is_not_run_unasked(anna: Anna) -> None:  # noqa: F811
+    keep = anna.daemon.home / "keep.txt"
+    keep.write_text("x")
+    plan = anna.plan_file(make_plan([("look", "ls ~", "INFO")],
+                                    rollback={"look": "rm -f ~/keep.txt"}))
+    proc = anna.run("apply", str(plan))  # no terminal, no --yes: an INFO-only plan would run
+    assert proc.returncode == 4 and "DECLINED" in proc.stderr
+    code, out = anna.json("apply", str(plan), "--yes")
+    assert code == 0 and out["status"] == "succeeded" and keep.exists()
+
+
+def test_cli_high_rollback_command_asks_its_word_at_execute_and_rollback(anna: Anna  # noqa: F811
+                                                                         ) -> None:
+    precious, plan = _cli_high_rollback(anna)
+    code, _ = anna.json("apply", str(plan), "--yes")  # --yes alone: up to MEDIUM
+    assert code == 4 and not (anna.work / "made").exists()
+    term = PtyProcess([*anna.argv, "apply", str(plan)], anna.env)
+    term.expect(r"Run this HIGH plan\? \[y/N\]")
+    term.send("y\r")
+    term.expect(r"Type '~/precious' to run it:")
+    term.send("~/precious\r")
+    assert term.wait() == 0, term.text
+    assert (anna.work / "made").exists()
+    plan_id = anna.daemon.client().list_plans().plans[0].plan_id
+    code, _ = anna.json("rollback", plan_id, "--yes")  # the rollback command is HIGH
+    assert code == 4 and precious.exists()
+    term = PtyProcess([*anna.argv, "rollback", plan_id], anna.env)
+    term.expect(r"Roll back plan .*\[y/N\]")
+    term.send("y\r")
+    term.expect(r"Type '~/precious' to run it:")
+    term.send("~/PRECIOUS\r")
+    assert term.wait() == 4 and precious.exists()
+    code, back = anna.json("rollback", plan_id, "--yes", "--allow-high")
+    assert code == 0 and back["status"] == "rolled_back"
+    assert not precious.exists()
 
 
 # ------------------------------------------------------------------ class 14: twins
