@@ -172,6 +172,17 @@ class Journal:
                 self._db.execute("BEGIN IMMEDIATE")
                 yield
 
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction: the rows read inside it are one consistent state, even
+        while another process writes the file (WAL readers see a fixed snapshot)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._db.execute("COMMIT")
+
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
@@ -203,7 +214,7 @@ class Journal:
     def verify(self) -> AuditReport:
         """Recompute the hash chain and check every plan row against it; report the first
         row that does not match."""
-        with self._lock:
+        with self._snapshot():
             rows = self._db.execute(
                 f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY id").fetchall()  # noqa: S608
             plans = self._plans_unlocked()
@@ -238,7 +249,7 @@ class Journal:
         Execute and rollback act on the stored annotation and status: this is what binds
         them to what the daemon computed at submit.
         """
-        with self._lock:
+        with self._snapshot():
             plan = self.get_plan(plan_id)
             start = self._db.execute(
                 "SELECT MIN(id) FROM events WHERE plan_id=? AND kind='plan_submitted'",

@@ -219,8 +219,8 @@ class PlanService:
     def checks(self, peer: Peer | None, plan_id: str, request: ChecksRequest) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""
         peer = self._authorised(peer)
-        row = self.journal.check_plan(self._owned(peer, plan_id).plan_id)
-        results = run_checks(bound_annotation(row), self.context(row.home), self.runner,
+        row, annotated = self._bound(self._owned(peer, plan_id))
+        results = run_checks(annotated, self.context(row.home), self.runner,
                              owner=row.caller_uid, home=row.home, session=request.session,
                              settings=self.settings, user_mode=self.user_mode)
         self.journal.event("checks_run", plan_id, ran=sum(r.ran for r in results),
@@ -233,24 +233,30 @@ class PlanService:
                 ) -> Iterator[bytes]:
         """``POST /v1/plans/{id}/execute``: checks, then a stream of NDJSON event lines."""
         peer = self._authorised(peer)
-        row = self._owned(peer, plan_id)
+        row, annotated = self._bound(self._owned(peer, plan_id))
         if not hmac.compare_digest(request.digest.encode(), row.digest.encode()):
             raise PlanError("the digest does not match the plan submitted; submit it again",
                             code=ErrorCode.DIGEST_MISMATCH)
-        annotated = self._bound(row)
         if annotated.banned:
             raise PlanError("the plan contains a hard-banned command", code=ErrorCode.PLAN_BANNED)
         _check_confirmations(annotated, request)
         return self.runs.execute(row, annotated, request.session)
 
-    def _bound(self, row: PlanRow) -> AnnotatedPlan:
-        """The row's annotation, after proving the row is what the chain recorded and the
-        annotation holds exactly the plan's commands (else AUDIT_CHAIN_BROKEN)."""
-        self.journal.check_plan(row.plan_id)
+    def _bound(self, owned: PlanRow) -> tuple[PlanRow, AnnotatedPlan]:
+        """The row as it is now, proven to be what the chain recorded, and its annotation,
+        proven to hold exactly the plan's commands (else AUDIT_CHAIN_BROKEN).
+
+        The row is read again inside one read transaction and everything after this uses
+        that copy: what is checked is what runs.
+        """
+        row = self.journal.check_plan(owned.plan_id)
+        if row.caller_uid != owned.caller_uid:
+            raise AnnaError("the stored plan changed while it was being read; the journal "
+                            "was altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
         if plan_digest(json.loads(row.plan_json)) != row.digest:
             raise AnnaError("the stored plan does not match its digest; the journal was "
                             "altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
-        return bound_annotation(row)
+        return row, bound_annotation(row)
 
     def cancel(self, peer: Peer | None, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/cancel``: stop the running plan, wait for its undo."""
@@ -267,7 +273,7 @@ class PlanService:
         if not request.confirmed:
             raise AnnaError("a rollback changes the system: confirm it",
                             code=ErrorCode.CONFIRMATION_REQUIRED)
-        annotated = self._bound(row)
+        row, annotated = self._bound(row)
         word = tiers.rollback_word(annotated)
         # a HIGH rollback command is as HIGH at rollback time as it was at execute
         if word is not None and not (request.high_confirmed and
