@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.findings import AnnotatedPlan
+from anna_common.plan import RiskLevel
 from anna_common.protocol import (
     ErrorBody,
     PlanRecord,
@@ -27,8 +28,12 @@ if TYPE_CHECKING:
 
 def annotated_of(row: PlanRow) -> AnnotatedPlan:
     """The daemon's own annotation stored at submit (for showing; see :func:`bound_annotation`
-    for acting on it)."""
-    return AnnotatedPlan.model_validate_json(row.annotated_json)
+    for acting on it). A row that no longer parses was edited: ``AUDIT_CHAIN_BROKEN``."""
+    try:
+        return AnnotatedPlan.model_validate_json(row.annotated_json)
+    except ValueError:
+        raise AnnaError(f"the stored annotation of plan {row.plan_id} does not parse; the "
+                        "journal was altered", code=ErrorCode.AUDIT_CHAIN_BROKEN) from None
 
 
 def bound_annotation(row: PlanRow) -> AnnotatedPlan:
@@ -43,10 +48,7 @@ def bound_annotation(row: PlanRow) -> AnnotatedPlan:
     """
     broken = AnnaError("the stored annotation does not match the stored plan; the journal "
                        "was altered and nothing was run", code=ErrorCode.AUDIT_CHAIN_BROKEN)
-    try:
-        annotated = annotated_of(row)
-    except ValueError:
-        raise broken from None
+    annotated = annotated_of(row)
     plan = annotated.plan
     if annotated.digest != row.digest or plan.digest() != row.digest:
         raise broken
@@ -83,8 +85,15 @@ def plan_record(row: PlanRow, journal: Journal) -> PlanRecord:
 
 
 def plan_summary(row: PlanRow) -> PlanSummary:
-    """A list entry for ``GET /v1/plans``."""
-    annotated = annotated_of(row)
+    """A list entry for ``GET /v1/plans`` (an unreadable row is listed as such, HIGH, so one
+    edited row does not hide the history)."""
+    try:
+        annotated = annotated_of(row)
+    except AnnaError:
+        return PlanSummary(plan_id=row.plan_id, status=row.status, created_at=row.created_at,
+                           updated_at=row.updated_at, caller_uid=row.caller_uid,
+                           title="(the stored plan does not parse: the journal was altered)",
+                           final_risk=RiskLevel.HIGH, steps=0)
     goals = annotated.plan.goals
     return PlanSummary(plan_id=row.plan_id, status=row.status, created_at=row.created_at,
                        updated_at=row.updated_at, caller_uid=row.caller_uid,

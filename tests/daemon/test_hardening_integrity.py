@@ -271,8 +271,23 @@ def _change_the_home(daemon: RunningDaemon, plan_id: str) -> str | None:
     return None
 
 
+def _swap_plan_json_only(daemon: RunningDaemon, plan_id: str) -> str | None:
+    plan_json, _, _ = _row(daemon, plan_id)
+    plan = json.loads(plan_json)
+    plan["command_plan"][0]["command"] = EVIL
+    _edit(daemon, "UPDATE plans SET plan_json=? WHERE plan_id=?",
+          canonical_json(plan).decode(), plan_id)
+    return None
+
+
+def _garbage_annotation(daemon: RunningDaemon, plan_id: str) -> str | None:
+    _edit(daemon, "UPDATE plans SET annotated_json='{\"steps\": 1' WHERE plan_id=?", plan_id)
+    return None
+
+
 FORGERIES = {"step only": _swap_step_only, "everything": _swap_everything,
-             "tier": _lower_the_tier, "scope": _swap_the_scope, "home": _change_the_home}
+             "tier": _lower_the_tier, "scope": _swap_the_scope, "home": _change_the_home,
+             "plan_json only": _swap_plan_json_only, "garbage": _garbage_annotation}
 
 
 @pytest.mark.parametrize("forgery", sorted(FORGERIES))
@@ -293,7 +308,8 @@ def test_an_edited_plan_row_is_refused_and_nothing_runs(user_daemon: RunningDaem
     _refused(lambda: client.run_checks(sub.plan_id), ErrorCode.AUDIT_CHAIN_BROKEN)
     assert not (user_daemon.home / "pwned").exists()
     assert (user_daemon.home / "victim").exists()
-    assert _status(user_daemon, sub.plan_id) == "submitted"
+    listed = {p.plan_id: p for p in client.list_plans().plans}  # history still answers
+    assert str(listed[sub.plan_id].status) == "submitted"
 
 
 def test_a_reset_status_cannot_run_a_plan_twice(user_daemon: RunningDaemon) -> None:
