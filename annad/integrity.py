@@ -28,6 +28,8 @@ if TYPE_CHECKING:
 SEAL_FIELDS = ("digest", "plan_sha256", "annotated_sha256", "request_sha256", "caller_uid",
                "home", "source")
 """The keys of a seal, all of which must match."""
+GENESIS = "0" * 64
+"""prev_hash of the first event row."""
 MIGRATED_KIND = "journal_migrated"
 """The event that seals the plans of a journal written before seals existed."""
 
@@ -70,6 +72,14 @@ class PlanLedger:
         self.seals: dict[str, dict[str, Any]] = {}
         self.status: dict[str, str] = {}
         self.seal_row: dict[str, int] = {}
+
+    @classmethod
+    def of(cls, rows: list[tuple[Any, ...]]) -> PlanLedger:
+        """The ledger of event rows ``(id, ts, plan_id, kind, step_id, body, prev, hash)``."""
+        ledger = cls()
+        for row_id, _ts, plan_id, kind, step_id, body, _prev, _hash in rows:
+            ledger.add(row_id, plan_id, kind, step_id, body)
+        return ledger
 
     def add(self, row_id: int, plan_id: str | None, kind: str, step_id: str | None,
             body_text: str) -> None:
@@ -115,3 +125,40 @@ class PlanLedger:
             return (f"plan {row.plan_id}: status {row.status} is not the last one the chain "
                     f"recorded ({recorded})")
         return None
+
+
+def event_hash(prev: str, row_id: int, ts: float, plan_id: str | None, kind: str,
+              step_id: str | None, body: str, *, legacy: bool = False) -> str:
+    """The hash of one event row, chained to ``prev``."""
+    fields = {"id": row_id, "ts": ts, "plan_id": plan_id, "kind": kind, "step_id": step_id,
+              "body": body}
+    return row_hash(prev, fields, legacy=legacy)
+
+
+def chain_break(rows: list[tuple[Any, ...]], prev: str, *, first_number: int) -> int | None:
+    """The id of the first row that breaks the chain starting at ``prev``, or None.
+
+    Rows before the ``journal_migrated`` event were written by schema 0 and may carry the
+    NFC-normalised hash; every later row must hash its exact text.
+    """
+    legacy_until = next((r[0] for r in rows if r[3] == MIGRATED_KIND), 0)
+    for number, (row_id, ts, plan_id, kind, step_id, body, prev_hash, digest) in \
+            enumerate(rows, start=first_number):
+        expected = event_hash(prev, row_id, ts, plan_id, kind, step_id, body)
+        if digest != expected and row_id < legacy_until:
+            expected = event_hash(prev, row_id, ts, plan_id, kind, step_id, body, legacy=True)
+        # ids are consecutive: a gap means rows were deleted
+        if row_id != number or prev_hash != prev or digest != expected:
+            return int(row_id)
+        prev = digest
+    return None
+
+
+def plan_problem(plan: PlanRow, rows: list[tuple[Any, ...]]) -> str | None:
+    """Why ``plan`` does not match the event rows from its seal on (which must chain among
+    themselves), or None."""
+    prev = rows[0][6] if rows else GENESIS
+    bad = chain_break(rows, prev, first_number=rows[0][0] if rows else 1)
+    if bad is not None:
+        return f"event row {bad} does not match the chain"
+    return PlanLedger.of(rows).problem(plan)

@@ -35,14 +35,13 @@ from typing import TYPE_CHECKING, Any
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
 from anna_common.protocol import AuditReport, PlanStatus, StepStatus
-from annad.integrity import MIGRATED_KIND, PlanLedger, row_hash, seal_of
+from annad import integrity
+from annad.integrity import GENESIS, MIGRATED_KIND, seal_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-GENESIS = "0" * 64
-"""prev_hash of the first event row."""
 SCHEMA_VERSION = 1
 """``PRAGMA user_version`` this daemon writes (see the module docstring)."""
 
@@ -107,13 +106,6 @@ class UndoRow:
     target: str
     ok: bool
     message: str
-
-
-def _row_hash(prev: str, row_id: int, ts: float, plan_id: str | None, kind: str,
-              step_id: str | None, body: str, *, legacy: bool = False) -> str:
-    fields = {"id": row_id, "ts": ts, "plan_id": plan_id, "kind": kind, "step_id": step_id,
-              "body": body}
-    return row_hash(prev, fields, legacy=legacy)
 
 
 _EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
@@ -199,7 +191,7 @@ class Journal:
         row_id = max(seq[0] if seq else 0, last[0] if last else 0) + 1
         ts = round(time.time(), 6)
         text = canonical_json(body).decode("utf-8")
-        digest = _row_hash(prev, row_id, ts, plan_id, kind, step_id, text)
+        digest = integrity.event_hash(prev, row_id, ts, plan_id, kind, step_id, text)
         self._db.execute(
             "INSERT INTO events(id, ts, plan_id, kind, step_id, body, prev_hash, hash) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -218,14 +210,12 @@ class Journal:
             rows = self._db.execute(
                 f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY id").fetchall()  # noqa: S608
             plans = self._plans_unlocked()
-        bad = _chain_break(rows, GENESIS, first_number=1)
+        bad = integrity.chain_break(rows, GENESIS, first_number=1)
         if bad is not None:
             return AuditReport(ok=False, rows=len(rows), first_bad_row=bad,
                                message=f"event row {bad} does not match the chain: it "
                                "was altered, or a row before it was removed")
-        ledger = PlanLedger()
-        for row_id, _ts, plan_id, kind, step_id, body, _prev, _hash in rows:
-            ledger.add(row_id, plan_id, kind, step_id, body)
+        ledger = integrity.PlanLedger.of(rows)
         for plan in sorted(plans, key=lambda p: ledger.seal_row.get(p.plan_id, 0)):
             problem = ledger.problem(plan)
             if problem is not None:
@@ -264,13 +254,7 @@ class Journal:
                                     "ORDER BY id", (begin,)).fetchall()
         if plan is None:
             raise AnnaError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
-        prev = rows[0][6] if rows else GENESIS
-        bad = _chain_break(rows, prev, first_number=rows[0][0] if rows else 1)
-        ledger = PlanLedger()
-        for row_id, _ts, pid, kind, step_id, body, _prev, _hash in rows:
-            ledger.add(row_id, pid, kind, step_id, body)
-        problem = f"event row {bad} does not match the chain" if bad is not None else \
-            ledger.problem(plan)
+        problem = integrity.plan_problem(plan, rows)
         if problem is not None:
             raise AnnaError(f"the stored plan does not match the journal's chain ({problem}); "
                             "the journal was altered and nothing was run",
@@ -413,22 +397,3 @@ def _plan_row(row: tuple[Any, ...]) -> PlanRow:
                    created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
                    request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
                    error=json.loads(row[11]) if row[11] else None)
-
-
-def _chain_break(rows: list[tuple[Any, ...]], prev: str, *, first_number: int) -> int | None:
-    """The id of the first row that breaks the chain starting at ``prev``, or None.
-
-    Rows before the ``journal_migrated`` event were written by schema 0 and may carry the
-    NFC-normalised hash; every later row must hash its exact text.
-    """
-    legacy_until = next((r[0] for r in rows if r[3] == MIGRATED_KIND), 0)
-    for number, (row_id, ts, plan_id, kind, step_id, body, prev_hash, digest) in \
-            enumerate(rows, start=first_number):
-        expected = _row_hash(prev, row_id, ts, plan_id, kind, step_id, body)
-        if digest != expected and row_id < legacy_until:
-            expected = _row_hash(prev, row_id, ts, plan_id, kind, step_id, body, legacy=True)
-        # ids are consecutive: a gap means rows were deleted
-        if row_id != number or prev_hash != prev or digest != expected:
-            return int(row_id)
-        prev = digest
-    return None
