@@ -18,6 +18,19 @@ from anna_common.rules.base import Code
 _UNDOABLE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE), str(Code.USER_CONFIG),
                        str(Code.HOME_WRITE), str(Code.TEMP_WRITE), str(Code.ETC_WRITE),
                        str(Code.SYSTEM_WRITE), str(Code.PERSISTENCE), str(Code.SECURITY_CONFIG)})
+_INVERSE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE)})
+"""Codes whose change the daemon can invert from recorded pre-state (package versions,
+unit enablement and activity) without a model rollback or a file snapshot."""
+_NOTHING_TO_UNDO = frozenset({str(Code.READ_ONLY), str(Code.NETWORK_READ),
+                              str(Code.SECRET_READ)})
+"""Codes of commands that change nothing on the machine (they are MEDIUM for what they
+reveal or fetch, not for what they change): nothing to undo, so no rollback needed."""
+_UNCAPTURED = "UNCAPTURED_WRITE"
+"""Interpreter code whose writes Anna cannot see: listed writes are not the whole effect,
+so they are no snapshot that undoes the step."""
+NO_UNDO_REASON = "no way to undo it: no rollback command, nothing Anna can snapshot"
+"""Why a MEDIUM step without any undo was raised to HIGH (seed 000: MEDIUM must have clear
+rollback)."""
 
 
 def _step(kind: StepKind, index: int, ident: str, description: str, command: str,
@@ -116,6 +129,7 @@ def annotate(plan: ActionPlan, ctx: AssessContext
                                   message=f"no rollback step has id {cmd.rollback_id!r}"))
         step = _step("step", i, cmd.id, cmd.description, cmd.command, cmd.risk_level, verdict,
                      rollback_id=cmd.rollback_id, model_confirm=cmd.requires_confirmation)
+        step = _medium_needs_undo(step, verdict, warnings, path + ".command")
         if step.requires_confirmation and not cmd.requires_confirmation:
             warnings.append(Finding(code=FindingCode.CONFIRMATION_ADDED,
                                     path=path + ".requires_confirmation",
@@ -134,6 +148,33 @@ def annotate(plan: ActionPlan, ctx: AssessContext
     return annotated, errors, warnings
 
 
+def _snapshot_or_inverse(step: AnnotatedStep) -> bool:
+    """The daemon itself can undo the step: known write targets it snapshots (unless the
+    step also writes where Anna cannot see), or pre-state it records and inverts."""
+    codes = {c.upper() for c in step.codes}
+    if step.writes and _UNCAPTURED not in codes:
+        return True
+    return bool(codes & _INVERSE)
+
+
+def _medium_needs_undo(step: AnnotatedStep, verdict: Assessment, warnings: list[Finding],
+                       path: str) -> AnnotatedStep:
+    """Seed 000: a MEDIUM step must have a clear rollback, or it is HIGH.
+
+    A clear rollback is the model's rollback command, a daemon snapshot or a recognised
+    inverse; a MEDIUM step with none of them (an unknown program, a signal, a write to
+    an unknown target) cannot be taken back, so it is asked for as HIGH.
+    """
+    if step.final_risk != RiskLevel.MEDIUM or step.rollback_id or verdict.read_only:
+        return step
+    if _snapshot_or_inverse(step) or (step.codes and set(step.codes) <= _NOTHING_TO_UNDO):
+        return step
+    warnings.append(Finding(code=FindingCode.RISK_RAISED, path=path,
+                            message=f"Anna raised the risk from MEDIUM to HIGH: {NO_UNDO_REASON}"))
+    return step.model_copy(update={"final_risk": RiskLevel.HIGH, "requires_confirmation": True,
+                                   "reasons": [NO_UNDO_REASON, *step.reasons]})
+
+
 def _undoable(step: AnnotatedStep) -> bool:
     if step.final_risk == RiskLevel.INFO or step.rollback_id:
         return True
@@ -142,9 +183,13 @@ def _undoable(step: AnnotatedStep) -> bool:
 
 def _summary(plan: ActionPlan, checks: list[AnnotatedStep], steps: list[AnnotatedStep],
              rollback: list[AnnotatedStep]) -> AnnotatedPlan:
-    final = RiskLevel.max_of(*(s.final_risk for s in steps))
+    # Rollback commands count toward the tier: they run without a further question when a
+    # step fails, so approving the plan approves them (an INFO step whose rollback writes
+    # /etc needs that write's confirmation; a HIGH rollback command needs the HIGH word).
+    final = RiskLevel.max_of(*(s.final_risk for s in [*steps, *rollback]))
     confirmations = 2 if final == RiskLevel.HIGH else (
-        1 if final >= RiskLevel.LOW or any(s.requires_confirmation for s in steps) else 0)
+        1 if final >= RiskLevel.LOW or any(s.requires_confirmation for s in [*steps, *rollback])
+        else 0)
     changing = [s for s in steps if s.final_risk > RiskLevel.INFO]
     undo = [_undoable(s) for s in changing]
     status: RollbackStatus = "none" if changing and not any(undo) else (
@@ -160,7 +205,7 @@ def _summary(plan: ActionPlan, checks: list[AnnotatedStep], steps: list[Annotate
         banned=any(s.banned for s in [*checks, *steps, *rollback]),
         scope=Scope.SYSTEM if any(s.scope == Scope.SYSTEM for s in steps) else Scope.USER,
         confirmations=confirmations,
-        confirm_word=next((s.confirm_word for s in steps if s.final_risk == RiskLevel.HIGH
-                           and s.confirm_word), None),
+        confirm_word=next((s.confirm_word for s in [*steps, *rollback]
+                           if s.final_risk == RiskLevel.HIGH and s.confirm_word), None),
         rollback_status=status,
     )

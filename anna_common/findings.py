@@ -119,15 +119,19 @@ class AnnotatedPlan(BaseModel):
     rollback: list[AnnotatedStep]
     """rollback_plan, annotated."""
     final_risk: RiskLevel
-    """The highest final risk of the steps (INFO for a plan without steps)."""
+    """The highest final risk of the steps and rollback commands (INFO for a plan without
+    either): a rollback command runs unasked when a step fails, so it counts."""
     banned: bool
     """Some check, step or rollback command is hard-banned."""
     scope: Scope
     """``system`` when any step needs root."""
     confirmations: int
-    """0 for INFO, 1 for LOW/MEDIUM (or when the model asked), 2 for HIGH."""
+    """0 for INFO, 1 for LOW/MEDIUM (or when the model asked), 2 for HIGH (rollback
+    commands included)."""
     confirm_word: str | None
-    """For HIGH plans: the word the second confirmation asks for."""
+    """For HIGH plans: the raw word the second confirmation asks for (from the first HIGH
+    step, else the first HIGH rollback command); shown and compared through
+    :func:`anna_common.tiers.plan_word`."""
     rollback_status: RollbackStatus = "none"
     """Whether every changing step can be undone (by its rollback command or the daemon's
     snapshots and recorded pre-state), some can, or none."""

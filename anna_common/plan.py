@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import hashlib
 import json
-import unicodedata
 from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
@@ -191,25 +190,17 @@ class ActionPlan(BaseModel):
 # --------------------------------------------------------------------------- canonical JSON
 
 
-def _nfc(value: Any) -> Any:
-    """Normalise every string (keys too) to Unicode NFC, recursively."""
-    if isinstance(value, str):
-        return unicodedata.normalize("NFC", value)
-    if isinstance(value, dict):
-        return {_nfc(k): _nfc(v) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [_nfc(v) for v in value]
-    return value
-
-
 def canonical_json(value: Any) -> bytes:
-    """Canonical JSON: sorted keys, no whitespace, UTF-8, strings in NFC.
+    """Canonical JSON: sorted keys, no whitespace, UTF-8, strings exactly as given.
 
-    Used for plan digests and cache keys; two equal values always give the
-    same bytes, whatever order their keys arrived in.
+    Used for plan digests, journal hashes and cache keys; two equal values always give
+    the same bytes, whatever order their keys arrived in. Strings are NOT Unicode-
+    normalised on purpose: the digest binds the exact bytes that will run, so an NFD
+    command and its NFC twin (different bytes, possibly different files) must have
+    different digests.
     """
     text = json.dumps(
-        _nfc(value), sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
+        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
     )
     return text.encode("utf-8")
 

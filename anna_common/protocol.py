@@ -230,6 +230,12 @@ class ExecuteRequest(BaseModel):
     """The person typed the confirmation word (required for HIGH plans)."""
     session: SessionEnv = Field(default_factory=SessionEnv)
     """Environment for user-scope steps."""
+    confirm_word: str | None = Field(default=None, max_length=4096)
+    """For HIGH plans: the word the person typed. The daemon compares it (surrounding
+    spaces ignored, case kept, constant time) with the word it computed itself
+    (:func:`anna_common.tiers.plan_word`); a missing or different word is
+    ``CONFIRMATION_REQUIRED`` and nothing runs. ``--yes --allow-high`` sends the word
+    the daemon's submit response named: those flags are the person's approval."""
 
 
 class RollbackRequest(BaseModel):
@@ -241,6 +247,11 @@ class RollbackRequest(BaseModel):
     """The person confirmed the rollback."""
     session: SessionEnv = Field(default_factory=SessionEnv)
     """Environment for user-scope undo commands."""
+    high_confirmed: bool = False
+    """The person typed the word a HIGH rollback command asks for."""
+    confirm_word: str | None = Field(default=None, max_length=4096)
+    """When a rollback command is HIGH: the word the person typed, compared by the daemon
+    with :func:`anna_common.tiers.rollback_word` as at execute."""
 
 
 class RollbackResponse(BaseModel):

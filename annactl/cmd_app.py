@@ -155,11 +155,13 @@ def history(as_json: JsonOpt = False) -> None:
 @app.command()
 def rollback(plan_id: Annotated[str, typer.Argument(metavar="ID")],
              yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+             allow_high: AllowHighOpt = False,
              as_json: JsonOpt = False) -> None:
     """Undo a plan (after success, failure or a daemon crash)."""
     from annactl import cmd_plans
 
-    raise typer.Exit(cmd_plans.rollback(_consoles(), plan_id, yes=yes, as_json=as_json))
+    raise typer.Exit(cmd_plans.rollback(_consoles(), plan_id, yes=yes, as_json=as_json,
+                                        allow_high=allow_high))
 
 
 @app.command()

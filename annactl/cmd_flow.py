@@ -183,7 +183,7 @@ class Flow:
         return self.daemon.execute(prepared.plan_id, prepared.digest,
                                    confirmed=approval.confirmed,
                                    high_confirmed=approval.high_confirmed,
-                                   session=session_env())
+                                   session=session_env(), confirm_word=approval.word)
 
     def record(self, plan_id: str) -> PlanRecord:
         """The journal's view of a plan."""
@@ -193,9 +193,10 @@ class Flow:
         """Stop a running plan; the daemon rolls it back."""
         return self.daemon.cancel(plan_id)
 
-    def rollback(self, plan_id: str) -> RollbackResponse:
-        """Undo a finished (or interrupted, or failed) plan."""
-        return self.daemon.rollback(plan_id, session=session_env())
+    def rollback(self, plan_id: str, *, confirm_word: str | None = None) -> RollbackResponse:
+        """Undo a finished (or interrupted, or failed) plan (``confirm_word``: the word a
+        HIGH rollback command needs)."""
+        return self.daemon.rollback(plan_id, session=session_env(), confirm_word=confirm_word)
 
 
 def _history(settings: ClientSettings) -> Any:

@@ -131,23 +131,37 @@ def history(consoles: Consoles, *, as_json: bool) -> int:
     return ExitStatus.SUCCESS
 
 
-def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool) -> int:
-    """Undo a plan after asking (``--yes`` skips the question; no terminal needs it)."""
+def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
+             allow_high: bool = False) -> int:
+    """Undo a plan after asking (``--yes`` skips the question; no terminal needs it).
+
+    A plan whose rollback commands include a HIGH one needs, as at execute, the typed word
+    too (``--yes --allow-high`` without a terminal); the daemon checks it.
+    """
     from annactl import render
     from annactl.console import emit_json, inert
 
     flow, _ = _flow()
     record = flow.record(plan_id)
-    if not yes:
+    req = confirm.rollback_requirement(record.annotated)
+    granted = confirm.by_flags(req, yes=yes, allow_high=allow_high)
+    if granted is None:
         if as_json or not consoles.interactive:
+            need = "--yes --allow-high" if req.tier == confirm.Tier.TWO else "--yes"
             raise confirm.declined("rolling back needs a confirmation and there is no "
-                                   "terminal to ask on", hint="pass --yes")
+                                   "terminal to ask on", hint=f"pass {need}")
         title = inert(record.annotated.plan.goals[0] if record.annotated.plan.goals else "",
                       max_chars=80)
         question = f"Roll back plan {record.plan_id} ({title}, now {record.status})? [y/N]"
-        if not confirm.TerminalPrompter(consoles.err).yes_no(question):
+        prompter = confirm.TerminalPrompter(consoles.err)
+        if not prompter.yes_no(question):
             raise confirm.declined("declined; nothing was rolled back")
-    response = flow.rollback(plan_id)
+        typed = None
+        if req.tier == confirm.Tier.TWO:
+            typed = prompter.text(f"A rollback command is HIGH-risk. Type {req.word!r} to run "
+                                  "it:")
+        granted = confirm.approval(req, confirmed=True, typed_word=typed)
+    response = flow.rollback(plan_id, confirm_word=granted.word)
     if as_json:
         emit_json(consoles, {"plan_id": response.plan_id, "status": str(response.status),
                              "undo": [u.model_dump(mode="json") for u in response.undo]})

@@ -10,9 +10,15 @@ The tier comes from the *daemon's* :class:`~anna_common.findings.AnnotatedPlan`
 | HIGH | that confirmation, then type the word the prompt names (molly-guard) |
 | banned | nothing can approve it; the reasons are shown |
 
+The tier counts the plan's rollback commands as well as its steps (they run unasked
+when a step fails); the rule is :mod:`anna_common.tiers`, which the daemon applies too.
+
 ``--yes`` stands in for the one confirmation (up to MEDIUM); a HIGH plan also
 needs ``--allow-high``. Without a terminal and without those flags nothing
-runs: the plan is declined (exit 4).
+runs: the plan is declined (exit 4). The word the person typed travels to the
+daemon, which compares it with the word it computed itself; with
+``--yes --allow-high`` the client sends the word the daemon's own annotation
+names, because those flags *are* the person's approval of that HIGH plan.
 
 The front ends differ only in how they ask (a :class:`Prompter` for the
 terminal; modal screens in the TUI, which call :func:`requirement`,
@@ -26,6 +32,7 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
+from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode, PlanError
 from anna_common.plan import RiskLevel
 from annactl.console import inert
@@ -37,7 +44,7 @@ if TYPE_CHECKING:
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
 
-FALLBACK_WORD = "yes-do-it"
+FALLBACK_WORD = tiers.FALLBACK_WORD
 """Asked for when a HIGH plan names no target (the model labelled a step HIGH that Anna's
 analysis rates lower, so no touched target was found)."""
 
@@ -77,6 +84,9 @@ class Approval:
     """Confirmed once (LOW/MEDIUM, and the first half of HIGH)."""
     high_confirmed: bool
     """Typed the confirmation word (HIGH)."""
+    word: str | None = None
+    """For HIGH: the word the person typed (or, with ``--yes --allow-high``, the word the
+    daemon's annotation names); the daemon compares it with its own."""
 
 
 class Prompter(Protocol):
@@ -104,26 +114,33 @@ def _banned_reasons(plan: AnnotatedPlan) -> list[str]:
 
 def requirement(plan: AnnotatedPlan) -> Requirement:
     """The approval a plan needs. Never fewer confirmations than the annotation asks for."""
-    # Recompute the plan risk from the steps rather than trusting the summary field alone:
-    # the two agree for a daemon-made annotation; if they ever did not, the higher wins.
-    risk = RiskLevel.max_of(plan.final_risk, *(s.final_risk for s in plan.steps))
+    risk = tiers.plan_risk(plan)
     if plan.banned or any(s.banned for s in _all_steps(plan)):
         return Requirement(Tier.BANNED, risk, reasons=_banned_reasons(plan))
-    if risk == RiskLevel.HIGH or plan.confirmations >= 2:
-        high = [s for s in plan.steps if s.final_risk == RiskLevel.HIGH]
-        raw = plan.confirm_word or next((s.confirm_word for s in high if s.confirm_word), None)
-        word = inert(raw or "", max_chars=120).strip() or FALLBACK_WORD
-        reasons = [inert(f"{s.id}: {'; '.join(s.reasons[:2])}", max_chars=300) for s in high]
-        return Requirement(Tier.TWO, RiskLevel.HIGH, word=word, reasons=reasons)
-    if risk >= RiskLevel.LOW or plan.confirmations == 1 or \
-            any(s.requires_confirmation for s in plan.steps):
-        return Requirement(Tier.ONE, risk)
-    return Requirement(Tier.NONE, risk)
+    needed = tiers.confirmations_needed(plan)
+    if needed >= 2:
+        reasons = [inert(f"{'rollback ' if s.kind == 'rollback' else ''}{s.id}: "
+                         f"{'; '.join(s.reasons[:2])}", max_chars=300)
+                   for s in tiers.high_steps(plan)]
+        return Requirement(Tier.TWO, RiskLevel.HIGH, word=tiers.plan_word(plan),
+                           reasons=reasons)
+    return Requirement(Tier.ONE if needed else Tier.NONE, risk)
+
+
+def rollback_requirement(plan: AnnotatedPlan) -> Requirement:
+    """What a later ``rollback`` needs: always one confirmation; a HIGH rollback command
+    also its word (the daemon demands the same, :func:`anna_common.tiers.rollback_word`)."""
+    word = tiers.rollback_word(plan)
+    if word is None:
+        return Requirement(Tier.ONE, RiskLevel.max_of(tiers.rollback_risk(plan), RiskLevel.LOW))
+    reasons = [inert(f"rollback {s.id}: {'; '.join(s.reasons[:2])}", max_chars=300)
+               for s in plan.rollback if s.final_risk == RiskLevel.HIGH]
+    return Requirement(Tier.TWO, RiskLevel.HIGH, word=word, reasons=reasons)
 
 
 def word_matches(req: Requirement, typed: str) -> bool:
     """Whether ``typed`` is exactly the confirmation word (surrounding spaces ignored)."""
-    return req.word is not None and typed.strip() == req.word
+    return tiers.word_matches(req.word, typed)
 
 
 def approval(req: Requirement, *, confirmed: bool, typed_word: str | None = None) -> Approval:
@@ -142,7 +159,7 @@ def approval(req: Requirement, *, confirmed: bool, typed_word: str | None = None
         return Approval(confirmed=True, high_confirmed=False)
     if typed_word is None or not word_matches(req, typed_word):
         raise declined("the confirmation word did not match; nothing was run")
-    return Approval(confirmed=True, high_confirmed=True)
+    return Approval(confirmed=True, high_confirmed=True, word=typed_word.strip())
 
 
 def by_flags(req: Requirement, *, yes: bool, allow_high: bool) -> Approval | None:
@@ -154,7 +171,9 @@ def by_flags(req: Requirement, *, yes: bool, allow_high: bool) -> Approval | Non
     if req.tier == Tier.ONE and yes:
         return Approval(confirmed=True, high_confirmed=False)
     if req.tier == Tier.TWO and yes and allow_high:
-        return Approval(confirmed=True, high_confirmed=True)
+        # the flags are the person's approval of this HIGH plan: send the word the
+        # daemon's own annotation names, which the daemon checks against its own
+        return Approval(confirmed=True, high_confirmed=True, word=req.word)
     return None
 
 

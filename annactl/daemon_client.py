@@ -165,15 +165,20 @@ class DaemonClient:
             self._call("POST", _plan_path(Route.CHECKS, plan_id), body, timeout=LONG_TIMEOUT))
 
     def execute(self, plan_id: str, digest: str, *, confirmed: bool, high_confirmed: bool,
-                session: SessionEnv | None = None) -> Iterator[ExecEvent]:
+                session: SessionEnv | None = None, confirm_word: str | None = None
+                ) -> Iterator[ExecEvent]:
         """``POST /v1/plans/{id}/execute``: yields events until the plan finishes.
 
-        Refusals (digest, confirmations, PLAN_RUNNING, ...) raise before the first event.
+        ``confirm_word``: for a HIGH plan, the word the person typed (the daemon compares it
+        with its own). Refusals (digest, confirmations, PLAN_RUNNING, ...) raise before the
+        first event.
         """
         from anna_common.protocol import Route
 
-        body = {"digest": digest, "confirmed": confirmed, "high_confirmed": high_confirmed,
-                "session": _session(session)}
+        body: dict[str, Any] = {"digest": digest, "confirmed": confirmed,
+                                "high_confirmed": high_confirmed, "session": _session(session)}
+        if confirm_word is not None:
+            body["confirm_word"] = confirm_word
         # no read timeout: a step may run for minutes without printing anything
         conn, response = self._send("POST", _plan_path(Route.EXECUTE, plan_id), body,
                                     timeout=None)
@@ -199,11 +204,16 @@ class DaemonClient:
         return PlanList.model_validate(self._call("GET", Route.PLANS))
 
     def rollback(self, plan_id: str, *, session: SessionEnv | None = None,
-                 confirmed: bool = True) -> RollbackResponse:
-        """``POST /v1/plans/{id}/rollback`` (call it once the person has confirmed)."""
+                 confirmed: bool = True, confirm_word: str | None = None) -> RollbackResponse:
+        """``POST /v1/plans/{id}/rollback`` (call it once the person has confirmed).
+
+        ``confirm_word``: when a rollback command is HIGH, the word the person typed.
+        """
         from anna_common.protocol import RollbackResponse, Route
 
-        body = {"confirmed": confirmed, "session": _session(session)}
+        body: dict[str, Any] = {"confirmed": confirmed, "session": _session(session)}
+        if confirm_word is not None:
+            body.update(high_confirmed=True, confirm_word=confirm_word)
         return RollbackResponse.model_validate(
             self._call("POST", _plan_path(Route.ROLLBACK, plan_id), body, timeout=LONG_TIMEOUT))
 

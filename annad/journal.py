@@ -10,8 +10,15 @@ looks interrupted, which is the safe reading.
 
 Event rows form a hash chain: each row stores ``sha256(prev_hash + canonical
 row)``, so an edited or deleted row breaks verification from that row on
-(:meth:`Journal.verify`). The plan tables are state, not evidence; what matters
-for audit (digests, outcomes) is repeated in the chained events.
+(:meth:`Journal.verify`). The plan rows are state the daemon acts on; each is sealed
+in its chained ``plan_submitted`` event and every status change is chained, so an
+edited plan, annotation, request or status shows as a broken chain too
+(:mod:`annad.integrity`), and execute and rollback refuse such a plan
+(:meth:`Journal.check_plan`).
+
+Schema versions (``PRAGMA user_version``): 0 had no seals and hashed NFC-normalised
+text; opening such a file seals its plans as they are in one chained
+``journal_migrated`` event and sets version 1. A newer version is a clear error.
 """
 
 from __future__ import annotations
@@ -25,15 +32,18 @@ from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
+from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
 from anna_common.protocol import AuditReport, PlanStatus, StepStatus
+from annad import integrity
+from annad.integrity import GENESIS, MIGRATED_KIND, seal_of
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-GENESIS = "0" * 64
-"""prev_hash of the first event row."""
+SCHEMA_VERSION = 1
+"""``PRAGMA user_version`` this daemon writes (see the module docstring)."""
 
 _SCHEMA = """
 CREATE TABLE IF NOT EXISTS plans(
@@ -98,11 +108,7 @@ class UndoRow:
     message: str
 
 
-def _row_hash(prev: str, row_id: int, ts: float, plan_id: str | None, kind: str,
-              step_id: str | None, body: str) -> str:
-    fields = {"id": row_id, "ts": ts, "plan_id": plan_id, "kind": kind, "step_id": step_id,
-              "body": body}
-    return hashlib.sha256(prev.encode("ascii") + canonical_json(fields)).hexdigest()
+_EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
 
 
 class Journal:
@@ -123,7 +129,29 @@ class Journal:
         # daemon should stay small (the default is 2 MB)
         self._db.execute("PRAGMA cache_size=-256")
         self._db.executescript(_SCHEMA)
+        self._migrate()
         path.chmod(0o600)
+
+    def _migrate(self) -> None:
+        """Bring an older journal to :data:`SCHEMA_VERSION`; refuse a newer one."""
+        version = self._db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            self._db.close()
+            raise AnnaError(f"the journal {self.path} has schema version {version}; this daemon "
+                            f"knows up to {SCHEMA_VERSION}", code=ErrorCode.CONFIG_INVALID,
+                            hint="run the Anna version that wrote it, or move the file away")
+        if version == SCHEMA_VERSION:
+            return
+        with self._tx(durable=True):
+            if self._db.execute("SELECT 1 FROM events LIMIT 1").fetchone() is not None:
+                # seal the plans as they are now: edits made before this point cannot be
+                # told apart any more, edits made after it can
+                seals = {row.plan_id: {**seal_of(row), "status": str(row.status)}
+                         for row in self._plans_unlocked()}
+                self._append(MIGRATED_KIND, None, None,
+                             {"from_version": version, "to_version": SCHEMA_VERSION,
+                              "plans": seals})
+            self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     @contextmanager
     def _tx(self, *, durable: bool = False) -> Iterator[None]:
@@ -135,6 +163,17 @@ class Journal:
             with self._db:
                 self._db.execute("BEGIN IMMEDIATE")
                 yield
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction: the rows read inside it are one consistent state, even
+        while another process writes the file (WAL readers see a fixed snapshot)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._db.execute("COMMIT")
 
     def close(self) -> None:
         """Close the connection."""
@@ -152,7 +191,7 @@ class Journal:
         row_id = max(seq[0] if seq else 0, last[0] if last else 0) + 1
         ts = round(time.time(), 6)
         text = canonical_json(body).decode("utf-8")
-        digest = _row_hash(prev, row_id, ts, plan_id, kind, step_id, text)
+        digest = integrity.event_hash(prev, row_id, ts, plan_id, kind, step_id, text)
         self._db.execute(
             "INSERT INTO events(id, ts, plan_id, kind, step_id, body, prev_hash, hash) "
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
@@ -165,22 +204,62 @@ class Journal:
             self._append(kind, plan_id, step_id, body)
 
     def verify(self) -> AuditReport:
-        """Recompute the hash chain; report the first row that does not match."""
-        with self._lock:
+        """Recompute the hash chain and check every plan row against it; report the first
+        row that does not match."""
+        with self._snapshot():
             rows = self._db.execute(
-                "SELECT id, ts, plan_id, kind, step_id, body, prev_hash, hash FROM events "
-                "ORDER BY id").fetchall()
-        prev = GENESIS
-        for number, (row_id, ts, plan_id, kind, step_id, body, prev_hash, digest) in \
-                enumerate(rows, start=1):
-            expected = _row_hash(prev, row_id, ts, plan_id, kind, step_id, body)
-            # ids are consecutive from 1: a gap means rows were deleted
-            if row_id != number or prev_hash != prev or digest != expected:
-                return AuditReport(ok=False, rows=len(rows), first_bad_row=row_id,
-                                   message=f"event row {row_id} does not match the chain: it "
-                                   "was altered, or a row before it was removed")
-            prev = digest
-        return AuditReport(ok=True, rows=len(rows), message="the event chain verifies")
+                f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY id").fetchall()  # noqa: S608
+            plans = self._plans_unlocked()
+        bad = integrity.chain_break(rows, GENESIS, first_number=1)
+        if bad is not None:
+            return AuditReport(ok=False, rows=len(rows), first_bad_row=bad,
+                               message=f"event row {bad} does not match the chain: it "
+                               "was altered, or a row before it was removed")
+        ledger = integrity.PlanLedger.of(rows)
+        for plan in sorted(plans, key=lambda p: ledger.seal_row.get(p.plan_id, 0)):
+            problem = ledger.problem(plan)
+            if problem is not None:
+                return AuditReport(ok=False, rows=len(rows),
+                                   first_bad_row=ledger.seal_row.get(plan.plan_id),
+                                   message=f"{problem}: the journal was altered")
+        present = {p.plan_id for p in plans}
+        missing = sorted(set(ledger.seals) - present)
+        if missing:
+            return AuditReport(ok=False, rows=len(rows),
+                               first_bad_row=ledger.seal_row[missing[0]],
+                               message=f"plan {missing[0]} is in the event chain but its row "
+                               "was removed: the journal was altered")
+        return AuditReport(ok=True, rows=len(rows), message=f"the event chain verifies and "
+                           f"matches all {len(plans)} plans")
+
+    def check_plan(self, plan_id: str) -> PlanRow:
+        """The plan row, checked against the chain from its seal on; raises
+        ``AUDIT_CHAIN_BROKEN`` when the row or the chain after its seal was altered.
+
+        Execute and rollback act on the stored annotation and status: this is what binds
+        them to what the daemon computed at submit.
+        """
+        with self._snapshot():
+            plan = self.get_plan(plan_id)
+            start = self._db.execute(
+                "SELECT MIN(id) FROM events WHERE plan_id=? AND kind='plan_submitted'",
+                (plan_id,)).fetchone()[0]
+            migrated = self._db.execute(
+                "SELECT MIN(id) FROM events WHERE kind=?", (MIGRATED_KIND,)).fetchone()[0]
+            # from the row that holds the plan's seal: its own plan_submitted, or for a
+            # plan older than the migration the journal_migrated row
+            sealed_by_migration = start is None or (migrated is not None and start < migrated)
+            begin = (migrated if sealed_by_migration else start) or 1
+            rows = self._db.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id>=? "  # noqa: S608
+                                    "ORDER BY id", (begin,)).fetchall()
+        if plan is None:
+            raise AnnaError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
+        problem = integrity.plan_problem(plan, rows)
+        if problem is not None:
+            raise AnnaError(f"the stored plan does not match the journal's chain ({problem}); "
+                            "the journal was altered and nothing was run",
+                            code=ErrorCode.AUDIT_CHAIN_BROKEN)
+        return plan
 
     # ------------------------------------------------------------------ plans
 
@@ -196,8 +275,8 @@ class Journal:
                 "INSERT INTO steps(plan_id, idx, step_id, status) VALUES (?, ?, ?, ?)",
                 [(row.plan_id, i, sid, str(StepStatus.PENDING)) for i, sid in enumerate(step_ids)])
             self._append("plan_submitted", row.plan_id, None,
-                         {"digest": row.digest, "caller_uid": row.caller_uid,
-                          "source": row.source, "steps": len(step_ids)})
+                         {**seal_of(row), "status": str(row.status),
+                          "steps": len(step_ids)})
 
     def set_plan_status(self, plan_id: str, status: PlanStatus, *,
                         error: dict[str, Any] | None = None, kind: str | None = None,
@@ -213,22 +292,20 @@ class Journal:
                 self._db.execute("UPDATE plans SET status=?, updated_at=? WHERE plan_id=?",
                                  (str(status), now, plan_id))
             self._append(kind or f"plan_{status}", plan_id, None,
-                         {"status": str(status), **body,
+                         {**body, "status": str(status),
                           **({"error": error} if error else {})})
 
     def get_plan(self, plan_id: str) -> PlanRow | None:
         """A plan by id, or None."""
         with self._lock:
-            row = self._db.execute(
-                "SELECT plan_id, digest, status, created_at, updated_at, caller_uid, source, "
-                "request, home, plan_json, annotated_json, error_json FROM plans "
-                "WHERE plan_id=?", (plan_id,)).fetchone()
-        if row is None:
-            return None
-        return PlanRow(plan_id=row[0], digest=row[1], status=PlanStatus(row[2]),
-                       created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
-                       request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
-                       error=json.loads(row[11]) if row[11] else None)
+            row = self._db.execute(f"SELECT {_PLAN_COLUMNS} FROM plans WHERE plan_id=?",  # noqa: S608
+                                   (plan_id,)).fetchone()
+        return None if row is None else _plan_row(row)
+
+    def _plans_unlocked(self) -> list[PlanRow]:
+        """Every plan row (caller holds the lock)."""
+        return [_plan_row(r) for r in self._db.execute(
+            f"SELECT {_PLAN_COLUMNS} FROM plans ORDER BY created_at")]  # noqa: S608
 
     def list_plans(self, limit: int = 200) -> list[PlanRow]:
         """Newest first."""
@@ -309,3 +386,14 @@ class Journal:
                 "SELECT step_id, action, target, ok, message FROM undo WHERE plan_id=? "
                 "ORDER BY seq", (plan_id,)).fetchall()
         return [UndoRow(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
+
+
+_PLAN_COLUMNS = ("plan_id, digest, status, created_at, updated_at, caller_uid, source, "
+                 "request, home, plan_json, annotated_json, error_json")
+
+
+def _plan_row(row: tuple[Any, ...]) -> PlanRow:
+    return PlanRow(plan_id=row[0], digest=row[1], status=PlanStatus(row[2]),
+                   created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
+                   request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
+                   error=json.loads(row[11]) if row[11] else None)

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.findings import AnnotatedPlan
+from anna_common.plan import RiskLevel
 from anna_common.protocol import (
     ErrorBody,
     PlanRecord,
@@ -26,8 +27,43 @@ if TYPE_CHECKING:
 
 
 def annotated_of(row: PlanRow) -> AnnotatedPlan:
-    """The daemon's own annotation stored at submit."""
-    return AnnotatedPlan.model_validate_json(row.annotated_json)
+    """The daemon's own annotation stored at submit (for showing; see :func:`bound_annotation`
+    for acting on it). A row that no longer parses was edited: ``AUDIT_CHAIN_BROKEN``."""
+    try:
+        return AnnotatedPlan.model_validate_json(row.annotated_json)
+    except ValueError:
+        raise AnnaError(f"the stored annotation of plan {row.plan_id} does not parse; the "
+                        "journal was altered", code=ErrorCode.AUDIT_CHAIN_BROKEN) from None
+
+
+def bound_annotation(row: PlanRow) -> AnnotatedPlan:
+    """The stored annotation, proven to describe exactly the stored plan, for acting on.
+
+    What runs are the annotation's commands, not ``plan_json``'s: the annotation must
+    carry the row's digest, its plan must hash to that digest, and every check, step and
+    rollback command (id, text, rollback reference) must be the plan's, byte for byte.
+    Anything else means the journal was edited: ``AUDIT_CHAIN_BROKEN``, nothing runs.
+    (The seal in the event chain, :meth:`annad.journal.Journal.check_plan`, binds the
+    rest of the annotation: its tiers and scopes.)
+    """
+    broken = AnnaError("the stored annotation does not match the stored plan; the journal "
+                       "was altered and nothing was run", code=ErrorCode.AUDIT_CHAIN_BROKEN)
+    annotated = annotated_of(row)
+    plan = annotated.plan
+    if annotated.digest != row.digest or plan.digest() != row.digest:
+        raise broken
+    expected: list[tuple[str, str, str | None]] = [(c.id, c.command, None)
+                                                   for c in plan.necessary_checks]
+    expected += [(s.id, s.command, s.rollback_id) for s in plan.command_plan]
+    expected += [(r.id, r.command, None) for r in plan.rollback_plan]
+    got = [(s.id, s.command, s.rollback_id if s.kind == "step" else None)
+           for s in (*annotated.checks, *annotated.steps, *annotated.rollback)]
+    kinds = ["check"] * len(plan.necessary_checks) + ["step"] * len(plan.command_plan) + \
+        ["rollback"] * len(plan.rollback_plan)
+    if got != expected or [s.kind for s in (*annotated.checks, *annotated.steps,
+                                             *annotated.rollback)] != kinds:
+        raise broken
+    return annotated
 
 
 def plan_record(row: PlanRow, journal: Journal) -> PlanRecord:
@@ -49,8 +85,15 @@ def plan_record(row: PlanRow, journal: Journal) -> PlanRecord:
 
 
 def plan_summary(row: PlanRow) -> PlanSummary:
-    """A list entry for ``GET /v1/plans``."""
-    annotated = annotated_of(row)
+    """A list entry for ``GET /v1/plans`` (an unreadable row is listed as such, HIGH, so one
+    edited row does not hide the history)."""
+    try:
+        annotated = annotated_of(row)
+    except AnnaError:
+        return PlanSummary(plan_id=row.plan_id, status=row.status, created_at=row.created_at,
+                           updated_at=row.updated_at, caller_uid=row.caller_uid,
+                           title="(the stored plan does not parse: the journal was altered)",
+                           final_risk=RiskLevel.HIGH, steps=0)
     goals = annotated.plan.goals
     return PlanSummary(plan_id=row.plan_id, status=row.status, created_at=row.created_at,
                        updated_at=row.updated_at, caller_uid=row.caller_uid,

@@ -23,9 +23,10 @@ import secrets
 import time
 from typing import TYPE_CHECKING, Any
 
+from anna_common import tiers
 from anna_common.distro import context_from_telemetry
 from anna_common.errors import AnnaError, ErrorCode, PlanError
-from anna_common.plan import RiskLevel, canonical_json, plan_digest
+from anna_common.plan import canonical_json, plan_digest
 from anna_common.protocol import (
     API_VERSION,
     AuditReport,
@@ -46,12 +47,13 @@ from annad import __version__
 from annad.checks import run_checks
 from annad.journal import PlanRow
 from annad.peer import Peer, authorised, served
-from annad.records import annotated_of, home_of, plan_record, plan_summary
+from annad.records import bound_annotation, home_of, plan_record, plan_summary
 from annad.runs import RunManager
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from anna_common.findings import AnnotatedPlan
     from anna_common.protocol import ExecuteRequest, RollbackRequest, RollbackResponse
     from anna_common.rules.base import AssessContext
     from annad.config import DaemonSettings
@@ -217,8 +219,8 @@ class PlanService:
     def checks(self, peer: Peer | None, plan_id: str, request: ChecksRequest) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""
         peer = self._authorised(peer)
-        row = self._owned(peer, plan_id)
-        results = run_checks(annotated_of(row), self.context(row.home), self.runner,
+        row, annotated = self._bound(self._owned(peer, plan_id))
+        results = run_checks(annotated, self.context(row.home), self.runner,
                              owner=row.caller_uid, home=row.home, session=request.session,
                              settings=self.settings, user_mode=self.user_mode)
         self.journal.event("checks_run", plan_id, ran=sum(r.ran for r in results),
@@ -231,18 +233,30 @@ class PlanService:
                 ) -> Iterator[bytes]:
         """``POST /v1/plans/{id}/execute``: checks, then a stream of NDJSON event lines."""
         peer = self._authorised(peer)
-        row = self._owned(peer, plan_id)
+        row, annotated = self._bound(self._owned(peer, plan_id))
         if not hmac.compare_digest(request.digest.encode(), row.digest.encode()):
             raise PlanError("the digest does not match the plan submitted; submit it again",
                             code=ErrorCode.DIGEST_MISMATCH)
+        if annotated.banned:
+            raise PlanError("the plan contains a hard-banned command", code=ErrorCode.PLAN_BANNED)
+        _check_confirmations(annotated, request)
+        return self.runs.execute(row, annotated, request.session)
+
+    def _bound(self, owned: PlanRow) -> tuple[PlanRow, AnnotatedPlan]:
+        """The row as it is now, proven to be what the chain recorded, and its annotation,
+        proven to hold exactly the plan's commands (else AUDIT_CHAIN_BROKEN).
+
+        The row is read again inside one read transaction and everything after this uses
+        that copy: what is checked is what runs.
+        """
+        row = self.journal.check_plan(owned.plan_id)
+        if row.caller_uid != owned.caller_uid:
+            raise AnnaError("the stored plan changed while it was being read; the journal "
+                            "was altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
         if plan_digest(json.loads(row.plan_json)) != row.digest:
             raise AnnaError("the stored plan does not match its digest; the journal was "
                             "altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
-        annotated = annotated_of(row)
-        if annotated.banned:
-            raise PlanError("the plan contains a hard-banned command", code=ErrorCode.PLAN_BANNED)
-        _check_confirmations(annotated.final_risk, annotated.confirmations, request)
-        return self.runs.execute(row, annotated, request.session)
+        return row, bound_annotation(row)
 
     def cancel(self, peer: Peer | None, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/cancel``: stop the running plan, wait for its undo."""
@@ -259,14 +273,39 @@ class PlanService:
         if not request.confirmed:
             raise AnnaError("a rollback changes the system: confirm it",
                             code=ErrorCode.CONFIRMATION_REQUIRED)
+        row, annotated = self._bound(row)
+        word = tiers.rollback_word(annotated)
+        # a HIGH rollback command is as HIGH at rollback time as it was at execute
+        if word is not None and not (request.high_confirmed and
+                                     tiers.word_matches(word, request.confirm_word)):
+            raise AnnaError("a rollback command of this plan is HIGH: it needs the second "
+                            "confirmation with the word it names",
+                            code=ErrorCode.CONFIRMATION_REQUIRED,
+                            detail={"needed": 2, "given": 1, "word": _word_state(
+                                request.confirm_word)})
         return self.runs.rollback(row, request.session)
 
 
-def _check_confirmations(risk: RiskLevel, needed: int, request: ExecuteRequest) -> None:
-    """The daemon's own tier decides: LOW/MEDIUM need one confirmation, HIGH two."""
+def _word_state(typed: str | None) -> str:
+    return "missing" if typed is None or not typed.strip() else "mismatch"
+
+
+def _check_confirmations(annotated: AnnotatedPlan, request: ExecuteRequest) -> None:
+    """The daemon's own tier decides: LOW/MEDIUM need one confirmation, HIGH two, and the
+    second must carry the word the daemon computed (compared in constant time). Rollback
+    commands count toward the tier (:mod:`anna_common.tiers`)."""
+    needed = tiers.confirmations_needed(annotated)
+    risk = tiers.plan_risk(annotated)
     given = 2 if request.confirmed and request.high_confirmed else int(request.confirmed)
     if given < needed:
         what = "two confirmations (the second naming what it touches)" if needed == 2 else \
             "a confirmation"
         raise AnnaError(f"this {risk} plan needs {what}", code=ErrorCode.CONFIRMATION_REQUIRED,
                         detail={"needed": needed, "given": given})
+    if needed == 2 and not tiers.word_matches(tiers.plan_word(annotated), request.confirm_word):
+        # the flag alone is not the person's word: a client that never asked cannot send it
+        raise AnnaError("this HIGH plan needs the confirmation word the person typed; it is "
+                        "missing or does not match, and nothing was run",
+                        code=ErrorCode.CONFIRMATION_REQUIRED,
+                        detail={"needed": needed, "given": 1,
+                                "word": _word_state(request.confirm_word)})

@@ -1,6 +1,6 @@
 """Deterministic response cache keyed by the canonical request.
 
-The key is the sha256 of the canonical JSON (sorted keys, NFC, no whitespace)
+The key is the sha256 of the canonical JSON (sorted keys, no whitespace)
 of everything that decides the reply: provider, model, messages, the schema's
 sha256, the prompt version and sha256, and the generation options. At
 temperature 0 the same key gives the same reply, so a hit can be served

@@ -177,11 +177,12 @@ class AnnaTui(App[int]):
             self._failed("cancel", exc)
 
     @work(thread=True, exclusive=True, group="rollback", exit_on_error=False)
-    def rollback(self, plan_id: str) -> None:
-        """Undo the plan the person chose to roll back."""
+    def rollback(self, plan_id: str, word: str | None = None) -> None:
+        """Undo the plan the person chose to roll back (``word``: for a HIGH rollback
+        command, what the person typed)."""
         try:
             flow = self._flow_or_connect()
-            response = flow.rollback(plan_id)
+            response = flow.rollback(plan_id, confirm_word=word)
             self.post_message(RollbackDone(response, flow.record(plan_id)))
         except Exception as exc:  # reported as a notification
             self._failed("rollback", exc)
@@ -275,10 +276,25 @@ class AnnaTui(App[int]):
 
     def _result_chosen(self, decision: Decision | None) -> None:
         if decision == Decision.ROLLBACK and self.prepared is not None:
+            req = confirm.rollback_requirement(self.prepared.annotated)
+            if req.tier == confirm.Tier.TWO:
+                # a HIGH rollback command needs its word, as it did at execute
+                self.push_screen(WordScreen(req), self._rollback_word_given)
+                return
             self.notify("Rolling back…", markup=False)
             self.rollback(self.prepared.plan_id)
             return
         self.exit(int(self.status))
+
+    def _rollback_word_given(self, decision: Decision | None) -> None:
+        if self.prepared is None:
+            return
+        if decision != Decision.APPROVE:
+            self.exit(int(self.status))
+            return
+        req = confirm.rollback_requirement(self.prepared.annotated)
+        self.notify("Rolling back…", markup=False)
+        self.rollback(self.prepared.plan_id, req.word)
 
     def action_quit_app(self) -> None:
         """Quit; while a plan runs, stop it (the daemon rolls it back) instead."""

@@ -2,7 +2,8 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
+import anyio.to_thread
+from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
 from anna_common.protocol import (
@@ -22,12 +23,32 @@ router = APIRouter()
 
 NDJSON = "application/x-ndjson"
 """Media type of the execution stream."""
+ANALYSIS_THREADS = 2
+"""Submissions analysed at once. Analysis is CPU work: more threads than this only share
+the same cores, and a flood of submits must not take every worker thread the other routes
+(health, plan status, execute) run in."""
+
+
+def _analysis_limiter(request: Request) -> anyio.CapacityLimiter:
+    """The app's own limiter for plan analysis, made on first use (inside the loop)."""
+    limiter = getattr(request.app.state, "analysis_limiter", None)
+    if not isinstance(limiter, anyio.CapacityLimiter):
+        limiter = anyio.CapacityLimiter(ANALYSIS_THREADS)
+        request.app.state.analysis_limiter = limiter
+    return limiter
 
 
 @router.post(Route.PLANS)
-def submit(service: ServiceDep, peer: PeerDep, body: JsonDep) -> SubmitResponse:
-    """Validate and classify a plan with the daemon's own context; store it."""
-    return service.submit(peer, body)
+async def submit(request: Request, service: ServiceDep, peer: PeerDep,
+                 body: JsonDep) -> SubmitResponse:
+    """Validate and classify a plan with the daemon's own context; store it.
+
+    The analysis runs in worker threads of its own (at most :data:`ANALYSIS_THREADS`),
+    never on the event loop and never in the shared pool the sync routes use: while a
+    large submission is analysed, ``/v1/health`` and plan status keep answering.
+    """
+    return await anyio.to_thread.run_sync(service.submit, peer, body,
+                                          limiter=_analysis_limiter(request))
 
 
 @router.get(Route.PLANS)

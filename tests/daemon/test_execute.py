@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent
@@ -25,9 +26,14 @@ def submit(client: DaemonClient, plan: dict) -> tuple[str, str]:  # type: ignore
 
 
 def run(client: DaemonClient, plan: dict, **confirm: bool) -> tuple[str, list[ExecEvent]]:  # type: ignore[type-arg]
-    plan_id, digest = submit(client, plan)
+    response = client.submit(ActionPlan.model_validate(plan))
+    plan_id, digest = response.plan_id, response.digest
+    high = confirm.get("high_confirmed", False)
+    # a HIGH approval carries the word (here: the one the daemon's annotation names)
     events = list(client.execute(plan_id, digest, confirmed=confirm.get("confirmed", True),
-                                 high_confirmed=confirm.get("high_confirmed", False)))
+                                 high_confirmed=high,
+                                 confirm_word=tiers.plan_word(response.annotated) if high
+                                 else None))
     return plan_id, events
 
 

@@ -13,6 +13,7 @@ from pathlib import Path
 
 import pytest
 
+from anna_common import tiers
 from anna_common.plan import ActionPlan
 from tests.daemonfix import IS_ROOT, running_daemon
 from tests.pacmanfix import HAVE_PACMAN, LocalRepo, PacmanRoot, PkgSpec
@@ -47,7 +48,8 @@ def test_install_then_rollback_removes_exactly_the_new_package(
         assert submitted.annotated.steps[0].scope == "system"
         assert submitted.annotated.final_risk == "HIGH"  # a package file, not a signed repo
         events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
-                                     high_confirmed=True))
+                                     high_confirmed=True,
+                                     confirm_word=tiers.plan_word(submitted.annotated)))
         assert events[-1].status == "succeeded", [e.output for e in events]
         assert root.query() == {"annatest-kept": "2.0-1", "annatest-new": "1.5-1"}
         installed_file = root.root / "usr/share/annatest-new/annatest-new.txt"
@@ -87,7 +89,8 @@ def _run(daemon, plan: ActionPlan) -> str:  # type: ignore[no-untyped-def]
     client = daemon.client()
     submitted = client.submit(plan)
     events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
-                                 high_confirmed=True))
+                                 high_confirmed=True,
+                                 confirm_word=tiers.plan_word(submitted.annotated)))
     assert events[-1].status == "succeeded", [e.output for e in events]
     return submitted.plan_id
 

@@ -83,7 +83,7 @@ def test_high_refuses_a_single_confirmation(high_plan: AnnotatedPlan) -> None:
     with pytest.raises(AnnaError):
         confirm.approval(req, confirmed=True)
     prompter = Answers("yes", " /etc/fstab ")
-    assert confirm.ask(req, prompter) == Approval(True, True)
+    assert confirm.ask(req, prompter) == Approval(True, True, "/etc/fstab")
     assert "'/etc/fstab'" in prompter.asked[1]
 
 
@@ -109,7 +109,7 @@ def test_flags(low_plan: AnnotatedPlan, medium_plan: AnnotatedPlan,
     assert info.value.code == ErrorCode.DECLINED and "--allow-high" in (info.value.hint or "")
     with pytest.raises(AnnaError):
         confirm.ask(high, None, allow_high=True)  # --allow-high alone approves nothing
-    assert confirm.ask(high, None, yes=True, allow_high=True) == Approval(True, True)
+    assert confirm.ask(high, None, yes=True, allow_high=True) == Approval(True, True, "/etc/fstab")
 
 
 def test_no_terminal_no_flags_declines(low_plan: AnnotatedPlan) -> None:
@@ -120,7 +120,8 @@ def test_no_terminal_no_flags_declines(low_plan: AnnotatedPlan) -> None:
 
 def test_yes_without_allow_high_still_asks_on_a_terminal(high_plan: AnnotatedPlan) -> None:
     prompter = Answers("y", "/etc/fstab")
-    assert confirm.ask(confirm.requirement(high_plan), prompter, yes=True) == Approval(True, True)
+    assert confirm.ask(confirm.requirement(high_plan), prompter,
+                       yes=True) == Approval(True, True, "/etc/fstab")
     assert len(prompter.asked) == 2
 
 
@@ -132,7 +133,7 @@ def test_repl_ok_is_the_one_confirmation(low_plan: AnnotatedPlan,
     assert prompter.asked == []
     prompter = Answers("/etc/fstab")
     assert confirm.ask(confirm.requirement(high_plan), prompter,
-                       already_confirmed=True) == Approval(True, True)
+                       already_confirmed=True) == Approval(True, True, "/etc/fstab")
     assert len(prompter.asked) == 1  # only the word
     with pytest.raises(AnnaError):
         confirm.ask(confirm.requirement(high_plan), Answers("y"), already_confirmed=True)
