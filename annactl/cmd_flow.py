@@ -122,6 +122,7 @@ class Flow:
         self.daemon = daemon
         self._planner: Any = None
         self._followed: dict[str, Follower] = {}
+        self._final: dict[str, PlanRecord] = {}
 
     def planner(self) -> Any:
         """The planner (built on first use: only commands that plan pay for it)."""
@@ -203,15 +204,26 @@ class Flow:
         follower = self._followed.pop(plan_id, None)
         if follower is not None and follower.record is not None:
             return follower.record
-        return self.daemon.get_plan(plan_id)
+        final = self._final.pop(plan_id, None)
+        return final if final is not None else self.daemon.get_plan(plan_id)
 
     def cancel(self, plan_id: str) -> PlanRecord:
         """Stop a running plan; the daemon rolls it back."""
         return self.daemon.cancel(plan_id)
 
     def rollback(self, plan_id: str) -> RollbackResponse:
-        """Undo a finished (or interrupted, or failed) plan."""
-        return self.daemon.rollback(plan_id, session=session_env())
+        """Undo a finished (or interrupted, or failed) plan.
+
+        A daemon being stopped answers the rollback (it waits for it, or stops it between
+        two steps: ``interrupted``) and may be gone a moment later: :meth:`record` then
+        returns the plan as the rollback's answer described it.
+        """
+        from annactl.follow import after_rollback
+
+        before = self.daemon.get_plan(plan_id)
+        response = self.daemon.rollback(plan_id, session=session_env())
+        self._final[plan_id] = after_rollback(self.daemon, before, response)
+        return response
 
 
 def _followed(follower: Follower, stream: Iterator[ExecEvent]) -> Iterator[ExecEvent]:

@@ -26,7 +26,7 @@ from anna_common.errors import AnnaError, DaemonError, ErrorCode
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from anna_common.protocol import ExecEvent, PlanRecord
+    from anna_common.protocol import ExecEvent, PlanRecord, RollbackResponse
     from annactl.cmd_flow import Prepared
     from annactl.daemon_client import DaemonClient
 
@@ -175,3 +175,23 @@ class Follower:
                          code=error.code if error is not None else None,
                          message=(error.message if error is not None else "")
                          + " (read from the journal once annad answered again)", ts=time.time())
+
+
+
+def after_rollback(daemon: DaemonClient, before: PlanRecord, response: RollbackResponse
+                   ) -> PlanRecord:
+    """The plan's record right after a rollback; if annad stopped just after answering, the
+    record read before the rollback with the rollback's answer (status, undo results)."""
+    from anna_common.protocol import ErrorBody
+
+    try:
+        return daemon.get_plan(before.plan_id)
+    except DaemonError:
+        pass
+    left = "; it stopped the rollback between two steps: run `annactl rollback " \
+        f"{before.plan_id}` again to undo the rest" if response.status == "interrupted" else ""
+    note = ErrorBody(code=str(ErrorCode.DAEMON_UNAVAILABLE), message=(
+        f"annad stopped right after answering{left} (this is its answer to the rollback; "
+        f"annactl show {before.plan_id} once annad runs again)"))
+    return before.model_copy(update={"status": response.status, "undo": response.undo,
+                                     "error": note})

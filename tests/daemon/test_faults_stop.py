@@ -207,6 +207,30 @@ def test_sigterm_mid_rollback_past_grace_is_interrupted_and_restart_offers_the_r
 # --------------------------------------------------------------------------- the client
 
 
+def test_annactl_rollback_stopped_past_the_grace_says_what_is_left() -> None:
+    with running_daemon(user_mode=True, env={"ANNAD_STOP_GRACE_S": "0.5"}) as daemon:
+        files = originals(daemon.home)
+        plan_id = apply(daemon, slow_undo_plan())
+        open_gates(daemon.home, 5)
+        err = daemon.base / "annactl.err"
+        with err.open("w") as stderr:
+            proc = subprocess.Popen([sys.executable, "-m", "annactl.cli", "rollback", plan_id,
+                                     "--yes"], stdout=subprocess.PIPE, stderr=stderr,
+                                    text=True, env=cli_env(daemon), cwd=str(daemon.base))
+        sigterm_while_undoing_s4(daemon, plan_id)
+        wait_for("the grace to run out", lambda: "still rolling back after the"
+                 in daemon.output(), daemon=daemon)
+        open_gates(daemon.home, 4)
+        code, out, text = finish(proc, err)
+        assert exited(daemon) == 0
+        assert code == 6, (out, text)  # a rollback not done in full
+        flat = " ".join(out.split())
+        assert "interrupted" in flat, out
+        assert f"annactl rollback {plan_id}" in flat, out
+        assert sum(p.read_bytes() == files[p] for p in files) == 2
+
+
+
 def cli_env(daemon: RunningDaemon, **extra: str) -> dict[str, str]:
     return {**daemon.env, "ANNA_SOCKET": str(daemon.socket), "ANNA_AUTOSTART": "false",
             "COLUMNS": "200", **extra}
