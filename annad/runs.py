@@ -33,7 +33,7 @@ from anna_common.protocol import (
 from annad.records import step_specs, who_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from anna_common.findings import AnnotatedPlan
     from annad.executor import Executor, StepSpec, Who
@@ -87,9 +87,10 @@ class RunManager:
         run = self._run
         return run.plan_id if run is not None else None
 
-    def _claim(self, plan_id: str, allowed: tuple[PlanStatus, ...], *, kind: str = EXECUTE
-               ) -> _Run:
-        """Become the running plan, or raise PLAN_RUNNING / PLAN_STATE (under the lock)."""
+    def _claim(self, plan_id: str, allowed: tuple[PlanStatus, ...],
+               work: Callable[[_Run], None], *, kind: str = EXECUTE) -> _Run:
+        """Become the running plan and start ``work`` in its thread, or raise PLAN_RUNNING /
+        PLAN_STATE. All under the lock, so a stop never sees a run without its thread."""
         with self._lock:
             if self._closing:
                 raise AnnaError("the daemon is stopping", code=ErrorCode.DAEMON_UNAVAILABLE,
@@ -108,8 +109,15 @@ class RunManager:
                 raise PlanError(f"plan {plan_id} is {status}; this needs "
                                 + " or ".join(str(a) for a in allowed),
                                 code=ErrorCode.PLAN_STATE, detail={"status": str(status)})
-            self._run = _Run(plan_id, kind)
-            return self._run
+            run = _Run(plan_id, kind)
+            run.thread = threading.Thread(target=work, args=(run,), name=f"{kind}-{plan_id}")
+            self._run = run
+            try:
+                run.thread.start()
+            except BaseException:
+                self._run = None
+                raise
+            return run
 
     def _refuse(self, plan_id: str, running: str) -> None:
         """Mark a submitted plan ``refused`` because another plan runs (caller holds the lock).
@@ -134,10 +142,8 @@ class RunManager:
         if self.user_mode:
             _refuse_system_steps(specs)
         who = who_of(row.caller_uid, row.home, session)
-        run = self._claim(row.plan_id, (PlanStatus.SUBMITTED,))
-        run.thread = threading.Thread(target=self._work, args=(run, specs, who),
-                                      name=f"plan-{row.plan_id}")
-        run.thread.start()
+        run = self._claim(row.plan_id, (PlanStatus.SUBMITTED,),
+                          lambda r: self._work(r, specs, who))
         return _stream(run)
 
     def _work(self, run: _Run, specs: list[StepSpec], who: Who) -> None:
@@ -170,13 +176,12 @@ class RunManager:
         :meth:`shutdown`), and a rollback stopped between two steps leaves the plan
         ``interrupted`` with what was undone journalled, so it can be rolled back again.
         """
+        current = who_of(row.caller_uid, row.home, session).session or None
         run = self._claim(row.plan_id, (PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED,
-                                        PlanStatus.ROLLBACK_FAILED), kind=ROLLBACK)
-        current = who_of(row.caller_uid, row.home, session).session
-        run.thread = threading.Thread(target=self._undo_work, args=(run, current or None),
-                                      name=f"rollback-{row.plan_id}")
-        run.thread.start()
-        run.thread.join()  # the request waits; a stopping daemon waits too (shutdown)
+                                        PlanStatus.ROLLBACK_FAILED),
+                          lambda r: self._undo_work(r, current), kind=ROLLBACK)
+        if run.thread is not None:
+            run.thread.join()  # the request waits; a stopping daemon waits too (shutdown)
         if run.outcome is None:
             raise AnnaError(f"the rollback of plan {row.plan_id} was aborted; see the daemon's "
                             "log", code=ErrorCode.INTERNAL_ERROR)
