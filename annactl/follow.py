@@ -72,8 +72,8 @@ class Follower:
                 yield event
         except DaemonError as exc:
             cut = exc.message
-        if cut is None:
-            return  # a whole stream: the record is read as usual
+        if cut is None or self.finished is not None:
+            return  # the outcome arrived: final_record() reads the record (or falls back)
         yield from self._wait(f"the event stream stopped ({cut})")
         if self.finished is None and self.record is not None:
             yield self._outcome(self.record)

@@ -370,3 +370,81 @@ def test_a_refused_plan_maps_to_the_plan_running_status(status: str) -> None:
     assert exit_status_for_plan(status) is ExitStatus.PLAN_RUNNING
     assert exit_status_for_plan("interrupted", after_rollback=True) is \
         ExitStatus.ROLLBACK_FAILED
+
+
+# --------------------------------------------------------------------------- the follower
+
+
+class _FlakyDaemon:
+    """Answers ``get_plan`` only after ``down`` failed attempts (a daemon restarting)."""
+
+    def __init__(self, record: Any, down: int) -> None:
+        self.record = record
+        self.down = down
+        self.calls = 0
+
+    def get_plan(self, plan_id: str) -> Any:
+        self.calls += 1
+        if self.calls <= self.down:
+            from anna_common.errors import DaemonError
+
+            raise DaemonError("annad at /x is not answering: Connection refused")
+        return self.record
+
+
+def _follower(status: str, down: int, wait_s: float
+              ) -> tuple[Any, Iterator[Any], _FlakyDaemon, list[float]]:
+    """A Follower on a stream that breaks at once, a fake daemon and a fake clock."""
+    from anna_common.errors import DaemonError
+    from anna_common.protocol import PlanRecord, StepRecord
+    from anna_common.validate import validate
+    from annactl.cmd_flow import Prepared
+    from annactl.environment import local_context
+    from annactl.follow import Follower
+
+    annotated = validate(make_plan([("a", "echo a > ~/a.txt", "LOW")]), local_context()).plan
+    assert annotated is not None
+    prepared = Prepared(plan_id="p1", digest=annotated.digest, annotated=annotated)
+    record = PlanRecord(plan_id="p1", digest=annotated.digest, status=status,  # type: ignore[arg-type]
+                        created_at=0, updated_at=0, caller_uid=0, source="file", request="",
+                        annotated=annotated,
+                        steps=[StepRecord(step_id="a", index=0, status="failed")])  # type: ignore[arg-type]
+    daemon = _FlakyDaemon(record, down)
+    now = [0.0]
+
+    def pause(seconds: float) -> None:
+        now[0] += seconds
+
+    follower = Follower(daemon, prepared, wait_s=wait_s,  # type: ignore[arg-type]
+                        clock=lambda: now[0], pause=pause)
+
+    def broken() -> Iterator[Any]:
+        raise DaemonError("annad at /x is not answering: Connection reset by peer")
+        yield  # a generator
+
+    return follower, broken(), daemon, now
+
+
+def test_follower_waits_with_progress_and_ends_with_the_journal_outcome() -> None:
+    follower, stream, daemon, now = _follower("interrupted", down=100, wait_s=300)
+    events = list(follower.events(stream))
+    assert daemon.calls == 101
+    assert now[0] == pytest.approx(25.0)  # 100 polls of 0.25 s: bounded, and no real sleep
+    notices = [e.message for e in events if e.type == "error"]
+    assert notices[0].startswith("the event stream stopped") and "waiting up to 300 s" in \
+        notices[0]
+    assert len(notices) == 3  # the first, then one every 10 s
+    assert events[-1].type == "plan_finished" and events[-1].status == "interrupted"
+    assert follower.record is daemon.record
+
+
+def test_follower_gives_up_after_the_bound_with_the_plan_id() -> None:
+    from anna_common.errors import AnnaError
+
+    follower, stream, _, now = _follower("succeeded", down=10**6, wait_s=5)
+    with pytest.raises(AnnaError) as caught:
+        list(follower.events(stream))
+    assert caught.value.code == "DAEMON_UNAVAILABLE"
+    assert "within 5 s" in caught.value.message and "p1" in caught.value.message
+    assert caught.value.hint is not None and "annactl show p1" in caught.value.hint
+    assert 5 <= now[0] < 5.5
