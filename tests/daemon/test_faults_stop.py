@@ -204,6 +204,43 @@ def test_sigterm_mid_rollback_past_grace_is_interrupted_and_restart_offers_the_r
         assert client.audit_verify().ok
 
 
+# --------------------------------------------------------------------------- one grace
+
+
+def test_the_event_stream_lives_through_the_grace_not_5_s() -> None:
+    """uvicorn used to cut every connection 5 s after SIGTERM while the plan went on."""
+    with running_daemon(user_mode=True, env={"ANNAD_STOP_GRACE_S": "60"}) as daemon:
+        client = daemon.client()
+        plan = make_plan([("tick", "until [ -e ~/gate-1 ]; do echo tick; sleep 0.2; done",
+                           "LOW")])
+        submitted = client.submit(ActionPlan.model_validate(plan))
+        events: list[Any] = []
+        failure: list[BaseException] = []
+
+        def read() -> None:
+            try:
+                events.extend(client.execute(submitted.plan_id, submitted.digest,
+                                             confirmed=True, high_confirmed=False))
+            except BaseException as exc:  # reported below
+                failure.append(exc)
+
+        reader = threading.Thread(target=read)
+        reader.start()
+        wait_for("output", lambda: any(e.type == "step_output" for e in events), daemon=daemon)
+        assert daemon.proc is not None
+        daemon.proc.send_signal(15)
+        stopped = time.time()
+        # output produced 8 s after SIGTERM still reaches the client (the old cut was at 5 s)
+        wait_for("output from 8 s after SIGTERM", lambda: failure or any(
+            e.type == "step_output" and e.ts > stopped + 8 for e in events), daemon=daemon)
+        assert not failure, failure
+        open_gates(daemon.home, 1)
+        reader.join(WAIT_S)
+        assert not failure, failure
+        assert events[-1].type == "plan_finished" and events[-1].status == "succeeded"
+        assert exited(daemon) == 0
+
+
 # --------------------------------------------------------------------------- the client
 
 
