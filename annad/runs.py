@@ -159,11 +159,15 @@ class RunManager:
             release_memory()
 
     def cancel(self, plan_id: str, *, wait_s: float) -> None:
-        """Ask the running plan to stop (its step's process group is killed; undo follows)."""
+        """Ask the running plan to stop: an apply's step process group is killed and undo
+        follows; a rollback stops after the step it is undoing (``interrupted``)."""
         with self._lock:
             run = self._run
         if run is None or run.plan_id != plan_id or run.thread is None:
             raise PlanError(f"plan {plan_id} is not running", code=ErrorCode.PLAN_STATE)
+        log.info("plan %s: cancel asked (%s)", plan_id,
+                 "stopping after the step being undone" if run.kind == ROLLBACK else
+                 "killing the running step, then undoing")
         run.cancel.set()
         run.thread.join(timeout=wait_s)
 

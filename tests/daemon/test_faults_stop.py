@@ -204,6 +204,31 @@ def test_sigterm_mid_rollback_past_grace_is_interrupted_and_restart_offers_the_r
         assert client.audit_verify().ok
 
 
+def test_cancel_during_a_rollback_stops_it_between_steps(user_daemon: RunningDaemon) -> None:
+    files = originals(user_daemon.home)
+    plan_id = apply(user_daemon, slow_undo_plan())
+    open_gates(user_daemon.home, 5)
+    cancelled: dict[str, Any] = {}
+    with rolling_back(user_daemon, plan_id) as box:
+        wait_for("s5 undone", lambda: undone_steps(user_daemon, plan_id) == ["s5"],
+                 daemon=user_daemon)
+        wait_for("s4's undo to be waiting", lambda: (user_daemon.home / "f4.txt").read_bytes()
+                 .startswith(b"original"), daemon=user_daemon)
+        canceller = threading.Thread(target=lambda: cancelled.update(
+            record=user_daemon.client().cancel(plan_id)))
+        canceller.start()
+        wait_for("the cancel to arrive", lambda: f"plan {plan_id}: cancel asked"
+                 in user_daemon.output(), daemon=user_daemon)
+        open_gates(user_daemon.home, 4)
+        canceller.join(WAIT_S)
+    assert box["result"].status == "interrupted"
+    assert cancelled["record"].status == "interrupted"
+    assert undone_steps(user_daemon, plan_id) == ["s5", "s4"]
+    open_gates(user_daemon.home, 1, 2, 3, 4)
+    assert user_daemon.client().rollback(plan_id).status == "rolled_back"
+    assert {p: p.read_bytes() for p in files} == files
+
+
 # --------------------------------------------------------------------------- one grace
 
 
