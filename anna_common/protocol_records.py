@@ -42,6 +42,8 @@ class PlanStatus(StrEnum):
     ROLLED_BACK = "rolled_back"
     ROLLBACK_FAILED = "rollback_failed"
     INTERRUPTED = "interrupted"
+    REFUSED = "refused"
+    """Never run: execution was refused because another plan was running (plan again)."""
 
 
 class StepStatus(StrEnum):

@@ -2,7 +2,9 @@
 
 request or file or stored id → (planner) → ``daemon.submit`` → the *daemon's*
 annotated plan → read-only checks → (confirmation, by the front end) →
-``daemon.execute`` → events → the journal's record → (rollback).
+``daemon.execute`` → events → the journal's record → (rollback). When the daemon
+stops answering mid-plan, the events go on with :mod:`annactl.follow`: it waits for
+the daemon to come back and ends with the plan's real outcome.
 
 The front ends differ only in how they show things and how they ask; what
 gets planned, submitted, approved and executed is decided here and in
@@ -33,6 +35,7 @@ if TYPE_CHECKING:
     from annactl.config import ClientSettings
     from annactl.confirm import Approval
     from annactl.daemon_client import DaemonClient
+    from annactl.follow import Follower
     from annactl.planner import PlanOutcome, Progress
 
 
@@ -118,6 +121,8 @@ class Flow:
         self.settings = settings
         self.daemon = daemon
         self._planner: Any = None
+        self._followed: dict[str, Follower] = {}
+        self._final: dict[str, PlanRecord] = {}
 
     def planner(self) -> Any:
         """The planner (built on first use: only commands that plan pay for it)."""
@@ -179,15 +184,28 @@ class Flow:
         return prepared.checks
 
     def execute(self, prepared: Prepared, approval: Approval) -> Iterator[ExecEvent]:
-        """Execute exactly the plan shown (by digest) with the approval given."""
-        return self.daemon.execute(prepared.plan_id, prepared.digest,
-                                   confirmed=approval.confirmed,
-                                   high_confirmed=approval.high_confirmed,
-                                   session=session_env(), confirm_word=approval.word)
+        """Execute exactly the plan shown (by digest) with the approval given.
+
+        Refusals raise here. The events follow the plan to its end even if the daemon
+        stops answering on the way (then :meth:`record` returns the outcome read after).
+        """
+        from annactl.follow import Follower
+
+        stream = self.daemon.execute(prepared.plan_id, prepared.digest,
+                                     confirmed=approval.confirmed,
+                                     high_confirmed=approval.high_confirmed,
+                                     session=session_env(), confirm_word=approval.word)
+        follower = Follower(self.daemon, prepared, wait_s=self.settings.reconnect_wait_s)
+        self._followed[prepared.plan_id] = follower
+        return _followed(follower, stream)
 
     def record(self, plan_id: str) -> PlanRecord:
-        """The journal's view of a plan."""
-        return self.daemon.get_plan(plan_id)
+        """The journal's view of a plan (for a plan just executed: as read at its end)."""
+        follower = self._followed.pop(plan_id, None)
+        if follower is not None and follower.record is not None:
+            return follower.record
+        final = self._final.pop(plan_id, None)
+        return final if final is not None else self.daemon.get_plan(plan_id)
 
     def cancel(self, plan_id: str) -> PlanRecord:
         """Stop a running plan; the daemon rolls it back."""
@@ -195,8 +213,24 @@ class Flow:
 
     def rollback(self, plan_id: str, *, confirm_word: str | None = None) -> RollbackResponse:
         """Undo a finished (or interrupted, or failed) plan (``confirm_word``: the word a
-        HIGH rollback command needs)."""
-        return self.daemon.rollback(plan_id, session=session_env(), confirm_word=confirm_word)
+        HIGH rollback command needs).
+
+        A daemon being stopped answers the rollback (it waits for it, or stops it between
+        two steps: ``interrupted``) and may be gone a moment later: :meth:`record` then
+        returns the plan as the rollback's answer described it.
+        """
+        from annactl.follow import after_rollback
+
+        before = self.daemon.get_plan(plan_id)
+        response = self.daemon.rollback(plan_id, session=session_env(),
+                                         confirm_word=confirm_word)
+        self._final[plan_id] = after_rollback(self.daemon, before, response)
+        return response
+
+
+def _followed(follower: Follower, stream: Iterator[ExecEvent]) -> Iterator[ExecEvent]:
+    yield from follower.events(stream)
+    yield from follower.final_record()
 
 
 def _history(settings: ClientSettings) -> Any:

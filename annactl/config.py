@@ -94,6 +94,8 @@ class ClientSettings(BaseSettings):
     """Where the system daemon listens."""
     autostart: bool = True
     """Start a per-user annad when no daemon answers."""
+    reconnect_wait_s: float = Field(default=300.0, ge=0, le=86400)
+    """How long ``apply`` waits for a daemon that stopped answering mid-plan to come back."""
     state_dir: Path = Field(default_factory=state_dir)
     """History, memory, cache and traces."""
     language: str | None = None

@@ -12,6 +12,7 @@
 | DAEMON_UNAVAILABLE | 7 | no daemon answered and none could be started |
 | MODEL_UNAVAILABLE | 8 | the model server is unreachable, timed out or failed |
 | PERMISSION_DENIED | 9 | the daemon refused the caller (not root or group anna) |
+| PLAN_RUNNING | 10 | another plan is running; nothing was run (the refused plan is ``refused``) |
 | INTERRUPTED | 130 | Ctrl-C |
 """
 
@@ -35,6 +36,7 @@ class ExitStatus(IntEnum):
     DAEMON_UNAVAILABLE = 7
     MODEL_UNAVAILABLE = 8
     PERMISSION_DENIED = 9
+    PLAN_RUNNING = 10
     INTERRUPTED = 130
 
 
@@ -48,7 +50,7 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.DIGEST_MISMATCH: ExitStatus.PLAN_INVALID,
     ErrorCode.PLAN_NOT_FOUND: ExitStatus.USAGE,
     ErrorCode.PLAN_STATE: ExitStatus.USAGE,
-    ErrorCode.PLAN_RUNNING: ExitStatus.EXECUTION_FAILED,
+    ErrorCode.PLAN_RUNNING: ExitStatus.PLAN_RUNNING,
     ErrorCode.CONFIRMATION_REQUIRED: ExitStatus.DECLINED,
     ErrorCode.DECLINED: ExitStatus.DECLINED,
     ErrorCode.EXECUTION_FAILED: ExitStatus.EXECUTION_FAILED,
@@ -79,6 +81,7 @@ _BY_PLAN_STATUS: dict[str, ExitStatus] = {
     "rolled_back": ExitStatus.EXECUTION_FAILED,
     "interrupted": ExitStatus.EXECUTION_FAILED,
     "rollback_failed": ExitStatus.ROLLBACK_FAILED,
+    "refused": ExitStatus.PLAN_RUNNING,
 }
 
 
@@ -86,10 +89,14 @@ def exit_status_for_plan(status: str, *, after_rollback: bool = False) -> ExitSt
     """The exit status for a plan's final state (a ``PlanStatus`` value).
 
     After an execution, ``rolled_back`` means a step failed and the plan was undone (5).
-    After a rollback the person asked for, ``rolled_back`` is success (0).
+    After a rollback the person asked for, ``rolled_back`` is success (0), and
+    ``interrupted`` (the daemon stopped it between two steps; the rest is still to undo)
+    is a rollback not done in full (6).
     """
     if after_rollback and status == "rolled_back":
         return ExitStatus.SUCCESS
+    if after_rollback and status == "interrupted":
+        return ExitStatus.ROLLBACK_FAILED
     return _BY_PLAN_STATUS.get(status, ExitStatus.ERROR)
 
 

@@ -4,8 +4,9 @@
 [--idle-exit SECONDS]``. As root it is the system daemon; otherwise (or with
 ``--user-mode``) a per-user daemon that runs user-scope steps only and exits
 after ``--idle-exit`` seconds without requests. Logs go to stderr (journald).
-``READY=1`` is sent once the socket serves; SIGTERM stops it cleanly (a running
-plan may finish first, see ``stop_grace_s``).
+``READY=1`` is sent once the socket serves; SIGTERM stops it cleanly: a running
+apply or rollback may finish first, within ``stop_grace_s``, while its event stream
+and reads keep being served; only then does uvicorn close the connections.
 """
 
 from __future__ import annotations
@@ -33,6 +34,10 @@ if TYPE_CHECKING:
     from annad.service import PlanService
 
 log = logging.getLogger("annad")
+
+CLOSE_GRACE_S = 5
+"""After the running plan has ended: how long requests still in flight may take to answer
+before uvicorn cancels them (the plan's own grace is ``stop_grace_s``, spent before)."""
 
 
 def parse_args(argv: list[str] | None) -> argparse.Namespace:
@@ -105,8 +110,8 @@ def serve(settings: DaemonSettings) -> int:
     activity = Activity()
     config = uvicorn.Config(create_app(service, activity), http=PeerH11Protocol, ws="none",
                             lifespan="on", log_config=None, access_log=False, loop="asyncio",
-                            timeout_graceful_shutdown=5)
-    server = uvicorn.Server(config)
+                            timeout_graceful_shutdown=CLOSE_GRACE_S)
+    server = _draining_server(config, service)
     log.info("annad %s mode on %s, state in %s", settings.mode, socket_path, state)
     # uvicorn re-raises a captured SIGTERM/SIGINT after its graceful shutdown, through the
     # handler that was installed before it: make that a no-op so cleanup below still runs
@@ -118,6 +123,26 @@ def serve(settings: DaemonSettings) -> int:
         listen.remove_socket(socket_path, ino)
         os.close(lock_fd)
     return 0
+
+
+def _draining_server(config: uvicorn.Config, service: PlanService) -> uvicorn.Server:
+    import uvicorn
+
+    class DrainingServer(uvicorn.Server):
+        """uvicorn's server, whose shutdown first lets the running plan end.
+
+        uvicorn closes every connection ``timeout_graceful_shutdown`` seconds after a
+        signal; an event stream cut then would leave the client blind while the plan
+        goes on. So the daemon's own grace comes first, with the socket still serving
+        the stream and reads; new plans are refused meanwhile.
+        """
+
+        async def shutdown(self, sockets: list[socket.socket] | None = None) -> None:
+            log.info("stopping: new plans are refused; waiting for a running plan")
+            await asyncio.to_thread(service.drain)
+            await super().shutdown(sockets=sockets)
+
+    return DrainingServer(config)
 
 
 async def _serve(server: uvicorn.Server, sock: socket.socket, settings: DaemonSettings,

@@ -4,11 +4,14 @@ Execution happens in a worker thread that does not depend on the HTTP request:
 a client that disconnects mid-plan does not stop it half-way; the plan runs to
 its end (or is undone) and the journal has the outcome. Events go through a
 queue to whoever streams them. A second execute or rollback while one is under
-way is refused with ``PLAN_RUNNING``; reads and telemetry are unaffected.
+way is refused with ``PLAN_RUNNING``; a submitted plan refused that way is marked
+``refused`` (it was approved for a system the running plan is changing: plan it
+again). Reads and telemetry are unaffected.
 """
 
 from __future__ import annotations
 
+import contextlib
 import ctypes
 import gc
 import logging
@@ -25,11 +28,12 @@ from anna_common.protocol import (
     RollbackResponse,
     SessionEnv,
     StepStatus,
+    UndoResult,
 )
 from annad.records import step_specs, who_of
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from anna_common.findings import AnnotatedPlan
     from annad.executor import Executor, StepSpec, Who
@@ -44,12 +48,21 @@ SYSTEM_DAEMON_HINT = "start the system daemon: sudo systemctl enable --now annad
 """What to do when a per-user daemon is asked for a system-scope step."""
 
 
+EXECUTE = "execute"
+"""A run that applies a plan."""
+ROLLBACK = "rollback"
+"""A run that undoes a plan."""
+
+
 @dataclass
 class _Run:
     plan_id: str
+    kind: str = EXECUTE
     cancel: threading.Event = field(default_factory=threading.Event)
     events: queue.SimpleQueue[ExecEvent | None] = field(default_factory=queue.SimpleQueue)
     thread: threading.Thread | None = None
+    outcome: RollbackResponse | None = None
+    """A rollback's result, once its thread has ended (None if it was aborted)."""
 
     def emit(self, event: ExecEvent) -> None:
         """Queue an event for the stream (output is dropped when nobody keeps up)."""
@@ -74,23 +87,48 @@ class RunManager:
         run = self._run
         return run.plan_id if run is not None else None
 
-    def _claim(self, plan_id: str, allowed: tuple[PlanStatus, ...]) -> _Run:
-        """Become the running plan, or raise PLAN_RUNNING / PLAN_STATE (under the lock)."""
+    def _claim(self, plan_id: str, allowed: tuple[PlanStatus, ...],
+               work: Callable[[_Run], None], *, kind: str = EXECUTE) -> _Run:
+        """Become the running plan and start ``work`` in its thread, or raise PLAN_RUNNING /
+        PLAN_STATE. All under the lock, so a stop never sees a run without its thread."""
         with self._lock:
             if self._closing:
-                raise AnnaError("the daemon is stopping", code=ErrorCode.DAEMON_UNAVAILABLE)
-            if self._run is not None:
-                raise PlanError(f"plan {self._run.plan_id} is running; one plan runs at a time",
-                                code=ErrorCode.PLAN_RUNNING,
-                                detail={"running_plan": self._run.plan_id})
+                raise AnnaError("the daemon is stopping", code=ErrorCode.DAEMON_UNAVAILABLE,
+                                hint="try again once annad has restarted")
             row = self.journal.get_plan(plan_id)
+            if self._run is not None:
+                running = self._run.plan_id
+                if kind == EXECUTE and row is not None and row.status is PlanStatus.SUBMITTED:
+                    self._refuse(plan_id, running)
+                raise PlanError(f"plan {running} is running; one plan runs at a time, and plan "
+                                f"{plan_id} was not run", code=ErrorCode.PLAN_RUNNING,
+                                hint=f"wait for it (annactl show {running}), then ask again",
+                                detail={"running_plan": running})
             if row is None or row.status not in allowed:
                 status = row.status if row is not None else "unknown"
                 raise PlanError(f"plan {plan_id} is {status}; this needs "
                                 + " or ".join(str(a) for a in allowed),
                                 code=ErrorCode.PLAN_STATE, detail={"status": str(status)})
-            self._run = _Run(plan_id)
-            return self._run
+            run = _Run(plan_id, kind)
+            run.thread = threading.Thread(target=work, args=(run,), name=f"{kind}-{plan_id}")
+            self._run = run
+            try:
+                run.thread.start()
+            except BaseException:
+                self._run = None
+                raise
+            return run
+
+    def _refuse(self, plan_id: str, running: str) -> None:
+        """Mark a submitted plan ``refused`` because another plan runs (caller holds the lock).
+
+        Approval was given for the system as it was; the running plan is changing it, so
+        the refused plan is not kept as runnable: the person plans again.
+        """
+        self.journal.set_plan_status(plan_id, PlanStatus.REFUSED, error={
+            "code": str(ErrorCode.PLAN_RUNNING),
+            "message": f"plan {running} was running; this plan was not run",
+            "detail": {"running_plan": running}}, kind="plan_refused")
 
     def _release(self, run: _Run) -> None:
         with self._lock:
@@ -104,10 +142,8 @@ class RunManager:
         if self.user_mode:
             _refuse_system_steps(specs)
         who = who_of(row.caller_uid, row.home, session)
-        run = self._claim(row.plan_id, (PlanStatus.SUBMITTED,))
-        run.thread = threading.Thread(target=self._work, args=(run, specs, who),
-                                      name=f"plan-{row.plan_id}")
-        run.thread.start()
+        run = self._claim(row.plan_id, (PlanStatus.SUBMITTED,),
+                          lambda r: self._work(r, specs, who))
         return _stream(run)
 
     def _work(self, run: _Run, specs: list[StepSpec], who: Who) -> None:
@@ -123,49 +159,95 @@ class RunManager:
             release_memory()
 
     def cancel(self, plan_id: str, *, wait_s: float) -> None:
-        """Ask the running plan to stop (its step's process group is killed; undo follows)."""
+        """Ask the running plan to stop: an apply's step process group is killed and undo
+        follows; a rollback stops after the step it is undoing (``interrupted``)."""
         with self._lock:
             run = self._run
         if run is None or run.plan_id != plan_id or run.thread is None:
             raise PlanError(f"plan {plan_id} is not running", code=ErrorCode.PLAN_STATE)
+        log.info("plan %s: cancel asked (%s)", plan_id,
+                 "stopping after the step being undone" if run.kind == ROLLBACK else
+                 "killing the running step, then undoing")
         run.cancel.set()
         run.thread.join(timeout=wait_s)
 
     def rollback(self, row: PlanRow, session: SessionEnv) -> RollbackResponse:
-        """Undo every step not yet undone, newest first.
+        """Undo every step not yet undone, newest first, in a worker thread; wait for it.
 
         For a succeeded or interrupted plan that is every step that started; after a
         partly failed undo (``rollback_failed``) it retries the steps whose undo failed.
+        The rollback is a run like an apply: the daemon's stop waits for it (see
+        :meth:`shutdown`), and a rollback stopped between two steps leaves the plan
+        ``interrupted`` with what was undone journalled, so it can be rolled back again.
         """
+        current = who_of(row.caller_uid, row.home, session).session or None
         run = self._claim(row.plan_id, (PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED,
-                                        PlanStatus.ROLLBACK_FAILED))
+                                        PlanStatus.ROLLBACK_FAILED),
+                          lambda r: self._undo_work(r, current), kind=ROLLBACK)
+        if run.thread is not None:
+            run.thread.join()  # the request waits; a stopping daemon waits too (shutdown)
+        if run.outcome is None:
+            raise AnnaError(f"the rollback of plan {row.plan_id} was aborted; see the daemon's "
+                            "log", code=ErrorCode.INTERNAL_ERROR)
+        return run.outcome
+
+    def _undo_work(self, run: _Run, session: dict[str, str] | None) -> None:
+        plan_id = run.plan_id
         try:
-            self.journal.set_plan_status(row.plan_id, PlanStatus.ROLLING_BACK,
+            self.journal.set_plan_status(plan_id, PlanStatus.ROLLING_BACK,
                                          kind="rollback_started")
-            indexes = [s.idx for s in reversed(self.journal.steps(row.plan_id))
+            indexes = [s.idx for s in reversed(self.journal.steps(plan_id))
                        if s.status is not StepStatus.UNDONE]
-            current = who_of(row.caller_uid, row.home, session).session
-            results = self.executor.undo(row.plan_id, indexes, run.emit,
-                                         session=current or None)
+            results: list[UndoResult] = []
+            for position, index in enumerate(indexes):
+                if run.cancel.is_set():  # stopped between two steps: the rest waits
+                    self._rollback_interrupted(plan_id, indexes[position:], results)
+                    run.outcome = RollbackResponse(plan_id=plan_id,
+                                                   status=PlanStatus.INTERRUPTED, undo=results)
+                    return
+                results.extend(self.executor.undo(plan_id, [index], run.emit, session=session))
             status = PlanStatus.ROLLED_BACK if all(r.ok for r in results) else \
                 PlanStatus.ROLLBACK_FAILED
             error = None if status is PlanStatus.ROLLED_BACK else {
                 "code": str(ErrorCode.ROLLBACK_FAILED), "message": "some undo actions failed",
                 "detail": {"failed": [r.model_dump() for r in results if not r.ok]}}
-            self.journal.set_plan_status(row.plan_id, status, error=error,
-                                         kind="rollback_finished")
-        except Exception as exc:
-            log.exception("plan %s: rollback aborted", row.plan_id)
-            self.journal.set_plan_status(row.plan_id, PlanStatus.ROLLBACK_FAILED, error={
-                "code": str(ErrorCode.INTERNAL_ERROR), "message": f"rollback aborted: {exc}"},
-                kind="rollback_finished")
-            raise
+            self.journal.set_plan_status(plan_id, status, error=error, kind="rollback_finished")
+            run.outcome = RollbackResponse(plan_id=plan_id, status=status, undo=results)
+        except Exception as exc:  # the plan must not stay rolling_back while the daemon lives
+            log.exception("plan %s: rollback aborted", plan_id)
+            with contextlib.suppress(Exception):
+                self.journal.set_plan_status(plan_id, PlanStatus.ROLLBACK_FAILED, error={
+                    "code": str(ErrorCode.INTERNAL_ERROR),
+                    "message": f"rollback aborted: {exc}"}, kind="rollback_finished")
         finally:
             self._release(run)
-        return RollbackResponse(plan_id=row.plan_id, status=status, undo=results)
+            run.events.put(None)
+            release_memory()
+
+    def _rollback_interrupted(self, plan_id: str, left: list[int],
+                              results: list[UndoResult]) -> None:
+        """Journal a rollback stopped by the daemon's stop: what was undone, what was not."""
+        steps = {s.idx: s.step_id for s in self.journal.steps(plan_id)}
+        not_undone = [steps.get(i, f"#{i + 1}") for i in left]
+        log.warning("plan %s: rollback stopped with %d step(s) not undone (%s); it is "
+                    "interrupted and can be rolled back again", plan_id, len(left),
+                    ", ".join(not_undone))
+        self.journal.set_plan_status(plan_id, PlanStatus.INTERRUPTED, error={
+            "code": str(ErrorCode.CANCELLED),
+            "message": f"the rollback was stopped before {len(left)} step(s) were undone "
+                       f"({', '.join(not_undone)}); run the rollback again to undo them",
+            "detail": {"not_undone": not_undone,
+                       "undone_actions": sum(1 for r in results if r.ok)}},
+            kind="rollback_interrupted")
 
     def shutdown(self, grace_s: float) -> None:
-        """Refuse new plans; let the running one finish for ``grace_s``, then cancel it."""
+        """Refuse new plans; let the running apply or rollback finish for ``grace_s``.
+
+        Past the grace an apply is cancelled (its step's process group is killed) and
+        undone; a rollback stops after the step it is undoing and leaves the plan
+        ``interrupted``. Either way this returns only once the run's thread has ended,
+        so the journal is never closed under it.
+        """
         with self._lock:
             self._closing = True
             run = self._run
@@ -173,8 +255,12 @@ class RunManager:
             return
         run.thread.join(timeout=grace_s)
         if run.thread.is_alive():
-            log.warning("plan %s still running at shutdown: cancelling and undoing it",
-                        run.plan_id)
+            if run.kind == ROLLBACK:
+                log.warning("plan %s still rolling back after the %.0f s grace: stopping after "
+                            "the step being undone", run.plan_id, grace_s)
+            else:
+                log.warning("plan %s still running after the %.0f s grace: cancelling and "
+                            "undoing it", run.plan_id, grace_s)
             run.cancel.set()
             run.thread.join()
 

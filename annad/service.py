@@ -8,8 +8,9 @@ caller is the :class:`~annad.peer.Peer` the kernel reported for the connection.
 
 State machine: ``submitted → running → succeeded | failed | rolled_back |
 rollback_failed``; ``succeeded | interrupted | rollback_failed → rolling_back → rolled_back |
-rollback_failed``; ``running`` at start-up → ``interrupted``. One plan runs (or
-rolls back) at a time.
+rollback_failed | interrupted`` (a rollback stopped by the daemon's stop);
+``running | rolling_back`` at start-up → ``interrupted``; ``submitted → refused`` when
+another plan is running. One plan runs (or rolls back) at a time.
 """
 
 from __future__ import annotations
@@ -95,13 +96,22 @@ class PlanService:
         for plan_id in self.journal.recover():
             log.warning("plan %s was running when the daemon stopped: now interrupted", plan_id)
             self.runs.executor.stop_orphans(plan_id)
+        for row in self.journal.list_plans():
+            if row.status is PlanStatus.INTERRUPTED:
+                log.warning("plan %s is interrupted: `annactl rollback %s` undoes what is left",
+                            row.plan_id, row.plan_id)
         try:
             self.telemetry_provider.start()
         except Exception:  # telemetry must never keep plans from working
             log.exception("telemetry failed to start")
 
+    def drain(self) -> None:
+        """On a stop, while connections still serve: refuse new plans, let the running apply
+        or rollback end (``stop_grace_s``, then cancelled or stopped; see ``RunManager``)."""
+        self.runs.shutdown(self.settings.stop_grace_s)
+
     def stop(self) -> None:
-        """Let a running plan finish (bounded), then stop telemetry and close the journal."""
+        """Drain (if not done yet), then stop telemetry and close the journal."""
         self.runs.shutdown(self.settings.stop_grace_s)
         try:
             self.telemetry_provider.stop()

@@ -150,8 +150,11 @@ def test_one_plan_at_a_time_and_telemetry_stays_responsive(user_daemon: RunningD
     assert time.monotonic() - started < 1.0
     assert list(stream)[-1].status == "succeeded"
     assert not (user_daemon.home / "x.txt").exists()
-    list(client.execute(other_id, other_digest, confirmed=True, high_confirmed=False))
-    assert (user_daemon.home / "x.txt").exists()
+    # approved for a system the running plan was changing: marked refused, planned again
+    assert client.get_plan(other_id).status == "refused"
+    refused(lambda: client.execute(other_id, other_digest, confirmed=True,
+                                   high_confirmed=False), ErrorCode.PLAN_STATE)
+    assert not (user_daemon.home / "x.txt").exists()
 
 
 def test_cancel_stops_the_step_and_undoes(user_daemon: RunningDaemon) -> None:
