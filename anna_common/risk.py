@@ -28,6 +28,7 @@ from anna_common.rules.base import HISTORY_VARS, AssessContext, Code, Out, Reaso
 from anna_common.rules.builtins import judge_arithmetic, prepare
 from anna_common.rules.code import (
     SHELL_MENTION,
+    UNCAPTURED_SENTENCE,
     embedded_shell,
     fork_bombs,
     hidden_characters,
@@ -200,6 +201,10 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
         for why in _unique(analysis.too_large):
             out.high(Code.TOO_LARGE, f"too large to analyse: {why}; Anna cannot see what it "
                      "would do", target="too large")
+        # nothing was parsed for write targets either, so no snapshot covers what it writes:
+        # the rollback must say so rather than report it undone
+        out.high(Code.UNCAPTURED_WRITE, "its writes were not analysed; "
+                 f"{UNCAPTURED_SENTENCE}", target="too large")
         return False, []
     for why in _unique(analysis.opaque):
         if "runs" not in why:  # script files and piped code are judged with their source
