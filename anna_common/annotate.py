@@ -14,6 +14,7 @@ from anna_common.plan import LLM_VERSION, ActionPlan, RiskLevel
 from anna_common.planfetch import ban_fetch_then_run
 from anna_common.risk import AssessContext, Assessment, Scope, assess
 from anna_common.rules.base import Code
+from anna_common.shell import analyse
 
 _UNDOABLE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE), str(Code.USER_CONFIG),
                        str(Code.HOME_WRITE), str(Code.TEMP_WRITE), str(Code.ETC_WRITE),
@@ -172,7 +173,15 @@ def _medium_needs_undo(step: AnnotatedStep, verdict: Assessment, warnings: list[
     warnings.append(Finding(code=FindingCode.RISK_RAISED, path=path,
                             message=f"Anna raised the risk from MEDIUM to HIGH: {NO_UNDO_REASON}"))
     return step.model_copy(update={"final_risk": RiskLevel.HIGH, "requires_confirmation": True,
-                                   "reasons": [NO_UNDO_REASON, *step.reasons]})
+                                   "reasons": [NO_UNDO_REASON, *step.reasons],
+                                   "confirm_word": _touched(step.command)})
+
+
+def _touched(command: str) -> str | None:
+    """What a step raised to HIGH touches, for its typed word: the program it runs (the
+    MEDIUM verdict named no target, and a word that names nothing teaches nothing)."""
+    analysis = analyse(command)
+    return next((c.program for c in analysis.commands if c.program), None)
 
 
 def _undoable(step: AnnotatedStep) -> bool:

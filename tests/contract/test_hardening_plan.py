@@ -206,6 +206,9 @@ def test_medium_without_any_undo_is_high(command: str) -> None:
     assert NO_UNDO_REASON in step.reasons
     assert plan.confirmations == 2
     assert confirm.requirement(plan).tier == Tier.TWO
+    # the typed word names what the step runs, not a stock phrase
+    assert step.confirm_word and step.confirm_word != "yes-do-it"
+    assert step.confirm_word in command
 
 
 @pytest.mark.parametrize("command", NO_UNDO_MEDIUM)
