@@ -95,7 +95,8 @@ def serve(settings: DaemonSettings) -> int:
     journal = Journal(state / "journal.sqlite3")
     limits = Limits(step_timeout_s=settings.step_timeout_s, max_output=settings.max_output,
                     backup_max_bytes=settings.backup_max_bytes,
-                    backup_max_files=settings.backup_max_files)
+                    backup_max_files=settings.backup_max_files,
+                    confine_python=settings.confine_python)
     executor = Executor(journal=journal, backups=state / "backups", runner=runner,
                         limits=limits, root_daemon=os.geteuid() == 0)
     telemetry = open_telemetry(pacman_dbpath=settings.pacman_dbpath,

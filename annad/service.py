@@ -218,7 +218,7 @@ class PlanService:
         """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""
         peer = self._authorised(peer)
         row = self._owned(peer, plan_id)
-        results = run_checks(annotated_of(row), self.context(row.home), self.runner,
+        results = run_checks(annotated_of(row), self.context(row.home),
                              owner=row.caller_uid, home=row.home, session=request.session,
                              settings=self.settings, user_mode=self.user_mode)
         self.journal.event("checks_run", plan_id, ran=sum(r.ran for r in results),

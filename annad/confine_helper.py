@@ -1,0 +1,276 @@
+"""The confinement helper: run as a script (``python -I -S confine_helper.py SPEC``) by the runner.
+
+It builds the confinement with raw system calls, then runs ``bash -c`` inside it:
+
+1. ``unshare`` mount, network, IPC, UTS and PID namespaces (and a user namespace when the
+   daemon is not root: the owner's uid and gid map to themselves, so ``id -u`` is the owner).
+2. Every mount becomes private, then read-only, nosuid and nodev, recursively
+   (``mount_setattr(AT_RECURSIVE)``): one call covers every submount (/tmp, /run, /dev/shm…).
+3. A new ``/dev``: a tmpfs holding only null, zero, full, random, urandom and tty (bind
+   mounts of the real nodes, cloned before step 2 so they keep working) and the fd links;
+   then made read-only. A read-only mount does not stop writes to a device node, so the
+   disks, /dev/mem and the rest are simply not there.
+4. For a capless-root read, an empty read-only tmpfs over ``/run`` hides the IPC sockets
+   (systemd, D-Bus) that trust uid 0.
+5. Optional throw-away tmpfs mounts (``scratch``): the only writable places, gone at exit.
+6. A fork: the child is PID 1 of the new PID namespace; it mounts a fresh read-only
+   ``/proc`` (only the namespace's processes), drops to the owner (groups, gid, uid), drops
+   every capability (bounding set, ambient, effective/permitted/inheritable), sets
+   ``PR_SET_NO_NEW_PRIVS``, forks the command and reaps until it ends. When it ends the kernel
+   kills whatever the command left behind in the namespace.
+
+Nothing here falls back: any failure is reported on the status descriptor as ``E:reason``
+and the command never starts. ``R`` on the status descriptor means the command is about to
+be executed inside the finished confinement. Only the standard library is used (``-I -S``).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import signal
+import sys
+from pathlib import Path
+from typing import Any
+
+CLONE_NEWNS = 0x00020000
+CLONE_NEWUTS = 0x04000000
+CLONE_NEWIPC = 0x08000000
+CLONE_NEWUSER = 0x10000000
+CLONE_NEWPID = 0x20000000
+CLONE_NEWNET = 0x40000000
+MS_RDONLY = 0x1
+MS_NOSUID = 0x2
+MS_NODEV = 0x4
+MS_NOEXEC = 0x8
+MS_REC = 0x4000
+MS_PRIVATE = 1 << 18
+MOUNT_ATTR_RDONLY = 0x1
+MOUNT_ATTR_NOSUID = 0x2
+MOUNT_ATTR_NODEV = 0x4
+MOUNT_ATTR_NOEXEC = 0x8
+AT_FDCWD = -100
+AT_EMPTY_PATH = 0x1000
+AT_RECURSIVE = 0x8000
+OPEN_TREE_CLONE = 1
+OPEN_TREE_CLOEXEC = 0o2000000
+MOVE_MOUNT_F_EMPTY_PATH = 0x4
+# the mount API system calls have one number on every architecture (added after 5.0)
+SYS_OPEN_TREE = 428
+SYS_MOVE_MOUNT = 429
+SYS_MOUNT_SETATTR = 442
+PR_SET_PDEATHSIG = 1
+PR_CAPBSET_DROP = 24
+PR_SET_NO_NEW_PRIVS = 38
+PR_CAP_AMBIENT = 47
+PR_CAP_AMBIENT_CLEAR_ALL = 4
+LINUX_CAPABILITY_VERSION_3 = 0x20080522
+DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
+"""The device nodes a confined command gets: nothing that reaches hardware or memory."""
+BASH = "/bin/bash"
+EXIT_REFUSED = 125
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+class Refused(Exception):
+    """The confinement could not be built; the command must not run."""
+
+
+class _MountAttr(ctypes.Structure):
+    _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
+                ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+class _CapHeader(ctypes.Structure):
+    _fields_ = [("version", ctypes.c_uint32), ("pid", ctypes.c_int)]
+
+
+class _CapData(ctypes.Structure):
+    _fields_ = [("effective", ctypes.c_uint32), ("permitted", ctypes.c_uint32),
+                ("inheritable", ctypes.c_uint32)]
+
+
+def _check(result: int, what: str) -> int:
+    if result < 0:
+        err = ctypes.get_errno()
+        raise Refused(f"{what}: {os.strerror(err)}")
+    return result
+
+
+def _b(path: str) -> bytes:
+    return os.fsencode(path)
+
+
+def _mount(source: str, target: str, fstype: str | None, flags: int, data: str | None) -> None:
+    _check(_libc.mount(_b(source), _b(target), None if fstype is None else _b(fstype),
+                       ctypes.c_ulong(flags), None if data is None else _b(data)),
+           f"mount {target}")
+
+
+def _setattr(path: str, attrs: int, *, recursive: bool) -> None:
+    attr = _MountAttr(attr_set=attrs, attr_clr=0, propagation=0, userns_fd=0)
+    flags = AT_RECURSIVE if recursive else 0
+    _check(_libc.syscall(SYS_MOUNT_SETATTR, AT_FDCWD, _b(path), flags, ctypes.byref(attr),
+                         ctypes.sizeof(attr)), f"read-only {path}")
+
+
+def _clone_tree(path: str) -> int:
+    return _check(_libc.syscall(SYS_OPEN_TREE, AT_FDCWD, _b(path),
+                                OPEN_TREE_CLONE | OPEN_TREE_CLOEXEC), f"clone {path}")
+
+
+def _move_mount(fd: int, target: str) -> None:
+    _check(_libc.syscall(SYS_MOVE_MOUNT, fd, b"", AT_FDCWD, _b(target), MOVE_MOUNT_F_EMPTY_PATH),
+           f"attach {target}")
+
+
+def _prctl(option: int, arg: int, arg3: int = 0) -> None:
+    _check(_libc.prctl(option, ctypes.c_ulong(arg), ctypes.c_ulong(arg3), ctypes.c_ulong(0),
+                       ctypes.c_ulong(0)), f"prctl {option}")
+
+
+def _write(path: str, text: str) -> None:
+    fd = os.open(path, os.O_WRONLY | os.O_CLOEXEC)
+    try:
+        os.write(fd, text.encode())
+    finally:
+        os.close(fd)
+
+
+def _namespaces(userns: bool) -> None:
+    """New namespaces; in user mode the owner maps to itself (never to root)."""
+    flags = CLONE_NEWNS | CLONE_NEWNET | CLONE_NEWIPC | CLONE_NEWUTS | CLONE_NEWPID
+    uid, gid = os.getuid(), os.getgid()
+    _check(_libc.unshare(flags | (CLONE_NEWUSER if userns else 0)), "unshare namespaces")
+    if userns:
+        try:
+            _write("/proc/self/setgroups", "deny")
+            _write("/proc/self/uid_map", f"{uid} {uid} 1\n")
+            _write("/proc/self/gid_map", f"{gid} {gid} 1\n")
+        except OSError as exc:
+            raise Refused(f"user namespace map: {exc.strerror}") from None
+
+
+def _file_tree(spec: dict[str, Any]) -> None:
+    """Everything read-only; a minimal /dev; optionally /run hidden and scratch tmpfs mounts."""
+    _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
+    clones = {name: _clone_tree(f"/dev/{name}") for name in DEVICES
+              if Path(f"/dev/{name}").exists()}
+    _setattr("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, recursive=True)
+    _mount("anna-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for name, fd in clones.items():
+        os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
+        _move_mount(fd, f"/dev/{name}")
+        os.close(fd)
+    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        Path(f"/dev/{name}").symlink_to(target)
+    Path("/dev/shm").mkdir(mode=0o755)
+    Path("/dev/pts").mkdir(mode=0o755)
+    _setattr("/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, recursive=True)
+    if spec.get("hide_run"):
+        _mount("anna-run", "/run", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+               "mode=0755,size=4k")
+    for path in spec.get("scratch") or []:
+        _mount("anna-scratch", str(path), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+
+
+def _drop(spec: dict[str, Any], userns: bool) -> None:
+    """To the owner (or capless root), no capability left anywhere, no new privileges."""
+    uid, gid = int(spec["uid"]), int(spec["gid"])
+    if not userns:
+        os.setgroups([int(g) for g in spec.get("groups") or []])
+        os.setresgid(gid, gid, gid)
+    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    for cap in range(last + 1):
+        _prctl(PR_CAPBSET_DROP, cap)
+    _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+    _prctl(PR_SET_NO_NEW_PRIVS, 1)
+    if not userns and uid != os.getuid():
+        os.setresuid(uid, uid, uid)  # leaving uid 0 clears every capability set
+    header = _CapHeader(version=LINUX_CAPABILITY_VERSION_3, pid=0)
+    data = (_CapData * 2)()
+    _check(_libc.capset(ctypes.byref(header), ctypes.byref(data)), "drop capabilities")
+    if os.getuid() != uid or (not userns and os.getgid() != gid):
+        raise Refused("could not switch to the owner's identity")
+
+
+def _exec_command(spec: dict[str, Any], status_fd: int) -> None:
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
+        signal.signal(sig, signal.SIG_DFL)
+    try:
+        os.chdir(str(spec.get("cwd") or "/"))
+    except OSError:
+        os.chdir("/")
+    env = {str(k): str(v) for k, v in dict(spec.get("env") or {}).items()}
+    os.write(status_fd, b"R")
+    os.execve(BASH, [BASH, "--noprofile", "--norc", "-c", str(spec["command"])], env)  # noqa: S606
+
+
+def _init(spec: dict[str, Any], userns: bool, status_fd: int, report_fd: int) -> int:
+    """PID 1 of the new namespace: fresh /proc, drop privileges, run the command, reap."""
+    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+    _mount("proc", "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
+    _drop(spec, userns)
+    command = os.fork()
+    if command == 0:
+        os.close(report_fd)
+        _exec_command(spec, status_fd)
+    os.close(status_fd)
+
+    def stop(signum: int, _frame: object) -> None:
+        os.kill(-1, signal.SIGKILL)  # everything in this namespace except its init
+        os._exit(128 + signum)
+
+    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
+        signal.signal(sig, stop)
+    while True:
+        pid, status = os.waitpid(-1, 0)
+        if pid == command:
+            os.write(report_fd, str(status).encode())
+            return 0
+
+
+def _finish(child: int, report_fd: int) -> int:
+    """Outside the PID namespace: wait for its init and exit as the command did."""
+    _, status = os.waitpid(child, 0)
+    raw = os.read(report_fd, 64)
+    if not raw:
+        return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + 9
+    code = os.waitstatus_to_exitcode(int(raw))
+    if code < 0:
+        signal.signal(-code, signal.SIG_DFL)
+        os.kill(os.getpid(), -code)
+    return code
+
+
+def main(argv: list[str]) -> int:
+    """Build the confinement described by ``argv[1]`` (JSON) and run its command there."""
+    spec = json.loads(argv[1])
+    status_fd = int(spec["status_fd"])
+    userns = bool(spec.get("userns"))
+    try:
+        _namespaces(userns)
+        _file_tree(spec)
+        report_r, report_w = os.pipe()
+        child = os.fork()
+        if child == 0:
+            os.close(report_r)
+            try:
+                os._exit(_init(spec, userns, status_fd, report_w))
+            except (Refused, OSError, ValueError) as exc:
+                os.write(status_fd, f"E:{exc}".encode())
+                os._exit(EXIT_REFUSED)
+        os.close(report_w)
+        os.close(status_fd)
+        return _finish(child, report_r)
+    except (Refused, OSError, ValueError) as exc:
+        os.write(status_fd, f"E:{exc}".encode())
+        return EXIT_REFUSED
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
