@@ -45,11 +45,26 @@ STEP_UMASK = 0o022
 """File creation mask of every spawned process."""
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 """PATH for every step: never inherited from a caller."""
-SUDO_SHIM = ('() { while [ "$#" -gt 0 ]; do case "$1" in -u|-g|-C|-D|-h|-p|-r|-t|-U|-T) '
-             'shift 2;; --) shift; break;; -*) shift;; *) break;; esac; done; "$@"; }')
-"""Confined bash runs ``sudo``/``doas`` as this function: the command runs as it is (the owner),
-without sudo's options. sudo could not gain anything there anyway (no new privileges), but a
-plain error would hide the output the check was meant to give."""
+
+
+def sudo_shims() -> dict[str, str]:
+    """Bash functions (exported through the environment) standing in for ``sudo`` and ``doas``.
+
+    A root step and a confined command run ``sudo CMD`` as ``CMD``: the step is already root,
+    with the HOME Anna judged (real sudo would reset HOME to /root, and ``sudo sh -c 'echo >
+    ~/f'`` would write where nobody looked); a confined command gains nothing from sudo (no new
+    privileges) but would only print an error. Options other than plain flags (``-u USER``,
+    ``-i``, ``-s``, ``-l``…) go to the real program unchanged.
+    """
+    shims = {}
+    for name in ("sudo", "doas"):
+        shims[f"BASH_FUNC_{name}%%"] = (
+            '() { local a=("$@"); while [ "$#" -gt 0 ]; do case "$1" in --) shift; break;; '
+            f'-*[!nEHSkbP]*) command {name} "${{a[@]}}"; return;; -*) shift;; *) break;; '
+            'esac; done; "$@"; }')
+    return shims
+
+
 _PLAIN_LOCALE = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "LANG",
                 "HYPRLAND_INSTANCE_SIGNATURE", "SWAYSOCK")
@@ -284,6 +299,8 @@ def run_shell(
     ``home`` is HOME of a root step (``identity`` None): the home Anna judged ``~`` to be.
     """
     env = step_environment(identity, session, home=home)
+    if identity is None:
+        env.update(sudo_shims())
     workdir = cwd or (identity.home if identity is not None else None)
     if workdir is not None and not Path(workdir).is_dir():
         workdir = "/"
@@ -327,7 +344,7 @@ def run_confined(
         env = step_environment(identity, session)
         confinement = Confinement(uid=identity.uid, gid=identity.gid, groups=identity.groups,
                                   userns=userns, env=env, cwd=cwd or identity.home)
-    env.update({"BASH_FUNC_sudo%%": SUDO_SHIM, "BASH_FUNC_doas%%": SUDO_SHIM})
+    env.update(sudo_shims())
     confinement = dataclasses.replace(confinement, scratch=scratch)
     status_r, status_w = os.pipe()
     try:

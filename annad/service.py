@@ -48,6 +48,7 @@ from annad.journal import PlanRow
 from annad.peer import Peer, authorised, served
 from annad.records import annotated_of, home_of, plan_record, plan_summary
 from annad.runs import RunManager
+from annad.telemetry.processes import for_caller
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -153,9 +154,12 @@ class PlanService:
 
     def telemetry(self, peer: Peer | None, session: SessionEnv | None, *, fresh: bool
                   ) -> TelemetryResponse:
-        """``GET /v1/telemetry``."""
-        self._served(peer)
+        """``GET /v1/telemetry``: other users' command lines only for root."""
+        peer = self._served(peer)
         snapshot, age = self.telemetry_provider.get(session, fresh=fresh)
+        if peer.uid != 0:
+            snapshot = snapshot.model_copy(
+                update={"processes": for_caller(snapshot.processes, peer.uid)})
         return TelemetryResponse(telemetry=snapshot, age_s=round(age, 3))
 
     def context(self, home: str) -> AssessContext:
