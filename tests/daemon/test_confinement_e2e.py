@@ -275,3 +275,20 @@ def test_refused_confinement_means_no_check_runs() -> None:
         daemon.stop()
         daemon.kill()
         shutil.rmtree(daemon.base, ignore_errors=True)
+
+
+def test_info_steps_run_confined(confined_daemon: RunningDaemon) -> None:
+    """An INFO step (no confirmation of its own) runs in the same confinement as a check."""
+    plan = ActionPlan.model_validate(make_plan([
+        ("s1", "grep -E '^(CapEff|NoNewPrivs)' /proc/self/status", "INFO"),
+        ("s2", "ps -e --no-headers", "INFO"),
+    ]))
+    client = confined_daemon.client()
+    submitted = client.submit(plan)
+    assert submitted.annotated.final_risk == "INFO"
+    events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=False,
+                                 high_confirmed=False))
+    assert events[-1].status == "succeeded", [e.message for e in events]
+    outputs = {e.step_id: e.output for e in events if e.type == "step_finished"}
+    assert (outputs["s1"] or "").split() == ["CapEff:", "0000000000000000", "NoNewPrivs:", "1"]
+    assert len((outputs["s2"] or "").splitlines()) <= 3  # init, bash, ps: nothing of the host
