@@ -360,6 +360,8 @@ def run_confined(
             status = b""
     finally:
         os.close(status_r)
+    if result.cancelled or result.timed_out:
+        return result  # stopped from outside, maybe before it started: that is the news
     if result.error is None and not status.startswith(b"R"):
         why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
             f"the helper ended (status {result.exit_code}) before the command started"

@@ -273,3 +273,11 @@ def test_helper_uses_only_the_standard_library() -> None:
                            f"runpy.run_path({str(REPO / 'annad' / 'confine_helper.py')!r})"],
                           check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
+
+
+def test_cancel_while_the_confinement_is_built_is_a_cancel(owner: Identity) -> None:
+    """Stopped from outside before the command started: cancelled, not "no confinement"."""
+    cancel = threading.Event()
+    cancel.set()
+    result = run_confined("sleep 30", owner, cancel=cancel)
+    assert result.cancelled and result.error is None
