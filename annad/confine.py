@@ -10,7 +10,8 @@ is not the wall: such commands run in :mod:`annad.confine_helper`, which gives t
   namespaces (with its own ``/proc``: ``kill`` cannot reach a host process);
 - ``PR_SET_NO_NEW_PRIVS``, no capability in any set, the plan owner's uid, gid and groups —
   or, only where the system daemon must read what only root can read, uid 0 without any
-  capability and with ``/run`` (the IPC sockets that trust uid 0) hidden;
+  capability, unable to create a Unix socket (servers trust a peer of uid 0) and with
+  ``/run`` hidden;
 - in a per-user daemon, a user namespace in which the owner maps to itself.
 
 This module only describes the confinement (:class:`Confinement`) and builds the helper's

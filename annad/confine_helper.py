@@ -16,7 +16,8 @@ It builds the confinement with raw system calls, then runs ``bash -c`` inside it
 6. A fork: the child is PID 1 of the new PID namespace; it mounts a fresh read-only
    ``/proc`` (only the namespace's processes), drops to the owner (groups, gid, uid), drops
    every capability (bounding set, ambient, effective/permitted/inheritable), sets
-   ``PR_SET_NO_NEW_PRIVS``, forks the command and reaps until it ends. When it ends the kernel
+   ``PR_SET_NO_NEW_PRIVS`` (uid 0: plus a seccomp filter refusing Unix sockets), forks the
+   command and reaps until it ends. When it ends the kernel
    kills whatever the command left behind in the namespace.
 
 Nothing here falls back: any failure is reported on the status descriptor as ``E:reason``
@@ -66,6 +67,15 @@ PR_SET_NO_NEW_PRIVS = 38
 PR_CAP_AMBIENT = 47
 PR_CAP_AMBIENT_CLEAR_ALL = 4
 LINUX_CAPABILITY_VERSION_3 = 0x20080522
+PR_SET_SECCOMP = 22
+SECCOMP_MODE_FILTER = 2
+SECCOMP_RET_ALLOW = 0x7FFF0000
+SECCOMP_RET_ERRNO = 0x00050000
+SECCOMP_RET_KILL_PROCESS = 0x80000000
+AF_UNIX = 1
+EACCES = 13
+# (audit arch, socket, io_uring_setup) per machine: the filter must know the numbers
+SECCOMP_ARCH = {"x86_64": (0xC000003E, 41, 425), "aarch64": (0xC00000B7, 198, 425)}
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 """The device nodes a confined command gets: nothing that reaches hardware or memory."""
 BASH = "/bin/bash"
@@ -82,6 +92,15 @@ class Refused(Exception):
 class _MountAttr(ctypes.Structure):
     _fields_ = [("attr_set", ctypes.c_uint64), ("attr_clr", ctypes.c_uint64),
                 ("propagation", ctypes.c_uint64), ("userns_fd", ctypes.c_uint64)]
+
+
+class _SockFilter(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint16), ("jt", ctypes.c_uint8), ("jf", ctypes.c_uint8),
+                ("k", ctypes.c_uint32)]
+
+
+class _SockFprog(ctypes.Structure):
+    _fields_ = [("len", ctypes.c_ushort), ("filter", ctypes.POINTER(_SockFilter))]
 
 
 class _CapHeader(ctypes.Structure):
@@ -196,6 +215,34 @@ def _drop(spec: dict[str, Any], userns: bool) -> None:
     _check(_libc.capset(ctypes.byref(header), ctypes.byref(data)), "drop capabilities")
     if os.getuid() != uid or (not userns and os.getgid() != gid):
         raise Refused("could not switch to the owner's identity")
+    if uid == 0:
+        _no_unix_sockets()
+
+
+def _no_unix_sockets() -> None:
+    """For uid 0: no ``socket(AF_UNIX)`` and no io_uring (which could make one unseen).
+
+    Capless root still passes every peer-uid check on the far side of a Unix socket — root's
+    tmux server, systemd, D-Bus, docker, an ssh-agent in /tmp — and through those it could
+    get back everything it dropped. /run is hidden as well, but sockets live anywhere: so a
+    root-read process cannot create one at all. Other machines: refused, not unfiltered.
+    """
+    machine = os.uname().machine
+    if machine not in SECCOMP_ARCH:
+        raise Refused(f"no socket filter for {machine}: a root read cannot be confined here")
+    arch, nr_socket, nr_uring = SECCOMP_ARCH[machine]
+    ld, jeq, jge, ret = 0x20, 0x15, 0x35, 0x06
+    deny = SECCOMP_RET_ERRNO | EACCES
+    program = [
+        (ld, 0, 0, 4), (jeq, 1, 0, arch), (ret, 0, 0, SECCOMP_RET_KILL_PROCESS),
+        (ld, 0, 0, 0), (jge, 5, 0, 0x40000000),  # x32 numbers on x86_64: refused
+        (jeq, 4, 0, nr_uring), (jeq, 1, 0, nr_socket), (ret, 0, 0, SECCOMP_RET_ALLOW),
+        (ld, 0, 0, 16), (jeq, 0, 1, AF_UNIX), (ret, 0, 0, deny), (ret, 0, 0, SECCOMP_RET_ALLOW),
+    ]
+    filters = (_SockFilter * len(program))(*(_SockFilter(*op) for op in program))
+    prog = _SockFprog(len=len(program), filter=filters)
+    _check(_libc.prctl(PR_SET_SECCOMP, ctypes.c_ulong(SECCOMP_MODE_FILTER), ctypes.byref(prog),
+                       ctypes.c_ulong(0), ctypes.c_ulong(0)), "socket filter")
 
 
 def _exec_command(spec: dict[str, Any], status_fd: int) -> None:

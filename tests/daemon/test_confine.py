@@ -281,3 +281,30 @@ def test_cancel_while_the_confinement_is_built_is_a_cancel(owner: Identity) -> N
     cancel.set()
     result = run_confined("sleep 30", owner, cancel=cancel)
     assert result.cancelled and result.error is None
+
+
+def test_capless_root_cannot_reach_roots_unix_sockets(tmp_path: Path, owner: Identity) -> None:
+    """Root's own servers (tmux, systemd, D-Bus, an agent) trust a peer of uid 0: a root read
+    may not create a Unix socket at all, wherever the server listens."""
+    server_dir = Path(f"/tmp/anna-tmux-{secrets.token_hex(4)}")
+    server_dir.mkdir(mode=0o700)
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(server_dir / "default"))
+    server.listen(1)
+    try:
+        code = ("import socket; s = socket.socket(socket.AF_UNIX); "
+                f"s.connect({str(server_dir / 'default')!r}); print('connected')")
+        result = _run(f"python3 -c \"{code}\" 2>&1 | tail -1; "
+                      "python3 -c 'import socket; socket.socketpair(); print(\"pair\")'",
+                      owner, root_read=True)
+        assert result.output.splitlines() == ["PermissionError: [Errno 13] Permission denied",
+                                              "pair"]
+        server.setblocking(False)
+        with pytest.raises(BlockingIOError):
+            server.accept()
+        # the owner keeps its own IPC (its session bus, its own sockets): only uid 0 is cut off
+        mine = _run("python3 -c 'import socket; socket.socket(socket.AF_UNIX); print(1)'", owner)
+        assert mine.output == "1\n"
+    finally:
+        server.close()
+        shutil.rmtree(server_dir, ignore_errors=True)
