@@ -21,7 +21,6 @@ does not run: there is no unconfined fallback.
 
 from __future__ import annotations
 
-import json
 import os
 import shlex
 import stat
@@ -70,15 +69,18 @@ class Confinement:
 
 def helper_argv(command: str, confinement: Confinement, *, status_fd: int,
                 python: str | None = None) -> list[str]:
-    """The helper's command line; ``status_fd`` receives ``R`` (running) or ``E:reason``."""
-    spec = {
-        "command": command, "status_fd": status_fd, "uid": confinement.uid,
-        "gid": confinement.gid, "groups": list(confinement.groups),
-        "userns": confinement.userns, "scratch": list(confinement.scratch),
-        "hide_run": confinement.hide_run, "env": confinement.env, "cwd": confinement.cwd,
-    }
+    """The helper's command line; ``status_fd`` receives ``R`` (running) or ``E:reason``.
+
+    Plain arguments, no JSON: the helper parses them with nothing but ``str.split`` so that
+    its interpreter starts fast (see :class:`annad.confine_helper.Spec`).
+    """
+    flags = ("u" if confinement.userns else "") + ("r" if confinement.hide_run else "") or "-"
+    env = [f"{key}={value}" for key, value in confinement.env.items()]
     # -I: no user site, no PYTHON* variables, no script directory on sys.path; -S: no site
-    return [python or sys.executable, "-I", "-S", str(HELPER), json.dumps(spec)]
+    return [python or sys.executable, "-I", "-S", str(HELPER), "--", str(status_fd),
+            str(confinement.uid), str(confinement.gid),
+            ",".join(str(g) for g in confinement.groups), flags, confinement.cwd,
+            str(len(confinement.scratch)), *confinement.scratch, str(len(env)), *env, command]
 
 
 def _words(command: str) -> list[str]:

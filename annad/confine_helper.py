@@ -27,13 +27,11 @@ be executed inside the finished confinement. Only the standard library is used (
 
 from __future__ import annotations
 
+# Only ctypes, os and sys: this runs once per check, and json, signal, pathlib and typing
+# (through re and enum) would double the interpreter's start-up time.
 import ctypes
-import json
 import os
-import signal
 import sys
-from pathlib import Path
-from typing import Any
 
 CLONE_NEWNS = 0x00020000
 CLONE_NEWUTS = 0x04000000
@@ -80,6 +78,7 @@ DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 """The device nodes a confined command gets: nothing that reaches hardware or memory."""
 BASH = "/bin/bash"
 EXIT_REFUSED = 125
+SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGTERM, SIGXFSZ = 1, 2, 9, 13, 15, 25
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -87,6 +86,27 @@ _libc.syscall.restype = ctypes.c_long
 
 class Refused(Exception):
     """The confinement could not be built; the command must not run."""
+
+
+class Spec:
+    """What to build and run, from the command line :func:`annad.confine.helper_argv` wrote:
+    ``-- STATUS_FD UID GID GROUPS FLAGS CWD N SCRATCH… N KEY=VALUE… COMMAND``."""
+
+    def __init__(self, argv: list[str]) -> None:
+        if len(argv) < 9 or argv[0] != "--":
+            raise Refused("bad helper arguments")
+        self.status_fd, self.uid, self.gid = int(argv[1]), int(argv[2]), int(argv[3])
+        self.groups = [int(g) for g in argv[4].split(",") if g]
+        self.userns, self.hide_run = "u" in argv[5], "r" in argv[5]
+        self.cwd = argv[6]
+        count = int(argv[7])
+        self.scratch = argv[8:8 + count]
+        rest = argv[8 + count:]
+        count = int(rest[0])
+        self.env = dict(item.split("=", 1) for item in rest[1:1 + count])
+        self.command = rest[1 + count]
+        if len(rest) != count + 2:
+            raise Refused("bad helper arguments")
 
 
 class _MountAttr(ctypes.Structure):
@@ -173,11 +193,11 @@ def _namespaces(userns: bool) -> None:
             raise Refused(f"user namespace map: {exc.strerror}") from None
 
 
-def _file_tree(spec: dict[str, Any]) -> None:
+def _file_tree(spec: Spec) -> None:
     """Everything read-only; a minimal /dev; optionally /run hidden and scratch tmpfs mounts."""
     _mount("none", "/", None, MS_REC | MS_PRIVATE, None)
     clones = {name: _clone_tree(f"/dev/{name}") for name in DEVICES
-              if Path(f"/dev/{name}").exists()}
+              if os.path.exists(f"/dev/{name}")}  # noqa: PTH110 - start-up time
     _setattr("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, recursive=True)
     _mount("anna-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
     for name, fd in clones.items():
@@ -186,24 +206,28 @@ def _file_tree(spec: dict[str, Any]) -> None:
         os.close(fd)
     for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                          ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-        Path(f"/dev/{name}").symlink_to(target)
-    Path("/dev/shm").mkdir(mode=0o755)
-    Path("/dev/pts").mkdir(mode=0o755)
+        os.symlink(target, f"/dev/{name}")  # noqa: PTH211 - no pathlib: start-up time
+    os.mkdir("/dev/shm", 0o755)  # noqa: PTH102
+    os.mkdir("/dev/pts", 0o755)  # noqa: PTH102
     _setattr("/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, recursive=True)
-    if spec.get("hide_run"):
+    if spec.hide_run:
         _mount("anna-run", "/run", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                "mode=0755,size=4k")
-    for path in spec.get("scratch") or []:
-        _mount("anna-scratch", str(path), "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    for path in spec.scratch:
+        _mount("anna-scratch", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
 
 
-def _drop(spec: dict[str, Any], userns: bool) -> None:
+def _drop(spec: Spec, userns: bool) -> None:
     """To the owner (or capless root), no capability left anywhere, no new privileges."""
-    uid, gid = int(spec["uid"]), int(spec["gid"])
+    uid, gid = spec.uid, spec.gid
     if not userns:
-        os.setgroups([int(g) for g in spec.get("groups") or []])
+        os.setgroups(spec.groups)
         os.setresgid(gid, gid, gid)
-    last = int(Path("/proc/sys/kernel/cap_last_cap").read_text())
+    fd = os.open("/proc/sys/kernel/cap_last_cap", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        last = int(os.read(fd, 32))
+    finally:
+        os.close(fd)
     for cap in range(last + 1):
         _prctl(PR_CAPBSET_DROP, cap)
     _prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
@@ -245,35 +269,40 @@ def _no_unix_sockets() -> None:
                        ctypes.c_ulong(0), ctypes.c_ulong(0)), "socket filter")
 
 
-def _exec_command(spec: dict[str, Any], status_fd: int) -> None:
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP, signal.SIGPIPE):
-        signal.signal(sig, signal.SIG_DFL)
+def _default_signal(signum: int) -> None:
+    """Python ignores SIGPIPE and SIGXFSZ, and an ignored signal stays ignored across exec:
+    restore the default in libc directly (the signal module would cost start-up time)."""
+    _libc.signal(signum, ctypes.c_void_p(0))
+
+
+def _exec_command(spec: Spec) -> None:
+    for signum in (SIGPIPE, SIGXFSZ, SIGTERM, SIGINT, SIGHUP):
+        _default_signal(signum)
     try:
-        os.chdir(str(spec.get("cwd") or "/"))
+        os.chdir(spec.cwd or "/")
     except OSError:
         os.chdir("/")
-    env = {str(k): str(v) for k, v in dict(spec.get("env") or {}).items()}
-    os.write(status_fd, b"R")
-    os.execve(BASH, [BASH, "--noprofile", "--norc", "-c", str(spec["command"])], env)  # noqa: S606
+    os.write(spec.status_fd, b"R")
+    os.execve(BASH, [BASH, "--noprofile", "--norc", "-c", spec.command], spec.env)  # noqa: S606
 
 
-def _init(spec: dict[str, Any], userns: bool, status_fd: int, report_fd: int) -> int:
-    """PID 1 of the new namespace: fresh /proc, drop privileges, run the command, reap."""
-    _prctl(PR_SET_PDEATHSIG, signal.SIGKILL)
+def _init(spec: Spec, report_fd: int) -> int:
+    """PID 1 of the new namespace: fresh /proc, drop privileges, run the command, reap.
+
+    It needs no signal handler: when the helper outside is killed (timeout, cancel) the
+    parent-death signal kills this init, and with it everything in the namespace.
+    """
+    parent = os.getppid()
+    _prctl(PR_SET_PDEATHSIG, SIGKILL)
+    if os.getppid() != parent:
+        return 1  # the helper died before the death signal was armed
     _mount("proc", "/proc", "proc", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC, None)
-    _drop(spec, userns)
+    _drop(spec, spec.userns)
     command = os.fork()
     if command == 0:
         os.close(report_fd)
-        _exec_command(spec, status_fd)
-    os.close(status_fd)
-
-    def stop(signum: int, _frame: object) -> None:
-        os.kill(-1, signal.SIGKILL)  # everything in this namespace except its init
-        os._exit(128 + signum)
-
-    for sig in (signal.SIGTERM, signal.SIGINT, signal.SIGHUP):
-        signal.signal(sig, stop)
+        _exec_command(spec)
+    os.close(spec.status_fd)
     while True:
         pid, status = os.waitpid(-1, 0)
         if pid == command:
@@ -286,36 +315,38 @@ def _finish(child: int, report_fd: int) -> int:
     _, status = os.waitpid(child, 0)
     raw = os.read(report_fd, 64)
     if not raw:
-        return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + 9
+        return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + SIGKILL
     code = os.waitstatus_to_exitcode(int(raw))
     if code < 0:
-        signal.signal(-code, signal.SIG_DFL)
+        _default_signal(-code)
         os.kill(os.getpid(), -code)
     return code
 
 
 def main(argv: list[str]) -> int:
-    """Build the confinement described by ``argv[1]`` (JSON) and run its command there."""
-    spec = json.loads(argv[1])
-    status_fd = int(spec["status_fd"])
-    userns = bool(spec.get("userns"))
+    """Build the confinement described by ``argv`` and run its command there."""
     try:
-        _namespaces(userns)
+        spec = Spec(argv[1:])
+    except (Refused, ValueError, IndexError):
+        return EXIT_REFUSED  # no status descriptor to report on: the runner says "ended"
+    os.set_inheritable(spec.status_fd, False)  # the command must not hold it open
+    try:
+        _namespaces(spec.userns)
         _file_tree(spec)
         report_r, report_w = os.pipe()
         child = os.fork()
         if child == 0:
             os.close(report_r)
             try:
-                os._exit(_init(spec, userns, status_fd, report_w))
+                os._exit(_init(spec, report_w))
             except (Refused, OSError, ValueError) as exc:
-                os.write(status_fd, f"E:{exc}".encode())
+                os.write(spec.status_fd, f"E:{exc}".encode())
                 os._exit(EXIT_REFUSED)
         os.close(report_w)
-        os.close(status_fd)
+        os.close(spec.status_fd)
         return _finish(child, report_r)
     except (Refused, OSError, ValueError) as exc:
-        os.write(status_fd, f"E:{exc}".encode())
+        os.write(spec.status_fd, f"E:{exc}".encode())
         return EXIT_REFUSED
 
 

@@ -308,3 +308,9 @@ def test_capless_root_cannot_reach_roots_unix_sockets(tmp_path: Path, owner: Ide
     finally:
         server.close()
         shutil.rmtree(server_dir, ignore_errors=True)
+
+
+def test_signals_are_as_in_a_shell(owner: Identity) -> None:
+    """Python ignores SIGPIPE; the confined command must not inherit that (``yes | head``)."""
+    result = _run("yes | head -1; grep -E '^SigIgn' /proc/self/status", owner)
+    assert result.output.splitlines() == ["y", "SigIgn:\t0000000000000000"], result.output
