@@ -2,8 +2,12 @@
 
 The client's annotation is never consulted: each check is assessed again here
 with the daemon's context. A check that is not INFO, or is banned, is refused
-and reported, never run. A user-scope check runs as the plan's owner; a check
-that needs root runs as root only in the system daemon.
+and reported, never run. The verdict is not the wall, though: every check runs
+in the runner's confinement (read-only file tree, no network, own PID namespace,
+no capabilities, no new privileges) as the plan's owner. ``sudo`` in the text never
+makes it root; only a system-scope check in the system daemon that must read what
+the owner cannot read (:func:`annad.confine.needs_root_read`) reads as uid 0, still
+without any capability. When the confinement cannot be built the check does not run.
 """
 
 from __future__ import annotations
@@ -13,17 +17,18 @@ from typing import TYPE_CHECKING
 from anna_common.plan import RiskLevel
 from anna_common.protocol import CheckResult
 from anna_common.risk import Scope, assess
+from annad.confine import needs_root_read
 from annad.records import who_of
+from annad.runner import run_confined
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
     from anna_common.protocol import SessionEnv
     from anna_common.rules.base import AssessContext
     from annad.config import DaemonSettings
-    from annad.undo import Runner
 
 
-def run_checks(annotated: AnnotatedPlan, ctx: AssessContext, runner: Runner, *, owner: int,
+def run_checks(annotated: AnnotatedPlan, ctx: AssessContext, *, owner: int,
                home: str, session: SessionEnv, settings: DaemonSettings, user_mode: bool
                ) -> list[CheckResult]:
     """Run each read-only check in plan order; refuse the rest with a reason."""
@@ -43,10 +48,11 @@ def run_checks(annotated: AnnotatedPlan, ctx: AssessContext, runner: Runner, *, 
                                        reason="needs root: start the system daemon "
                                        "(systemctl enable --now annad.service)"))
             continue
-        run = runner.run_shell(check.command, timeout=settings.check_timeout_s,
-                               max_output=settings.check_output,
-                               identity=None if system else who.identity(),
-                               session=who.session, cwd="/" if system else home)
+        root_read = system and needs_root_read(check.command, who.uid, who.groups)
+        run = run_confined(check.command, who.identity(), root_read=root_read,
+                           timeout=settings.check_timeout_s, max_output=settings.check_output,
+                           session=who.session, cwd="/" if root_read else home,
+                           python=settings.confine_python)
         reason = run.error or ("timed out" if run.timed_out else None)
         results.append(CheckResult(id=check.id, command=check.command, ran=run.error is None,
                                    exit_code=run.exit_code, output=run.output,

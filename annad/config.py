@@ -91,6 +91,9 @@ class DaemonSettings(BaseSettings):
     """Background telemetry refresh period."""
     stop_grace_s: float = Field(default=90.0, ge=0)
     """On SIGTERM, wait this long for a running plan to finish before cancelling it."""
+    confine_python: str | None = None
+    """Interpreter that runs the confinement helper of checks and INFO steps (default: the
+    daemon's own). If it cannot build the confinement, those commands do not run."""
     log_level: str = "INFO"
     """Logging level for stderr (journald)."""
 

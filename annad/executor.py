@@ -21,10 +21,11 @@ from anna_common.errors import ErrorCode
 from anna_common.protocol import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from annad import manifest as manifests
 from annad.backup import BackupRefused, BlobStore, Budget, snapshot
+from annad.confine import needs_root_read
 from annad.journal import UndoRow
 from annad.manifest import StepManifest
 from annad.prestate import package_states, query_packages, unit_states
-from annad.runner import Identity, kill_orphan_group, process_start_time
+from annad.runner import Identity, kill_orphan_group, process_start_time, run_confined
 from annad.targets import snapshot_targets
 from annad.undo import UndoEnv, identity_of, undo_step
 
@@ -53,6 +54,8 @@ class StepSpec:
     """``user`` or ``system`` by the daemon's own assessment."""
     rollback_command: str | None = None
     rollback_scope: str = "user"
+    confined: bool = False
+    """Runs without its own confirmation (INFO): in the runner's confinement, like a check."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -80,6 +83,8 @@ class Limits:
     max_output: int
     backup_max_bytes: int
     backup_max_files: int
+    confine_python: str | None = None
+    """Interpreter of the confinement helper (settings ``confine_python``)."""
 
 
 @dataclass
@@ -188,10 +193,22 @@ class Executor:
                 (step_dir / PROCESS_FILE).write_text(json.dumps({"pid": pid,
                                                                  "start": started_at}))
 
-        result = self.runner.run_shell(
-            step.command, timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
-            identity=identity_of(record) if user else None, session=who.session,
-            cwd=who.home if user else "/", on_output=output, cancel=cancel, on_spawn=spawned)
+        if step.confined:
+            root_read = not user and needs_root_read(step.command, who.uid, who.groups)
+            result = run_confined(
+                step.command, identity_of(record), root_read=root_read,
+                timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
+                session=who.session, cwd="/" if root_read else who.home, on_output=output,
+                cancel=cancel, on_spawn=spawned, python=self.limits.confine_python)
+        else:
+            # a root step's HOME is the owner's home: the one Anna judged ``~`` to be and
+            # backed up, never the daemon's own (unset under systemd, /root otherwise)
+            result = self.runner.run_shell(
+                step.command, timeout=self.limits.step_timeout_s,
+                max_output=self.limits.max_output,
+                identity=identity_of(record) if user else None, session=who.session,
+                cwd=who.home if user else "/", on_output=output, cancel=cancel,
+                on_spawn=spawned, home=who.home)
         (step_dir / PROCESS_FILE).unlink(missing_ok=True)
         if not result.ok:
             code, why = _why(result)

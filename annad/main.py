@@ -93,14 +93,15 @@ def serve(settings: DaemonSettings) -> int:
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
     state.chmod(0o700)  # backups may hold copies of secret files
     gid = group_id(settings.group) if system else None
-    listen.prepare_dir(socket_path.parent, mode=0o750 if system else 0o700, gid=gid)
-    lock_fd = listen.acquire_lock(socket_path)
-    sock = listen.bind(socket_path, mode=settings.socket_mode, gid=gid)
-    ino = socket_path.stat().st_ino
+    dir_fd = listen.prepare_dir(socket_path.parent, mode=0o750 if system else 0o700, gid=gid)
+    lock_fd = listen.acquire_lock(socket_path, dir_fd)
+    sock = listen.bind(socket_path, mode=settings.socket_mode, dir_fd=dir_fd)
+    ino = os.stat(socket_path.name, dir_fd=dir_fd).st_ino
     journal = Journal(state / "journal.sqlite3")
     limits = Limits(step_timeout_s=settings.step_timeout_s, max_output=settings.max_output,
                     backup_max_bytes=settings.backup_max_bytes,
-                    backup_max_files=settings.backup_max_files)
+                    backup_max_files=settings.backup_max_files,
+                    confine_python=settings.confine_python)
     executor = Executor(journal=journal, backups=state / "backups", runner=runner,
                         limits=limits, root_daemon=os.geteuid() == 0)
     telemetry = open_telemetry(pacman_dbpath=settings.pacman_dbpath,
@@ -120,8 +121,9 @@ def serve(settings: DaemonSettings) -> int:
     try:
         asyncio.run(_serve(server, sock, settings, service, activity))
     finally:
-        listen.remove_socket(socket_path, ino)
+        listen.remove_socket(socket_path, ino, dir_fd)
         os.close(lock_fd)
+        os.close(dir_fd)
     return 0
 
 

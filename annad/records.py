@@ -110,7 +110,8 @@ def step_specs(annotated: AnnotatedPlan) -> list[StepSpec]:
         specs.append(StepSpec(index=step.index, step_id=step.id, command=step.command,
                               scope=str(step.scope),
                               rollback_command=back.command if back is not None else None,
-                              rollback_scope=str(back.scope) if back is not None else "user"))
+                              rollback_scope=str(back.scope) if back is not None else "user",
+                              confined=step.final_risk == RiskLevel.INFO))
     return specs
 
 

@@ -14,8 +14,10 @@ through :func:`run_argv`: no shell, a short timeout, the same caps.
 
 from __future__ import annotations
 
+import dataclasses
 import logging
 import os
+import pwd
 import re
 import signal
 import subprocess
@@ -25,6 +27,8 @@ from collections import deque
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
+
+from annad.confine import Confinement, helper_argv
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -41,6 +45,26 @@ STEP_UMASK = 0o022
 """File creation mask of every spawned process."""
 SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
 """PATH for every step: never inherited from a caller."""
+
+
+def sudo_shims() -> dict[str, str]:
+    """Bash functions (exported through the environment) standing in for ``sudo`` and ``doas``.
+
+    A root step and a confined command run ``sudo CMD`` as ``CMD``: the step is already root,
+    with the HOME Anna judged (real sudo would reset HOME to /root, and ``sudo sh -c 'echo >
+    ~/f'`` would write where nobody looked); a confined command gains nothing from sudo (no new
+    privileges) but would only print an error. Options other than plain flags (``-u USER``,
+    ``-i``, ``-s``, ``-l``…) go to the real program unchanged.
+    """
+    shims = {}
+    for name in ("sudo", "doas"):
+        shims[f"BASH_FUNC_{name}%%"] = (
+            '() { local a=("$@"); while [ "$#" -gt 0 ]; do case "$1" in --) shift; break;; '
+            f'-*[!nEHSkbP]*) command {name} "${{a[@]}}"; return;; -*) shift;; *) break;; '
+            'esac; done; "$@"; }')
+    return shims
+
+
 _PLAIN_LOCALE = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
 SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "LANG",
                 "HYPRLAND_INSTANCE_SIGNATURE", "SWAYSOCK")
@@ -113,9 +137,13 @@ class _Tail:
         return b"".join(self.chunks).decode("utf-8", "replace")
 
 
-def step_environment(identity: Identity | None, session: Mapping[str, str | None] | None
-                     ) -> dict[str, str]:
-    """The environment of a step: fixed basics, the identity's home, whitelisted session vars."""
+def step_environment(identity: Identity | None, session: Mapping[str, str | None] | None,
+                     *, home: str | None = None) -> dict[str, str]:
+    """The environment of a step: fixed basics, the identity's home, whitelisted session vars.
+
+    A root step (no identity) gets ``home`` as HOME: the home Anna judged ``~`` to be (the plan
+    owner's, from passwd), never the daemon's own HOME, which systemd may leave unset.
+    """
     env = {
         "PATH": SAFE_PATH,
         "PAGER": "cat",
@@ -129,7 +157,7 @@ def step_environment(identity: Identity | None, session: Mapping[str, str | None
     if identity is not None:
         env.update(HOME=identity.home, USER=identity.user, LOGNAME=identity.user)
     else:
-        env.update(HOME=os.environ.get("HOME", "/"), USER=os.environ.get("USER", "root"))
+        env.update(HOME=home or _own_home(), USER="root", LOGNAME="root")
     for key in SESSION_KEYS:
         value = (session or {}).get(key)
         if not value:
@@ -143,6 +171,14 @@ def step_environment(identity: Identity | None, session: Mapping[str, str | None
     if "LANG" in env:
         env.pop("LC_ALL", None)  # the person's language wins for messages
     return env
+
+
+def _own_home() -> str:
+    """The daemon's home from passwd (not ``$HOME``): a helper's fallback, never a step's."""
+    try:
+        return pwd.getpwuid(os.geteuid()).pw_dir or "/"
+    except KeyError:
+        return "/"
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -159,8 +195,8 @@ def _kill_group(proc: subprocess.Popen[bytes]) -> None:
             continue
 
 
-def _spawn(argv: list[str], *, identity: Identity | None, env: dict[str, str], cwd: str | None
-           ) -> subprocess.Popen[bytes]:
+def _spawn(argv: list[str], *, identity: Identity | None, env: dict[str, str], cwd: str | None,
+           pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
     user = group = None
     extra_groups: list[int] | None = None
     if identity is not None and (identity.uid != os.geteuid() or identity.gid != os.getegid()):
@@ -174,6 +210,7 @@ def _spawn(argv: list[str], *, identity: Identity | None, env: dict[str, str], c
         cwd=cwd,
         start_new_session=True,  # own process group: timeouts kill children too
         close_fds=True,
+        pass_fds=pass_fds,
         # the daemon's own umask is 077 (its journal and backups are private); steps get the
         # usual 022 so files they create have the permissions a shell would give them
         umask=STEP_UMASK,
@@ -185,14 +222,17 @@ def _spawn(argv: list[str], *, identity: Identity | None, env: dict[str, str], c
 
 def _run(argv: list[str], *, timeout: float, max_output: int, identity: Identity | None,
          env: dict[str, str], cwd: str | None, on_output: Callable[[str], None] | None,
-         cancel: threading.Event | None, on_spawn: Callable[[int], None] | None = None
-         ) -> RunResult:
+         cancel: threading.Event | None, on_spawn: Callable[[int], None] | None = None,
+         pass_fds: tuple[int, ...] = ()) -> RunResult:
     started = time.monotonic()
     tail = _Tail(max_output)
     try:
-        proc = _spawn(argv, identity=identity, env=env, cwd=cwd)
+        proc = _spawn(argv, identity=identity, env=env, cwd=cwd, pass_fds=pass_fds)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
         return RunResult(exit_code=None, output="", error=f"cannot start: {exc}")
+    finally:
+        for fd in pass_fds:
+            os.close(fd)  # the child has its copy; ours would keep the pipe open
     if on_spawn is not None:
         try:
             on_spawn(proc.pid)  # the pid is also the process group id (new session)
@@ -251,18 +291,86 @@ def run_shell(
     on_output: Callable[[str], None] | None = None,
     cancel: threading.Event | None = None,
     on_spawn: Callable[[int], None] | None = None,
+    home: str | None = None,
 ) -> RunResult:
     """Run an approved step with ``bash --noprofile --norc -c``.
 
     ``on_spawn(pid)`` is called once the process exists (its pid is its process group).
+    ``home`` is HOME of a root step (``identity`` None): the home Anna judged ``~`` to be.
     """
-    env = step_environment(identity, session)
+    env = step_environment(identity, session, home=home)
+    if identity is None:
+        env.update(sudo_shims())
     workdir = cwd or (identity.home if identity is not None else None)
     if workdir is not None and not Path(workdir).is_dir():
         workdir = "/"
     return _run(["/bin/bash", "--noprofile", "--norc", "-c", command], timeout=timeout,
                 max_output=max_output, identity=identity, env=env, cwd=workdir,
                 on_output=on_output, cancel=cancel, on_spawn=on_spawn)
+
+
+def run_confined(
+    command: str,
+    identity: Identity,
+    *,
+    root_read: bool = False,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    session: Mapping[str, str | None] | None = None,
+    cwd: str | None = None,
+    on_output: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+    on_spawn: Callable[[int], None] | None = None,
+    scratch: tuple[str, ...] = (),
+    python: str | None = None,
+) -> RunResult:
+    """Run ``command`` with bash inside the confinement of :mod:`annad.confine`.
+
+    It runs as ``identity`` (the plan's owner), or — ``root_read``, system daemon only — as
+    uid 0 without any capability, HOME still the owner's. ``scratch`` directories get a
+    throw-away tmpfs (nothing else is writable). ``python`` is the interpreter of the helper
+    (the daemon's own by default). When the confinement cannot be built the command does not
+    run: ``error`` says why and ``exit_code`` is None. Never an unconfined fallback.
+    """
+    userns = os.geteuid() != 0
+    if userns and (root_read or identity.uid != os.geteuid()):
+        return RunResult(exit_code=None, output="",
+                         error="confinement refused: a per-user daemon runs only its owner's "
+                         "commands, never as root")
+    if root_read:
+        env = step_environment(None, session, home=identity.home)
+        confinement = Confinement(uid=0, gid=0, env=env, cwd=cwd or "/")
+    else:
+        env = step_environment(identity, session)
+        confinement = Confinement(uid=identity.uid, gid=identity.gid, groups=identity.groups,
+                                  userns=userns, env=env, cwd=cwd or identity.home)
+    env.update(sudo_shims())
+    confinement = dataclasses.replace(confinement, scratch=scratch)
+    status_r, status_w = os.pipe()
+    try:
+        argv = helper_argv(command, confinement, status_fd=status_w, python=python)
+        result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
+                      env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/",
+                      on_output=on_output, cancel=cancel, on_spawn=on_spawn,
+                      pass_fds=(status_w,))
+        os.set_blocking(status_r, False)
+        try:
+            status = os.read(status_r, 4096)
+        except BlockingIOError:
+            status = b""
+    finally:
+        os.close(status_r)
+    if result.cancelled or result.timed_out:
+        return result  # stopped from outside, maybe before it started: that is the news
+    if result.error is None and not status.startswith(b"R"):
+        why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
+            f"the helper ended (status {result.exit_code}) before the command started"
+        result.error = f"confinement could not be set up, so the command did not run: {why}"
+        result.exit_code = None
+    elif result.error is not None:
+        result.error = f"confinement could not be started, so the command did not run: " \
+            f"{result.error}"
+    return result
 
 
 def run_argv(

@@ -50,6 +50,7 @@ from annad.journal import PlanRow
 from annad.peer import Peer, authorised, served
 from annad.records import bound_annotation, home_of, plan_record, plan_summary
 from annad.runs import RunManager
+from annad.telemetry.processes import for_caller
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -165,9 +166,12 @@ class PlanService:
 
     def telemetry(self, peer: Peer | None, session: SessionEnv | None, *, fresh: bool
                   ) -> TelemetryResponse:
-        """``GET /v1/telemetry``."""
-        self._served(peer)
+        """``GET /v1/telemetry``: other users' command lines only for root."""
+        peer = self._served(peer)
         snapshot, age = self.telemetry_provider.get(session, fresh=fresh)
+        if peer.uid != 0:
+            snapshot = snapshot.model_copy(
+                update={"processes": for_caller(snapshot.processes, peer.uid)})
         return TelemetryResponse(telemetry=snapshot, age_s=round(age, 3))
 
     def context(self, home: str) -> AssessContext:
@@ -230,7 +234,7 @@ class PlanService:
         """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""
         peer = self._authorised(peer)
         row, annotated = self._bound(self._owned(peer, plan_id))
-        results = run_checks(annotated, self.context(row.home), self.runner,
+        results = run_checks(annotated, self.context(row.home),
                              owner=row.caller_uid, home=row.home, session=request.session,
                              settings=self.settings, user_mode=self.user_mode)
         self.journal.event("checks_run", plan_id, ran=sum(r.ran for r in results),

@@ -40,8 +40,9 @@ class Runner(HelperRunner, Protocol):
                   identity: Identity | None = ..., session: Mapping[str, str | None] | None = ...,
                   cwd: str | None = ..., on_output: Callable[[str], None] | None = ...,
                   cancel: threading.Event | None = ...,
-                  on_spawn: Callable[[int], None] | None = ...) -> RunResult:
-        """Run a command with bash."""
+                  on_spawn: Callable[[int], None] | None = ..., home: str | None = ...
+                  ) -> RunResult:
+        """Run a command with bash (``home``: HOME of a root command)."""
 
 
 @dataclass
@@ -109,7 +110,7 @@ def _rollback_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:
     run = env.runner.run_shell(command, timeout=env.timeout, max_output=env.max_output,
                                identity=identity_of(manifest) if user else None,
                                session=env.session or manifest.session,
-                               cwd=manifest.home if user else "/")
+                               cwd=manifest.home if user else "/", home=manifest.home)
     return _result(manifest, "rollback_command", command, run.ok, _summary(run))
 
 

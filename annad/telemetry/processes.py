@@ -109,3 +109,20 @@ def collect_processes(top_n: int = TOP_N) -> ProcessScan:
         top_memory=[_report(r, total_mem, users) for r in by_mem[:top_n]],
     )
     return ProcessScan(info=info, names=frozenset(r.name for r in rows if r.name))
+
+
+def for_caller(info: ProcessesInfo, uid: int) -> ProcessesInfo:
+    """``info`` as a caller with ``uid`` may see it: root sees everything; anyone else sees
+    the command lines of their own processes only, and just the name of everybody else's (a
+    command line can carry a password, a token, a private path)."""
+    if uid == 0:
+        return info
+    me = _user(uid, {})
+
+    def shown(proc: ProcessInfo) -> ProcessInfo:
+        if proc.user is not None and proc.user == me:
+            return proc
+        return proc.model_copy(update={"cmdline": ""})
+
+    return info.model_copy(update={"top_cpu": [shown(p) for p in info.top_cpu],
+                                   "top_memory": [shown(p) for p in info.top_memory]})
