@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 from anna_common.plan import RiskLevel
 from anna_common.protocol import CheckResult
 from anna_common.risk import Scope, assess
-from annad.confine import needs_root_read
+from annad.confine import unasked_identity
 from annad.records import who_of
 from annad.runner import run_confined
 
@@ -48,8 +48,9 @@ def run_checks(annotated: AnnotatedPlan, ctx: AssessContext, *, owner: int,
                                        reason="needs root: start the system daemon "
                                        "(systemctl enable --now annad.service)"))
             continue
-        root_read = system and needs_root_read(check.command, who.uid, who.groups)
-        run = run_confined(check.command, who.identity(), root_read=root_read,
+        identity, root_read = unasked_identity(who.identity(), check.command,
+                                               root_allowed=system)
+        run = run_confined(check.command, identity, root_read=root_read,
                            timeout=settings.check_timeout_s, max_output=settings.check_output,
                            session=who.session, cwd="/" if root_read else home,
                            python=settings.confine_python)

@@ -21,7 +21,9 @@ does not run: there is no unconfined fallback.
 
 from __future__ import annotations
 
+import dataclasses
 import os
+import pwd
 import shlex
 import stat
 import sys
@@ -31,6 +33,8 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
+
+    from annad.runner import Identity
 
 HELPER = Path(__file__).with_name("confine_helper.py")
 """The script that builds the namespaces and runs the command (standard library only)."""
@@ -130,7 +134,8 @@ def _readable_by(path: str, uid: int, groups: Iterable[int]) -> bool:
     return allowed(info, 0o4 | (0o1 if stat.S_ISDIR(info.st_mode) else 0))
 
 
-def needs_root_read(command: str, uid: int, groups: Iterable[int]) -> bool:
+def needs_root_read(command: str, uid: int, groups: Iterable[int], home: str | None = None
+                    ) -> bool:
     """Whether a check the system daemon judged system-scope must read as (capless) root.
 
     ``sudo`` in the text is never the reason. Root is used only when the command names a path
@@ -145,7 +150,57 @@ def needs_root_read(command: str, uid: int, groups: Iterable[int]) -> bool:
     gids = tuple(groups)
     for word in words:
         candidate = word.split("=", 1)[1] if word.startswith("-") and "=" in word else word
+        candidate = _in_home(candidate, home)
         if candidate.startswith("/") and not set(candidate) & set("*?[{$`") and \
                 not _readable_by(candidate, uid, gids):
             return True
     return False
+
+
+def _in_home(word: str, home: str | None) -> str:
+    """``~/x``, ``$HOME/x`` and a relative ``x`` that exists in the home (the command's working
+    directory) as absolute paths; anything else as it is."""
+    if home is None or not word or word.startswith(("/", "-")):
+        return word
+    for prefix in ("~/", "$HOME/", "${HOME}/"):
+        if word.startswith(prefix):
+            return str(Path(home) / word[len(prefix):])
+    if word in ("~", "$HOME", "${HOME}"):
+        return home
+    if set(word) & set("*?[{$`~") or not Path(home, word).exists():
+        return word
+    return str(Path(home) / word)
+
+
+NOBODY_UID = 65534
+"""The overflow uid: what a root owner's unasked commands run as when they need no root read."""
+
+
+def _nobody(identity: Identity) -> Identity:
+    try:
+        entry = pwd.getpwnam("nobody")
+        uid, gid = entry.pw_uid, entry.pw_gid
+    except KeyError:
+        uid = gid = NOBODY_UID
+    # HOME stays the owner's: ``~`` means what Anna judged, and nobody cannot read /root anyway
+    return dataclasses.replace(identity, uid=uid, gid=gid, groups=(), user="nobody")
+
+
+def unasked_identity(identity: Identity, command: str, *, root_allowed: bool
+                     ) -> tuple[Identity, bool]:
+    """Who a check or an INFO step runs as, and whether it reads as capless root.
+
+    A non-root owner runs as themselves; as capless root only where the system daemon must
+    read what they cannot (``root_allowed``: a system-scope command in the system daemon).
+    A root owner is never simply uid 0: even without capabilities uid 0 is trusted by root's
+    servers (so its sockets are taken away, and ``systemctl status`` could not work). Their
+    commands run as ``nobody`` — with the sockets every user has — unless they must read
+    what ``nobody`` cannot, which they then do as capless root without sockets.
+    """
+    if identity.uid != 0:
+        return identity, root_allowed and needs_root_read(command, identity.uid,
+                                                          identity.groups)
+    nobody = _nobody(identity)
+    if needs_root_read(command, nobody.uid, (), home=identity.home):
+        return identity, True
+    return nobody, False

@@ -21,7 +21,7 @@ from anna_common.errors import ErrorCode
 from anna_common.protocol import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from annad import manifest as manifests
 from annad.backup import BackupRefused, BlobStore, Budget, snapshot
-from annad.confine import needs_root_read
+from annad.confine import unasked_identity
 from annad.journal import UndoRow
 from annad.manifest import StepManifest
 from annad.prestate import package_states, query_packages, unit_states
@@ -194,9 +194,10 @@ class Executor:
                                                                  "start": started_at}))
 
         if step.confined:
-            root_read = not user and needs_root_read(step.command, who.uid, who.groups)
+            identity, root_read = unasked_identity(identity_of(record), step.command,
+                                                   root_allowed=not user)
             result = run_confined(
-                step.command, identity_of(record), root_read=root_read,
+                step.command, identity, root_read=root_read,
                 timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
                 session=who.session, cwd="/" if root_read else who.home, on_output=output,
                 cancel=cancel, on_spawn=spawned, python=self.limits.confine_python)
