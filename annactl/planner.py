@@ -132,6 +132,8 @@ class PlanOutcome:
     """Generated tokens over all calls."""
     contradictions: list[Contradiction] = field(default_factory=list)
     """The model's claims about the machine that the telemetry contradicts."""
+    telemetry: Telemetry | None = None
+    """The snapshot the plan was made from (answers render their facts from it)."""
 
     @property
     def confidence(self) -> float:

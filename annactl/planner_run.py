@@ -133,6 +133,7 @@ class Run:
 
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id
+        outcome.telemetry = self.telemetry
         outcome.elapsed_s = time.monotonic() - self.started
         self.progress("done")
         return outcome
