@@ -50,7 +50,7 @@ class Examples:
     tokens: tuple[str, ...]
     """Every word of the examples."""
     literals: tuple[str, ...]
-    """Distinctive literals the registry marks (lower case)."""
+    """Distinctive literals the registry marks (as written; compared without case)."""
 
 
 @cache
@@ -69,7 +69,7 @@ def examples() -> Examples:
         text = texts[prompt_id]
         start = text.find(str(entry.get("start", "")))
         tokens.extend(words(text[max(start, 0):]))
-        literals.extend(str(x).lower() for x in entry.get("literals", []))
+        literals.extend(str(x) for x in entry.get("literals", []))
     return Examples(tokens=tuple(tokens), literals=tuple(literals))
 
 
@@ -102,7 +102,11 @@ def echo_findings(plan: AnnotatedPlan, *, request: str, sent: str) -> list[Findi
     commands = [s.command for s in [*plan.checks, *plan.steps, *plan.rollback]]
     reply = (prose + "\n" + "\n".join(commands)).lower()
     context = (request + "\n" + sent).lower()
-    found = [lit for lit in ex.literals if lit in reply and lit not in context]
+    found: list[str] = []
+    for lit in sorted(ex.literals, key=len, reverse=True):
+        low = lit.lower()
+        if low in reply and low not in context and not any(low in f.lower() for f in found):
+            found.append(lit)
     reasons: list[str] = []
     if found:
         reasons.append("it repeats the example's " + ", ".join(repr(x) for x in found[:3]))

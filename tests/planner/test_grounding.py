@@ -48,7 +48,7 @@ def test_registry_literals_are_really_in_the_prompt() -> None:
     ex = examples()
     assert ex.literals and len(ex.tokens) > 200
     for literal in ex.literals:
-        assert literal in system_message().lower()
+        assert literal.lower() in system_message().lower()
 
 
 @pytest.mark.parametrize("index", [0, 1])
