@@ -54,7 +54,9 @@ class Contradiction:
         return f"{self.fact}: model: {self.claim} · telemetry: {self.telemetry}"
 
 
-_CPU = re.compile(r"\b(intel|amd|apple|arm|qualcomm)\b[ \w()®™@.-]{0,40}", re.IGNORECASE)
+_CPU = re.compile(r"\b(intel|amd|apple|arm|qualcomm)\b(?:[ \w()®™@-]|\.(?=\w)){0,40}",
+                  re.IGNORECASE)
+_CPU_END = re.compile(r"\s+(?:with|and|at|on|running|has|having|is|which)\b.*", re.IGNORECASE)
 _MODEL_NO = re.compile(r"\b(?=[\w-]*\d)[a-z]+\d*-?\d{3,5}[a-z]{0,3}\b|\b(?:epyc|xeon|ryzen|"
                        r"threadripper|celeron|pentium|atom|core|opteron)\b", re.IGNORECASE)
 _CORES = re.compile(r"\b(\d{1,4})\s*(?:-\s*)?(?:cpu\s+)?(cores?|threads?|cpus?|vcpus?|"
@@ -98,7 +100,7 @@ def cpu_claims(text: str, where: str, t: Telemetry) -> list[Contradiction]:
     found: list[Contradiction] = []
     actual = (t.cpu.model or "").lower()
     for m in _CPU.finditer(text) if actual else ():
-        claim = m.group(0).strip(" .,")
+        claim = _CPU_END.sub("", m.group(0)).strip(" .,")
         keys = [k.lower() for k in _MODEL_NO.findall(claim)]
         vendor = m.group(1).lower()
         if vendor not in actual or any(k not in actual for k in keys):
