@@ -8,7 +8,8 @@ The request's leading verb says what kind of step must be there:
 * change, set, remove, update and the like → at least one step that changes something
   (Anna's own assessment above INFO, never the model's label).
 
-Questions ("how do I install htop?") are answered in notes and are never flagged;
+Questions ("how do I install htop?") are answered in notes and are never flagged, nor
+are verbs that may rightly end in an answer ("make a list…", "fix my wifi": diagnosis first);
 the rule only looks at imperative requests, so a miss is a missed flag, not a refusal.
 """
 
@@ -34,9 +35,9 @@ INSTALL = frozenset({"install", "add", "setup"})
 SERVICE = frozenset({"restart", "start", "stop", "enable", "disable", "reload"})
 """Verbs that need a service-manager step with that action."""
 CHANGE = frozenset({"change", "set", "switch", "configure", "edit", "update", "upgrade",
-                    "remove", "uninstall", "delete", "clean", "clear", "create", "make",
-                    "mount", "unmount", "kill", "rename", "move", "copy", "write", "turn",
-                    "fix", "replace", "disable", "increase", "decrease", "apply"})
+                    "remove", "uninstall", "delete", "clean", "clear", "create", "mount",
+                    "unmount", "kill", "rename", "move", "copy", "turn", "replace",
+                    "increase", "decrease", "apply"})
 """Verbs that need at least one step that changes something."""
 _PKG_INSTALL = re.compile(
     r"\b(?:pacman|yay|paru|pikaur|trizen|aura)\b[^|;&]*\s-S(?![sigpl]\b)[a-z]*\b"

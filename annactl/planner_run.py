@@ -167,6 +167,15 @@ class Run:
             refine = [*base, {"role": "assistant", "content": prompt.echo_reply(reply)},
                       {"role": "user", "content": prompt.refine_message(results)}]
             result, reply = self.ask_valid(refine, "refine")
+        if result.ok and result.plan is not None:
+            off = off_request_findings(result.plan, self.request)
+            if off:  # refinement ended early (checks could not run): still not an answer
+                self.tracer.event("VALIDATION_FAILED", purpose="final",
+                                  codes=[str(off[0].code)])
+                code, message = failure([str(off[0].code)])
+                raise llm_error(code, message, "rephrase the request; " + self.trace_hint(),
+                                findings=[f.model_dump(mode="json") for f in off],
+                                trace_id=self.tracer.trace_id)
         stats.result = result
         stats.plan = result.plan.plan if result.ok and result.plan is not None else None
         if stats.plan is not None:
@@ -175,6 +184,12 @@ class Run:
                 self.tracer.event("CONTRADICTIONS", facts=[c.to_dict()
                                                            for c in stats.contradictions])
         return stats
+
+    def _may_refine(self, result: ValidationResult) -> bool:
+        """A refined plan can still follow this one (it has checks and rounds remain)."""
+        return bool(result.plan is not None and result.plan.plan.necessary_checks
+                    and self.planner.daemon is not None and self.stats.rounds < MAX_ROUNDS
+                    and self.stats.model_calls < self.settings.max_model_calls)
 
     def _wants_checks(self, result: ValidationResult) -> bool:
         if not result.ok or result.plan is None or not result.plan.plan.necessary_checks:
@@ -231,8 +246,10 @@ class Run:
         result = validate_text(reply.text, self.context)
         if not result.ok or result.plan is None:
             return result
-        grounding = [*echo_findings(result.plan, request=self.request, sent=self.sent),
-                     *off_request_findings(result.plan, self.request)]
+        grounding = echo_findings(result.plan, request=self.request, sent=self.sent)
+        if not self._may_refine(result):
+            # a plan that first asks for checks is judged on its refined form
+            grounding += off_request_findings(result.plan, self.request)
         if not grounding:
             return result
         return ValidationResult(ok=False, errors=grounding, warnings=result.warnings,

@@ -170,3 +170,32 @@ def test_trace_hint_names_the_file_when_tracing(fake_llm, make_settings) -> None
     assert "ANNA_TRACE=1" not in hint
     trace = settings.state_dir / "traces" / f"{caught.value.detail['trace_id']}.json"
     assert str(trace) in hint and trace.is_file()
+
+
+def test_a_checks_first_plan_is_judged_on_its_refined_form(fake_llm, make_settings,
+                                                           user_daemon) -> None:
+    checks_only = plan_json(goals=["Restart nginx"], necessary_checks=[
+        {"id": "status", "description": "is it there", "command": "systemctl --version",
+         "risk_level": "INFO", "required": True}])
+    fake_llm.push(checks_only, step_plan([("systemctl restart nginx", "MEDIUM")]))
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url), daemon=user_daemon.client())
+    outcome = planner.plan("restart nginx", use_templates=False)
+    assert outcome.plan is not None and outcome.rounds == 1 and outcome.repairs == 0
+
+
+def test_a_checks_first_plan_still_off_request_after_refinement_is_refused(
+        fake_llm, make_settings, user_daemon) -> None:
+    checks_only = plan_json(goals=["Restart nginx"], necessary_checks=[
+        {"id": "status", "description": "is it there", "command": "systemctl --version",
+         "risk_level": "INFO", "required": True}])
+    fake_llm.push(checks_only, plan_json(), plan_json())
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url), daemon=user_daemon.client())
+    with pytest.raises(AnnaError) as caught:
+        planner.plan("restart nginx", use_templates=False)
+    assert caught.value.code == ErrorCode.LLM_OFF_REQUEST
+
+
+@pytest.mark.parametrize("request_text", ["make a list of my biggest files",
+                                          "fix my wifi", "write me a summary of the load"])
+def test_requests_that_may_end_in_an_answer_are_not_flagged(request_text: str) -> None:
+    assert off_request_findings(annotated(plan_json()), request_text) == []
