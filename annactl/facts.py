@@ -74,6 +74,10 @@ _LOAD = re.compile(r"\bload(?: average)?\s*(?:is|of|:|=)?\s*(\d+(?:\.\d+)?)", re
 _NO_FAILED = re.compile(r"\bno failed (?:units|services)\b|\bno services? (?:have )?failed\b",
                         re.IGNORECASE)
 _N_FAILED = re.compile(r"\b(\d+) failed (?:units?|services?)\b", re.IGNORECASE)
+_NOT_NAMES = frozenset({"it", "this", "that", "nothing", "everything", "something", "what",
+                        "which", "package", "software", "one", "program", "tool", "all",
+                        "driver", "update", "version", "kernel", "already"})
+"""Words before "is installed" that are not package names."""
 _PKG = re.compile(r"\b([a-z0-9][a-z0-9+._-]{1,60}) is (not )?(?:already )?installed\b",
                   re.IGNORECASE)
 
@@ -197,7 +201,7 @@ def package_claims(text: str, where: str, t: Telemetry) -> list[Contradiction]:
         name, negated = m.group(1).lower(), bool(m.group(2))
         if negated and name in names:
             found.append(Contradiction("package", m.group(0), f"{name} is installed", where))
-        elif not negated and name not in names and name not in {"it", "this", "that", "nothing"}:
+        elif not negated and name not in names and name not in _NOT_NAMES:
             found.append(Contradiction("package", m.group(0), f"{name} is not installed",
                                        where))
     return found

@@ -57,7 +57,7 @@ def test_each_kind_of_claim(text: str, fact: str) -> None:
 
 @pytest.mark.parametrize("text", [
     "You have 16 GB of RAM.", "Memory: 6.4 GB of 17 GB used.", "htop is installed.",
-    "You are running Hyprland on Wayland.", "Install it with pacman -S htop; it needs 10% "
+    "You are running Hyprland on Wayland.", "Everything is installed already.", "Install it with pacman -S htop; it needs 10% "
     "of nothing.", "The load is 0.4.", "I found 1 failed unit.", "Nothing is wrong.",
 ])
 def test_consistent_or_vague_claims_are_not_flagged(text: str) -> None:
