@@ -105,7 +105,10 @@ def echo_findings(plan: AnnotatedPlan, *, request: str, sent: str) -> list[Findi
     found: list[str] = []
     for lit in sorted(ex.literals, key=len, reverse=True):
         low = lit.lower()
-        if low in reply and low not in context and not any(low in f.lower() for f in found):
+        # excused when the context holds it or a marked part of it ("~/besseggen.png"
+        # asked for, "/home/user/besseggen.png" planned)
+        excused = any(o.lower() in low and o.lower() in context for o in ex.literals)
+        if low in reply and not excused and not any(low in f.lower() for f in found):
             found.append(lit)
     reasons: list[str] = []
     if found:

@@ -71,6 +71,7 @@ def test_example_literal_alone_is_an_echo_unless_the_request_or_telemetry_has_it
     assert echo_findings(annotated(text), request="set my wallpaper to ~/sea.jpg", sent="{}")
     assert not echo_findings(annotated(text),
                              request="set my wallpaper to /home/user/besseggen.png", sent="{}")
+    assert not echo_findings(annotated(text), request="wallpaper ~/besseggen.png", sent="{}")
     notes = plan_json(notes_for_user="CPU: Intel Core i7-9700K, 8 cores.")
     assert echo_findings(annotated(notes), request="how is my cpu", sent='{"model":"AMD"}')
     assert not echo_findings(annotated(notes), request="how is my cpu",
