@@ -85,6 +85,10 @@ class ErrorCode(StrEnum):
     """A per-request budget (calls, prompt bytes, allowed models) was hit."""
     LLM_REPLAY_MISS = "LLM_REPLAY_MISS"
     """Replay mode found no recorded response for this request."""
+    LLM_ECHOED_EXAMPLE = "LLM_ECHOED_EXAMPLE"
+    """The reply copied a prompt example instead of planning the request, even after repair."""
+    LLM_OFF_REQUEST = "LLM_OFF_REQUEST"
+    """The plan does not do what was asked (no step could), even after one repair."""
 
     # --- the person ----------------------------------------------------------
     DECLINED = "DECLINED"

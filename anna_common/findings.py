@@ -47,6 +47,10 @@ class FindingCode(StrEnum):
     """Warning: a command does not parse as bash; it is treated as HIGH."""
     VERSION_MISMATCH = "VERSION_MISMATCH"
     """Warning: ``meta.llm_version`` is not ``anna_runtime_v3``."""
+    LLM_ECHOED_EXAMPLE = "LLM_ECHOED_EXAMPLE"
+    """The reply copies a prompt example instead of planning the request (annactl only)."""
+    LLM_OFF_REQUEST = "LLM_OFF_REQUEST"
+    """The plan has no step that could do what the request asks (annactl only)."""
 
 
 class Finding(BaseModel):

@@ -73,6 +73,34 @@ def showing_rejections(consoles: Consoles, *, as_json: bool) -> Iterator[None]:
         raise
 
 
+@contextmanager
+def json_failures(consoles: Consoles, *, as_json: bool) -> Iterator[None]:
+    """With ``--json``, every failure is a JSON document on stdout too (then the usual line
+    on stderr and exit status): ``{"status": "error", "code", "message", "findings", …}``.
+
+    A refused plan already printed its own document (:func:`showing_rejections`).
+    """
+    from annactl.cmd_flow import PlanRejected
+
+    try:
+        yield
+    except AnnaError as exc:
+        if as_json and not (isinstance(exc, PlanRejected) and exc.annotated is not None):
+            from annactl.console import emit_json
+
+            emit_json(consoles, error_json(exc))
+        raise
+
+
+def error_json(exc: AnnaError) -> dict[str, Any]:
+    """The JSON document of a failure (untrusted strings stay JSON-escaped)."""
+    detail = dict(exc.detail)
+    findings = detail.pop("findings", [])
+    return {"status": "error", "code": str(exc.code), "message": exc.message,
+            "hint": exc.hint, "findings": findings if isinstance(findings, list) else [],
+            "trace_id": detail.pop("trace_id", None), "detail": detail}
+
+
 def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
                       show_spinner: bool) -> Prepared:
     """Run ``make(on_progress=..., cancel=...)`` in a thread, with a spinner; Ctrl-C cancels."""
@@ -141,7 +169,8 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
     if not opts.as_json:
         consoles.out.print(render.plan_view(plan, checks=prepared.checks,
                                             warnings=prepared.warnings,
-                                            plan_id=prepared.plan_id))
+                                            plan_id=prepared.plan_id,
+                                            contradictions=_contradictions(prepared)))
     req = confirm.requirement(plan)
     if opts.dry_run:
         return _dry_run(consoles, prepared, req, opts)
@@ -172,8 +201,16 @@ def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     if opts.as_json:
         emit_json(consoles, {**prepared.summary_json(), "status": "answered"})
     else:
-        consoles.out.print(render.notes_only(prepared.annotated))
+        outcome = prepared.outcome
+        model_answer = outcome is not None and outcome.template is None
+        consoles.out.print(render.notes_only(
+            prepared.annotated, telemetry=outcome.telemetry if model_answer and outcome else None,
+            contradictions=_contradictions(prepared)))
     return ExitStatus.SUCCESS
+
+
+def _contradictions(prepared: Prepared) -> list[Any]:
+    return list(prepared.outcome.contradictions) if prepared.outcome is not None else []
 
 
 def _dry_run(consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
@@ -244,13 +281,14 @@ def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bo
     from annactl.cmd_flow import connect_flow
     from annactl.config import load_settings
 
-    settings = load_settings()
-    flow = connect_flow(settings)
+    with json_failures(consoles, as_json=opts.as_json):
+        settings = load_settings()
+        flow = connect_flow(settings)
 
-    def make(**hooks: Any) -> Prepared:
-        return flow.plan_text(request, mode="one-shot",
-                              use_templates=use_templates and settings.templates, **hooks)
+        def make(**hooks: Any) -> Prepared:
+            return flow.plan_text(request, mode="one-shot",
+                                  use_templates=use_templates and settings.templates, **hooks)
 
-    with showing_rejections(consoles, as_json=opts.as_json):
-        prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
-    return run_prepared(flow, consoles, prepared, opts)
+        with showing_rejections(consoles, as_json=opts.as_json):
+            prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
+        return run_prepared(flow, consoles, prepared, opts)

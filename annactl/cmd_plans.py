@@ -13,6 +13,7 @@ from anna_common.errors import UsageError
 from annactl import confirm
 from annactl.cmd_ask import (
     RunOptions,
+    json_failures,
     offline_note,
     plan_with_spinner,
     run_prepared,
@@ -55,7 +56,15 @@ def load_telemetry(path: Path) -> Telemetry:
 
 def plan(consoles: Consoles, request: str, *, as_json: bool, telemetry_file: Path | None,
          use_templates: bool) -> int:
-    """Plan, validate and store; print it with the id ``apply`` takes."""
+    """Plan, validate and store; print it with the id ``apply`` takes (``--json``: a JSON
+    document on every outcome, failures included)."""
+    with json_failures(consoles, as_json=as_json):
+        return _plan(consoles, request, as_json=as_json, telemetry_file=telemetry_file,
+                     use_templates=use_templates)
+
+
+def _plan(consoles: Consoles, request: str, *, as_json: bool, telemetry_file: Path | None,
+          use_templates: bool) -> int:
     from rich.text import Text
 
     from annactl import render
@@ -76,7 +85,9 @@ def plan(consoles: Consoles, request: str, *, as_json: bool, telemetry_file: Pat
         return ExitStatus.SUCCESS
     offline_note(consoles, prepared)
     consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
-                                        warnings=prepared.warnings, plan_id=prepared.plan_id))
+                                        warnings=prepared.warnings, plan_id=prepared.plan_id,
+                                        contradictions=prepared.outcome.contradictions
+                                        if prepared.outcome is not None else ()))
     if prepared.annotated.steps:
         consoles.out.print(Text(f"To run it: annactl apply {prepared.plan_id}", style="dim"))
     return ExitStatus.SUCCESS

@@ -13,6 +13,7 @@
 | MODEL_UNAVAILABLE | 8 | the model server is unreachable, timed out or failed |
 | PERMISSION_DENIED | 9 | the daemon refused the caller (not root or group anna) |
 | PLAN_RUNNING | 10 | another plan is running; nothing was run (the refused plan is ``refused``) |
+| OFF_REQUEST | 11 | the model did not address the request (``LLM_OFF_REQUEST``); nothing ran |
 | INTERRUPTED | 130 | Ctrl-C |
 """
 
@@ -37,6 +38,7 @@ class ExitStatus(IntEnum):
     MODEL_UNAVAILABLE = 8
     PERMISSION_DENIED = 9
     PLAN_RUNNING = 10
+    OFF_REQUEST = 11
     INTERRUPTED = 130
 
 
@@ -66,6 +68,8 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.LLM_HTTP_ERROR: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.LLM_MODEL_NOT_FOUND: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.LLM_BAD_REPLY: ExitStatus.PLAN_INVALID,
+    ErrorCode.LLM_ECHOED_EXAMPLE: ExitStatus.PLAN_INVALID,
+    ErrorCode.LLM_OFF_REQUEST: ExitStatus.OFF_REQUEST,
     ErrorCode.LLM_BUDGET_EXCEEDED: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.LLM_REPLAY_MISS: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.CANCELLED: ExitStatus.INTERRUPTED,

@@ -173,7 +173,9 @@ class History:
                                        "banned": bool(annotated and annotated.banned),
                                        "errors": [str(f.code) for f in outcome.result.errors]},
                            template=outcome.template, offline_reason=outcome.offline_reason,
-                           model_calls=outcome.model_calls, repairs=outcome.repairs)
+                           model_calls=outcome.model_calls, repairs=outcome.repairs,
+                           contradictions=[c.to_dict() for c in outcome.contradictions],
+                           confidence=outcome.confidence)
             if error is not None:
                 res["error"] = {"code": str(error.code), "message": error.message}
             model = outcome.model if outcome is not None else None

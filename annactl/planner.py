@@ -46,6 +46,7 @@ if TYPE_CHECKING:
     from anna_common.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
     from annactl.config import ClientSettings
+    from annactl.facts import Contradiction
     from annactl.history import History
     from annactl.llm.base import Provider
     from annactl.templates import TemplateMatch
@@ -129,6 +130,17 @@ class PlanOutcome:
     """Prompt tokens over all calls, as the server reported them."""
     tokens_out: int = 0
     """Generated tokens over all calls."""
+    contradictions: list[Contradiction] = field(default_factory=list)
+    """The model's claims about the machine that the telemetry contradicts."""
+    telemetry: Telemetry | None = None
+    """The snapshot the plan was made from (answers render their facts from it)."""
+
+    @property
+    def confidence(self) -> float:
+        """1.0 when the plan's claims agree with the telemetry; lower per contradiction."""
+        from annactl.facts import confidence
+
+        return confidence(self.contradictions)
 
     def summary(self) -> dict[str, Any]:
         """JSON-ready summary (``annactl plan --json`` adds the daemon's ``plan_id``)."""
@@ -145,6 +157,8 @@ class PlanOutcome:
             "elapsed_s": round(self.elapsed_s, 4), "llm_s": round(self.llm_s, 4),
             "server_s": round(self.server_s, 4), "tokens_in": self.tokens_in,
             "tokens_out": self.tokens_out,
+            "contradictions": [c.to_dict() for c in self.contradictions],
+            "confidence": self.confidence,
         }
 
 

@@ -19,8 +19,11 @@ from anna_common.findings import Finding, FindingCode, ValidationResult
 from anna_common.plan import canonical_json, model_json_schema, schema_sha256
 from anna_common.validate import validate_text
 from annactl import prompt
+from annactl.facts import contradictions
+from annactl.grounding import echo_findings
 from annactl.llm.base import ChatRequest, ChatResult, check_cancel, llm_error
 from annactl.llm.trace import Tracer
+from annactl.offrequest import off_request_findings
 from annactl.planner import (
     MAX_ROUNDS,
     OFFLINE_CODES,
@@ -41,6 +44,28 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Messages = list[dict[str, str]]
+
+GROUNDING_FAILURES = {
+    FindingCode.LLM_ECHOED_EXAMPLE: (
+        ErrorCode.LLM_ECHOED_EXAMPLE,
+        "the model copied the prompt's example instead of planning your request, even after "
+        "one repair"),
+    FindingCode.LLM_OFF_REQUEST: (
+        ErrorCode.LLM_OFF_REQUEST,
+        "the model did not address your request, even after one repair"),
+}
+"""Final errors when only grounding findings remain (echo first: a copy is never on topic)."""
+
+
+def failure(codes: list[str]) -> tuple[ErrorCode, str]:
+    """The error code and message for a reply still invalid after its repair."""
+    grounding = {str(c) for c in GROUNDING_FAILURES}
+    if codes and set(codes) <= grounding:
+        for finding, (code, message) in GROUNDING_FAILURES.items():
+            if str(finding) in codes:
+                return code, message
+    return ErrorCode.LLM_BAD_REPLY, (f"the model's reply was not a valid plan, even after one "
+                                     f"repair ({', '.join(codes)})")
 
 
 class Run:
@@ -63,6 +88,8 @@ class Run:
                                                          plan=None), plan=None,
                                  trace_id=self.tracer.trace_id)
         self.preferences: dict[str, str] | None = None
+        self.sent = ""
+        """The user message sent to the model (what it was told about this machine)."""
 
     # ------------------------------------------------------------------ progress
     def progress(self, stage: str, tokens: int = 0, message: str = "") -> None:
@@ -106,6 +133,7 @@ class Run:
 
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id
+        outcome.telemetry = self.telemetry
         outcome.elapsed_s = time.monotonic() - self.started
         self.progress("done")
         return outcome
@@ -123,6 +151,7 @@ class Run:
                             f"use one of: {', '.join(allowed)}")
         user = prompt.user_message(self.request, mode=self.mode, telemetry=self.telemetry,
                                    preferences=self.preferences, turns=turns)
+        self.sent = user
         base: Messages = [{"role": "system", "content": prompt.system_message()},
                           {"role": "user", "content": user}]
         self.tracer.set("prompt", {"version": prompt.prompts().version,
@@ -138,9 +167,29 @@ class Run:
             refine = [*base, {"role": "assistant", "content": prompt.echo_reply(reply)},
                       {"role": "user", "content": prompt.refine_message(results)}]
             result, reply = self.ask_valid(refine, "refine")
+        if result.ok and result.plan is not None:
+            off = off_request_findings(result.plan, self.request)
+            if off:  # refinement ended early (checks could not run): still not an answer
+                self.tracer.event("VALIDATION_FAILED", purpose="final",
+                                  codes=[str(off[0].code)])
+                code, message = failure([str(off[0].code)])
+                raise llm_error(code, message, "rephrase the request; " + self.trace_hint(),
+                                findings=[f.model_dump(mode="json") for f in off],
+                                trace_id=self.tracer.trace_id)
         stats.result = result
         stats.plan = result.plan.plan if result.ok and result.plan is not None else None
+        if stats.plan is not None:
+            stats.contradictions = contradictions(stats.plan, self.telemetry)
+            if stats.contradictions:
+                self.tracer.event("CONTRADICTIONS", facts=[c.to_dict()
+                                                           for c in stats.contradictions])
         return stats
+
+    def _may_refine(self, result: ValidationResult) -> bool:
+        """A refined plan can still follow this one (it has checks and rounds remain)."""
+        return bool(result.plan is not None and result.plan.plan.necessary_checks
+                    and self.planner.daemon is not None and self.stats.rounds < MAX_ROUNDS
+                    and self.stats.model_calls < self.settings.max_model_calls)
 
     def _wants_checks(self, result: ValidationResult) -> bool:
         if not result.ok or result.plan is None or not result.plan.plan.necessary_checks:
@@ -175,11 +224,18 @@ class Run:
             return result, second.text
         codes = sorted({str(f.code) for f in result.errors})
         self.tracer.event("VALIDATION_FAILED", purpose="repair", codes=codes)
-        raise llm_error(ErrorCode.LLM_BAD_REPLY,
-                        f"the model's reply was not a valid plan, even after one repair "
-                        f"({', '.join(codes)})",
-                        "try a larger model or rephrase the request; ANNA_TRACE=1 records the "
-                        "exchange", findings=[f.model_dump(mode="json") for f in result.errors])
+        code, message = failure(codes)
+        raise llm_error(code, message, "try a larger model or rephrase the request; "
+                        + self.trace_hint(),
+                        findings=[f.model_dump(mode="json") for f in result.errors],
+                        trace_id=self.tracer.trace_id)
+
+    def trace_hint(self) -> str:
+        """Where the exchange is recorded, or how to record it (never both)."""
+        if self.tracer.enabled:
+            path = self.settings.state_dir / "traces" / f"{self.tracer.trace_id}.json"
+            return f"the exchange is recorded in {path}"
+        return "ANNA_TRACE=1 records the exchange"
 
     def check_reply(self, reply: ChatResult) -> ValidationResult:
         """Validate a reply; a reply cut off at the token limit is a failure whatever it holds."""
@@ -187,7 +243,17 @@ class Run:
             finding = Finding(code=FindingCode.PARSE_ERROR,
                               message="the reply was cut off at the token limit")
             return ValidationResult(ok=False, errors=[finding], warnings=[], plan=None)
-        return validate_text(reply.text, self.context)
+        result = validate_text(reply.text, self.context)
+        if not result.ok or result.plan is None:
+            return result
+        grounding = echo_findings(result.plan, request=self.request, sent=self.sent)
+        if not self._may_refine(result):
+            # a plan that first asks for checks is judged on its refined form
+            grounding += off_request_findings(result.plan, self.request)
+        if not grounding:
+            return result
+        return ValidationResult(ok=False, errors=grounding, warnings=result.warnings,
+                                plan=result.plan)
 
     def _budget(self, message: str) -> AnnaError:
         self.tracer.event("BUDGET_EXCEEDED", message=message)

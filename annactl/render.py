@@ -20,8 +20,12 @@ from rich.text import Text
 from annactl.console import inert, inert_text
 
 if TYPE_CHECKING:
+    from collections.abc import Sequence
+
     from anna_common.findings import AnnotatedPlan, AnnotatedStep, Finding
     from anna_common.protocol import CheckResult, ExecEvent, PlanList, PlanRecord, UndoResult
+    from anna_common.telemetry import Telemetry
+    from annactl.facts import Contradiction
 
 RISK_STYLE = {"INFO": "bold white on blue", "LOW": "bold black on green",
               "MEDIUM": "bold black on yellow", "HIGH": "bold white on red"}
@@ -124,8 +128,12 @@ def summary_line(plan: AnnotatedPlan) -> Text:
 
 
 def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
-              warnings: list[Finding] | None = None, plan_id: str | None = None) -> Group:
-    """The whole plan: goals, analysis, checks, steps, notes, summary."""
+              warnings: list[Finding] | None = None, plan_id: str | None = None,
+              contradictions: Sequence[Contradiction] = ()) -> Group:
+    """The whole plan: goals, analysis, checks, steps, notes, summary; a claim the telemetry
+    contradicts is flagged right under the text that makes it."""
+    from annactl.render_facts import confidence_line, contradiction_lines
+
     parts: list[RenderableType] = []
     goals = plan.plan.goals or ["(no goal given)"]
     parts.append(inert_text(goals[0], "bold", max_chars=200))
@@ -136,6 +144,7 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if plan.plan.analysis.strip():
         parts.append(Text("Analysis: ", style="bold") + inert_text(plan.plan.analysis,
                                                                   max_chars=2000))
+        parts.extend(contradiction_lines(contradictions, "analysis"))
     if plan.checks:
         parts.append(checks_table(plan, checks))
     if plan.steps:
@@ -144,6 +153,10 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if plan.plan.notes_for_user.strip():
         parts.append(Text("Notes: ", style="bold") + inert_text(plan.plan.notes_for_user,
                                                                max_chars=4000))
+        parts.extend(contradiction_lines(contradictions, "notes_for_user"))
+    parts.extend(contradiction_lines(contradictions, "meta"))
+    if (line := confidence_line(contradictions)) is not None:
+        parts.append(line)
     for finding in warnings or []:
         parts.append(Text("note: ", style="yellow") + inert_text(finding.message, max_chars=300))
     if plan.steps:
@@ -168,14 +181,20 @@ def _uncaptured_notes(plan: AnnotatedPlan) -> list[Text]:
     return lines
 
 
-def notes_only(plan: AnnotatedPlan) -> Group:
-    """A plan with no steps is an answer: its goal and notes."""
-    parts: list[RenderableType] = []
+def notes_only(plan: AnnotatedPlan, *, telemetry: Telemetry | None = None,
+               contradictions: Sequence[Contradiction] = ()) -> Group:
+    """A plan with no steps is an answer: its notes. With ``telemetry``, the machine's facts
+    come from Anna (a table) and the model's prose stands beside them, flagged where the
+    telemetry contradicts it."""
+    from annactl.render_facts import answer_view
+
     if plan.plan.notes_for_user.strip():
-        parts.append(inert_text(plan.plan.notes_for_user, max_chars=8000))
+        prose = inert_text(plan.plan.notes_for_user, max_chars=8000)
     else:
-        parts.append(inert_text(plan.plan.analysis or "(nothing to do)", max_chars=4000))
-    return Group(*parts)
+        prose = inert_text(plan.plan.analysis or "(nothing to do)", max_chars=4000)
+    if telemetry is None and not contradictions:
+        return Group(prose)
+    return answer_view(prose, telemetry, contradictions)
 
 
 def _counter(event: ExecEvent) -> str:

@@ -104,6 +104,22 @@ def holds_json(text: str) -> bool:
     return True
 
 
+def grounded(texts: list[str], request: str, context: Any) -> dict[str, int]:
+    """Per reply: copies of a prompt example, plans off the request (issue 14)."""
+    from anna_common.validate import validate_text
+    from annactl.grounding import echo_findings
+    from annactl.offrequest import off_request_findings
+
+    echoed = off = 0
+    for text in texts:
+        result = validate_text(text, context)
+        if result.plan is None:
+            continue
+        echoed += bool(echo_findings(result.plan, request=request, sent=""))
+        off += bool(off_request_findings(result.plan, request))
+    return {"echoed": echoed, "off_request": off}
+
+
 def main() -> int:
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
@@ -132,13 +148,15 @@ def main() -> int:
                 row.update(ok=outcome.result.ok, banned=bool(outcome.result.plan and
                                                               outcome.result.plan.banned),
                            calls=outcome.model_calls, repairs=outcome.repairs, code=None,
-                           server_s=outcome.server_s, llm_s=outcome.llm_s)
+                           server_s=outcome.server_s, llm_s=outcome.llm_s,
+                           contradictions=len(outcome.contradictions))
             except AnnaError as exc:
                 row.update(ok=False, banned=False, calls=len(provider.replies) - before,
                            repairs=max(0, len(provider.replies) - before - 1), code=str(exc.code),
                            server_s=sum((r.server_ms or 0) for r in
                                         provider.replies[before:]) / 1000,
-                           llm_s=sum(r.latency_s for r in provider.replies[before:]))
+                           llm_s=sum(r.latency_s for r in provider.replies[before:]),
+                           contradictions=0)
             row["e2e_s"] = time.perf_counter() - started
             replies = provider.replies[before:]
             row["parsed"] = sum(parses(r.text) for r in replies)
@@ -148,6 +166,9 @@ def main() -> int:
             row["tokens_out"] = sum(r.completion_tokens for r in replies)
             row["cached"] = sum(r.cached_tokens for r in replies)
             row["truncated"] = sum(r.truncated for r in replies)
+            row["cache_hits"] = sum(1 for r in replies if r.cached_tokens > 0)
+            row.update(grounded([r.text for r in replies], request,
+                                planner.assess_context(snapshot)))
             rows.append(row)
             print(f"  {request[:44]:44} ok={row['ok']!s:5} calls={row['calls']} "
                   f"repairs={row['repairs']} code={row['code'] or '-':22} "
@@ -181,6 +202,13 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, settings: Clien
     print(f"{'repairs':40} {sum(r['repairs'] for r in rows)}")
     print(f"{'model calls':40} {sum(r['calls'] for r in rows)}")
     print(f"{'coded errors':40} {dict(codes) or 'none'}")
+    print(f"{'replies copying a prompt example':40} {sum(r['echoed'] for r in rows)}/{replies}")
+    print(f"{'replies off the request':40} {sum(r['off_request'] for r in rows)}/{replies}")
+    print(f"{'contradictions in accepted plans':40} {sum(r['contradictions'] for r in rows)}")
+    print(f"{'plans that address the request':40} {valid}/{len(rows)} (accepted plans pass "
+          "the echo and off-request checks)")
+    print(f"{'prefix-cache hits (cached_tokens > 0)':40} "
+          f"{sum(r['cache_hits'] for r in rows)}/{replies}")
     print(f"{'median end-to-end latency':40} {statistics.median(r['e2e_s'] for r in rows):.2f} s")
     print(f"{'total end-to-end / server / HTTP wait':40} {e2e:.2f} s / {server:.2f} s / "
           f"{llm:.2f} s")
