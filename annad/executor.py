@@ -20,13 +20,16 @@ from typing import TYPE_CHECKING
 from anna_common.errors import ErrorCode
 from anna_common.protocol import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from annad import manifest as manifests
-from annad.backup import BackupRefused, BlobStore, Budget, snapshot
+from annad.backup import BackupRefused, BlobStore, Budget, snapshot, snapshot_listing
+from annad.identity import HashBudget
+from annad.identity import record as record_identity
 from annad.journal import UndoRow
 from annad.manifest import StepManifest
 from annad.prestate import package_states, query_packages, unit_states
 from annad.runner import Identity, kill_orphan_group, process_start_time
 from annad.targets import snapshot_targets
 from annad.undo import UndoEnv, identity_of, undo_step
+from annad.undofiles import after_tree, record_new_entries
 
 if TYPE_CHECKING:
     import threading
@@ -53,6 +56,8 @@ class StepSpec:
     """``user`` or ``system`` by the daemon's own assessment."""
     rollback_command: str | None = None
     rollback_scope: str = "user"
+    uncaptured: bool = False
+    """The assessment says the step writes what Anna cannot see (``uncaptured_write``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,7 +175,7 @@ class Executor:
             record = self._prepare(plan_id, step, who)
         except BackupRefused as exc:
             return self._step_failed(plan_id, step, total, emit, None, str(exc),
-                                     ErrorCode.EXECUTION_FAILED)
+                                     ErrorCode.BACKUP_REFUSED)
         started.append(step.index)
         user = step.scope == "user"
 
@@ -224,15 +229,25 @@ class Executor:
             scope="user" if user else "system", uid=who.uid, gid=who.gid,
             groups=list(who.groups), user=who.user, home=who.home, session=who.session,
             rollback_command=step.rollback_command,
-            rollback_scope="user" if step.rollback_scope == "user" else "system")
+            rollback_scope="user" if step.rollback_scope == "user" else "system",
+            uncaptured=step.uncaptured)
         targets, notes = snapshot_targets(step.command, home=who.home,
                                           cwd=who.home if user else "/")
+        if step.uncaptured:
+            notes.append("Anna cannot back up what this step writes (code it runs writes "
+                         "files Anna cannot see)")
         record.notes = notes
         blobs = BlobStore(self.backups / plan_id / "blobs")
         budget = Budget(self.limits.backup_max_bytes, self.limits.backup_max_files)
-        for target in targets:
-            record.targets.extend(snapshot(target.path, blobs, budget, tree=target.tree,
-                                           follow=target.follow))
+        try:
+            for target in targets:
+                if target.new_only:
+                    record.targets.append(snapshot_listing(target.path, budget))
+                    continue
+                record.targets.extend(snapshot(target.path, blobs, budget, tree=target.tree,
+                                               follow=target.follow))
+        except OSError as exc:  # a name the kernel refuses, a vanished directory...
+            raise BackupRefused(f"cannot back up what this step writes: {exc}") from None
         blobs.flush()
         record.packages = package_states(step.command, self.runner)
         record.units = unit_states(step.command, self.runner, identity=identity_of(record),
@@ -246,9 +261,17 @@ class Executor:
         return record
 
     def _record_after(self, plan_id: str, index: int, record: StepManifest) -> None:
-        """After success: what the package database holds now (undo removes only the new)."""
-        if not record.packages:
+        """After success: what the step left at each target (undo leaves what someone
+        changed since) and what the package database holds now (undo removes only the new)."""
+        if not record.packages and not record.targets:
             return
+        budget = HashBudget(self.limits.backup_max_bytes, self.limits.backup_max_files)
+        for target in record.targets:
+            if target.new_only:
+                record_new_entries(target, budget)
+            else:
+                target.after = record_identity(target.path, tree=after_tree(target),
+                                               budget=budget)
         for state in record.packages:
             try:
                 state.after = query_packages(self.runner, state.options)

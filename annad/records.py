@@ -67,7 +67,9 @@ def step_specs(annotated: AnnotatedPlan) -> list[StepSpec]:
         specs.append(StepSpec(index=step.index, step_id=step.id, command=step.command,
                               scope=str(step.scope),
                               rollback_command=back.command if back is not None else None,
-                              rollback_scope=str(back.scope) if back is not None else "user"))
+                              rollback_scope=str(back.scope) if back is not None else "user",
+                              uncaptured=any(c.lower() == "uncaptured_write"
+                                             for c in step.codes)))
     return specs
 
 

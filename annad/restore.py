@@ -16,6 +16,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from annad import safefs
+from annad.manifest import printable
 
 if TYPE_CHECKING:
     from annad.backup import BlobStore
@@ -26,6 +27,12 @@ def _inside(path: str, roots: tuple[str, ...]) -> bool:
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
 
+def outside_message(path: str) -> str:
+    """Why a user-scope step's snapshot outside the caller's places is not restored."""
+    return (f"{printable(path)} is outside the caller's home and temporary directories; a "
+            "user-scope step cannot have changed it, so Anna does not restore it as root")
+
+
 def restore_target(target: TargetSnapshot, blobs: BlobStore,
                    allowed: tuple[str, ...] | None = None) -> str:
     """Restore one saved target; return ``restore`` or ``delete``. Raises OSError on failure.
@@ -34,10 +41,9 @@ def restore_target(target: TargetSnapshot, blobs: BlobStore,
     step's snapshot is restored by root only inside that user's home and temp dirs).
     """
     if not target.entries:
-        raise OSError(f"nothing was saved for {target.path}")
+        raise OSError(f"nothing was saved for {printable(target.path)}")
     if allowed is not None and not _inside(target.path, allowed):
-        raise safefs.UnsafePath(1, f"{target.path} is outside the caller's home and temporary "
-                                "directories; a user-scope step cannot have changed it")
+        raise safefs.UnsafePath(1, outside_message(target.path))
     top = target.entries[0]
     if top.kind == "absent":
         _delete(top.path)
@@ -127,7 +133,8 @@ def _restore_entry(entry: Entry, blobs: BlobStore) -> None:
             if current is None:
                 os.mkdir(name, 0o700, dir_fd=pfd)
         elif entry.kind == "special" and safefs.lstat_at(pfd, name) is None:
-            raise OSError(f"{entry.path} was a device, socket or FIFO; Anna cannot recreate it")
+            raise OSError(f"{printable(entry.path)} was a device, socket or FIFO; Anna cannot "
+                          "recreate it")
 
 
 def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore) -> None:
