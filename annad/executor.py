@@ -24,7 +24,7 @@ from annad.backup import BackupRefused, BlobStore, Budget, snapshot, snapshot_li
 from annad.identity import HashBudget
 from annad.identity import record as record_identity
 from annad.journal import UndoRow
-from annad.manifest import StepManifest
+from annad.manifest import StepManifest, printable
 from annad.prestate import package_states, query_packages, unit_states
 from annad.runner import Identity, kill_orphan_group, process_start_time
 from annad.targets import snapshot_targets
@@ -247,7 +247,8 @@ class Executor:
                 record.targets.extend(snapshot(target.path, blobs, budget, tree=target.tree,
                                                follow=target.follow))
         except OSError as exc:  # a name the kernel refuses, a vanished directory...
-            raise BackupRefused(f"cannot back up what this step writes: {exc}") from None
+            raise BackupRefused("cannot back up what this step writes: "
+                                + printable(str(exc))) from None
         blobs.flush()
         record.packages = package_states(step.command, self.runner)
         record.units = unit_states(step.command, self.runner, identity=identity_of(record),

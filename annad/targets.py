@@ -22,6 +22,7 @@ from anna_common.shell import SimpleCommand, analyse
 from anna_common.shellwords import Word
 from anna_common.writes import CP_VALUES, WriteTarget, dest_and_sources, write_targets
 from annad.backup import BackupRefused, kernel_path
+from annad.manifest import printable
 
 _TREE_HOWS = frozenset({"delete", "move-source", "move", "extract"})
 """Writes that may change anything below a directory."""
@@ -180,7 +181,7 @@ def _snap_targets(cmd: SimpleCommand, target: WriteTarget, home: str, cwd: str |
     out: list[SnapTarget] = []
     for path in places:
         if path.startswith(_PSEUDO) or path in ("/proc", "/sys", "/dev"):
-            notes.append(f"{path} is a kernel or device file; it is not backed up")
+            notes.append(f"{printable(path)} is a kernel or device file; it is not backed up")
             continue
         out.extend(_expand(cmd, target, path, home, cwd, known))
     return out
