@@ -64,7 +64,10 @@ class BlobStore:
         self.dirty = False
 
     def put(self, src_fd: int) -> tuple[str, int]:
-        """Copy an open file into the store; return (sha256, size)."""
+        """Copy an open file into the store in bounded chunks; return (sha256, size).
+
+        A partial copy (a full disk, a read error) is removed before the error is raised.
+        """
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         tmp = self.dir / f".incoming-{os.getpid()}-{id(self)}"
         digest = hashlib.sha256()
@@ -74,10 +77,13 @@ class BlobStore:
             while chunk := os.read(src_fd, CHUNK):
                 digest.update(chunk)
                 size += len(chunk)
-                os.write(out, chunk)
+                write_all(out, chunk)
             os.fdatasync(out)
-        finally:
+        except BaseException:
             os.close(out)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(out)
         name = digest.hexdigest()
         tmp.replace(self.dir / name)
         self.dirty = True
@@ -94,12 +100,32 @@ class BlobStore:
             os.close(fd)
         self.dirty = False
 
-    def read(self, sha256: str) -> bytes:
-        """A blob's content, checked against its name."""
-        data = (self.dir / sha256).read_bytes()
-        if hashlib.sha256(data).hexdigest() != sha256:
+    def open(self, sha256: str) -> int:
+        """A read descriptor of a blob (its content is checked while it is copied out)."""
+        if len(sha256) != 64 or not all(c in "0123456789abcdef" for c in sha256):
+            raise OSError(f"backup blob name {sha256[:16]!r} is not a sha256")
+        return os.open(self.dir / sha256, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+    def copy_out(self, sha256: str, out: int) -> None:
+        """Write a blob into the open file ``out`` in bounded chunks; raise OSError when its
+        content does not match its name (the caller discards what was written)."""
+        src = self.open(sha256)
+        digest = hashlib.sha256()
+        try:
+            while chunk := os.read(src, CHUNK):
+                digest.update(chunk)
+                write_all(out, chunk)
+        finally:
+            os.close(src)
+        if digest.hexdigest() != sha256:
             raise OSError(f"backup blob {sha256[:12]} is corrupt")
-        return data
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until everything is written (a write may be short)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 # --------------------------------------------------------------------------- snapshot

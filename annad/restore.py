@@ -138,15 +138,13 @@ def _restore_entry(entry: Entry, blobs: BlobStore) -> None:
 
 
 def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore) -> None:
-    data = blobs.read(entry.sha256 or "")
     tmp = _tmp_name(name)
     safefs.remove_at(pfd, tmp)
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
                  dir_fd=pfd)
     try:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        # streamed in bounded chunks and checked against its hash before it replaces anything
+        blobs.copy_out(entry.sha256 or "", fd)
         # owner before mode: chown clears setuid/setgid bits
         os.fchown(fd, entry.uid, entry.gid)
         os.fchmod(fd, entry.mode)

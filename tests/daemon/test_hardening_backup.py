@@ -510,3 +510,15 @@ def test_system_daemon_runs_the_seed_example_too(system_daemon: RunningDaemon) -
     assert len(list(folder.iterdir())) == 2
     assert client.rollback(plan_id).status == "rolled_back"
     assert [p.name for p in folder.iterdir()] == ["wall.png"]
+
+
+# --------------------------------------------------------------------------- issue 9, item 4
+
+
+def test_big_file_is_backed_up_and_restored_in_bounded_memory() -> None:
+    """A 96 MiB file: the daemon's peak RSS grows by far less than the file (it streams)."""
+    from bench.bigfile import big_file
+
+    figures = big_file(96)
+    assert figures["backup"] - figures["idle"] < 40, figures
+    assert figures["restore"] - figures["idle"] < 40, figures
