@@ -106,6 +106,18 @@ class BlobStore:
             raise OSError(f"backup blob name {sha256[:16]!r} is not a sha256")
         return os.open(self.dir / sha256, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
 
+    def verify(self, sha256: str) -> None:
+        """Raise OSError unless the blob's content matches its name (read in chunks)."""
+        src = self.open(sha256)
+        digest = hashlib.sha256()
+        try:
+            while chunk := os.read(src, CHUNK):
+                digest.update(chunk)
+        finally:
+            os.close(src)
+        if digest.hexdigest() != sha256:
+            raise OSError(f"backup blob {sha256[:12]} is corrupt")
+
     def copy_out(self, sha256: str, out: int) -> None:
         """Write a blob into the open file ``out`` in bounded chunks; raise OSError when its
         content does not match its name (the caller discards what was written)."""

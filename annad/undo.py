@@ -27,7 +27,7 @@ from annad.backup import BackupRefused, BlobStore
 from annad.manifest import printable
 from annad.prestate import HelperRunner, query_packages, unit_state
 from annad.runner import Identity, RunResult
-from annad.undofiles import Progress, undo_target
+from annad.undofiles import Progress, undo_targets
 
 if TYPE_CHECKING:
     import threading
@@ -114,9 +114,8 @@ def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
     allowed = None
     if env.restrict_user_scope and manifest.scope == "user":
         allowed = allowed_roots(manifest.uid, manifest.home)
-    for target in reversed(manifest.targets):
-        for done in undo_target(target, env.blobs, allowed, env.progress):
-            results.append(_result(manifest, done.action, done.target, done.ok, done.message))
+    for done in undo_targets(manifest.targets, env.blobs, allowed, env.progress):
+        results.append(_result(manifest, done.action, done.target, done.ok, done.message))
     command_ok = None
     if manifest.rollback_command:
         results.append(_rollback_command(manifest, env))

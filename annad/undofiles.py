@@ -24,7 +24,7 @@ from typing import TYPE_CHECKING
 from annad import safefs
 from annad.identity import HashBudget, changed, inside, matches_snapshot, record, scan
 from annad.manifest import printable
-from annad.restore import outside_message, restore_target
+from annad.restore import NoRoom, outside_message, restore_target
 
 if TYPE_CHECKING:
     from annad.backup import BlobStore
@@ -62,8 +62,13 @@ def _conflict(target: str, why: str) -> Outcome:
 
 
 def undo_target(target: TargetSnapshot, blobs: BlobStore, allowed: tuple[str, ...] | None,
-                progress: Progress) -> list[Outcome]:
-    """Undo one saved target (see the module text)."""
+                progress: Progress, *, in_place: bool = False) -> list[Outcome]:
+    """Undo one saved target (see the module text).
+
+    Raises :class:`~annad.restore.NoRoom` (nothing changed) when a file's temporary copy
+    does not fit, unless ``in_place``; then a file that cannot fit even in place is
+    reported and left as it is.
+    """
     path = target.path
     if allowed is not None and not inside(path, list(allowed)):
         return [Outcome("restore", path, False, outside_message(path))]
@@ -83,12 +88,37 @@ def undo_target(target: TargetSnapshot, blobs: BlobStore, allowed: tuple[str, ..
             progress.conflicts.add(path)
             return [_conflict(path, why)]
     try:
-        action = restore_target(target, blobs, allowed)
+        action = restore_target(target, blobs, allowed, in_place=in_place)
+    except NoRoom as exc:
+        if not in_place:
+            raise
+        return [Outcome("restore", path, False, printable(exc.strerror or str(exc)))]
     except (OSError, ValueError) as exc:
         return [Outcome("restore", path, False, printable(str(exc)))]
     progress.restored.add(path)
-    return [Outcome(action, path, True, "deleted (it did not exist before)" if action == "delete"
-                    else "restored byte-exact")]
+    if action == "delete":
+        return [Outcome(action, path, True, "deleted (it did not exist before)")]
+    return [Outcome(action, path, True, "restored byte-exact in place (no room for a "
+                    "temporary copy)" if in_place else "restored byte-exact")]
+
+
+def undo_targets(targets: list[TargetSnapshot], blobs: BlobStore,
+                 allowed: tuple[str, ...] | None, progress: Progress) -> list[Outcome]:
+    """Undo a step's targets, newest first; a file whose temporary copy does not fit waits
+    until the others are done (they may free room), smallest first, then goes in place."""
+    out: list[Outcome] = []
+    waiting: list[TargetSnapshot] = []
+    for target in reversed(targets):
+        try:
+            out.extend(undo_target(target, blobs, allowed, progress))
+        except NoRoom:
+            waiting.append(target)
+    for target in sorted(waiting, key=lambda t: sum(e.size for e in t.entries)):
+        try:
+            out.extend(undo_target(target, blobs, allowed, progress))
+        except NoRoom:
+            out.extend(undo_target(target, blobs, allowed, progress, in_place=True))
+    return out
 
 
 def _created(target: TargetSnapshot) -> dict[str, list[Ident]]:

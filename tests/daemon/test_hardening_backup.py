@@ -8,6 +8,7 @@ tests use the real executor, journal and runner.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import re
@@ -522,3 +523,72 @@ def test_big_file_is_backed_up_and_restored_in_bounded_memory() -> None:
     figures = big_file(96)
     assert figures["backup"] - figures["idle"] < 40, figures
     assert figures["restore"] - figures["idle"] < 40, figures
+
+
+# --------------------------------------------------------------------------- issue 9, item 2
+
+
+@contextlib.contextmanager
+def small_tmpfs(path: Path, size: str) -> Iterator[Path]:
+    """A real tmpfs of ``size`` at ``path`` (skips when this machine cannot mount one)."""
+    path.mkdir()
+    if os.geteuid() != 0 or not shutil.which("mount"):
+        pytest.skip("mounting a tmpfs needs root and mount(8)")
+    done = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size},mode=0755",
+                           "anna-test", str(path)], capture_output=True, text=True, check=False)
+    if done.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs here: {done.stderr.strip()}")
+    try:
+        yield path
+    finally:
+        subprocess.run(["umount", "-l", str(path)], check=False)
+
+
+def _fill_up(path: Path) -> None:
+    """Write until the file system is full (another program filling the disk)."""
+    fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_TRUNC, 0o644)
+    try:
+        with contextlib.suppress(OSError):
+            while True:
+                os.write(fd, b"\xaa" * 65536)
+    finally:
+        os.close(fd)
+
+
+def test_full_target_disk_restores_in_place_after_the_smaller_files() -> None:
+    with running_daemon(user_mode=True) as daemon, \
+            small_tmpfs(daemon.home / "vol", "4m") as vol:
+        original = os.urandom(3 * 1024 * 1024)
+        (vol / "big.bin").write_bytes(original)
+        client = daemon.client()
+        plan_id, events = run(client, make_plan([
+            ("grow", "seq 1 90000 > ~/vol/pad.bin && printf x >> ~/vol/big.bin", "LOW")]))
+        assert events[-1].status == "succeeded", events[-1]
+        result = client.rollback(plan_id)
+        assert result.status == "rolled_back", result.undo
+        assert [(u.action, Path(u.target).name) for u in result.undo] == [
+            ("delete", "pad.bin"), ("restore", "big.bin")]
+        assert "in place" in result.undo[-1].message
+        assert (vol / "big.bin").read_bytes() == original
+        assert sorted(p.name for p in vol.iterdir()) == ["big.bin"]  # no temporary leftover
+
+
+def test_full_target_disk_that_cannot_fit_leaves_the_file_and_says_so() -> None:
+    with running_daemon(user_mode=True) as daemon, \
+            small_tmpfs(daemon.home / "vol", "4m") as vol:
+        original = os.urandom(3 * 1024 * 1024)
+        (vol / "big.bin").write_bytes(original)
+        client = daemon.client()
+        plan_id, _ = run(client, make_plan([("empty", "truncate -s 0 ~/vol/big.bin", "LOW")]))
+        _fill_up(vol / "other.bin")  # someone else takes the room meanwhile
+        other = (vol / "other.bin").read_bytes()
+        first = client.rollback(plan_id)
+        assert first.status == "rollback_failed"
+        assert [(u.action, u.ok) for u in first.undo] == [("restore", False)]
+        assert f"needs {len(original)} bytes" in first.undo[0].message
+        assert (vol / "big.bin").stat().st_size == 0  # left as it is, not half written
+        assert (vol / "other.bin").read_bytes() == other
+        (vol / "other.bin").unlink()
+        second = client.rollback(plan_id)
+        assert second.status == "rolled_back", second.undo
+        assert (vol / "big.bin").read_bytes() == original
