@@ -23,6 +23,7 @@ from pathlib import Path
 
 from annad import safefs
 from annad.identity import kind_of
+from annad.leftovers import INCOMING
 from annad.manifest import Entry, Ident, TargetSnapshot, printable
 
 CHUNK = 1024 * 1024
@@ -69,7 +70,7 @@ class BlobStore:
         A partial copy (a full disk, a read error) is removed before the error is raised.
         """
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = self.dir / f".incoming-{os.getpid()}-{id(self)}"
+        tmp = self.dir / f"{INCOMING}{os.getpid()}-{id(self)}"  # recovery removes a dead one
         digest = hashlib.sha256()
         size = 0
         out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)

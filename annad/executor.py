@@ -24,6 +24,7 @@ from annad.backup import BackupRefused, BlobStore, Budget, snapshot, snapshot_li
 from annad.identity import HashBudget
 from annad.identity import record as record_identity
 from annad.journal import UndoRow
+from annad.leftovers import clean_leftovers, remove_empty
 from annad.manifest import StepManifest, printable
 from annad.prestate import package_states, query_packages, unit_states
 from annad.runner import Identity, kill_orphan_group, process_start_time
@@ -190,6 +191,7 @@ class Executor:
             # fsync: a machine crash ends the process too, a daemon crash keeps page cache
             started_at = process_start_time(pid)
             if started_at is not None:
+                step_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # created on demand
                 (step_dir / PROCESS_FILE).write_text(json.dumps({"pid": pid,
                                                                  "start": started_at}))
 
@@ -198,6 +200,7 @@ class Executor:
             identity=identity_of(record) if user else None, session=who.session,
             cwd=who.home if user else "/", on_output=output, cancel=cancel, on_spawn=spawned)
         (step_dir / PROCESS_FILE).unlink(missing_ok=True)
+        remove_empty(step_dir, self.backups)  # a step with nothing to undo leaves no directory
         if not result.ok:
             code, why = _why(result)
             return self._step_failed(plan_id, step, total, emit, result, why, code)
@@ -257,8 +260,6 @@ class Executor:
         if record.targets or record.packages or record.units or record.rollback_command or \
                 record.notes:
             manifests.save(directory, record)  # flushed to disk before the step runs
-        else:
-            directory.mkdir(parents=True, exist_ok=True, mode=0o700)  # nothing to undo
         return record
 
     def _record_after(self, plan_id: str, index: int, record: StepManifest) -> None:
@@ -281,7 +282,8 @@ class Executor:
         manifests.save(self.step_dir(plan_id, index), record)
 
     def stop_orphans(self, plan_id: str) -> list[int]:
-        """Kill step processes a dead daemon left running (before anything is undone)."""
+        """Kill step processes a dead daemon left running (before anything is undone), then
+        remove the temporary files it left (partial blobs, half-written restore copies)."""
         killed = []
         for path in sorted((self.backups / plan_id).glob(f"*/{PROCESS_FILE}")):
             try:
@@ -293,6 +295,8 @@ class Executor:
                 log.warning("plan %s: killed step process group %d left by a dead daemon",
                             plan_id, pid)
                 killed.append(pid)
+        for leftover in clean_leftovers(self.backups / plan_id):
+            log.warning("plan %s: removed %s left by a dead daemon", plan_id, leftover)
         return killed
 
     # ------------------------------------------------------------------ undo

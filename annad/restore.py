@@ -23,6 +23,7 @@ import stat
 from typing import TYPE_CHECKING
 
 from annad import safefs
+from annad.leftovers import restore_tmp_name
 from annad.manifest import printable
 
 if TYPE_CHECKING:
@@ -110,7 +111,7 @@ def _prune_at(dfd: int, path: str, keep: set[str]) -> None:
 
 
 def _tmp_name(name: str) -> str:
-    return f".{name[:100]}.anna-restore-{os.getpid()}"
+    return restore_tmp_name(name)  # recognisable: start-up recovery removes a dead one's
 
 
 def _replace_at(pfd: int, name: str, tmp: str) -> None:

@@ -16,6 +16,7 @@ import shutil
 import subprocess
 import tempfile
 import threading
+import time
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -592,3 +593,89 @@ def test_full_target_disk_that_cannot_fit_leaves_the_file_and_says_so() -> None:
         second = client.rollback(plan_id)
         assert second.status == "rolled_back", second.undo
         assert (vol / "big.bin").read_bytes() == original
+
+
+# --------------------------------------------------------------------------- issue 9, item 3
+
+
+def _big(daemon: RunningDaemon, mib: int = 128) -> tuple[Path, bytes]:
+    path = daemon.home / "big.bin"
+    data = os.urandom(1024 * 1024) * mib
+    path.write_bytes(data)
+    return path, data
+
+
+def _kill_when(daemon: RunningDaemon, appeared: Any, action: Any) -> None:
+    """Run ``action`` in a thread and SIGKILL the daemon as soon as ``appeared()`` holds."""
+    worker = threading.Thread(target=_quietly, args=(action,))
+    worker.start()
+    deadline = time.monotonic() + 60
+    while not appeared():
+        assert worker.is_alive(), "the operation finished before it could be interrupted"
+        assert time.monotonic() < deadline
+        time.sleep(0.001)
+    daemon.kill()
+    worker.join(timeout=30)
+
+
+def _quietly(action: Any) -> None:
+    with contextlib.suppress(Exception):  # the daemon dies under the request: expected
+        action()
+
+
+def test_kill_9_during_a_backup_leaves_no_partial_blob() -> None:
+    with running_daemon(user_mode=True,
+                        env={"ANNAD_BACKUP_MAX_BYTES": str(512 * 1024 * 1024)}) as daemon:
+        path, data = _big(daemon)
+        client = daemon.client()
+        submitted = client.submit(ActionPlan.model_validate(
+            make_plan([("empty", "truncate -s 0 ~/big.bin", "LOW")])))
+        _kill_when(daemon, lambda: any(daemon.state.glob("backups/*/blobs/.incoming-*")),
+                   lambda: list(client.execute(submitted.plan_id, submitted.digest,
+                                               confirmed=True, high_confirmed=False)))
+        assert list(daemon.state.glob("backups/*/blobs/.incoming-*"))  # the dead one's
+        daemon.start()
+        assert not list(daemon.state.glob("backups/*/blobs/.incoming-*"))
+        assert daemon.client().get_plan(submitted.plan_id).status == "interrupted"
+        assert path.read_bytes() == data  # the step never ran
+
+
+def test_kill_9_during_a_restore_leaves_no_copy_beside_the_file() -> None:
+    with running_daemon(user_mode=True,
+                        env={"ANNAD_BACKUP_MAX_BYTES": str(512 * 1024 * 1024)}) as daemon:
+        path, data = _big(daemon)
+        decoys = [daemon.home / ".big.bin.anna-restore-x", daemon.home / ".other.anna-restore-1",
+                  daemon.home / "big.bin.anna-restore-1"]
+        for decoy in decoys:
+            decoy.write_text("not Anna's\n")
+        client = daemon.client()
+        plan_id, events = run(client, make_plan([("empty", "truncate -s 0 ~/big.bin", "LOW")]))
+        assert events[-1].status == "succeeded"
+
+        def copies() -> list[Path]:
+            return [p for p in daemon.home.glob(".big.bin.anna-restore-*")
+                    if p.name.rpartition("-")[2].isdigit()]
+
+        _kill_when(daemon, copies, lambda: client.rollback(plan_id))
+        assert copies() and path.stat().st_size == 0  # killed before the rename
+        daemon.start()
+        assert copies() == []
+        assert all(decoy.read_text() == "not Anna's\n" for decoy in decoys)
+        client = daemon.client()
+        assert client.get_plan(plan_id).status == "interrupted"
+        result = client.rollback(plan_id)
+        assert result.status == "rolled_back", result.undo
+        assert path.read_bytes() == data
+
+
+def test_steps_with_nothing_to_undo_leave_no_backup_directory(user_daemon: RunningDaemon
+                                                              ) -> None:
+    client = user_daemon.client()
+    quiet_id, events = run(client, make_plan([("a", "echo hello", "INFO"),
+                                              ("b", "uname -r", "INFO")]))
+    assert events[-1].status == "succeeded"
+    assert not (user_daemon.state / "backups" / quiet_id).exists()
+    write_id, _ = run(client, make_plan([("a", "echo hello", "INFO"),
+                                         ("w", "echo x > ~/w.txt", "LOW")]))
+    # only the step that writes has a directory (its file was absent: no blob either)
+    assert [p.name for p in (user_daemon.state / "backups" / write_id).iterdir()] == ["001"]
