@@ -279,7 +279,8 @@ class Executor:
                 state.after = query_packages(self.runner, state.options)
             except BackupRefused:
                 log.warning("cannot record package state after step %d of %s", index, plan_id)
-        manifests.save(self.step_dir(plan_id, index), record)
+        # package state after the step decides what undo removes: flushed like the snapshot
+        manifests.save(self.step_dir(plan_id, index), record, durable=bool(record.packages))
 
     def stop_orphans(self, plan_id: str) -> list[int]:
         """Kill step processes a dead daemon left running (before anything is undone), then

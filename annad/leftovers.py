@@ -3,7 +3,8 @@
 Two kinds, both with recognisable names:
 
 - a partial blob in the plan's store, ``backups/<plan>/blobs/.incoming-<pid>-<n>``
-  (killed while saving a file), and a manifest being written, ``.manifest.json.tmp``;
+  (killed while saving a file), and a manifest being written, ``.manifest.json.tmp`` or
+  ``.after.json.tmp``;
 - a half-written restore copy beside the user's file, ``.<name>.anna-restore-<pid>``
   (killed while restoring it; the rename over the real name never happened).
 
@@ -61,7 +62,7 @@ def remove_empty(directory: Path, stop: Path) -> None:
 def clean_leftovers(plan_dir: Path) -> list[str]:
     """Remove a dead daemon's temporary files for one plan; return what was removed."""
     removed: list[str] = []
-    for pattern in (f"blobs/{INCOMING}*", "*/.manifest.json.tmp"):
+    for pattern in (f"blobs/{INCOMING}*", "*/.manifest.json.tmp", "*/.after.json.tmp"):
         for path in plan_dir.glob(pattern):
             with contextlib.suppress(OSError):
                 path.unlink()

@@ -28,6 +28,8 @@ _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 MANIFEST = "manifest.json"
 """File name of a step's manifest."""
+AFTER = "after.json"
+"""The manifest again with what the step left (written after it succeeded, not flushed)."""
 VERSION = 2
 """Manifest format: 2 escapes paths (:func:`escape_path`); 1 stored them verbatim."""
 _ESCAPED = re.compile(rb"\\(\\|x[0-9a-fA-F]{2})")
@@ -224,8 +226,9 @@ class StepManifest(BaseModel):
     """Scope of the rollback command by the daemon's own assessment."""
 
 
-def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write a file so it is either wholly there or not at all, and on disk before return."""
+def write_atomic(path: Path, data: bytes, mode: int = 0o600, *, flush: bool = True) -> None:
+    """Write a file so it is either wholly there or not at all (on disk before return unless
+    ``flush`` is False)."""
     tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
                  mode)
@@ -233,10 +236,13 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fdatasync(fd)
+        if flush:
+            os.fdatasync(fd)
     finally:
         os.close(fd)
     tmp.replace(path)
+    if not flush:
+        return
     dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(dir_fd)
@@ -244,19 +250,37 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
         os.close(dir_fd)
 
 
-def save(directory: Path, manifest: StepManifest) -> None:
-    """Write ``manifest.json`` into a step's backup directory."""
+def save(directory: Path, manifest: StepManifest, *, durable: bool = True) -> None:
+    """Write a step's undo record.
+
+    ``durable``: ``manifest.json``, flushed (before the step runs: the snapshot must
+    survive a power cut). Otherwise ``after.json`` beside it, not flushed: what the step
+    left, recorded after it; a power cut that tears it only costs the conflict check,
+    never the snapshot, because :func:`load` then falls back to ``manifest.json``.
+    """
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    write_atomic(directory / MANIFEST, manifest.model_dump_json(indent=1).encode("utf-8"))
+    data = manifest.model_dump_json(indent=1).encode("utf-8")
+    if durable:
+        write_atomic(directory / MANIFEST, data)
+        (directory / AFTER).unlink(missing_ok=True)
+    else:
+        write_atomic(directory / AFTER, data, flush=False)
 
 
-def load(directory: Path) -> StepManifest | None:
-    """Read a step's manifest; None when the step never got that far."""
-    try:
-        text = (directory / MANIFEST).read_text(encoding="utf-8")
-    except FileNotFoundError:
-        return None
+def _parse(text: str) -> StepManifest:
     data = json.loads(text)
     if isinstance(data, dict) and data.get("version", 1) < VERSION:
         return StepManifest.model_validate(data)  # written before paths were escaped
     return StepManifest.model_validate_json(text)
+
+
+def load(directory: Path) -> StepManifest | None:
+    """Read a step's undo record; None when the step never got that far."""
+    try:
+        text = (directory / MANIFEST).read_text(encoding="utf-8")
+    except FileNotFoundError:
+        return None
+    try:
+        return _parse((directory / AFTER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return _parse(text)  # no record of the result (or a torn one): the snapshot alone

@@ -27,10 +27,11 @@ from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent, PlanStatus, SessionEnv
 from anna_common.risk import assess
 from annactl.daemon_client import DaemonClient
+from annad import manifest as manifests
 from annad import runner
 from annad.executor import Executor, Limits, StepSpec, Who
 from annad.journal import Journal, PlanRow
-from annad.manifest import escape_path, unescape_path
+from annad.manifest import Entry, Ident, StepManifest, TargetSnapshot, escape_path, unescape_path
 from annad.undo import allowed_roots
 from tests.daemonfix import REPO, RunningDaemon, make_plan, running_daemon
 
@@ -367,6 +368,24 @@ def test_non_utf8_name_matched_by_a_glob(user_daemon: RunningDaemon) -> None:
 def test_path_escaping_is_lossless(name: str) -> None:
     assert unescape_path(escape_path(name)) == name
     escape_path(name).encode("utf-8")  # always valid text for JSON and SQLite
+
+
+def test_a_torn_after_record_falls_back_to_the_flushed_snapshot() -> None:
+    with tempfile.TemporaryDirectory(prefix="anna-man-") as base:
+        step = Path(base) / "000"
+        record = StepManifest(plan_id="p", index=0, step_id="s", scope="user", uid=0, gid=0,
+                              home="/h", targets=[TargetSnapshot(
+                                  requested="/h/caf\udce9", path="/h/caf\udce9",
+                                  entries=[Entry(path="/h/caf\udce9", kind="absent")])])
+        manifests.save(step, record)
+        record.targets[0].after = [Ident(path="/h/caf\udce9", kind="file", ino=7)]
+        manifests.save(step, record, durable=False)
+        loaded = manifests.load(step)
+        assert loaded is not None and loaded.targets[0].after is not None
+        assert loaded.targets[0].path == "/h/caf\udce9"
+        (step / manifests.AFTER).write_text('{"plan_id": "p", "tor')
+        loaded = manifests.load(step)
+        assert loaded is not None and loaded.targets[0].after is None
 
 
 def test_dotdot_after_a_symlink_is_snapshot_where_the_kernel_writes(
