@@ -134,9 +134,11 @@ def _created(target: TargetSnapshot) -> dict[str, list[Ident]]:
 def _undo_new_entries(target: TargetSnapshot, progress: Progress) -> list[Outcome]:
     before = {i.path for i in target.listing or []}
     out: list[Outcome] = []
+    overwritten = list(target.overwritten)
     if target.after is None:
         # the step did not finish: nothing was recorded, so whatever is new is its own
         created: dict[str, list[Ident]] = {p: [] for p in _names(target.path) if p not in before}
+        overwritten = _touched(target.listing or [])
     else:
         created = _created(target)
     trusted = lambda p: inside(p, list(progress.restored))  # noqa: E731 - one-line predicate
@@ -150,7 +152,7 @@ def _undo_new_entries(target: TargetSnapshot, progress: Progress) -> list[Outcom
         progress.restored.add(path)
     out.extend(Outcome("restore", p, False, "it existed before the step, which changed it; "
                        "Anna had no backup of it (only new entries were expected)")
-               for p in target.overwritten)
+               for p in overwritten)
     if not out:
         out.append(Outcome("delete", target.path, True, "the step created nothing here"))
     return out
@@ -172,21 +174,25 @@ def record_new_entries(target: TargetSnapshot, budget: HashBudget) -> None:
     """After the step: what it created in a ``new_only`` directory, and what it overwrote."""
     before = {i.path: i for i in target.listing or []}
     after: list[Ident] = []
-    overwritten = []
     for path in _names(target.path):
-        old = before.get(path)
-        if old is None:
+        if path not in before:
             found = record(path, tree=True, budget=budget)
             # too big to list: keep its top alone, so undo sees "more than the plan left"
             # and reports a conflict rather than deleting it unchecked
             after.extend(found or scan(path, tree=False, limit=1, hash_if=_no_hash))
-            continue
-        info = _lstat(path)
-        # a name that was there before and now has a new inode or change time: overwritten
-        if info is not None and (info.st_ino, info.st_ctime_ns) != (old.ino, old.ctime_ns):
-            overwritten.append(path)
     target.after = after
-    target.overwritten = overwritten
+    # a name that was there before and now has a new inode or change time: overwritten
+    target.overwritten = _touched(list(before.values()))
+
+
+def _touched(listing: list[Ident]) -> list[str]:
+    """Entries that were there before and have a new inode or change time now."""
+    out = []
+    for old in listing:
+        info = _lstat(old.path)
+        if info is not None and (info.st_ino, info.st_ctime_ns) != (old.ino, old.ctime_ns):
+            out.append(old.path)
+    return out
 
 
 def _no_hash(_: str, __: os.stat_result) -> bool:

@@ -698,3 +698,24 @@ def test_steps_with_nothing_to_undo_leave_no_backup_directory(user_daemon: Runni
                                          ("w", "echo x > ~/w.txt", "LOW")]))
     # only the step that writes has a directory (its file was absent: no blob either)
     assert [p.name for p in (user_daemon.state / "backups" / write_id).iterdir()] == ["001"]
+
+
+def test_run_time_name_that_hit_an_existing_file_is_reported_not_restorable(
+        user_daemon: RunningDaemon) -> None:
+    client = user_daemon.client()
+    folder = user_daemon.home / ".config" / "x"
+    folder.mkdir(parents=True)
+    (folder / "a").write_text("new\n")
+    year = time.strftime("%Y")
+    (folder / f"w.{year}").write_text("old\n")
+    plan_id, events = run(client, make_plan([("cp", "cp ~/.config/x/a ~/.config/x/w.$(date +%Y)",
+                                              "LOW")]))
+    assert events[-1].status == "succeeded", events[-1]
+    if time.strftime("%Y") != year:
+        pytest.skip("the year changed during the test")
+    result = client.rollback(plan_id)
+    assert result.status == "rollback_failed"
+    assert [(u.action, u.ok, Path(u.target).name) for u in result.undo] == [
+        ("restore", False, f"w.{year}")]
+    assert "existed before the step" in result.undo[0].message
+    assert sorted(p.name for p in folder.iterdir()) == ["a", f"w.{year}"]
