@@ -146,15 +146,16 @@ def snapshot_targets(command: str, *, home: str, cwd: str | None
     if not analysis.parse_ok:
         notes.append("the command does not parse; no file it writes could be found")
     known = {name: value.text for name, value in analysis.assignments if value.literal}
-    found: dict[str, SnapTarget] = {}
+    found: dict[tuple[str, bool], SnapTarget] = {}
     for cmd in analysis.commands:
         cwd = _cwd_after(cmd, cwd, home)
         for target in write_targets(cmd):
             for snap in _snap_targets(cmd, target, home, cwd, known, notes):
-                old = found.get(snap.path)
-                if old is None or (snap.tree and not old.tree) or (old.new_only and
-                                                                   not snap.new_only):
-                    found[snap.path] = snap
+                # a directory's listing (new entries) and its own snapshot are both kept
+                key = (snap.path, snap.new_only)
+                old = found.get(key)
+                if old is None or (snap.tree and not old.tree):
+                    found[key] = snap
     return list(found.values()), notes
 
 
