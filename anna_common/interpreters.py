@@ -48,6 +48,17 @@ INTERPRETER_CODE_OPTS: dict[str, tuple[str, ...]] = {
     "R": ("-e",),
     "guile": ("-c",),
     "ghci": ("-e",),
+    "osascript": ("-e",),
+    "racket": ("-e", "--eval"),
+    "clojure": ("-e", "--eval"),
+    "elixir": ("-e", "--eval"),
+    "erl": ("-eval",),
+    "deno": (),
+    "qjs": ("-e", "--eval"),
+    "scala": ("-e",),
+    "kotlin": (),
+    "groovy": ("-e",),
+    "pwsh": ("-c", "-Command"),
 }
 """Interpreters and the options that hand them code on the command line."""
 
@@ -124,6 +135,11 @@ def interpreter_code(program: str, args: list[Word]) -> tuple[str, Word | None]:
     i = 0
     while i < len(args):
         text = args[i].text
+        if program in ("perl", "ruby") and re.fullmatch(r"-[a-zA-Z]*[eE]", text) and \
+                i + 1 < len(args):
+            codes.append(args[i + 1])  # "perl -ne CODE", "ruby -lne CODE": -e ends a cluster
+            i += 2
+            continue
         if text in code_opts and i + 1 < len(args):
             codes.append(args[i + 1])
             i += 2
@@ -167,12 +183,22 @@ def _python_code(args: list[Word]) -> tuple[str, Word | None]:
     return "stdin", None
 
 
+_AWK_FOREIGN = frozenset({"-f", "--file", "-E", "--exec", "-i", "--include", "-l", "--load"})
+
+
 def _awk_code(args: list[Word]) -> tuple[str, Word | None]:
     i = 0
     while i < len(args):
         text = args[i].text
-        if text in ("-f", "--file"):
+        if text in _AWK_FOREIGN:
+            # -f/-E read the program from a file; gawk's -i/--include and -l/--load pull in
+            # other code ("-i inplace" rewrites every input file): none of it is visible
             return ("script", args[i + 1]) if i + 1 < len(args) else ("stdin", None)
+        if text.startswith(("--file=", "--exec=", "--include=", "--load=")) or (
+                len(text) > 2 and text[:2] in ("-f", "-E", "-i", "-l")):
+            return "script", args[i]
+        if text in ("-e", "--source") and i + 1 < len(args):
+            return "code", args[i + 1]
         if text in ("-F", "-v", "--assign", "--field-separator"):
             i += 2
             continue

@@ -34,6 +34,7 @@ from anna_common.rules.code import (
     unknown_program_signals,
 )
 from anna_common.rules.general import READ_ONLY
+from anna_common.rules.hardening import security_writes
 from anna_common.rules.locations import judge
 from anna_common.rules.packages import not_native
 from anna_common.rules.registry import rule_for
@@ -270,6 +271,7 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
         _wrapper_alone(cmd, out)
     judge_code(cmd, analysis, out, assess_into)  # type: ignore[arg-type]
     written = _writes(cmd, out)
+    security_writes(cmd, analysis, out)  # seed 000: security switched off through its files
     _secrets(cmd, out)
     _wrapped(cmd, out)
     hidden_characters(cmd, out)

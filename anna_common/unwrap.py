@@ -10,6 +10,7 @@ whose program is then judged on its own.
 
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, field
 
 from anna_common.interpreters import (
@@ -219,14 +220,26 @@ def _peel_env(words: list[Word], inv: Invocation) -> list[Word] | None:
             if dashdash:
                 break
             continue
-        if word.literal and "=" in word.text and not word.text.startswith("="):
-            name, _, value = word.text.partition("=")
-            if name.replace("_", "a").isalnum():
-                inv.assignments.append((name, Word.of(value)))
-                i += 1
-                continue
+        if _assignment(word, inv):
+            i += 1
+            continue
         break
     return words[i:]
+
+
+_ASSIGNMENT = re.compile(r"^[A-Za-z_][A-Za-z0-9_]*=")
+
+
+def _assignment(word: Word, inv: Invocation) -> bool:
+    """``NAME=value`` before the command of ``env`` or ``sudo`` (a value computed at run time
+    too: ``sudo FOO=$(x) rm -rf /`` still runs ``rm``)."""
+    match = _ASSIGNMENT.match(word.text)
+    if match is None:
+        return False
+    name = match.group(0)[:-1]
+    value = Word.of(word.text[match.end():]) if word.literal else word.after(match.end())
+    inv.assignments.append((name, value))
+    return True
 
 
 def _peel_su(words: list[Word], inv: Invocation) -> list[Word] | None:
@@ -318,6 +331,8 @@ def _peel_one(prog: str, args: list[Word], inv: Invocation) -> list[Word] | None
             return []
         return None
     rest = args[i + spec.positionals :] if i + spec.positionals <= len(args) else []
+    while prog == "sudo" and rest and _assignment(rest[0], inv):
+        rest = rest[1:]  # sudo sets NAME=value for the command it runs
     if spec.privileged:
         inv.privileged = True
     if seen & spec.shell_options:

@@ -140,6 +140,7 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
         parts.append(checks_table(plan, checks))
     if plan.steps:
         parts.append(step_table(plan))
+        parts.extend(_uncaptured_notes(plan))
     if plan.plan.notes_for_user.strip():
         parts.append(Text("Notes: ", style="bold") + inert_text(plan.plan.notes_for_user,
                                                                max_chars=4000))
@@ -148,6 +149,23 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if plan.steps:
         parts.append(summary_line(plan))
     return Group(*parts)
+
+
+_UNCAPTURED = "uncaptured_write"  # Code.UNCAPTURED_WRITE: writes no snapshot can restore
+
+
+def _uncaptured_notes(plan: AnnotatedPlan) -> list[Text]:
+    """One red line per step whose writes Anna cannot back up, with the analyser's reason."""
+    lines: list[Text] = []
+    for number, step in enumerate(plan.steps, start=1):
+        if _UNCAPTURED not in step.codes:
+            continue
+        index = step.codes.index(_UNCAPTURED)
+        reason = next((r for r in step.reasons if "Anna cannot back this up" in r),
+                      step.reasons[index] if index < len(step.reasons) else "")
+        lines.append(Text(f"step {number}: ", style="bold red") + inert_text(reason,
+                                                                             max_chars=300))
+    return lines
 
 
 def notes_only(plan: AnnotatedPlan) -> Group:

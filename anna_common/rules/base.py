@@ -102,6 +102,10 @@ class Code(StrEnum):
     PRIVILEGE = "PRIVILEGE"
     SYSTEM_BINARY = "SYSTEM_BINARY"
     UNKNOWN_TARGET = "UNKNOWN_TARGET"
+    UNCAPTURED_WRITE = "uncaptured_write"
+    """HIGH: code (an interpreter one-liner, a script) may write files the daemon cannot
+    snapshot, so a rollback cannot restore them. Lower-case by agreement with the daemon's
+    rollback, which keys on this exact value."""
 
 
 HELP = frozenset({"--help", "-h", "--version", "-V", "-?", "--usage", "help", "version"})

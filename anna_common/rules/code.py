@@ -17,7 +17,9 @@ import re
 import shlex
 from typing import TYPE_CHECKING
 
+from anna_common.rules.awkcode import awk_effects
 from anna_common.rules.base import Code, Out
+from anna_common.rules.pyproof import proven_read_only
 from anna_common.writes import options
 
 if TYPE_CHECKING:
@@ -136,10 +138,12 @@ def _judge_one(cmd: SimpleCommand, code: EmbeddedCode, analysis: Analysis, out: 
     if code.how == "script":
         out.high(Code.SCRIPT_FILE, f"{prog} runs a script file Anna cannot see",
                  target=code.text.text if code.text else prog)
+        uncaptured(out, prog, "a script file")
         return
     if code.text is None or not code.text.literal:
         out.high(Code.DYNAMIC_CODE, f"{prog} runs code that is only known at run time",
                  target=prog)
+        uncaptured(out, prog, "code only known at run time")
         return
     if code.language == "sh":
         return  # literal shell code was analysed as commands of its own
@@ -156,6 +160,21 @@ def _judge_one(cmd: SimpleCommand, code: EmbeddedCode, analysis: Analysis, out: 
         _awk(text, out, assess_into)
     else:
         _generic(prog, text, out, assess_into)
+
+
+UNCAPTURED_SENTENCE = "Anna cannot back this up"
+"""Said in every UNCAPTURED_WRITE reason: the plan view and the journal show it as is."""
+
+
+def uncaptured(out: Out, prog: str, what: str) -> None:
+    """Interpreter code writes where the daemon's snapshots cannot see: HIGH, and say so.
+
+    The daemon backs up the paths :mod:`anna_common.writes` finds; ``open(p, 'w')`` in a
+    Python string, ``print > f`` in awk or a Perl one-liner writes elsewhere, and a rollback
+    could not restore it. The reason carries :data:`UNCAPTURED_SENTENCE` for the person.
+    """
+    out.high(Code.UNCAPTURED_WRITE, f"{prog} runs {what} that may change files Anna does not "
+             f"see; {UNCAPTURED_SENTENCE}", target=prog)
 
 
 def _python_module(module: str, out: Out) -> None:
@@ -189,6 +208,7 @@ def _python(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> Non
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         out.high(Code.OPAQUE, "python code does not parse", target="python")
+        uncaptured(out, "python", "code")
         return
     worst = 0
     for node in ast.walk(tree):
@@ -206,8 +226,10 @@ def _python(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> Non
     if worst >= 3:
         out.high(Code.INTERPRETER_CODE, "python code runs programs, opens sockets or changes "
                  "privileges", target="python")
-    elif worst == 2:
-        out.medium(Code.INTERPRETER_CODE, "python code changes files", target="python")
+    if not proven_read_only(tree):
+        # fail closed: only code proven read-only by allowlist stays below HIGH (the
+        # denylist above only finds what to analyse further; "x.replace(a, b)" is harmless)
+        uncaptured(out, "python", "code")
     else:
         out.low(Code.INTERPRETER_CODE, "python code runs", target="python")
 
@@ -250,11 +272,11 @@ def _awk(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> None:
     for shell_text in strings:
         if shell_text:
             assess_into(shell_text, out)
-    if "system" in text or "|&" in text or re.search(r"\|\s*(?:getline|\"|')", text) or \
-            re.search(r"(?:^|[^|])\|\s*[\"']", text):
+    runs, writes = awk_effects(text)
+    if runs:
         out.high(Code.EMBEDDED_SHELL, "awk program runs commands", target="awk")
-    elif re.search(r"\bprintf?\b[^;}\n]*>", text) or "|" in text.replace("||", ""):
-        out.medium(Code.INTERPRETER_CODE, "awk program may write files", target="awk")
+    if runs or writes:
+        uncaptured(out, "awk", "a program that writes files or runs commands")
     else:
         out.read_only()
 
@@ -274,6 +296,7 @@ def _generic(prog: str, text: str, out: Out, assess_into: Callable[[str, Out], N
                  "to the network", target=prog)
     else:
         out.high(Code.INTERPRETER_CODE, f"{prog} runs code Anna cannot analyse", target=prog)
+    uncaptured(out, prog, "code")
 
 
 def fork_bombs(analysis: Analysis, out: Out) -> None:

@@ -6,6 +6,7 @@ for their current value is INFO.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out, help_only
@@ -35,7 +36,9 @@ _READ_VERBS = {
                   "--list-all"},
     "brightnessctl": {"info", "get", "max", "-l", "--list", "-m"},
     "light": {"-G", "-L", "-M", "-P"},
-    "xinput": {"list", "list-props", "query-state", "test", "--list"},
+    "xinput": {"list", "list-props", "query-state", "--list"},
+    "xrandr": {"-q", "--query", "--listmonitors", "--listactivemonitors", "--listproviders",
+               "--current", "--verbose"},
     "swww": {"query"},
     "kscreen-doctor": {"-o", "--outputs", "-j", "--json"},
     "gnome-extensions": {"list", "info", "show", "prefs"},
@@ -72,15 +75,56 @@ def _verb(cmd: SimpleCommand) -> str:
     return ""
 
 
+# verbs that read with no value after them and set with one ("playerctl volume 0.5")
+_GETTER_SETTERS = {"playerctl": {"volume", "loop", "shuffle", "position"},
+                   "wpctl": {"settings"}}
+_SETTING_WORDS = {"brightnessctl": {"set", "s"}, "light": {"-S", "-A", "-U", "-I", "-O"}}
+_COMMAND_KEYS = re.compile(r"(?:^|[.\-_])(?:command|exec|commandline|binding-command|"
+                           r"custom-command|launcher)$", re.I)
+
+
+def _reads(cmd: SimpleCommand, prog: str, verb: str) -> bool:
+    words = [w.text for w in cmd.args if not w.text.startswith("-")]
+    if help_only(cmd):
+        return True
+    if prog == "xrandr":
+        return bool(cmd.args) and {w.text for w in cmd.args} <= _READ_VERBS["xrandr"]
+    if verb not in _READ_VERBS.get(prog, set()):
+        return False
+    if verb in _GETTER_SETTERS.get(prog, set()) and len(words) > (2 if prog == "wpctl" else 1):
+        return False
+    return not {w.text for w in cmd.args} & _SETTING_WORDS.get(prog, set())
+
+
+def _escalated(cmd: SimpleCommand, out: Out, prog: str, verb: str) -> bool:
+    """Desktop changes that are more than a preference: a keybinding's command, a sound
+    server module (network listeners, file sinks), a keylogger-style input test."""
+    texts = [w.text for w in cmd.args]
+    settable = prog.startswith("kwriteconfig") or (
+        prog in ("gsettings", "dconf", "xfconf-query") and
+        verb in ("set", "write", "load", "-s", "--set"))
+    if settable and any(_COMMAND_KEYS.search(t.rsplit("/", 1)[-1]) for t in texts):
+        out.high(Code.PERSISTENCE, f"{prog} stores a command the desktop will run later",
+                 target=prog)
+        return True
+    if prog == "pactl" and verb == "load-module":
+        out.high(Code.SYSTEM_SETTING, "pactl load-module loads a sound-server module (network "
+                 "listeners, pipes to files)", target="load-module")
+        return True
+    if prog == "xinput" and verb in ("test", "test-xi2"):
+        out.high(Code.SECRET_READ, "xinput test records every key typed (passwords too)",
+                 target="xinput")
+        return True
+    return False
+
+
 def desktop_tool(cmd: SimpleCommand, out: Out) -> None:
     """Reads are INFO; changes to the user's own session are LOW."""
     prog = cmd.program or ""
     verb = _verb(cmd)
-    reads = _READ_VERBS.get(prog, set())
-    if help_only(cmd) or verb in reads:
-        out.read_only()
+    if _escalated(cmd, out, prog, verb):
         return
-    if prog == "swaymsg" and any(w.text.startswith("get_") for w in cmd.args):
+    if _reads(cmd, prog, verb):
         out.read_only()
         return
     if prog in ("xfconf-query",) and not options(cmd.args) & {"-s", "--set", "-r", "--reset",

@@ -12,6 +12,7 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out, help_only
+from anna_common.rules.ipc import positionals
 from anna_common.writes import operands, options
 
 if TYPE_CHECKING:
@@ -63,9 +64,15 @@ def _nmcli_reads(obj: str, words: list[str]) -> bool:
     verb = words[1] if len(words) > 1 else ""
     if obj in ("monitor", "help"):
         return True
-    if obj in ("general", "networking", "radio"):
-        # "nmcli radio wifi" reads; "nmcli radio wifi off" / "nmcli networking off" change
-        return verb not in ("on", "off") and len(words) <= 2 + (obj == "radio")
+    if obj == "general":
+        # "nmcli general hostname NAME", "general logging level X", "general reload" change
+        return len(words) <= 2 and (verb == "" or any(v.startswith(verb) for v in (
+            "status", "hostname", "permissions", "logging")))
+    if obj == "networking":
+        return len(words) == 1 or (len(words) == 2 and "connectivity".startswith(verb))
+    if obj == "radio":
+        # "nmcli radio wifi" reads; "nmcli radio wifi off" changes
+        return len(words) <= 2
     if obj == "connection":
         return verb == "" or "show".startswith(verb)
     if obj == "device":
@@ -75,10 +82,18 @@ def _nmcli_reads(obj: str, words: list[str]) -> bool:
     return False
 
 
+_NMCLI_VALUES = frozenset({"-f", "--fields", "-g", "--get-values", "-e", "--escape", "-c",
+                           "--colors", "-w", "--wait", "-m", "--mode"})
+
+
 def nmcli(cmd: SimpleCommand, out: Out) -> None:
     """nmcli status and show are read-only; connecting, editing or disabling is HIGH."""
-    words = [w.text for w in cmd.args if not w.text.startswith("-")]
+    words = [w.text for w in positionals(cmd, _NMCLI_VALUES)]
     opts = options(cmd.args)
+    if opts & {"-s", "--show-secrets"} or any(w == "show-password" for w in words):
+        out.high(Code.SECRET_READ, "nmcli shows saved Wi-Fi and VPN secrets", system=True,
+                 target="secrets")
+        return
     if not words or help_only(cmd) or opts & {"-v", "--version", "-h", "--help"}:
         out.read_only()
         return
@@ -95,7 +110,7 @@ def resolvectl(cmd: SimpleCommand, out: Out) -> None:
     words = [w.text for w in cmd.args if not w.text.startswith("-")]
     verb = words[0] if words else "status"
     if verb in ("status", "query", "service", "openpgp", "tlsa", "statistics", "monitor",
-                "show-cache", "show-server-state", "log-level") or (
+                "show-cache", "show-server-state") or (verb == "log-level" and len(words) == 1) or (
             verb in ("dns", "domain", "llmnr", "mdns", "dnssec", "dnsovertls", "nta",
                      "default-route") and len(words) <= 2):
         out.read_only()

@@ -112,14 +112,26 @@ def pacman(cmd: SimpleCommand, out: Out) -> None:
     if op == "D" and mods & {"k", "--check"} and not mods & {"--asdeps", "--asexplicit"}:
         out.read_only()
         return
+    foreign_options(cmd, out)
     if "--overwrite" in mods:
         out.high(Code.FORCE_REMOVE, "pacman --overwrite replaces files owned by other packages",
                  system=True, target="--overwrite")
+    if "--assume-installed" in mods or "--dbonly" in mods:
+        out.high(Code.FORCE_REMOVE, "pacman --assume-installed/--dbonly makes the package "
+                 "database disagree with the files", system=True, target="pacman")
+    if op in ("S", "U") and ("d" in mods or "--nodeps" in mods):
+        out.high(Code.FORCE_REMOVE, "pacman --nodeps installs without checking dependencies",
+                 system=True, target="--nodeps")
     if op == "S" and "y" in mods and "u" not in mods:
         out.high(Code.PARTIAL_UPGRADE, "pacman -Sy without -u is a partial upgrade, which can "
                  "break the system", system=True, target=targets[0] if targets else "pacman")
         return
-    if op == "U" and package_files(cmd, out):
+    if op == "U":
+        # every -U operand is a file or URL: it bypasses the signed repositories
+        name = targets[0].rsplit("/", 1)[-1][:60] if targets else "pacman"
+        out.high(Code.UNTRUSTED_BUILD, "pacman -U installs a package file or URL outside the "
+                 f"signed repositories ({(targets or ['?'])[0][:60]})", system=True,
+                 target=name or "pacman")
         return
     if op == "R":
         nodeps = sum(w.text.count("d") for w in cmd.args
@@ -142,6 +154,65 @@ def pacman(cmd: SimpleCommand, out: Out) -> None:
             "install reason of", "F": "refreshes the file database of"}.get(op, "changes")
     out.medium(Code.PACKAGE_CHANGE, f"pacman {verb} packages", system=True,
                target=targets[0] if targets else "packages")
+
+
+# the system's own values of the options that choose where pacman reads code, trust and
+# state from; anything else (a scratch root, another config, a hook directory) is HIGH
+_OWN_VALUES: dict[str, tuple[str, ...]] = {
+    "--root": ("/",), "--sysroot": ("/",), "--dbpath": ("/var/lib/pacman",),
+    "--config": ("/etc/pacman.conf",), "--gpgdir": ("/etc/pacman.d/gnupg",),
+    "--cachedir": ("/var/cache/pacman/pkg",), "--hookdir": ("/etc/pacman.d/hooks",),
+    "--logfile": ("/var/log/pacman.log",),
+}
+_SHORT_VALUE = {"r": "--root", "b": "--dbpath"}
+_WHY = {
+    "--root": "installs into another root", "--sysroot": "runs in another root",
+    "--dbpath": "uses another package database", "--config": "reads another configuration "
+    "(repositories, SigLevel, hooks)", "--gpgdir": "trusts another keyring",
+    "--cachedir": "installs from another package cache", "--hookdir": "runs hooks from "
+    "another directory as root", "--logfile": "writes its log to another file",
+}
+
+
+def _option_values(cmd: SimpleCommand) -> list[tuple[str, str, bool]]:
+    """``(long option, value, literal)`` for every path option, in any spelling."""
+    found: list[tuple[str, str, bool]] = []
+    args = cmd.args
+    for i, word in enumerate(args):
+        text = word.text
+        nxt = args[i + 1] if i + 1 < len(args) else None
+        if text.startswith("--"):
+            name, eq, value = text.partition("=")
+            if name in _OWN_VALUES:
+                if eq:
+                    found.append((name, value, word.literal))
+                elif nxt is not None:
+                    found.append((name, nxt.text, nxt.literal))
+        elif text.startswith("-") and len(text) > 1:
+            for pos, letter in enumerate(text[1:], start=2):
+                if letter in _SHORT_VALUE:
+                    rest = text[pos:]
+                    if rest:
+                        found.append((_SHORT_VALUE[letter], rest, word.literal))
+                    elif nxt is not None:
+                        found.append((_SHORT_VALUE[letter], nxt.text, nxt.literal))
+                    break
+    return found
+
+
+def foreign_options(cmd: SimpleCommand, out: Out) -> None:
+    """Options that make a changing pacman load code, trust or state from elsewhere: HIGH.
+
+    A hook directory runs its hooks as root; another config brings its own repositories,
+    ``SigLevel`` and ``HookDir``; another keyring, cache, root or database changes what is
+    trusted or where it lands. The system's own values are fine.
+    """
+    for name, value, literal in _option_values(cmd):
+        normal = value.rstrip("/") or "/"
+        if literal and normal in _OWN_VALUES[name]:
+            continue
+        out.high(Code.UNTRUSTED_BUILD, f"{cmd.program} {name} {value[:60]}: "
+                 f"{_WHY[name]}", system=True, target=name)
 
 
 _PACKAGE_FILE = re.compile(r"(?:^|/)[^/]+\.(?:rpm|deb|snap|apk|txz|tbz|pkg\.tar(?:\.\w+)?|"
@@ -228,12 +299,23 @@ _READ_VERBS = frozenset({"list", "show", "search", "info", "policy", "madison", 
                          "--get-selections", "-p", "--print-avail"})
 
 
+_PACKAGE_OPS = frozenset({"-i", "--install", "-r", "--remove", "-P", "--purge", "-e", "--erase",
+                          "-U", "--upgrade", "-F", "--freshen", "--unpack", "--configure",
+                          "--set-selections", "-Uvh", "-ivh", "--import", "--rebuilddb",
+                          "--initdb", "--setperms", "--setugids", "--restore"})
+
+
 def foreign(cmd: SimpleCommand, out: Out) -> None:
     """apt/dnf/zypper/snap/...: queries read, the rest change packages; flagged off-distro."""
     prog = cmd.program or ""
     words = [w.text for w in cmd.args]
     verb = next((w for w in words if not w.startswith("-")), words[0] if words else "")
-    if help_only(cmd) or verb in _READ_VERBS or (words and words[0] in _READ_VERBS):
+    # "dpkg -l", "rpm -qa": the operation is an option; "apt-get -q install" is not a query
+    option_op = prog in ("dpkg", "rpm") and bool(words) and words[0] in _READ_VERBS and \
+        not {w for w in words if w.startswith("-")} & _PACKAGE_OPS
+    simulated = prog in ("apt", "apt-get") and bool(set(words) & {
+        "-s", "--simulate", "--dry-run", "--just-print", "--no-act", "--recon"})
+    if help_only(cmd) or verb in _READ_VERBS or option_op or simulated:
         out.read_only()
         return
     if package_files(cmd, out):
@@ -244,6 +326,26 @@ def foreign(cmd: SimpleCommand, out: Out) -> None:
         return
     out.medium(Code.PACKAGE_CHANGE, f"{prog} {verb} changes packages", system=True,
                target=verb or prog)
+
+
+_LANGUAGE_READS = frozenset({"list", "show", "freeze", "search", "info", "outdated", "view", "ls",
+                             "check", "remote-ls", "remotes", "inspect", "why", "help", "doctor",
+                             ""})
+_CONFIG_CHANGES = frozenset({"set", "unset", "edit", "delete", "rm", "add", "remove", "--set",
+                             "--unset", "--add", "--append", "--prepend", "--remove",
+                             "--remove-key", "--edit", "-e", "fix", "--system", "--global"})
+
+
+def _language_reads(verb: str, words: list[str]) -> bool:
+    """Query verbs; ``config``/``audit`` only without a changing sub-verb (``pip config set``,
+    ``npm audit fix``); ``version`` only alone (``npm version patch`` bumps and tags)."""
+    if verb in _LANGUAGE_READS:
+        return True
+    rest = words[words.index(verb) + 1:] if verb in words else []
+    if verb in ("config", "audit"):
+        return not set(rest) & _CONFIG_CHANGES and not any(
+            r.startswith(("--set", "--add", "--unset", "--remove")) for r in rest)
+    return verb == "version" and not [r for r in rest if not r.startswith("-")]
 
 
 def language_packages(cmd: SimpleCommand, out: Out) -> None:
@@ -259,10 +361,12 @@ def language_packages(cmd: SimpleCommand, out: Out) -> None:
         out.high(Code.SCRIPT_FILE, f"go {verb} compiles and runs code Anna cannot see",
                  target="go")
         return
-    if help_only(cmd) or verb in ("list", "show", "freeze", "search", "info", "outdated",
-                                  "view", "ls", "check", "remote-ls", "remotes", "config",
-                                  "inspect", "audit", "why", "version", "help", "doctor", ""):
+    if help_only(cmd) or _language_reads(verb, words):
         out.read_only()
+        return
+    if prog == "flatpak" and {"--no-gpg-verify", "--no-verify"} & set(words):
+        out.high(Code.UNTRUSTED_BUILD, "flatpak without signature checks", system=True,
+                 target=verb)
         return
     if "--break-system-packages" in words:
         out.high(Code.PACKAGE_CHANGE, f"{prog} overrides the distribution's package protection",

@@ -9,6 +9,7 @@ from anna_common.rules.desktop import DESKTOP_RULES
 from anna_common.rules.disk import DISK_RULES, mkfs
 from anna_common.rules.files import FILE_RULES
 from anna_common.rules.general import GENERAL_RULES
+from anna_common.rules.ipc import IPC_RULES
 from anna_common.rules.network import NETWORK_RULES
 from anna_common.rules.packages import PACKAGE_RULES
 from anna_common.rules.security import SECURITY_RULES
@@ -36,6 +37,7 @@ RULES: dict[str, Rule] = {
     **BOOT_RULES,
     **VOLUME_RULES,
     **DISK_RULES,
+    **IPC_RULES,
 }
 """Program name → rule. Later tables win: storage, boot and security rules are the strictest."""
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out, help_only
+from anna_common.rules.hardening import sysctl_off
 from anna_common.writes import operands, options
 
 if TYPE_CHECKING:
@@ -139,18 +140,6 @@ def firewall_cmd(cmd: SimpleCommand, out: Out) -> None:
              target="firewall")
 
 
-_SECURITY_SYSCTLS = {
-    "kernel.randomize_va_space": "0",
-    "kernel.kptr_restrict": "0",
-    "kernel.yama.ptrace_scope": "0",
-    "kernel.dmesg_restrict": "0",
-    "kernel.modules_disabled": None,
-    "kernel.unprivileged_bpf_disabled": "0",
-    "fs.protected_symlinks": "0",
-    "fs.protected_hardlinks": "0",
-}
-
-
 def sysctl(cmd: SimpleCommand, out: Out) -> None:
     """sysctl reads kernel tunables; -w/KEY=VALUE/-p change them (HIGH)."""
     texts = [w.text for w in cmd.args]
@@ -160,10 +149,11 @@ def sysctl(cmd: SimpleCommand, out: Out) -> None:
         out.read_only()
         return
     for setting in settings:
-        key, _, value = setting.partition("=")
-        key = key.replace("/", ".")
-        if key == "kernel.randomize_va_space" and value.strip() == "0":
-            _sec_ban(out, "sysctl turns address-space randomisation off", key)
+        hit = sysctl_off(setting)
+        if hit:
+            # ASLR, ptrace protection, pointer hiding, link protections: seed 000 NEVER
+            _sec_ban(out, f"sysctl sets {hit}, switching a kernel protection off",
+                     hit.split("=", 1)[0])
             return
     target = settings[0].split("=")[0] if settings else "sysctl"
     out.high(Code.KERNEL, "sysctl changes kernel tunables", system=True, target=target)

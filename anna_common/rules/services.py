@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out, help_only
+from anna_common.rules.ipc import busctl_reads, positionals, remote_host
 from anna_common.writes import options
 
 if TYPE_CHECKING:
@@ -51,13 +52,25 @@ def _unit_base(unit: str) -> str:
     return base.split("@", 1)[0]
 
 
+_SYSTEMCTL_VALUES = frozenset({
+    "-p", "--property", "-P", "-t", "--type", "--state", "-n", "--lines", "-o", "--output",
+    "-s", "--signal", "--kill-whom", "--kill-value", "--what", "--job-mode", "--root",
+    "--image", "-M", "--machine", "-H", "--host", "--timestamp", "--preset-mode",
+    "--boot-loader-menu", "--boot-loader-entry", "--reboot-argument", "--message", "--drop-in",
+    "--when", "--image-policy", "--check-inhibitors"})
 def systemctl(cmd: SimpleCommand, out: Out) -> None:
-    """systemctl by verb and unit."""
-    words = [w for w in cmd.args if not (w.literal and w.text.startswith("-"))]
+    """systemctl by verb and unit, judged on the parsed argv (options may come first)."""
+    words = positionals(cmd, _SYSTEMCTL_VALUES)
     opts = options(cmd.args)
     user = bool(opts & {"--user"}) and "--system" not in opts
     verb = words[0].text if words else "list-units"
     units = [w.text for w in words[1:]]
+    if remote_host(cmd, out):
+        return
+    if words and not words[0].literal:
+        out.high(Code.SERVICE_CHANGE, "systemctl with a verb only known at run time",
+                 system=not user, target="systemctl")
+        return
     if verb in _SYSTEMCTL_READ or (verb == "log-level" and len(words) == 1) or help_only(cmd):
         out.read_only()
         return
@@ -127,7 +140,10 @@ def journalctl(cmd: SimpleCommand, out: Out) -> None:
     if any(w.text.startswith(_JOURNAL_WRITE) for w in cmd.args):
         out.medium(Code.SYSTEM_SETTING, "journalctl deletes or rotates logs", system=True,
                    target="journal")
-    else:
+    elif any(w.text.startswith("--cursor-file") for w in cmd.args):
+        out.high(Code.UNCAPTURED_WRITE, "journalctl --cursor-file writes a file Anna does not "
+                 "snapshot; Anna cannot back this up", target="--cursor-file")
+    elif not remote_host(cmd, out):
         out.read_only()
 
 
@@ -149,8 +165,8 @@ _CTL_READ = {
                   "list-x11-keymap-options"},
     "loginctl": {"", "list-sessions", "session-status", "show-session", "list-users",
                  "user-status", "show-user", "list-seats", "seat-status", "show-seat"},
-    "busctl": {"", "list", "status", "tree", "introspect", "monitor", "capture", "get-property",
-               "help", "--version"},
+    "busctl": {"", "list", "status", "tree", "introspect", "get-property", "help", "--version",
+               "wait"},
     "coredumpctl": {"", "list", "info"},
     "systemd-analyze": {"", "time", "blame", "critical-chain", "plot", "dot", "dump", "verify",
                         "security", "calendar", "timespan", "timestamp", "unit-paths",
@@ -163,16 +179,28 @@ _CTL_READ = {
 }
 
 
+_GETTERS = {
+    "hostnamectl": ("hostname", "icon-name", "chassis", "deployment", "location"),
+    "systemd-analyze": ("log-level", "log-target", "service-watchdogs"),
+}
 def ctl(cmd: SimpleCommand, out: Out) -> None:
     """hostnamectl/timedatectl/localectl/loginctl: status read; set-* change settings."""
     prog = cmd.program or ""
-    words = [w.text for w in cmd.args if not w.text.startswith("-")]
+    words = [w.text for w in positionals(cmd, _SYSTEMCTL_VALUES)]
     verb = words[0] if words else ""
     read = _CTL_READ.get(prog, set())
-    single = prog == "hostnamectl" and verb in ("hostname", "icon-name", "chassis", "deployment",
-                                                "location") and len(words) > 1
+    # "hostnamectl hostname NAME", "systemd-analyze log-level debug": a value sets it
+    single = verb in _GETTERS.get(prog, ()) and len(words) > 1
+    if remote_host(cmd, out):
+        return
+    if prog == "busctl" and busctl_reads(words, cmd, out):
+        return
     if (verb in read and not single) or help_only(cmd):
         out.read_only()
+        return
+    if prog == "timedatectl" and verb == "set-time":
+        out.high(Code.SYSTEM_SETTING, "timedatectl set-time sets the system clock",
+                 system=True, target="clock")
         return
     if prog == "loginctl" and verb.startswith(("terminate", "kill")):
         out.high(Code.KILL_CRITICAL, f"loginctl {verb} ends login sessions", system=True,
@@ -216,6 +244,17 @@ _SIGNAL_VALUES = frozenset({"-s", "--signal", "-n", "-u", "--user", "-g", "--pgr
                             "--terminal", "-P", "--parent", "-o", "--older", "-y", "--younger"})
 
 
+def _probe_only(cmd: SimpleCommand, texts: list[str]) -> bool:
+    """``kill -0 PID``, ``kill -s 0 PID``, ``pkill -0 NAME``: signal 0 delivers nothing."""
+    if cmd.program not in ("kill", "pkill", "killall") or not all(w.literal for w in cmd.args):
+        return False
+    signal_words = [t for t in texts if t.startswith("-")]
+    rest = [t for t in texts if not t.startswith("-")]
+    if signal_words == ["-0"] and rest:
+        return True
+    return signal_words in (["-s"], ["-n"]) and len(rest) >= 2 and rest[0] == "0"
+
+
 def kill(cmd: SimpleCommand, out: Out) -> None:
     """kill/pkill/killall: PID 1, -1 and session-critical processes are HIGH."""
     targets: list[str] = []
@@ -235,8 +274,12 @@ def kill(cmd: SimpleCommand, out: Out) -> None:
             continue
         # pkill takes a pattern: "^cron$" names cron
         targets.append(text.strip("^$") if word.literal else "$…")
-    if cmd.program == "kill" and {w.text for w in cmd.args} & {"-l", "-L", "--list"}:
+    texts = [w.text for w in cmd.args]
+    if cmd.program in ("kill", "killall") and set(texts) & {"-l", "-L", "--list"}:
         out.read_only()
+        return
+    if _probe_only(cmd, texts):
+        out.read_only()  # signal 0 only asks whether the process exists
         return
     critical = next((t for t in targets if t in _CRITICAL_PROCESSES or t == "$…"), None)
     if critical is not None:

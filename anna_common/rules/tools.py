@@ -68,21 +68,46 @@ def backup(cmd: SimpleCommand, out: Out) -> None:
                target=verb or cmd.program)
 
 
+_CONTAINER_READS = frozenset({"ps", "images", "inspect", "logs", "info", "version", "stats",
+                              "top", "port", "history", "search", "list", "ls", "status", ""})
+_VIRSH_READS = frozenset({"dominfo", "domstate", "dumpxml", "net-list", "pool-list", "vol-list",
+                          "capabilities", "nodeinfo", "domifaddr", "domblklist", "domiflist",
+                          "net-info", "pool-info", "vol-info", "hostname", "uri", "sysinfo",
+                          "snapshot-list", "list-all"})
+_HOST_ROOT = re.compile(r"(?:^|,)(?:src|source)=/(?:,|$)|^/:/|^--volume=/:|^-v/:")
+# a bind mount of a system path, the runtime's own socket, or host namespaces and devices:
+# the container can then change the host as root
+_HOST_MOUNT = re.compile(r"^(?:-v|--volume=?|--mount=?)?(?:.*(?:src|source)=)?"
+                         r"(?:/(?:etc|usr|boot|root|var|bin|sbin|lib|lib64|opt|srv|proc|sys|dev"
+                         r"|run)(?:/[^:,]*)?)(?::|,|$)")
+_HOST_FLAGS = ("--privileged", "--pid=host", "--net=host", "--network=host", "--ipc=host",
+               "--uts=host", "--userns=host", "--cgroupns=host", "--cap-add", "--device",
+               "--security-opt")
+
+
+def _host_access(texts: list[str]) -> bool:
+    if any(t.startswith(_HOST_FLAGS) for t in texts):
+        return True
+    values = [t for i, t in enumerate(texts) if i and texts[i - 1] in ("-v", "--volume",
+                                                                       "--mount")]
+    return any(_HOST_ROOT.search(t) or _HOST_MOUNT.match(t) for t in [*texts, *values]
+               if ":" in t or "=" in t)
+
+
 def container(cmd: SimpleCommand, out: Out) -> None:
     """docker/podman/...: inspection reads; running with host access is HIGH."""
     texts = [w.text for w in cmd.args]
     verb = next((t for t in texts if not t.startswith("-")), "")
-    if verb in ("ps", "images", "inspect", "logs", "info", "version", "stats", "top", "port",
-                "history", "search", "list", "ls", "status", "") or help_only(cmd):
+    reads = _CONTAINER_READS | _VIRSH_READS if cmd.program == "virsh" else _CONTAINER_READS
+    if verb in reads or help_only(cmd):
         out.read_only()
         return
-    host_root = re.compile(r"(?:^|,)(?:src|source)=/(?:,|$)|^/:/|^--volume=/:|^-v/:")
-    if "--privileged" in texts or any(host_root.search(t) for t in texts) or \
-            "--pid=host" in texts or "--net=host" in texts or "--network=host" in texts:
+    if _host_access(texts):
         out.high(Code.CONTAINER, f"{cmd.program} runs a container with host access",
                  system=True, target=verb)
         return
-    if verb in ("exec", "attach", "proxy", "port-forward", "cp", "debug") or \
+    if verb in ("exec", "attach", "proxy", "port-forward", "cp", "debug", "shell", "login",
+                "run-shell", "console") or \
             any("0.0.0.0" in t for t in texts):  # noqa: S104 - detects a bind-all, binds nothing
         out.high(Code.CONTAINER, f"{cmd.program} {verb} opens a way into a container or out of it",
                  system=True, target=verb)
@@ -122,7 +147,23 @@ def system_maintenance(cmd: SimpleCommand, out: Out) -> None:
                target=prog)
 
 
+def config_editor(cmd: SimpleCommand, out: Out) -> None:
+    """crudini/augtool edit configuration files in place, out of sight of the daemon's
+    snapshots: reading (``crudini --get``, augtool without saving) is INFO, saving HIGH."""
+    texts = [w.text for w in cmd.args]
+    saves = any(t in ("--set", "--del", "--merge") for t in texts) if cmd.program == "crudini" \
+        else bool({"-s", "--autosave", "-f", "--file", "-i", "--interactive"} & set(texts)) or any(
+            re.search(r"(?:^|[\s;])save\b", t) for t in texts) or cmd.stdin.kind != "inherit"
+    if help_only(cmd) or not saves:
+        out.read_only()
+        return
+    out.high(Code.UNCAPTURED_WRITE, f"{cmd.program} edits configuration files Anna does not "
+             "snapshot; Anna cannot back this up", target=cmd.program,
+             system=any(t.startswith(("/etc", "/files/etc")) for t in texts))
+
+
 TOOL_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
+    **dict.fromkeys(("crudini", "augtool"), config_editor),
     **dict.fromkeys(("vi", "vim", "nvim", "view", "vimdiff", "ex", "ed", "nano", "pico", "emacs",
                      "joe", "jed", "micro", "kak", "hx", "helix", "mcedit", "mc", "less", "more",
                      "most", "pg", "man", "info", "ranger", "nnn", "lf", "vifm", "tmux", "screen",

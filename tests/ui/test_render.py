@@ -76,3 +76,17 @@ def test_event_views() -> None:
     assert "line 19" in done and "line 10" not in done and "\x1b" not in done
     assert "✘ s2  exit 3" in _render(render.event_view(failed), colour=False)
     assert render.event_view(ExecEvent(type=ExecEventType.PLAN_STARTED, plan_id="p")) is None
+
+
+def test_plan_view_says_when_anna_cannot_back_a_step_up() -> None:
+    plan = annotate_dict(plan_dict([
+        ("tidy", "python3 -c 'open(\"/home/test/x\", \"w\").write(\"1\")'", "LOW"),
+        ("list", "ls ~", "INFO"),
+    ]))
+    assert "uncaptured_write" in plan.steps[0].codes
+    assert any("Anna cannot back this up" in r for r in plan.steps[0].reasons)
+    text = _render(render.plan_view(plan), colour=False)
+    assert "step 1:" in text and "Anna cannot back this up" in text
+    assert "step 2:" not in text
+    # the journal stores the annotated plan as JSON: the reason travels with it
+    assert "Anna cannot back this up" in plan.model_dump_json()
