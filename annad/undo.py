@@ -98,6 +98,11 @@ def allowed_roots(uid: int, home: str) -> tuple[str, ...]:
     roots = [*TMP_ROOTS]
     if home.startswith("/") and posixpath.normpath(home) != "/":
         roots.insert(0, posixpath.normpath(home))
+        # snapshots record symlink-free paths: a home under a root-made link (/home →
+        # /var/home) is saved at its real place; the user cannot replace their home itself
+        real = os.path.realpath(home)
+        if real not in roots and real != "/":
+            roots.insert(1, real)
     runtime = f"/run/user/{uid}"
     try:
         info = os.lstat(runtime)

@@ -151,6 +151,11 @@ def test_allowed_roots_come_from_the_uid_not_the_session() -> None:
                                   and os.stat(runtime).st_uid == os.getuid())
     assert f"/run/user/{NOBODY}" not in allowed_roots(NOBODY, "/home/x") or \
         os.stat(f"/run/user/{NOBODY}").st_uid == NOBODY
+    with tempfile.TemporaryDirectory(prefix="anna-home-") as base:
+        (Path(base) / "var-home").mkdir()
+        (Path(base) / "home").symlink_to(Path(base) / "var-home")  # /home -> /var/home
+        roots = allowed_roots(NOBODY, f"{base}/home")
+        assert roots[:2] == (f"{base}/home", f"{base}/var-home")
 
 
 def _as_nobody(daemon: RunningDaemon, method: str, path: str, body: object = None,
