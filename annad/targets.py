@@ -168,8 +168,11 @@ def _snap_targets(cmd: SimpleCommand, target: WriteTarget, home: str, cwd: str |
             raise BackupRefused(f"cannot back up {target.word.text!r} ({cmd.program}): its "
                                 "location is only known when the command runs")
         # a new entry named at run time in a known directory: save the directory's listing
-        return [SnapTarget(_absolute(place.path, home, directory), False, False, True)
-                for place in paths.resolve(directory, home=home, cwd=cwd, known=known)]
+        # (where the kernel finds it: ``..`` after a symlink included)
+        kernel = _kernel_places(directory, home, cwd, known)
+        return [SnapTarget(path, False, False, True) for path in kernel or [
+            _absolute(place.path, home, directory)
+            for place in paths.resolve(directory, home=home, cwd=cwd, known=known)]]
     kernel = _kernel_places(target.word, home, cwd, known)
     if kernel is not None:
         places = kernel

@@ -32,6 +32,7 @@ from annad import runner
 from annad.executor import Executor, Limits, StepSpec, Who
 from annad.journal import Journal, PlanRow
 from annad.manifest import Entry, Ident, StepManifest, TargetSnapshot, escape_path, unescape_path
+from annad.targets import snapshot_targets
 from annad.undo import allowed_roots
 from tests.daemonfix import REPO, RunningDaemon, make_plan, running_daemon
 
@@ -413,6 +414,27 @@ def test_dotdot_after_a_symlink_is_snapshot_where_the_kernel_writes(
     assert [u.target for u in result.undo] == [str(landed)]
     assert landed.read_text() == "before\n"
     assert home_twin.read_text() == "the home's own x.txt\n"
+
+
+def test_dotdot_targets_resolve_like_the_kernel() -> None:
+    """Files, globs, a cd'd relative path and a run-time-named entry's directory."""
+    with tempfile.TemporaryDirectory(prefix="anna-dots-") as base:
+        home, deep = Path(base) / "home", Path(base) / "else" / "sub"
+        home.mkdir()
+        deep.mkdir(parents=True)
+        (home / "link").symlink_to(deep)
+        (Path(base) / "else" / "g.txt").write_text("")
+
+        def saved(command: str) -> list[str]:
+            found, _ = snapshot_targets(command, home=str(home), cwd=str(home))
+            return [t.path.replace(base, "B") for t in found]
+
+        assert saved("echo x > ~/link/../x") == ["B/else/x"]
+        assert saved("echo x > $HOME/link/../../x") == ["B/x"]
+        assert saved("rm ~/link/../*.txt") == ["B/else/g.txt"]
+        assert saved("cd ~/link && echo x > ../y") == ["B/else/y"]
+        assert saved("cp ~/a ~/link/../b.$(date +%s)") == ["B/else"]
+        assert saved("echo x > ~/plain/../z") == ["B/home/z"]
 
 
 @pytest.mark.parametrize("target", [
