@@ -129,7 +129,9 @@ class UndoResult(BaseModel):
     step_id: str
     """The step being undone."""
     action: str
-    """``restore``, ``delete``, ``rollback_command``, ``remove_packages``, ``unit_state``."""
+    """``restore``, ``delete``, ``rollback_command``, ``reinstall_packages``,
+    ``remove_packages``, ``unit_state``, ``conflict`` (changed since the plan ran: left as it
+    is), ``uncaptured`` (writes Anna could not back up)."""
     target: str = ""
     """File, package or unit."""
     ok: bool

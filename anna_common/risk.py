@@ -44,6 +44,7 @@ from anna_common.rules.locations import judge
 from anna_common.rules.packages import not_native
 from anna_common.rules.reads import secrets as _secrets
 from anna_common.rules.registry import rule_for
+from anna_common.runtimename import named_at_run_time_only
 from anna_common.shell import Analysis, SimpleCommand, analyse
 from anna_common.unwrap import SHELLS, WRAPPERS, language_of
 from anna_common.writes import write_targets
@@ -328,7 +329,8 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
         library_load(cmd, out)
     _hook_options(cmd, out)
     if out.readonly_marks == marks and any(w.substituted for w in cmd.args) and \
-            program not in ("echo", "printf") and not shellish:
+            program not in ("echo", "printf") and not shellish and \
+            not named_at_run_time_only(cmd):
         out.high(Code.UNKNOWN_TARGET, f"{program} acts on arguments computed at run time",
                  target=program)
     if len(out.reasons) == before and out.readonly_marks == marks and not written:

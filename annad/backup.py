@@ -22,10 +22,16 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from annad import safefs
-from annad.manifest import Entry, TargetSnapshot
+from annad.identity import kind_of
+from annad.leftovers import INCOMING
+from annad.manifest import Entry, Ident, TargetSnapshot, printable
 
 CHUNK = 1024 * 1024
 """Copy buffer size."""
+NAME_MAX = 255
+"""Longest file name the kernel accepts, in bytes."""
+PATH_MAX = 4096
+"""Longest path the kernel accepts, in bytes (terminating NUL included)."""
 
 
 class BackupRefused(Exception):
@@ -44,11 +50,11 @@ class Budget:
         self.files_left -= 1
         self.bytes_left -= size
         if self.files_left < 0:
-            raise BackupRefused(f"cannot back up {path}: too many files (raise "
+            raise BackupRefused(f"cannot back up {printable(path)}: too many files (raise "
                                 "ANNAD_BACKUP_MAX_FILES to allow it)")
         if self.bytes_left < 0:
-            raise BackupRefused(f"cannot back up {path}: more data than the backup limit "
-                                "(ANNAD_BACKUP_MAX_BYTES)")
+            raise BackupRefused(f"cannot back up {printable(path)}: more data than the backup "
+                                "limit (ANNAD_BACKUP_MAX_BYTES)")
 
 
 class BlobStore:
@@ -59,9 +65,12 @@ class BlobStore:
         self.dirty = False
 
     def put(self, src_fd: int) -> tuple[str, int]:
-        """Copy an open file into the store; return (sha256, size)."""
+        """Copy an open file into the store in bounded chunks; return (sha256, size).
+
+        A partial copy (a full disk, a read error) is removed before the error is raised.
+        """
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
-        tmp = self.dir / f".incoming-{os.getpid()}-{id(self)}"
+        tmp = self.dir / f"{INCOMING}{os.getpid()}-{id(self)}"  # recovery removes a dead one
         digest = hashlib.sha256()
         size = 0
         out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
@@ -69,10 +78,13 @@ class BlobStore:
             while chunk := os.read(src_fd, CHUNK):
                 digest.update(chunk)
                 size += len(chunk)
-                os.write(out, chunk)
+                write_all(out, chunk)
             os.fdatasync(out)
-        finally:
+        except BaseException:
             os.close(out)
+            tmp.unlink(missing_ok=True)
+            raise
+        os.close(out)
         name = digest.hexdigest()
         tmp.replace(self.dir / name)
         self.dirty = True
@@ -89,12 +101,44 @@ class BlobStore:
             os.close(fd)
         self.dirty = False
 
-    def read(self, sha256: str) -> bytes:
-        """A blob's content, checked against its name."""
-        data = (self.dir / sha256).read_bytes()
-        if hashlib.sha256(data).hexdigest() != sha256:
+    def open(self, sha256: str) -> int:
+        """A read descriptor of a blob (its content is checked while it is copied out)."""
+        if len(sha256) != 64 or not all(c in "0123456789abcdef" for c in sha256):
+            raise OSError(f"backup blob name {sha256[:16]!r} is not a sha256")
+        return os.open(self.dir / sha256, os.O_RDONLY | os.O_NOFOLLOW | os.O_CLOEXEC)
+
+    def verify(self, sha256: str) -> None:
+        """Raise OSError unless the blob's content matches its name (read in chunks)."""
+        src = self.open(sha256)
+        digest = hashlib.sha256()
+        try:
+            while chunk := os.read(src, CHUNK):
+                digest.update(chunk)
+        finally:
+            os.close(src)
+        if digest.hexdigest() != sha256:
             raise OSError(f"backup blob {sha256[:12]} is corrupt")
-        return data
+
+    def copy_out(self, sha256: str, out: int) -> None:
+        """Write a blob into the open file ``out`` in bounded chunks; raise OSError when its
+        content does not match its name (the caller discards what was written)."""
+        src = self.open(sha256)
+        digest = hashlib.sha256()
+        try:
+            while chunk := os.read(src, CHUNK):
+                digest.update(chunk)
+                write_all(out, chunk)
+        finally:
+            os.close(src)
+        if digest.hexdigest() != sha256:
+            raise OSError(f"backup blob {sha256[:12]} is corrupt")
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until everything is written (a write may be short)."""
+    view = memoryview(data)
+    while view:
+        view = view[os.write(fd, view):]
 
 
 # --------------------------------------------------------------------------- snapshot
@@ -145,9 +189,73 @@ def _absent_root(path: str) -> str:
         if not os.path.lexists(candidate):
             return candidate
         if not Path(candidate).is_dir():
-            raise BackupRefused(f"cannot back up {path}: {candidate} is not a directory")
+            raise BackupRefused(f"cannot back up {printable(path)}: {printable(candidate)} is "
+                                "not a directory")
         current = candidate
-    raise BackupRefused(f"cannot back up {path}: it appeared while it was being saved")
+    raise BackupRefused(f"cannot back up {printable(path)}: it appeared while it was being "
+                        "saved")
+
+
+def check_path(path: str) -> None:
+    """Refuse a path the kernel would refuse (a name over NAME_MAX, a path over PATH_MAX)."""
+    raw = os.fsencode(path)
+    if len(raw) >= PATH_MAX:
+        raise BackupRefused(f"cannot back up {printable(path)[:200]}...: the path is "
+                            f"{len(raw)} bytes long, more than the system allows ({PATH_MAX - 1})")
+    for name in raw.split(b"/"):
+        if len(name) > NAME_MAX:
+            shown = printable(os.fsdecode(name))[:80]
+            raise BackupRefused(f"cannot back up {shown}...: the name is {len(name)} bytes "
+                                f"long, more than the system allows ({NAME_MAX})")
+
+
+def kernel_path(raw: str) -> str:
+    """Where the kernel lands for the absolute path ``raw``, ``..`` included.
+
+    The kernel resolves a path component by component: ``~/link/../x`` with
+    ``link → /tmp/elsewhere`` is ``/tmp/x``, not ``~/x`` as lexical normalisation
+    says. ``realpath`` walks the same way; the last component is kept as it is (a
+    symlink there is saved as a link by :func:`snapshot`) unless it is ``.``/``..``.
+    """
+    check_path(raw)
+    names = [n for n in raw.split("/") if n]
+    if not names:
+        return "/"
+    if names[-1] in (".", ".."):
+        return os.path.realpath(raw)
+    return posixpath.join(os.path.realpath("/" + "/".join(names[:-1])), names[-1])
+
+
+def snapshot_listing(requested: str, budget: Budget) -> TargetSnapshot:
+    """Save a directory's listing (names and identity, not contents) before a step that only
+    creates entries in it under names known at run time."""
+    check_path(requested)
+    path = os.path.realpath(requested)
+    try:
+        with safefs.parent_dir(path) as pfd:
+            name = safefs.basename(path)
+            info = safefs.lstat_at(pfd, name)
+            if info is None or not stat.S_ISDIR(info.st_mode):
+                raise BackupRefused(f"cannot back up {printable(requested)}: it is not an "
+                                    "existing directory")
+            dfd = safefs.open_dir_at(pfd, name)
+            try:
+                listing = [_listed(dfd, child, posixpath.join(path, child), budget)
+                           for child in sorted(os.listdir(dfd))]  # noqa: PTH208 - descriptor
+            finally:
+                os.close(dfd)
+    except (safefs.UnsafePath, FileNotFoundError, ValueError) as exc:
+        raise BackupRefused(f"cannot back up {printable(requested)}: {printable(str(exc))}"
+                            ) from None
+    return TargetSnapshot(requested=requested, path=path, new_only=True, listing=listing,
+                          entries=[_entry(path, info, "dir")])
+
+
+def _listed(dfd: int, name: str, path: str, budget: Budget) -> Ident:
+    budget.take(0, path)
+    info = os.lstat(name, dir_fd=dfd)
+    return Ident(path=path, kind=kind_of(info.st_mode), ino=info.st_ino,
+                 ctime_ns=info.st_ctime_ns, mtime_ns=info.st_mtime_ns)
 
 
 def snapshot(requested: str, blobs: BlobStore, budget: Budget, *, tree: bool,
@@ -161,6 +269,7 @@ def snapshot(requested: str, blobs: BlobStore, budget: Budget, *, tree: bool,
     """
     if requested == "/":
         raise BackupRefused("cannot back up the whole file system")
+    check_path(requested)
     parent = posixpath.dirname(requested) or "/"
     real_parent = os.path.realpath(parent)
     if not Path(real_parent).is_dir():
@@ -178,10 +287,10 @@ def snapshot(requested: str, blobs: BlobStore, budget: Budget, *, tree: bool,
             entries: list[Entry] = []
             _save_object(pfd, name, path, info, blobs, budget, entries, tree)
     except (safefs.UnsafePath, FileNotFoundError) as exc:
-        raise BackupRefused(f"cannot back up {requested}: the path changed while it was "
-                            f"saved ({exc})") from None
-    except PermissionError as exc:
-        raise BackupRefused(f"cannot back up {requested}: {exc.strerror}") from None
+        raise BackupRefused(f"cannot back up {printable(requested)}: the path changed while "
+                            f"it was saved ({printable(str(exc))})") from None
+    except OSError as exc:
+        raise BackupRefused(f"cannot back up {printable(requested)}: {exc.strerror}") from None
     result = [TargetSnapshot(requested=requested, path=path, tree=tree, entries=entries)]
     if follow and entries[0].kind == "symlink":
         target = os.path.realpath(path)

@@ -20,14 +20,18 @@ from typing import TYPE_CHECKING
 from anna_common.errors import ErrorCode
 from anna_common.protocol import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from annad import manifest as manifests
-from annad.backup import BackupRefused, BlobStore, Budget, snapshot
+from annad.backup import BackupRefused, BlobStore, Budget, snapshot, snapshot_listing
 from annad.confine import unasked_identity
+from annad.identity import HashBudget
+from annad.identity import record as record_identity
 from annad.journal import UndoRow
-from annad.manifest import StepManifest
+from annad.leftovers import clean_leftovers, remove_empty
+from annad.manifest import StepManifest, printable
 from annad.prestate import package_states, query_packages, unit_states
 from annad.runner import Identity, kill_orphan_group, process_start_time, run_confined
 from annad.targets import snapshot_targets
 from annad.undo import UndoEnv, identity_of, undo_step
+from annad.undofiles import after_tree, record_new_entries
 
 if TYPE_CHECKING:
     import threading
@@ -56,6 +60,8 @@ class StepSpec:
     rollback_scope: str = "user"
     confined: bool = False
     """Runs without its own confirmation (INFO): in the runner's confinement, like a check."""
+    uncaptured: bool = False
+    """The assessment says the step writes what Anna cannot see (``uncaptured_write``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -175,7 +181,7 @@ class Executor:
             record = self._prepare(plan_id, step, who)
         except BackupRefused as exc:
             return self._step_failed(plan_id, step, total, emit, None, str(exc),
-                                     ErrorCode.EXECUTION_FAILED)
+                                     ErrorCode.BACKUP_REFUSED)
         started.append(step.index)
         user = step.scope == "user"
 
@@ -190,6 +196,7 @@ class Executor:
             # fsync: a machine crash ends the process too, a daemon crash keeps page cache
             started_at = process_start_time(pid)
             if started_at is not None:
+                step_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # created on demand
                 (step_dir / PROCESS_FILE).write_text(json.dumps({"pid": pid,
                                                                  "start": started_at}))
 
@@ -211,6 +218,7 @@ class Executor:
                 cwd=who.home if user else "/", on_output=output, cancel=cancel,
                 on_spawn=spawned, home=who.home)
         (step_dir / PROCESS_FILE).unlink(missing_ok=True)
+        remove_empty(step_dir, self.backups)  # a step with nothing to undo leaves no directory
         if not result.ok:
             code, why = _why(result)
             return self._step_failed(plan_id, step, total, emit, result, why, code)
@@ -242,15 +250,26 @@ class Executor:
             scope="user" if user else "system", uid=who.uid, gid=who.gid,
             groups=list(who.groups), user=who.user, home=who.home, session=who.session,
             rollback_command=step.rollback_command,
-            rollback_scope="user" if step.rollback_scope == "user" else "system")
+            rollback_scope="user" if step.rollback_scope == "user" else "system",
+            uncaptured=step.uncaptured)
         targets, notes = snapshot_targets(step.command, home=who.home,
                                           cwd=who.home if user else "/")
+        if step.uncaptured:
+            notes.append("Anna cannot back up what this step writes (code it runs writes "
+                         "files Anna cannot see)")
         record.notes = notes
         blobs = BlobStore(self.backups / plan_id / "blobs")
         budget = Budget(self.limits.backup_max_bytes, self.limits.backup_max_files)
-        for target in targets:
-            record.targets.extend(snapshot(target.path, blobs, budget, tree=target.tree,
-                                           follow=target.follow))
+        try:
+            for target in targets:
+                if target.new_only:
+                    record.targets.append(snapshot_listing(target.path, budget))
+                    continue
+                record.targets.extend(snapshot(target.path, blobs, budget, tree=target.tree,
+                                               follow=target.follow))
+        except OSError as exc:  # a name the kernel refuses, a vanished directory...
+            raise BackupRefused("cannot back up what this step writes: "
+                                + printable(str(exc))) from None
         blobs.flush()
         record.packages = package_states(step.command, self.runner)
         record.units = unit_states(step.command, self.runner, identity=identity_of(record),
@@ -259,23 +278,31 @@ class Executor:
         if record.targets or record.packages or record.units or record.rollback_command or \
                 record.notes:
             manifests.save(directory, record)  # flushed to disk before the step runs
-        else:
-            directory.mkdir(parents=True, exist_ok=True, mode=0o700)  # nothing to undo
         return record
 
     def _record_after(self, plan_id: str, index: int, record: StepManifest) -> None:
-        """After success: what the package database holds now (undo removes only the new)."""
-        if not record.packages:
+        """After success: what the step left at each target (undo leaves what someone
+        changed since) and what the package database holds now (undo removes only the new)."""
+        if not record.packages and not record.targets:
             return
+        budget = HashBudget(self.limits.backup_max_bytes, self.limits.backup_max_files)
+        for target in record.targets:
+            if target.new_only:
+                record_new_entries(target, budget)
+            else:
+                target.after = record_identity(target.path, tree=after_tree(target),
+                                               budget=budget)
         for state in record.packages:
             try:
                 state.after = query_packages(self.runner, state.options)
             except BackupRefused:
                 log.warning("cannot record package state after step %d of %s", index, plan_id)
-        manifests.save(self.step_dir(plan_id, index), record)
+        # package state after the step decides what undo removes: flushed like the snapshot
+        manifests.save(self.step_dir(plan_id, index), record, durable=bool(record.packages))
 
     def stop_orphans(self, plan_id: str) -> list[int]:
-        """Kill step processes a dead daemon left running (before anything is undone)."""
+        """Kill step processes a dead daemon left running (before anything is undone), then
+        remove the temporary files it left (partial blobs, half-written restore copies)."""
         killed = []
         for path in sorted((self.backups / plan_id).glob(f"*/{PROCESS_FILE}")):
             try:
@@ -287,6 +314,8 @@ class Executor:
                 log.warning("plan %s: killed step process group %d left by a dead daemon",
                             plan_id, pid)
                 killed.append(pid)
+        for leftover in clean_leftovers(self.backups / plan_id):
+            log.warning("plan %s: removed %s left by a dead daemon", plan_id, leftover)
         return killed
 
     # ------------------------------------------------------------------ undo

@@ -4,20 +4,68 @@ Written (and flushed to disk) before the step runs, so a daemon killed mid-step,
 or a machine rebooted, can still undo it. It holds the file snapshots (path,
 kind, mode, owner, sha256 of the saved content, or "absent"), the pre-state of
 recognised actions (package versions, unit states) and who the step ran as.
+After the step succeeds it also holds what the step left at each target
+(:class:`Ident`), so a later rollback can tell the plan's own result from a
+change someone made since.
+
+File names are bytes to the kernel; JSON holds text. Every path field is written
+in a lossless escaped form (:func:`escape_path`): a backslash is written ``\\\\``
+and a byte that is not part of valid UTF-8 ``\\xHH``, so ``b"caf\\xe9"`` is
+stored as ``caf\\xe9`` and read back as exactly those bytes.
 """
 
 from __future__ import annotations
 
+import json
 import os
+import re
 from pathlib import Path
-from typing import Literal
+from typing import Annotated, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, BeforeValidator, ConfigDict, Field, PlainSerializer, ValidationInfo
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
 MANIFEST = "manifest.json"
 """File name of a step's manifest."""
+AFTER = "after.json"
+"""The manifest again with what the step left (written after it succeeded, not flushed)."""
+VERSION = 2
+"""Manifest format: 2 escapes paths (:func:`escape_path`); 1 stored them verbatim."""
+_ESCAPED = re.compile(rb"\\(\\|x[0-9a-fA-F]{2})")
+
+
+def escape_path(path: str) -> str:
+    """The lossless text form of a file name (``os.fsdecode`` form in, printable text out).
+
+    Also what messages and the journal show for a name that is not valid UTF-8.
+    """
+    return os.fsencode(path).replace(b"\\", b"\\\\").decode("utf-8", "backslashreplace")
+
+
+def printable(text: str) -> str:
+    """Text safe for messages, the journal and JSON: bytes that are not UTF-8 as ``\\xHH``."""
+    return os.fsencode(text).decode("utf-8", "backslashreplace")
+
+
+def unescape_path(text: str) -> str:
+    """Inverse of :func:`escape_path`: the exact bytes again, as ``os.fsdecode`` text."""
+    def byte(match: re.Match[bytes]) -> bytes:
+        code = match.group(1)
+        return b"\\" if code == b"\\" else bytes([int(code[1:], 16)])
+    return os.fsdecode(_ESCAPED.sub(byte, text.encode("utf-8", "surrogateescape")))
+
+
+def _from_json(value: object, info: ValidationInfo) -> object:
+    # only text read from a manifest file is escaped; paths built in code are raw names
+    if info.mode == "json" and isinstance(value, str):
+        return unescape_path(value)
+    return value
+
+
+FsPath = Annotated[str, BeforeValidator(_from_json),
+                   PlainSerializer(escape_path, when_used="json")]
+"""A file name as the kernel has it, stored losslessly in JSON."""
 
 
 class Entry(BaseModel):
@@ -25,7 +73,7 @@ class Entry(BaseModel):
 
     model_config = _MODEL
 
-    path: str
+    path: FsPath
     """Absolute path with no symlink in its directories."""
     kind: Literal["file", "dir", "symlink", "absent", "special"]
     """What was there; ``absent``: nothing (restoring deletes whatever is there then)."""
@@ -39,10 +87,39 @@ class Entry(BaseModel):
     """Bytes (files)."""
     sha256: str | None = None
     """Content hash (files); the blob's name in the plan's blob store."""
-    link: str | None = None
+    link: FsPath | None = None
     """Symlink target, as stored in the link."""
     mtime_ns: int | None = None
     """Modification time."""
+
+
+class Ident(BaseModel):
+    """What is at a path at one moment: enough to tell whether anyone changed it since."""
+
+    model_config = _MODEL
+
+    path: FsPath
+    """Absolute, symlink-free."""
+    kind: Literal["file", "dir", "symlink", "absent", "special"]
+    """What is there."""
+    ino: int = 0
+    """Inode number (a replaced file has a new one)."""
+    ctime_ns: int = 0
+    """Change time: every write, chmod, chown or rename sets it, and no one can set it back."""
+    mtime_ns: int = 0
+    """Modification time."""
+    size: int = 0
+    """Bytes (files)."""
+    mode: int = 0
+    """Permission bits."""
+    uid: int = -1
+    """Owner."""
+    gid: int = -1
+    """Group."""
+    sha256: str | None = None
+    """Content hash of a file within the snapshot limits (None: larger, not hashed)."""
+    link: FsPath | None = None
+    """Symlink target."""
 
 
 class TargetSnapshot(BaseModel):
@@ -50,14 +127,28 @@ class TargetSnapshot(BaseModel):
 
     model_config = _MODEL
 
-    requested: str
+    requested: FsPath
     """The target as the command names it (resolved against the step's home)."""
-    path: str
+    path: FsPath
     """The symlink-free path saved."""
     tree: bool = False
     """Whether everything below a directory was saved (restoring removes what is new)."""
     entries: list[Entry] = Field(default_factory=list)
     """The target first, then what is below it (parents before children)."""
+    new_only: bool = False
+    """``path`` is a directory in which the step only creates entries whose names are known
+    at run time (``cp f f.bak.$(date +%s)``): ``listing`` is what it held before, and undo
+    removes only what is new."""
+    listing: list[Ident] | None = None
+    """For ``new_only``: the directory's entries before the step (names and identity, no
+    content)."""
+    after: list[Ident] | None = None
+    """What the step left (the target, and below it for a saved or created tree; for
+    ``new_only`` the entries it created), recorded when it succeeded. None: not recorded
+    (the step did not finish, or it was too big to check)."""
+    overwritten: list[FsPath] = Field(default_factory=list)
+    """For ``new_only``: entries that existed before and that the step changed anyway
+    (not backed up, so undo cannot restore them)."""
 
 
 class PackageState(BaseModel):
@@ -96,8 +187,8 @@ class StepManifest(BaseModel):
 
     model_config = _MODEL
 
-    version: int = 1
-    """Manifest format."""
+    version: int = VERSION
+    """Manifest format (see :data:`VERSION`)."""
     plan_id: str
     """The plan."""
     index: int
@@ -122,6 +213,9 @@ class StepManifest(BaseModel):
     """File snapshots."""
     notes: list[str] = Field(default_factory=list)
     """Writes that were not snapshotted and why (devices, kernel files)."""
+    uncaptured: bool = False
+    """The step runs code whose writes Anna cannot see (reason ``uncaptured_write``): undo
+    cannot restore them and says so."""
     packages: list[PackageState] = Field(default_factory=list)
     """Package pre-state per package-manager call."""
     units: list[UnitState] = Field(default_factory=list)
@@ -132,8 +226,9 @@ class StepManifest(BaseModel):
     """Scope of the rollback command by the daemon's own assessment."""
 
 
-def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
-    """Write a file so it is either wholly there or not at all, and on disk before return."""
+def write_atomic(path: Path, data: bytes, mode: int = 0o600, *, flush: bool = True) -> None:
+    """Write a file so it is either wholly there or not at all (on disk before return unless
+    ``flush`` is False)."""
     tmp = path.with_name(f".{path.name}.tmp")
     fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_NOFOLLOW | os.O_CLOEXEC,
                  mode)
@@ -141,10 +236,13 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
         view = memoryview(data)
         while view:
             view = view[os.write(fd, view):]
-        os.fdatasync(fd)
+        if flush:
+            os.fdatasync(fd)
     finally:
         os.close(fd)
     tmp.replace(path)
+    if not flush:
+        return
     dir_fd = os.open(path.parent, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
         os.fsync(dir_fd)
@@ -152,16 +250,37 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600) -> None:
         os.close(dir_fd)
 
 
-def save(directory: Path, manifest: StepManifest) -> None:
-    """Write ``manifest.json`` into a step's backup directory."""
+def save(directory: Path, manifest: StepManifest, *, durable: bool = True) -> None:
+    """Write a step's undo record.
+
+    ``durable``: ``manifest.json``, flushed (before the step runs: the snapshot must
+    survive a power cut). Otherwise ``after.json`` beside it, not flushed: what the step
+    left, recorded after it; a power cut that tears it only costs the conflict check,
+    never the snapshot, because :func:`load` then falls back to ``manifest.json``.
+    """
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    write_atomic(directory / MANIFEST, manifest.model_dump_json(indent=1).encode("utf-8"))
+    data = manifest.model_dump_json(indent=1).encode("utf-8")
+    if durable:
+        write_atomic(directory / MANIFEST, data)
+        (directory / AFTER).unlink(missing_ok=True)
+    else:
+        write_atomic(directory / AFTER, data, flush=False)
+
+
+def _parse(text: str) -> StepManifest:
+    data = json.loads(text)
+    if isinstance(data, dict) and data.get("version", 1) < VERSION:
+        return StepManifest.model_validate(data)  # written before paths were escaped
+    return StepManifest.model_validate_json(text)
 
 
 def load(directory: Path) -> StepManifest | None:
-    """Read a step's manifest; None when the step never got that far."""
+    """Read a step's undo record; None when the step never got that far."""
     try:
         text = (directory / MANIFEST).read_text(encoding="utf-8")
     except FileNotFoundError:
         return None
-    return StepManifest.model_validate_json(text)
+    try:
+        return _parse((directory / AFTER).read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return _parse(text)  # no record of the result (or a torn one): the snapshot alone

@@ -111,7 +111,9 @@ def step_specs(annotated: AnnotatedPlan) -> list[StepSpec]:
                               scope=str(step.scope),
                               rollback_command=back.command if back is not None else None,
                               rollback_scope=str(back.scope) if back is not None else "user",
-                              confined=step.final_risk == RiskLevel.INFO))
+                              confined=step.final_risk == RiskLevel.INFO,
+                              uncaptured=any(c.lower() == "uncaptured_write"
+                                             for c in step.codes)))
     return specs
 
 

@@ -17,10 +17,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from anna_common import paths
+from anna_common.runtimename import new_entry_dir
 from anna_common.shell import SimpleCommand, analyse
 from anna_common.shellwords import Word
 from anna_common.writes import CP_VALUES, WriteTarget, dest_and_sources, write_targets
-from annad.backup import BackupRefused
+from annad.backup import BackupRefused, kernel_path
+from annad.manifest import printable
 
 _TREE_HOWS = frozenset({"delete", "move-source", "move", "extract"})
 """Writes that may change anything below a directory."""
@@ -41,6 +43,9 @@ class SnapTarget:
     """Save everything below it when it is a directory."""
     follow: bool
     """Also save the file a symlink at ``path`` points to."""
+    new_only: bool = False
+    """``path`` is a directory in which the step only creates entries named at run time
+    (save its listing; undo removes only what is new)."""
 
 
 def _knowable(word: Word, known: dict[str, str]) -> bool:
@@ -48,6 +53,37 @@ def _knowable(word: Word, known: dict[str, str]) -> bool:
     if word.literal:
         return True
     return not word.substituted and set(word.variables) <= {"HOME", *known}
+
+
+def _raw_value(word: Word, value: str, home: str, cwd: str | None, known: dict[str, str]
+               ) -> str:
+    """The absolute path ``value`` names before any normalisation (``..`` kept)."""
+    if not word.literal:
+        value = "".join(s.text if s.kind == "literal" else
+                        home if s.name == "HOME" else known[s.name or ""]
+                        for s in word.segments)
+    if word.tilde and (value == "~" or value.startswith("~/")):
+        value = home.rstrip("/") + value[1:]
+    if not value.startswith("/"):
+        if cwd is None:
+            raise BackupRefused(f"cannot back up {word.text!r}: it is relative to a working "
+                                "directory only known when the command runs")
+        value = cwd.rstrip("/") + "/" + value
+    return value
+
+
+def _kernel_places(word: Word, home: str, cwd: str | None, known: dict[str, str]
+                   ) -> list[str] | None:
+    """For a path with ``..`` in it: where the kernel lands, resolving symlinks component by
+    component (``~/link/../x`` with ``link → /tmp/d`` is ``/tmp/x``). None without ``..``."""
+    if not any(".." in value.split("/") for value in word.values):
+        return None
+    out: list[str] = []
+    for value in word.values:
+        raw = _raw_value(word, value, home, cwd, known)
+        matches = sorted(glob.glob(raw)) if word.glob else []  # noqa: PTH207
+        out.extend(kernel_path(each) for each in matches or [raw])
+    return out
 
 
 def _absolute(place: str, home: str, word: Word) -> str:
@@ -110,22 +146,46 @@ def snapshot_targets(command: str, *, home: str, cwd: str | None
     if not analysis.parse_ok:
         notes.append("the command does not parse; no file it writes could be found")
     known = {name: value.text for name, value in analysis.assignments if value.literal}
-    found: dict[str, SnapTarget] = {}
+    found: dict[tuple[str, bool], SnapTarget] = {}
     for cmd in analysis.commands:
         cwd = _cwd_after(cmd, cwd, home)
         for target in write_targets(cmd):
-            if not _knowable(target.word, known):
-                raise BackupRefused(f"cannot back up {target.word.text!r} ({cmd.program}): its "
-                                    "location is only known when the command runs")
-            for place in paths.resolve(target.word, home=home, cwd=cwd, known=known):
-                path = _absolute(place.path, home, target.word)
-                if path.startswith(_PSEUDO) or path in ("/proc", "/sys", "/dev"):
-                    notes.append(f"{path} is a kernel or device file; it is not backed up")
-                    continue
-                matches = sorted(glob.glob(path)) if place.glob else []  # noqa: PTH207
-                for each in matches or [path]:
-                    for snap in _expand(cmd, target, each, home, cwd, known):
-                        old = found.get(snap.path)
-                        if old is None or (snap.tree and not old.tree):
-                            found[snap.path] = snap
+            for snap in _snap_targets(cmd, target, home, cwd, known, notes):
+                # a directory's listing (new entries) and its own snapshot are both kept
+                key = (snap.path, snap.new_only)
+                old = found.get(key)
+                if old is None or (snap.tree and not old.tree):
+                    found[key] = snap
     return list(found.values()), notes
+
+
+def _snap_targets(cmd: SimpleCommand, target: WriteTarget, home: str, cwd: str | None,
+                  known: dict[str, str], notes: list[str]) -> list[SnapTarget]:
+    """What to save for one write target."""
+    if not _knowable(target.word, known):
+        directory = new_entry_dir(target)
+        if directory is None:
+            raise BackupRefused(f"cannot back up {target.word.text!r} ({cmd.program}): its "
+                                "location is only known when the command runs")
+        # a new entry named at run time in a known directory: save the directory's listing
+        # (where the kernel finds it: ``..`` after a symlink included)
+        kernel = _kernel_places(directory, home, cwd, known)
+        return [SnapTarget(path, False, False, True) for path in kernel or [
+            _absolute(place.path, home, directory)
+            for place in paths.resolve(directory, home=home, cwd=cwd, known=known)]]
+    kernel = _kernel_places(target.word, home, cwd, known)
+    if kernel is not None:
+        places = kernel
+    else:
+        places = []
+        for place in paths.resolve(target.word, home=home, cwd=cwd, known=known):
+            path = _absolute(place.path, home, target.word)
+            matches = sorted(glob.glob(path)) if place.glob else []  # noqa: PTH207
+            places.extend(matches or [path])
+    out: list[SnapTarget] = []
+    for path in places:
+        if path.startswith(_PSEUDO) or path in ("/proc", "/sys", "/dev"):
+            notes.append(f"{printable(path)} is a kernel or device file; it is not backed up")
+            continue
+        out.extend(_expand(cmd, target, path, home, cwd, known))
+    return out

@@ -1,7 +1,10 @@
 """Undoing one step from its manifest, in the order the contract gives.
 
-1. restore the file snapshots (byte-exact; what was absent is deleted again);
-2. run the plan's rollback command for the step, if it has one;
+1. restore the file snapshots (byte-exact; what was absent is deleted again),
+   except what someone changed since the plan ran (:mod:`annad.undofiles`);
+2. run the plan's rollback command for the step, if it has one; a step whose
+   writes Anna could not capture (interpreter code) is never reported undone
+   unless that command ran, and then the result says it relied on it;
 3. invert recognised actions: reinstall from the package cache what the step
    removed or changed, remove only the packages it newly installed, and put
    unit enablement and activity back.
@@ -13,15 +16,18 @@ is reported and the rest still run.
 from __future__ import annotations
 
 import glob
+import os
 import posixpath
-from dataclasses import dataclass
+import stat
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from anna_common.protocol import UndoResult
 from annad.backup import BackupRefused, BlobStore
+from annad.manifest import printable
 from annad.prestate import HelperRunner, query_packages, unit_state
-from annad.restore import restore_target
 from annad.runner import Identity, RunResult
+from annad.undofiles import Progress, undo_targets
 
 if TYPE_CHECKING:
     import threading
@@ -57,6 +63,8 @@ class UndoEnv:
     """Restore a user-scope step's files only inside its home and temp dirs (root daemon)."""
     session: dict[str, str] | None = None
     """The caller's session now, for user-scope undo commands (else the one saved)."""
+    progress: Progress = field(default_factory=Progress)
+    """What this rollback restored or left in conflict so far (across its steps)."""
 
 
 def identity_of(manifest: StepManifest) -> Identity:
@@ -67,8 +75,8 @@ def identity_of(manifest: StepManifest) -> Identity:
 
 def _result(manifest: StepManifest, action: str, target: str, ok: bool, message: str
             ) -> UndoResult:
-    return UndoResult(step_id=manifest.step_id, action=action, target=target[:500], ok=ok,
-                      message=message[-2000:])
+    return UndoResult(step_id=manifest.step_id, action=action, target=printable(target)[:500],
+                      ok=ok, message=printable(message)[-2000:])
 
 
 def _summary(result: RunResult) -> str:
@@ -80,28 +88,63 @@ def _summary(result: RunResult) -> str:
     return f"exit {result.exit_code}" + (f": {tail}" if tail else "")
 
 
+def allowed_roots(uid: int, home: str) -> tuple[str, ...]:
+    """Where root may restore a user-scope step's files: the home the daemon resolved for
+    ``uid`` (passwd, or the configured override; never ``/``), the temporary directories,
+    and ``/run/user/<uid>`` when it is a real directory owned by ``uid``.
+
+    Nothing here comes from the request: a session saying ``XDG_RUNTIME_DIR=/`` once let
+    root restore ``/etc/shadow`` through a symlink in the home.
+    """
+    roots = [*TMP_ROOTS]
+    if home.startswith("/") and posixpath.normpath(home) != "/":
+        roots.insert(0, posixpath.normpath(home))
+        # snapshots record symlink-free paths: a home under a root-made link (/home →
+        # /var/home) is saved at its real place; the user cannot replace their home itself
+        real = os.path.realpath(home)
+        if real not in roots and real != "/":
+            roots.insert(1, real)
+    runtime = f"/run/user/{uid}"
+    try:
+        info = os.lstat(runtime)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == uid:
+        roots.append(runtime)
+    return tuple(roots)
+
+
 def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
     """Undo one step; every action is attempted and reported."""
     results: list[UndoResult] = []
     allowed = None
     if env.restrict_user_scope and manifest.scope == "user":
-        runtime = manifest.session.get("XDG_RUNTIME_DIR")
-        allowed = (manifest.home, *TMP_ROOTS, *([runtime] if runtime else []))
-    for target in reversed(manifest.targets):
-        try:
-            action = restore_target(target, env.blobs, allowed)
-            results.append(_result(manifest, action, target.path, True,
-                                   "deleted (it did not exist before)" if action == "delete"
-                                   else "restored byte-exact"))
-        except (OSError, ValueError) as exc:
-            results.append(_result(manifest, "restore", target.path, False, str(exc)))
+        allowed = allowed_roots(manifest.uid, manifest.home)
+    for done in undo_targets(manifest.targets, env.blobs, allowed, env.progress):
+        results.append(_result(manifest, done.action, done.target, done.ok, done.message))
+    command_ok = None
     if manifest.rollback_command:
         results.append(_rollback_command(manifest, env))
+        command_ok = results[-1].ok
+    if manifest.uncaptured:
+        results.append(_uncaptured(manifest, command_ok))
     for state in reversed(manifest.packages):
         results.extend(_undo_packages(manifest, state, env.runner))
     for unit in reversed(manifest.units):
         results.append(_undo_unit(manifest, unit, env.runner, env.session))
     return results
+
+
+def _uncaptured(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
+    """A step whose writes Anna could not see is never reported undone on Anna's word."""
+    if command_ok:
+        return _result(manifest, "uncaptured", "", True,
+                       "Anna could not back up what this step wrote; the restore relied on the "
+                       "plan's rollback command, which ran successfully")
+    why = "its rollback command failed" if command_ok is False else "it has no rollback command"
+    return _result(manifest, "uncaptured", "", False,
+                   f"Anna could not back up what this step wrote, and {why}: what it changed "
+                   "is not restored")
 
 
 def _rollback_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:

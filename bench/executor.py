@@ -3,6 +3,7 @@
 Run from the repository root:
 
     .venv/bin/python bench/executor.py [--steps 50] [--plans 6] [--mode user|system]
+    .venv/bin/python bench/executor.py --big [--size-mib 256] [--mode user|system]
 
 Prints, with the goals of issue 3:
 
@@ -104,7 +105,15 @@ def main() -> None:
     parser.add_argument("--steps", type=int, default=50, help="steps per plan (at most 50)")
     parser.add_argument("--plans", type=int, default=6, help="plans to execute")
     parser.add_argument("--mode", choices=("user", "system"), default="user")
+    parser.add_argument("--big", action="store_true",
+                        help="only: peak RSS backing up and restoring one big file")
+    parser.add_argument("--size-mib", type=int, default=256, help="size of the --big file")
     args = parser.parse_args()
+    if args.big:
+        from bench.bigfile import report
+
+        report(args.size_mib, user_mode=args.mode == "user")
+        return
 
     with running_daemon(user_mode=args.mode == "user") as daemon:
         assert daemon.proc is not None

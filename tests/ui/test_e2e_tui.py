@@ -62,7 +62,8 @@ async def test_low_plan_approve_progress_result_rollback(anna: Anna) -> None:
     plan = anna.plan_file(make_plan([("write", f"echo changed > {target}", "LOW")]))
     app = _app(anna, Source(plan_file=plan))
     async with app.run_test(size=SIZE) as pilot:
-        await until(pilot, lambda: approval_ready(app))
+        # the screen's AUTO_FOCUS lands after its buttons are mounted: wait for it too
+        await until(pilot, lambda: approval_ready(app) and app.focused is not None)
         assert app.focused is not None and app.focused.id == "cancel"
         await pilot.press("a")
         await until(pilot, lambda: shown(app, ResultScreen, "#close"))
