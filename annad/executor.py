@@ -321,9 +321,14 @@ class Executor:
     # ------------------------------------------------------------------ undo
 
     def undo(self, plan_id: str, indexes: list[int], emit: Callable[[ExecEvent], None],
-             session: dict[str, str] | None = None) -> list[UndoResult]:
-        """Undo the given steps in the order given; every result is journalled."""
-        env = self.undo_env(plan_id, session)
+             session: dict[str, str] | None = None, env: UndoEnv | None = None
+             ) -> list[UndoResult]:
+        """Undo the given steps in the order given; every result is journalled.
+
+        ``env``: one rollback undoing its steps one call at a time passes the same env, so
+        what an earlier call restored is known to be Anna's own doing, not a conflict.
+        """
+        env = env or self.undo_env(plan_id, session)
         results: list[UndoResult] = []
         for index in indexes:
             try:

@@ -156,6 +156,15 @@ def _same(old: Ident, new: Ident) -> bool:
     return True  # a directory's times change with its entries, which are compared one by one
 
 
+def _same_content(old: Ident, new: Ident) -> bool:
+    """A file replaced by one with the very bytes and metadata the step left (an undo of a
+    later step restores it that way, in this rollback or an interrupted earlier one): what
+    the plan left is still there, only under a new inode."""
+    return old.kind == new.kind == "file" and old.sha256 is not None and \
+        old.sha256 == new.sha256 and (old.size, old.mode, old.uid, old.gid) == (
+            new.size, new.mode, new.uid, new.gid)
+
+
 def changed(recorded: list[Ident], *, tree: bool, trusted: Callable[[str], bool]) -> str | None:
     """Why what is there now differs from ``recorded`` (None: it is what the step left).
 
@@ -180,6 +189,8 @@ def changed(recorded: list[Ident], *, tree: bool, trusted: Callable[[str], bool]
             return f"{_show(path)} was added since the plan ran"
         if after is None:
             return f"{_show(path)} was removed since the plan ran"
+        if _same_content(before, after):
+            continue
         if not _same(before, after) or (before.sha256 and before.sha256 != after.sha256):
             return f"{_show(path)} was changed since the plan ran"
     return None

@@ -199,13 +199,14 @@ class RunManager:
             indexes = [s.idx for s in reversed(self.journal.steps(plan_id))
                        if s.status is not StepStatus.UNDONE]
             results: list[UndoResult] = []
+            env = self.executor.undo_env(plan_id, session)  # one rollback, one progress
             for position, index in enumerate(indexes):
                 if run.cancel.is_set():  # stopped between two steps: the rest waits
                     self._rollback_interrupted(plan_id, indexes[position:], results)
                     run.outcome = RollbackResponse(plan_id=plan_id,
                                                    status=PlanStatus.INTERRUPTED, undo=results)
                     return
-                results.extend(self.executor.undo(plan_id, [index], run.emit, session=session))
+                results.extend(self.executor.undo(plan_id, [index], run.emit, env=env))
             status = PlanStatus.ROLLED_BACK if all(r.ok for r in results) else \
                 PlanStatus.ROLLBACK_FAILED
             error = None if status is PlanStatus.ROLLED_BACK else {

@@ -23,6 +23,7 @@ from typing import Any
 
 import pytest
 
+from anna_common import tiers
 from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent, PlanStatus, SessionEnv
 from anna_common.risk import assess
@@ -45,8 +46,11 @@ needs_root_tools = pytest.mark.skipif(
 def run(client: DaemonClient, plan: dict[str, Any], *, high: bool = False,
         session: SessionEnv | None = None) -> tuple[str, list[ExecEvent]]:
     submitted = client.submit(ActionPlan.model_validate(plan))
+    # a HIGH approval carries the word the person typed (here: the one the daemon names)
     events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
-                                 high_confirmed=high, session=session))
+                                 high_confirmed=high, session=session,
+                                 confirm_word=tiers.plan_word(submitted.annotated) if high
+                                 else None))
     return submitted.plan_id, events
 
 
@@ -304,7 +308,7 @@ def test_untouched_results_roll_back_through_several_steps(user_daemon: RunningD
         ("three", "echo more >> ~/made.txt", "LOW")]))
     assert events[-1].status == "succeeded"
     result = client.rollback(plan_id)
-    assert result.status == "rolled_back", result.undo
+    assert result.status == "rolled_back", "\n".join(f"{u.step_id} {u.action} {u.ok} {u.target} {u.message}" for u in result.undo)
     assert conf.read_bytes() == original
     assert not (user_daemon.home / "made.txt").exists()
 
@@ -746,3 +750,34 @@ def test_run_time_name_that_hit_an_existing_file_is_reported_not_restorable(
         ("restore", False, f"w.{year}")]
     assert "existed before the step" in result.undo[0].message
     assert sorted(p.name for p in folder.iterdir()) == ["a", f"w.{year}"]
+
+
+def test_rollback_resumed_in_a_new_call_does_not_take_annas_own_restore_for_a_conflict(
+        executor: tuple[Executor, Journal, Path]) -> None:
+    """A rollback stopped between two steps and resumed later (a new undo call, nothing
+    remembered) finds a file Anna itself restored under a new inode: the bytes and metadata
+    are what the earlier step left, so it is not a conflict; a person's edit still is."""
+    ex, journal, home = executor
+    conf = home / "app.conf"
+    conf.write_bytes(b"a=1\nb=2\n")
+    steps = [StepSpec(index=0, step_id="one", command="sed -i s/a=1/a=5/ ~/app.conf",
+                      scope="user"),
+             StepSpec(index=1, step_id="two", command="sed -i s/b=2/b=7/ ~/app.conf",
+                      scope="user")]
+    for plan_id, edit in (("resumed", False), ("edited", True)):
+        conf.write_bytes(b"a=1\nb=2\n")
+        _plan(journal, plan_id, home, steps)
+        events: list[ExecEvent] = []
+        assert ex.run(plan_id, steps, _who(home), events.append, threading.Event()) is \
+            PlanStatus.SUCCEEDED
+        assert all(r.ok for r in ex.undo(plan_id, [1], events.append))
+        assert conf.read_bytes() == b"a=5\nb=2\n"
+        if edit:
+            conf.write_bytes(b"a=5\nb=2\n# the person's own line\n")
+        results = ex.undo(plan_id, [0], events.append)  # a new call: a resumed rollback
+        if edit:
+            assert [(r.action, r.ok) for r in results] == [("conflict", False)]
+            assert conf.read_bytes() == b"a=5\nb=2\n# the person's own line\n"
+        else:
+            assert all(r.ok for r in results), results
+            assert conf.read_bytes() == b"a=1\nb=2\n"
