@@ -14,14 +14,16 @@ A snapshot that would exceed the size or file limit raises
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import logging
 import os
 import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from annad import safefs
+from annad import safefs, statefs
 from annad.manifest import Entry, TargetSnapshot
 
 CHUNK = 1024 * 1024
@@ -61,18 +63,26 @@ class BlobStore:
     def put(self, src_fd: int) -> tuple[str, int]:
         """Copy an open file into the store; return (sha256, size)."""
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _check_room(self.dir, os.fstat(src_fd).st_size)
         tmp = self.dir / f".incoming-{os.getpid()}-{id(self)}"
         digest = hashlib.sha256()
         size = 0
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
-            while chunk := os.read(src_fd, CHUNK):
-                digest.update(chunk)
-                size += len(chunk)
-                os.write(out, chunk)
-            os.fdatasync(out)
-        finally:
-            os.close(out)
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            try:
+                while chunk := os.read(src_fd, CHUNK):
+                    digest.update(chunk)
+                    size += len(chunk)
+                    _write_all(out, chunk)
+                os.fdatasync(out)
+            finally:
+                os.close(out)
+        except BaseException as exc:
+            _discard(tmp)  # a partial blob must never stay behind to fill the disk
+            if isinstance(exc, OSError) and statefs.is_full(exc):
+                raise BackupRefused(f"cannot back up: the state disk is full ({exc.strerror}); "
+                                    "the partial copy was removed") from None
+            raise
         name = digest.hexdigest()
         tmp.replace(self.dir / name)
         self.dirty = True
@@ -95,6 +105,33 @@ class BlobStore:
         if hashlib.sha256(data).hexdigest() != sha256:
             raise OSError(f"backup blob {sha256[:12]} is corrupt")
         return data
+
+
+def _check_room(directory: Path, size: int) -> None:
+    """Refuse a blob the state disk cannot hold with the journal's floor left over."""
+    problem = statefs.room_problem(directory, size)
+    if problem is not None:
+        raise BackupRefused(f"cannot back up: {problem}")
+
+
+def _write_all(fd: int, data: bytes) -> None:
+    """Write all of ``data``: ``os.write`` may write less than asked (a short write)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:  # no progress and no error: treat as a full disk
+            raise OSError(errno.ENOSPC, "short write made no progress")
+        view = view[written:]
+
+
+def _discard(path: Path) -> None:
+    """Remove a temporary file, whatever state it is in."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # reported, never raised over the real error
+        logging.getLogger(__name__).warning("cannot remove partial backup %s: %s", path, exc)
 
 
 # --------------------------------------------------------------------------- snapshot
