@@ -10,10 +10,12 @@ from __future__ import annotations
 
 import contextlib
 import errno
+import json
 import os
 import shutil
 import sqlite3
 import subprocess
+import sys
 import threading
 import time
 from collections.abc import Callable, Iterator
@@ -25,9 +27,9 @@ import pytest
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent
+from annactl.daemon_client import DaemonClient
 from annad import statefs
 from annad.backup import BackupRefused, BlobStore
-from annactl.daemon_client import DaemonClient
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon
 
 WAIT_S = 30.0
@@ -133,6 +135,17 @@ def small_plan(home: Path, name: str) -> dict[str, Any]:
     return make_plan([("write", f"echo hello > {home / name}", "LOW")])
 
 
+def annactl_doctor(daemon: RunningDaemon) -> dict[str, Any]:
+    """The real ``annactl doctor --json`` against this daemon: its ``daemon`` check."""
+    env = {**daemon.env, "ANNA_SOCKET": str(daemon.socket),
+           "ANNA_LLM_URL": "http://127.0.0.1:9", "ANNA_CONFIG": str(daemon.base / "none")}
+    proc = subprocess.run([sys.executable, "-m", "annactl.cli", "doctor", "--json"],
+                          capture_output=True, text=True, check=False, env=env, timeout=60)
+    assert "Traceback" not in proc.stderr, proc.stderr
+    checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
+    return dict(checks["daemon"])
+
+
 # --------------------------------------------------------------------------- tests
 
 
@@ -210,6 +223,9 @@ def test_daemon_starts_on_a_full_state_disk_and_refuses_until_room_exists(
     assert refused.value.code is ErrorCode.BACKUP_REFUSED, refused.value
     assert "state disk" in refused.value.message
     assert str(client.get_plan(plan_id).status) == "succeeded"  # reads still work
+    doctor = annactl_doctor(daemon)
+    assert doctor["status"] == "warn" and "full" in doctor["detail"], doctor
+    assert "free space" in doctor["fix"]
     filler.unlink()
     wait_for("the state problem to clear", lambda: client.health().state_problem is None,
              daemon)
@@ -270,3 +286,54 @@ def test_killed_daemon_on_full_disk_restarts_and_marks_plan_interrupted(
 def _ignore_errors(stream: Iterator[ExecEvent]) -> Iterator[ExecEvent]:
     with contextlib.suppress(AnnaError, OSError):
         yield from stream
+
+
+def test_plan_end_reaches_the_journal_when_the_disk_fills_while_it_runs(
+        full_disk_daemon: RunningDaemon) -> None:
+    """The disk fills while a step runs: the step's outcome and the plan's end are written
+    into the room the reserve kept; later plans are refused until there is room again."""
+    daemon = full_disk_daemon.start()
+    client = daemon.client()
+    plan_id, digest = submit(client, make_plan([("wait", GATE, "LOW")]))
+    events: list[ExecEvent] = []
+    stream = client.execute(plan_id, digest, confirmed=True, high_confirmed=False,
+                            confirm_word=None)
+    reader = threading.Thread(target=lambda: events.extend(stream), daemon=True)
+    reader.start()
+    wait_for("the gate step to run", lambda: journal_rows(
+        daemon, "SELECT 1 FROM steps WHERE plan_id=? AND status='running'", plan_id), daemon)
+    filler = fill(daemon.state)
+    (daemon.home / "gate").touch()
+    reader.join(timeout=WAIT_S)
+    assert events and events[-1].status == "succeeded", events[-1:]
+    assert str(client.get_plan(plan_id).status) == "succeeded"
+    assert "released the journal reserve" in daemon.output()
+    with pytest.raises(AnnaError) as refused:
+        submit(client, small_plan(daemon.home, "c.txt"))
+    assert refused.value.code is ErrorCode.BACKUP_REFUSED
+    filler.unlink()
+    wait_for("the reserve to be back", lambda: client.health().state_problem is None, daemon)
+    assert (daemon.state / statefs.RESERVE_NAME).stat().st_size == statefs.RESERVE_BYTES
+    _, done = execute(client, small_plan(daemon.home, "c.txt"))
+    assert done[-1].status == "succeeded"
+    assert client.audit_verify().ok
+
+
+def test_step_whose_backup_no_longer_fits_is_refused_and_earlier_steps_undone(
+        full_disk_daemon: RunningDaemon) -> None:
+    """The plan fits when it starts (the file does not exist yet); a step makes it 3 MiB,
+    the next step's backup of it cannot fit: that step is refused before it runs and the
+    first step is undone."""
+    daemon = full_disk_daemon.start()
+    client = daemon.client()
+    grown = daemon.home / "grown.bin"
+    plan_id, events = execute(client, make_plan([
+        ("make", f"head -c {3 * MIB} /dev/zero > {grown}", "LOW"),
+        ("grow", f"echo more >> {grown}", "LOW")]))
+    last = events[-1]
+    assert last.status == "failed" and last.code == "BACKUP_REFUSED", last
+    steps = {str(s.step_id): str(s.status) for s in client.get_plan(plan_id).steps}
+    assert steps == {"make": "undone", "grow": "failed"}, steps
+    assert not grown.exists()
+    assert leftovers(daemon.state) == []
+    assert client.health().state_problem is None
