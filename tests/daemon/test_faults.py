@@ -337,3 +337,20 @@ def test_step_whose_backup_no_longer_fits_is_refused_and_earlier_steps_undone(
     assert not grown.exists()
     assert leftovers(daemon.state) == []
     assert client.health().state_problem is None
+
+
+def test_journal_that_cannot_open_says_what_it_needs(full_disk_daemon: RunningDaemon) -> None:
+    """No reserve left and not a block free: the journal cannot be opened; annad says why
+    (exit 1, the state disk and what it needs), never a traceback, and starts once there
+    is room."""
+    daemon = full_disk_daemon.start()
+    assert daemon.stop() == 0
+    (daemon.state / statefs.RESERVE_NAME).unlink()
+    filler = fill(daemon.state)
+    assert daemon.proc is not None
+    with pytest.raises(RuntimeError, match=r"annad exited \(1\)") as failed:
+        daemon.start()
+    assert "state disk" in str(failed.value) and "Traceback" not in str(failed.value)
+    filler.unlink()
+    daemon.start()
+    assert daemon.client().health().state_problem is None
