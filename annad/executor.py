@@ -166,7 +166,6 @@ class Executor:
                 more_size, more_files = _existing_size(target.path, tree=target.tree,
                                                        limit=self.limits.backup_max_files)
                 size, files = size + more_size, files + more_files
-        self.backups.mkdir(parents=True, exist_ok=True, mode=0o700)
         problem = statefs.room_problem(self.backups, size, files)
         return None if problem is None else f"cannot back up this plan's targets: {problem}"
 

@@ -42,8 +42,11 @@ def free_bytes(directory: Path) -> int:
     ``f_bavail``, not ``f_bfree``: the daemon should not eat the blocks reserved for root
     on an ext4 state disk, since that is what lets the rest of the system recover.
     """
+    place = directory
+    while not place.exists() and place != place.parent:
+        place = place.parent  # a directory created on demand is on its parent's disk
     try:
-        info = os.statvfs(directory)
+        info = os.statvfs(place)
     except OSError:
         return 0
     return info.f_bavail * info.f_frsize
