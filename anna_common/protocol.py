@@ -142,6 +142,8 @@ class Health(BaseModel):
     """Seconds since the daemon started."""
     running_plan: str | None = None
     """Id of the plan executing now, if any."""
+    state_problem: str | None = None
+    """What the daemon's state disk lacks (full: plans are refused), or None."""
 
 
 class SubmitRequest(BaseModel):

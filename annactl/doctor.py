@@ -1,8 +1,8 @@
 """``annactl doctor``: is everything Anna needs in place? Each check says how to fix it.
 
 Checks, in order: configuration valid; a daemon reachable (system or per-user
-socket); the model server reachable; the configured model present
-(``/api/tags`` or ``/v1/models``); structured output honoured (one tiny chat
+socket) with room on its state disk; the model server reachable; the configured
+model present (``/api/tags`` or ``/v1/models``); structured output honoured (one tiny chat
 whose reply must follow a two-field JSON Schema); the pacman database
 readable (as the daemon sees it). Nothing here changes the machine.
 """
@@ -88,6 +88,11 @@ def check_daemon() -> tuple[Check, dict[str, Any] | None, Path | None]:
                          f"annactl speaks {API_VERSION}", "restart annad after upgrading anna"), \
                 None, None
         mode = health.get("mode", "?")
+        problem = health.get("state_problem")
+        if problem:  # it answers, but cannot journal or back up: it says what it needs
+            return Check("daemon", "warn", f"{mode} daemon at {path}: {problem}",
+                         "free space on annad's state disk (see docs/operations.md, "
+                         "\"When the disk is full\"); annad resumes by itself"), health, path
         note = "" if health.get("caller_authorised") else " (read-only for you)"
         check = Check("daemon", "ok" if note == "" else "warn",
                       f"{mode} daemon {health.get('daemon_version', '?')} at {path}{note}",

@@ -14,14 +14,16 @@ A snapshot that would exceed the size or file limit raises
 
 from __future__ import annotations
 
+import errno
 import hashlib
+import logging
 import os
 import posixpath
 import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from annad import safefs
+from annad import safefs, statefs
 from annad.identity import kind_of
 from annad.leftovers import INCOMING
 from annad.manifest import Entry, Ident, TargetSnapshot, printable
@@ -70,21 +72,26 @@ class BlobStore:
         A partial copy (a full disk, a read error) is removed before the error is raised.
         """
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+        _check_room(self.dir, os.fstat(src_fd).st_size)
         tmp = self.dir / f"{INCOMING}{os.getpid()}-{id(self)}"  # recovery removes a dead one
         digest = hashlib.sha256()
         size = 0
-        out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
         try:
-            while chunk := os.read(src_fd, CHUNK):
-                digest.update(chunk)
-                size += len(chunk)
-                write_all(out, chunk)
-            os.fdatasync(out)
-        except BaseException:
-            os.close(out)
-            tmp.unlink(missing_ok=True)
+            out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
+            try:
+                while chunk := os.read(src_fd, CHUNK):
+                    digest.update(chunk)
+                    size += len(chunk)
+                    write_all(out, chunk)
+                os.fdatasync(out)
+            finally:
+                os.close(out)
+        except BaseException as exc:
+            _discard(tmp)  # a partial blob must never stay behind to fill the disk
+            if isinstance(exc, OSError) and statefs.is_full(exc):
+                raise BackupRefused(f"cannot back up: the state disk is full ({exc.strerror}); "
+                                    "the partial copy was removed") from None
             raise
-        os.close(out)
         name = digest.hexdigest()
         tmp.replace(self.dir / name)
         self.dirty = True
@@ -138,7 +145,27 @@ def write_all(fd: int, data: bytes) -> None:
     """``os.write`` until everything is written (a write may be short)."""
     view = memoryview(data)
     while view:
-        view = view[os.write(fd, view):]
+        written = os.write(fd, view)
+        if written <= 0:  # no progress and no error: treat as a full disk
+            raise OSError(errno.ENOSPC, "short write made no progress")
+        view = view[written:]
+
+
+def _check_room(directory: Path, size: int) -> None:
+    """Refuse a blob the state disk cannot hold with the journal's floor left over."""
+    problem = statefs.room_problem(directory, size)
+    if problem is not None:
+        raise BackupRefused(f"cannot back up: {problem}")
+
+
+def _discard(path: Path) -> None:
+    """Remove a temporary file, whatever state it is in."""
+    try:
+        path.unlink()
+    except FileNotFoundError:
+        pass
+    except OSError as exc:  # reported, never raised over the real error
+        logging.getLogger(__name__).warning("cannot remove partial backup %s: %s", path, exc)
 
 
 # --------------------------------------------------------------------------- snapshot

@@ -11,15 +11,20 @@ alone.
 
 from __future__ import annotations
 
+import contextlib
 import json
 import logging
+import os
+import stat
 import time
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.errors import ErrorCode
 from anna_common.protocol import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from annad import manifest as manifests
+from annad import statefs
 from annad.backup import BackupRefused, BlobStore, Budget, snapshot, snapshot_listing
 from annad.confine import unasked_identity
 from annad.identity import HashBudget
@@ -36,7 +41,6 @@ from annad.undofiles import after_tree, record_new_entries
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
-    from pathlib import Path
 
     from annad.journal import Journal
     from annad.runner import RunResult
@@ -128,6 +132,9 @@ class Executor:
             cancel: threading.Event) -> PlanStatus:
         """Execute ``steps``; on any failure undo what ran. Returns the final status."""
         total = len(steps)
+        refusal = self._room_refusal(steps, who)
+        if refusal is not None:
+            return self._refuse(plan_id, refusal, total, emit)
         self.journal.set_plan_status(plan_id, PlanStatus.RUNNING, kind="plan_started")
         emit(_event(ExecEventType.PLAN_STARTED, plan_id, total=total, status="running",
                     message=f"running {total} step(s)"))
@@ -151,6 +158,39 @@ class Executor:
                         message="all steps succeeded"))
             return PlanStatus.SUCCEEDED
         return self._fail(plan_id, failure, started, total, emit)
+
+    def _room_refusal(self, steps: list[StepSpec], who: Who) -> str | None:
+        """Why the backups of this plan cannot fit on the state disk, or None.
+
+        Checked before anything runs, with the files as they are now (a step that grows
+        a file is checked again when its own backup is taken, see ``BlobStore.put``)."""
+        size, files = 0, 0
+        for step in steps:
+            user = step.scope == "user"
+            try:
+                targets, _ = snapshot_targets(step.command, home=who.home,
+                                              cwd=who.home if user else "/")
+            except Exception:  # the step's own backup (in _prepare) will say why
+                log.debug("no targets known for step %s before the run", step.step_id)
+                continue
+            for target in targets:
+                more_size, more_files = _existing_size(target.path, tree=target.tree,
+                                                       limit=self.limits.backup_max_files)
+                size, files = size + more_size, files + more_files
+        problem = statefs.room_problem(self.backups, size, files)
+        return None if problem is None else f"cannot back up this plan's targets: {problem}"
+
+    def _refuse(self, plan_id: str, why: str, total: int,
+                emit: Callable[[ExecEvent], None]) -> PlanStatus:
+        """End a plan whose backups cannot be written, before anything ran."""
+        log.warning("plan %s refused: %s", plan_id, why)
+        error = {"code": str(ErrorCode.BACKUP_REFUSED), "message": why,
+                 "detail": {"step_id": None, "undo_ok": True, "ran": 0}}
+        self.journal.set_plan_status(plan_id, PlanStatus.FAILED, error=error,
+                                     kind="plan_backup_refused")
+        emit(_event(ExecEventType.PLAN_FINISHED, plan_id, total=total, status="failed",
+                    code=str(ErrorCode.BACKUP_REFUSED), message=why + "; nothing was run"))
+        return PlanStatus.FAILED
 
     def _fail(self, plan_id: str, failure: _Failure, started: list[int], total: int,
               emit: Callable[[ExecEvent], None]) -> PlanStatus:
@@ -354,6 +394,30 @@ class Executor:
                                           for r in step_results)[:4000]))
             results.extend(step_results)
         return results
+
+
+def _existing_size(path: str, *, tree: bool, limit: int) -> tuple[int, int]:
+    """Bytes and files a backup of ``path`` would copy now (symlinks not followed below
+    the top; at most ``limit`` files counted: a bigger tree is refused by the budget)."""
+    try:
+        info = Path(path).stat()
+    except OSError:
+        return 0, 0
+    if stat.S_ISREG(info.st_mode):
+        return info.st_size, 1
+    if not (tree and stat.S_ISDIR(info.st_mode)):
+        return 0, 1
+    size, files = 0, 1
+    for top, _dirs, names in os.walk(path):
+        for name in names:
+            with contextlib.suppress(OSError):
+                child = (Path(top) / name).lstat()
+                if stat.S_ISREG(child.st_mode):
+                    size += child.st_size
+            files += 1
+            if files > limit:
+                return size, files
+    return size, files
 
 
 def _why(result: RunResult) -> tuple[ErrorCode, str]:

@@ -16,6 +16,13 @@ edited plan, annotation, request or status shows as a broken chain too
 (:mod:`annad.integrity`), and execute and rollback refuse such a plan
 (:meth:`Journal.check_plan`).
 
+A full state disk (:mod:`annad.statefs`): writes that record what already happened
+(a plan's status, a step's outcome, an undo result, start-up recovery) may use the
+journal reserve: on SQLITE_FULL the reserve file is deleted and the write retried
+once. Writes that start something new (a submit, a checks record) are refused with
+``BACKUP_REFUSED`` while the reserve cannot be kept, so they never eat the room an
+outcome needs.
+
 Schema versions (``PRAGMA user_version``): 0 had no seals and hashed NFC-normalised
 text; opening such a file seals its plans as they are in one chained
 ``journal_migrated`` event and sets version 1. A newer version is a clear error.
@@ -23,6 +30,7 @@ text; opening such a file seals its plans as they are in one chained
 
 from __future__ import annotations
 
+import functools
 import hashlib
 import json
 import sqlite3
@@ -30,17 +38,21 @@ import threading
 import time
 from contextlib import contextmanager
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
 from anna_common.protocol import AuditReport, PlanStatus, StepStatus
 from annad import integrity
 from annad.integrity import GENESIS, MIGRATED_KIND, seal_of
+from annad.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
     from pathlib import Path
+
+_P = ParamSpec("_P")
+_T = TypeVar("_T")
 
 SCHEMA_VERSION = 1
 """``PRAGMA user_version`` this daemon writes (see the module docstring)."""
@@ -111,26 +123,101 @@ class UndoRow:
 _EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
 
 
+class StateFull(AnnaError):
+    """The state disk has no room for the journal (``BACKUP_REFUSED``: nothing was run)."""
+
+
+def _recording(method: Callable[Concatenate[Journal, _P], _T]
+               ) -> Callable[Concatenate[Journal, _P], _T]:
+    """A write recording what already happened: on a full disk, release the reserve and
+    retry once (the plan's end must reach the journal); still full: :class:`StateFull`."""
+
+    def wrapper(self: Journal, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if not is_full(exc):
+                raise
+            if not self.reserve.release():
+                raise self.full(exc) from None
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if is_full(exc):
+                raise self.full(exc) from None
+            raise
+
+    functools.update_wrapper(wrapper, method)
+    return wrapper
+
+
+def _starting(method: Callable[Concatenate[Journal, _P], _T]
+              ) -> Callable[Concatenate[Journal, _P], _T]:
+    """A write that starts something new: only while the reserve can be kept in place."""
+
+    def wrapper(self: Journal, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+        if not self.reserve.ensure():
+            raise self.full(None)
+        try:
+            return method(self, *args, **kwargs)
+        except sqlite3.OperationalError as exc:
+            if is_full(exc):
+                raise self.full(exc) from None
+            raise
+
+    functools.update_wrapper(wrapper, method)
+    return wrapper
+
+
 class Journal:
     """One SQLite connection shared by the daemon's threads behind a lock."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
         self.path = path
+        self.reserve = Reserve(path.parent)
         self._lock = threading.RLock()
-        # check_same_thread=False: request threads and the executor thread share the
-        # connection; every use goes through self._lock.
-        self._db = sqlite3.connect(str(path), check_same_thread=False, isolation_level=None)
-        self._db.execute("PRAGMA journal_mode=WAL")
-        self._db.execute("PRAGMA synchronous=NORMAL")
         self._durable = False
-        self._db.execute("PRAGMA foreign_keys=ON")
-        # a small page cache: the journal is written far more than read, and an idle
-        # daemon should stay small (the default is 2 MB)
-        self._db.execute("PRAGMA cache_size=-256")
-        self._db.executescript(_SCHEMA)
+        if free_bytes(path.parent) < JOURNAL_FLOOR:
+            # a full state disk must not keep the daemon from starting: opening needs room
+            # for the WAL and its index (SQLite says "disk I/O error" when it has none),
+            # and recovery needs room to mark plans interrupted: the reserve is for that
+            self.reserve.release()
+        try:
+            self._db = self._open()
+        except sqlite3.OperationalError as exc:
+            if is_full(exc) or free_bytes(path.parent) < JOURNAL_FLOOR:
+                raise self.full(exc) from None
+            raise
         self._migrate()
         path.chmod(0o600)
+        self.reserve.ensure()
+
+    def _open(self) -> sqlite3.Connection:
+        # check_same_thread=False: request threads and the executor thread share the
+        # connection; every use goes through self._lock.
+        db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        try:
+            db.execute("PRAGMA journal_mode=WAL")
+            db.execute("PRAGMA synchronous=NORMAL")
+            db.execute("PRAGMA foreign_keys=ON")
+            # a small page cache: the journal is written far more than read, and an idle
+            # daemon should stay small (the default is 2 MB)
+            db.execute("PRAGMA cache_size=-256")
+            db.executescript(_SCHEMA)
+        except BaseException:
+            db.close()
+            raise
+        return db
+
+    def full(self, exc: BaseException | None) -> StateFull:
+        """The error for a journal write the state disk has no room for."""
+        problem = self.reserve.problem() or (
+            f"the state disk holding {self.path.parent} is full "
+            f"({free_bytes(self.path.parent) // 1024} KiB free)")
+        return StateFull(problem + (f" ({exc})" if exc is not None else ""),
+                         code=ErrorCode.BACKUP_REFUSED,
+                         hint=f"free space on the file system of {self.path.parent}")
 
     def _migrate(self) -> None:
         """Bring an older journal to :data:`SCHEMA_VERSION`; refuse a newer one."""
@@ -197,7 +284,8 @@ class Journal:
             "VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
             (row_id, ts, plan_id, kind, step_id, text, prev, digest))
 
-    def event(self, kind: str, plan_id: str | None = None, step_id: str | None = None,
+    @_starting
+    def event(self, /, kind: str, plan_id: str | None = None, step_id: str | None = None,
               **body: Any) -> None:
         """Record one event on its own (a transaction of its own)."""
         with self._tx():
@@ -263,6 +351,7 @@ class Journal:
 
     # ------------------------------------------------------------------ plans
 
+    @_starting
     def add_plan(self, row: PlanRow, step_ids: list[str]) -> None:
         """Store a submitted plan and its steps (pending)."""
         with self._tx():
@@ -278,7 +367,8 @@ class Journal:
                          {**seal_of(row), "status": str(row.status),
                           "steps": len(step_ids)})
 
-    def set_plan_status(self, plan_id: str, status: PlanStatus, *,
+    @_recording
+    def set_plan_status(self, /, plan_id: str, status: PlanStatus, *,
                         error: dict[str, Any] | None = None, kind: str | None = None,
                         **body: Any) -> None:
         """Change a plan's status and record it as an event (``kind`` defaults to the status)."""
@@ -307,6 +397,13 @@ class Journal:
         return [_plan_row(r) for r in self._db.execute(
             f"SELECT {_PLAN_COLUMNS} FROM plans ORDER BY created_at")]  # noqa: S608
 
+    def unfinished(self) -> list[str]:
+        """Plans marked running or rolling back (after a failed :meth:`recover`)."""
+        with self._lock:
+            return [r[0] for r in self._db.execute(
+                "SELECT plan_id FROM plans WHERE status IN (?, ?)",
+                (str(PlanStatus.RUNNING), str(PlanStatus.ROLLING_BACK)))]
+
     def list_plans(self, limit: int = 200) -> list[PlanRow]:
         """Newest first."""
         with self._lock:
@@ -314,8 +411,11 @@ class Journal:
                 "SELECT plan_id FROM plans ORDER BY created_at DESC LIMIT ?", (limit,))]
         return [p for p in (self.get_plan(i) for i in ids) if p is not None]
 
+    @_recording
     def recover(self) -> list[str]:
-        """Mark plans left running (or rolling back) by a dead daemon as ``interrupted``."""
+        """Mark plans left running (or rolling back) by a dead daemon as ``interrupted``
+        (raises :class:`StateFull` when the state disk has no room even without the reserve;
+        call it again once there is room: it is idempotent)."""
         with self._lock:
             ids = [r[0] for r in self._db.execute(
                 "SELECT plan_id FROM plans WHERE status IN (?, ?)",
@@ -331,6 +431,7 @@ class Journal:
 
     # ------------------------------------------------------------------ steps
 
+    @_recording
     def step_started(self, plan_id: str, idx: int, step_id: str) -> None:
         """Mark a step running (durable before the step is spawned)."""
         with self._tx(durable=True):
@@ -339,7 +440,8 @@ class Journal:
                 (str(StepStatus.RUNNING), time.time(), plan_id, idx))
             self._append("step_started", plan_id, step_id, {"index": idx})
 
-    def step_finished(self, plan_id: str, idx: int, step_id: str, status: StepStatus,
+    @_recording
+    def step_finished(self, /, plan_id: str, idx: int, step_id: str, status: StepStatus,
                       exit_code: int | None, output: str, **body: Any) -> None:
         """Record a step's outcome."""
         with self._tx():
@@ -351,6 +453,7 @@ class Journal:
                          {"index": idx, "status": str(status), "exit_code": exit_code,
                           "output_sha256": hashlib.sha256(output.encode()).hexdigest(), **body})
 
+    @_recording
     def set_step_status(self, plan_id: str, idx: int, status: StepStatus) -> None:
         """Change a step's status only (undone, undo_failed)."""
         with self._tx():
@@ -367,6 +470,7 @@ class Journal:
 
     # ------------------------------------------------------------------ undo
 
+    @_recording
     def add_undo(self, plan_id: str, result: UndoRow) -> None:
         """Record one undo action's outcome (also as a chained event)."""
         with self._tx():

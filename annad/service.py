@@ -21,6 +21,7 @@ import json
 import logging
 import os
 import secrets
+import threading
 import time
 from typing import TYPE_CHECKING, Any
 
@@ -46,7 +47,7 @@ from anna_common.protocol import (
 from anna_common.validate import validate
 from annad import __version__
 from annad.checks import run_checks
-from annad.journal import PlanRow
+from annad.journal import PlanRow, StateFull
 from annad.peer import Peer, authorised, served
 from annad.records import bound_annotation, home_of, plan_record, plan_summary
 from annad.runs import RunManager
@@ -68,6 +69,8 @@ log = logging.getLogger(__name__)
 
 MAX_REQUEST_TEXT = 4000
 """Characters of the person's request kept with a plan."""
+RECOVERY_RETRY_S = 1.0
+"""How often start-up recovery is retried while the state disk is full."""
 _SUBMIT_KEYS = frozenset({"plan", "request", "source"})
 
 
@@ -84,6 +87,9 @@ class PlanService:
         self.runs = RunManager(journal=journal, executor=executor, user_mode=self.user_mode)
         self.started_at = time.monotonic()
         self.owner_uid = os.geteuid()
+        self._stopping = threading.Event()
+        self._recovery = threading.Thread(target=self._retry_recovery, name="recovery",
+                                          daemon=True)
 
     @property
     def user_mode(self) -> bool:
@@ -94,9 +100,12 @@ class PlanService:
 
     def start(self) -> None:
         """Recover from a crash and start telemetry."""
-        for plan_id in self.journal.recover():
-            log.warning("plan %s was running when the daemon stopped: now interrupted", plan_id)
+        for plan_id in self.journal.unfinished():
+            # the step processes a dead daemon left go first, even before there is room
+            # to journal anything: they must not go on changing the machine
             self.runs.executor.stop_orphans(plan_id)
+        if not self._recover():
+            self._recovery.start()
         for row in self.journal.list_plans():
             if row.status is PlanStatus.INTERRUPTED:
                 log.warning("plan %s is interrupted: `annactl rollback %s` undoes what is left",
@@ -106,6 +115,38 @@ class PlanService:
         except Exception:  # telemetry must never keep plans from working
             log.exception("telemetry failed to start")
 
+    def _recover(self) -> bool:
+        """Mark plans a dead daemon left running ``interrupted``; False when the state
+        disk has no room for that yet (they stay as they are, reads still work)."""
+        try:
+            recovered = self.journal.recover()
+        except StateFull as exc:
+            log.error("cannot mark plans %s interrupted yet: %s; annad serves reads and "
+                      "marks them as soon as there is room", self.journal.unfinished(),
+                      exc.message)
+            return False
+        for plan_id in recovered:
+            log.warning("plan %s was running when the daemon stopped: now interrupted", plan_id)
+        return True
+
+    def state_problem(self) -> str | None:
+        """What the state disk lacks (health and ``annactl doctor`` show it), or None."""
+        if self._recovery.is_alive():
+            return ("plans left running by the previous daemon are not yet marked "
+                    "interrupted: " + (self.journal.reserve.problem() or "the state disk is "
+                                       "full"))
+        if self.journal.reserve.ensure():
+            return None
+        return self.journal.reserve.problem()
+
+    def _retry_recovery(self) -> None:
+        """Retry start-up recovery until the state disk has room (or the daemon stops)."""
+        while not self._stopping.wait(RECOVERY_RETRY_S):
+            if self.journal.reserve.problem() is None and self._recover():
+                self.journal.reserve.ensure()
+                log.info("the state disk has room again: start-up recovery is done")
+                return
+
     def drain(self) -> None:
         """On a stop, while connections still serve: refuse new plans, let the running apply
         or rollback end (``stop_grace_s``, then cancelled or stopped; see ``RunManager``)."""
@@ -114,6 +155,9 @@ class PlanService:
     def stop(self) -> None:
         """Drain (if not done yet), then stop telemetry and close the journal."""
         self.runs.shutdown(self.settings.stop_grace_s)
+        self._stopping.set()
+        if self._recovery.is_alive():
+            self._recovery.join()
         try:
             self.telemetry_provider.stop()
         except Exception:
@@ -162,7 +206,7 @@ class PlanService:
         return Health(api_version=API_VERSION, daemon_version=__version__, mode=self.mode,
                       caller_uid=peer.uid, caller_authorised=self._may_change(peer),
                       pid=os.getpid(), uptime_s=round(time.monotonic() - self.started_at, 3),
-                      running_plan=current)
+                      running_plan=current, state_problem=self.state_problem())
 
     def telemetry(self, peer: Peer | None, session: SessionEnv | None, *, fresh: bool
                   ) -> TelemetryResponse:

@@ -37,6 +37,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.SCOPE_REQUIRES_ROOT: 403,
     ErrorCode.DAEMON_UNAVAILABLE: 503,
     ErrorCode.AUDIT_CHAIN_BROKEN: 500,
+    ErrorCode.BACKUP_REFUSED: 507,  # the state disk cannot hold the journal or the backups
 }
 """HTTP status per error code; anything else is 500."""
 
