@@ -47,6 +47,8 @@ DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for an ordinary answer."""
 LONG_TIMEOUT = 3600.0
 """Seconds to wait for checks and rollbacks (package removals can be slow)."""
+_CLIENT_DEFAULT = -1.0
+"""``timeout`` meaning "this client's own timeout"; ``None`` means no timeout at all."""
 SOCKET_NAME = "annad.sock"
 """File name of a per-user daemon's socket under ``runtime_dir()``."""
 
@@ -86,9 +88,14 @@ class DaemonClient:
     # ------------------------------------------------------------------ transport
 
     def _send(self, method: str, path: str, body: Any = None,
-              *, headers: dict[str, str] | None = None, timeout: float | None = None
+              *, headers: dict[str, str] | None = None,
+              timeout: float | None = _CLIENT_DEFAULT
               ) -> tuple[_UnixConnection, http.client.HTTPResponse]:
-        conn = _UnixConnection(self.socket_path, self.timeout if timeout is None else timeout)
+        # None must reach the socket as None: the event stream of a running plan has no
+        # read timeout (a step may be silent for minutes; a timeout there would report the
+        # daemon as gone while the plan goes on)
+        conn = _UnixConnection(self.socket_path,
+                               self.timeout if timeout == _CLIENT_DEFAULT else timeout)
         payload = None if body is None else json.dumps(body).encode("utf-8")
         sent = {"Accept": "application/json", **(headers or {})}
         if payload is not None:
@@ -106,7 +113,8 @@ class DaemonClient:
         return conn, response
 
     def _call(self, method: str, path: str, body: Any = None,
-              *, headers: dict[str, str] | None = None, timeout: float | None = None) -> Any:
+              *, headers: dict[str, str] | None = None,
+              timeout: float | None = _CLIENT_DEFAULT) -> Any:
         conn, response = self._send(method, path, body, headers=headers, timeout=timeout)
         try:
             raw = response.read()

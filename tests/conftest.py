@@ -14,6 +14,12 @@ REPO = Path(__file__).resolve().parent.parent
 pytest_plugins = ["tests.pacmanfix"]
 
 
+def pytest_configure(config: pytest.Config) -> None:
+    """Markers of this suite's own fixtures (the suite runs with --strict-markers)."""
+    config.addinivalue_line("markers", "shared_daemon: user_daemon is the module's shared "
+                                       "daemon (tests/daemonfix.py says when that is safe)")
+
+
 @pytest.fixture(autouse=True)
 def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     """Point HOME, the XDG directories and every ANNA_/ANNAD_ variable at tmp_path."""

@@ -11,6 +11,13 @@ The directory is short (``/tmp/anna-d-XXXX``) because Unix socket paths are limi
 Fixtures (import them into your conftest):
 ``user_daemon`` (a per-user daemon), ``system_daemon`` (the system daemon; the tests
 run as root, so it runs as root — plans must only touch paths inside ``daemon.base``).
+
+A daemon costs seconds to start. A test marked ``@pytest.mark.shared_daemon`` gets, as
+``user_daemon``, one daemon shared by the marked tests of its module (``shared_user_daemon``,
+module scope; import it into your conftest next to ``user_daemon``). Mark only a test that
+leaves nothing another test looks at: not one that kills, restarts or reconfigures the
+daemon, tampers with its journal or socket, or asserts the whole list of stored plans; such
+a test (and every unmarked one) gets a fresh daemon of its own.
 :func:`make_plan` builds ActionPlan JSON from ``(id, command, risk)`` tuples.
 """
 
@@ -23,6 +30,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
@@ -139,24 +147,63 @@ def new_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
                          log=base / "annad.log", argv=argv, env=full_env)
 
 
+def _stop_and_remove(daemon: RunningDaemon) -> None:
+    try:
+        daemon.stop()
+    finally:
+        daemon.kill()
+        shutil.rmtree(daemon.base, ignore_errors=True)
+
+
 @contextlib.contextmanager
 def running_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
                    args: list[str] | None = None) -> Iterator[RunningDaemon]:
-    """Start a daemon; stop it and delete its directory afterwards."""
+    """Start a daemon; stop it and delete its directory afterwards.
+
+    The stop (SIGTERM, a clean shutdown: a second or two) and the removal finish in a
+    thread while the next test starts: nothing after the test looks at this daemon, and
+    the interpreter waits for the thread before it exits (it is not a daemon thread).
+    """
     daemon = new_daemon(user_mode=user_mode, env=env, args=args)
     try:
         yield daemon.start()
     finally:
-        try:
-            daemon.stop()
-        finally:
-            daemon.kill()
-            shutil.rmtree(daemon.base, ignore_errors=True)
+        threading.Thread(target=_stop_and_remove, args=(daemon,),
+                         name=f"stop {daemon.base.name}").start()
+
+
+@pytest.fixture(scope="module")
+def shared_user_daemon() -> Iterator[RunningDaemon]:
+    """One per-user daemon for the ``shared_daemon`` tests of a module."""
+    # (started before the first test's isolated_home; new_daemon points every place the
+    # daemon reads — HOME, XDG_RUNTIME_DIR, XDG_STATE_HOME, its config — into its own base)
+    with running_daemon(user_mode=True) as daemon:
+        yield daemon
+
+
+def _idle(daemon: RunningDaemon) -> RunningDaemon:
+    """The shared daemon, alive and running no plan (a previous test may still be finishing
+    an undo); fail saying what it logged otherwise."""
+    from tests.waiting import wait_until
+
+    def idle() -> bool:
+        if daemon.proc is None or daemon.proc.poll() is not None:
+            raise AssertionError(f"the shared daemon has exited:\n{daemon.output()[-4000:]}")
+        with contextlib.suppress(Exception):
+            return daemon.client().health().running_plan is None
+        return False
+
+    wait_until(idle, "the shared daemon to be idle", saw=lambda: daemon.output()[-4000:])
+    return daemon
 
 
 @pytest.fixture
-def user_daemon() -> Iterator[RunningDaemon]:
-    """A per-user daemon (``--user-mode``) in a temporary directory."""
+def user_daemon(request: pytest.FixtureRequest) -> Iterator[RunningDaemon]:
+    """A per-user daemon (``--user-mode``) in a temporary directory: the test's own, or the
+    module's shared one for a test marked ``shared_daemon``."""
+    if request.node.get_closest_marker("shared_daemon") is not None:
+        yield _idle(request.getfixturevalue("shared_user_daemon"))
+        return
     with running_daemon(user_mode=True) as daemon:
         yield daemon
 

@@ -2,7 +2,11 @@
 
 from __future__ import annotations
 
-from tests.daemonfix import system_daemon, user_daemon  # noqa: F401 - fixtures by name
+from tests.daemonfix import (  # noqa: F401 - fixtures by name
+    shared_user_daemon,
+    system_daemon,
+    user_daemon,
+)
 from tests.pacmanfix import (  # noqa: F401 - fixtures by name
     package_builder,
     pacman_root,

@@ -4,12 +4,15 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from anna_common.protocol import API_VERSION, SESSION_HEADER, SessionEnv
 from tests.daemonfix import RunningDaemon, http, make_plan
 
 
+@pytest.mark.shared_daemon
 def test_health_reports_version_mode_and_caller(user_daemon: RunningDaemon) -> None:
     health = user_daemon.client().health()
     assert health.api_version == API_VERSION
@@ -20,6 +23,7 @@ def test_health_reports_version_mode_and_caller(user_daemon: RunningDaemon) -> N
     assert health.running_plan is None
 
 
+@pytest.mark.shared_daemon
 def test_telemetry_fields(user_daemon: RunningDaemon) -> None:
     client = user_daemon.client()
     response = client.telemetry()
@@ -36,6 +40,7 @@ def test_telemetry_fields(user_daemon: RunningDaemon) -> None:
     assert fresh.telemetry.desktop.display_protocol == "wayland"
 
 
+@pytest.mark.shared_daemon
 def test_bad_session_header_is_a_coded_error(user_daemon: RunningDaemon) -> None:
     status, body = http(user_daemon.socket, "GET", "/v1/telemetry",
                         headers={SESSION_HEADER: "{not json"})
@@ -45,6 +50,7 @@ def test_bad_session_header_is_a_coded_error(user_daemon: RunningDaemon) -> None
     assert status == 400 and body["code"] == "BAD_REQUEST"
 
 
+@pytest.mark.shared_daemon
 def test_unknown_route_and_bad_bodies_never_crash(user_daemon: RunningDaemon) -> None:
     sock = user_daemon.socket
     status, body = http(sock, "GET", "/v1/nope")
@@ -65,6 +71,7 @@ def test_unknown_route_and_bad_bodies_never_crash(user_daemon: RunningDaemon) ->
     assert user_daemon.client().health().api_version == API_VERSION  # still serving
 
 
+@pytest.mark.shared_daemon
 def test_invalid_plan_is_refused_with_findings(user_daemon: RunningDaemon) -> None:
     plan = make_plan([("a", "true", "INFO"), ("a", "true", "INFO")])
     status, body = http(user_daemon.socket, "POST", "/v1/plans", body={"plan": plan})
@@ -103,6 +110,7 @@ def test_daemon_raises_the_models_risk(user_daemon: RunningDaemon) -> None:
     assert listed[0].final_risk == "LOW" and listed[0].title == "test plan"
 
 
+@pytest.mark.shared_daemon
 def test_unknown_plan(user_daemon: RunningDaemon) -> None:
     try:
         user_daemon.client().get_plan("nope")
@@ -112,6 +120,7 @@ def test_unknown_plan(user_daemon: RunningDaemon) -> None:
         raise AssertionError("found a plan that does not exist")
 
 
+@pytest.mark.shared_daemon
 def test_checks_run_only_when_the_daemon_rates_them_info(user_daemon: RunningDaemon) -> None:
     (user_daemon.home / "note.txt").write_text("hello from the check\n")
     plan = ActionPlan.model_validate(make_plan([("s", "true", "INFO")],
@@ -123,6 +132,7 @@ def test_checks_run_only_when_the_daemon_rates_them_info(user_daemon: RunningDae
     assert result[0].output == "hello from the check\n"
 
 
+@pytest.mark.shared_daemon
 def test_missing_socket_is_daemon_unavailable(user_daemon: RunningDaemon) -> None:
     from annactl.daemon_client import DaemonClient
 

@@ -21,6 +21,7 @@ from annactl.daemon_client import DaemonClient, connect
 from tests.daemonfix import RunningDaemon
 
 
+@pytest.mark.shared_daemon
 def test_explicit_socket(user_daemon: RunningDaemon, monkeypatch: pytest.MonkeyPatch) -> None:
     monkeypatch.setenv("ANNA_SOCKET", str(user_daemon.socket))
     client = connect(load_settings())
@@ -113,6 +114,7 @@ def test_version_mismatch_is_refused(old_daemon: Path) -> None:
     assert caught.value.code is ErrorCode.API_VERSION_MISMATCH
 
 
+@pytest.mark.shared_daemon
 def test_errors_keep_their_code_and_detail(user_daemon: RunningDaemon) -> None:
     with pytest.raises(AnnaError) as caught:
         user_daemon.client().execute("nope", "x", confirmed=True, high_confirmed=True)

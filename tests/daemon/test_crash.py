@@ -6,12 +6,12 @@ import contextlib
 import json
 import sqlite3
 import threading
-import time
 from pathlib import Path
 
 from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent
 from tests.daemonfix import RunningDaemon, make_plan
+from tests.waiting import wait_until
 
 
 def test_kill_9_mid_step_then_interrupted_then_rollback(user_daemon: RunningDaemon) -> None:
@@ -33,10 +33,8 @@ def test_kill_9_mid_step_then_interrupted_then_rollback(user_daemon: RunningDaem
 
     reader = threading.Thread(target=read)
     reader.start()
-    deadline = time.monotonic() + 20
-    while not any(e.type == "step_started" and e.step_id == "nap" for e in events):
-        assert time.monotonic() < deadline, user_daemon.output()
-        time.sleep(0.05)
+    wait_until(lambda: any(e.type == "step_started" and e.step_id == "nap" for e in events),
+               "the nap step to start", saw=lambda: (events, user_daemon.output()))
     assert conf.read_text() == "edited\n"
     nap = _sleeping(user_daemon)
     user_daemon.kill()  # SIGKILL: no cleanup, no undo
@@ -49,10 +47,9 @@ def test_kill_9_mid_step_then_interrupted_then_rollback(user_daemon: RunningDaem
     assert record.status == "interrupted"
     assert [s.status for s in record.steps] == ["succeeded", "succeeded", "failed"]
     assert conf.read_text() == "edited\n"  # nothing is undone without being asked
-    deadline = time.monotonic() + 5
-    while _alive(nap):  # the restarted daemon stopped the orphaned step
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    # the restarted daemon stopped the orphaned step
+    wait_until(lambda: not _alive(nap), "the orphaned step to be stopped",
+               saw=user_daemon.output)
 
     result = client.rollback(submitted.plan_id)
     assert result.status == "rolled_back", result.undo
@@ -64,10 +61,9 @@ def test_kill_9_mid_step_then_interrupted_then_rollback(user_daemon: RunningDaem
 
 def _sleeping(daemon: RunningDaemon) -> int:
     """pid of the step's `sleep 60` (recorded by the daemon in the step's backup dir)."""
-    deadline = time.monotonic() + 10
-    while not (records := list(daemon.state.glob("backups/*/*/process.json"))):
-        assert time.monotonic() < deadline  # step_started is sent just before the spawn
-        time.sleep(0.02)
+    # step_started is sent just before the spawn
+    records = wait_until(lambda: list(daemon.state.glob("backups/*/*/process.json")),
+                         "the step's process record", saw=daemon.output)
     assert len(records) == 1, records
     return int(json.loads(records[0].read_text())["pid"])
 

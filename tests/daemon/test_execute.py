@@ -18,6 +18,7 @@ from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent
 from annactl.daemon_client import DaemonClient
 from tests.daemonfix import RunningDaemon, make_plan, running_daemon
+from tests.waiting import wait_until
 
 
 def submit(client: DaemonClient, plan: dict) -> tuple[str, str]:  # type: ignore[type-arg]
@@ -56,6 +57,7 @@ def config_file(home: Path) -> Path:
     return path
 
 
+@pytest.mark.shared_daemon
 def test_edit_succeeds_and_rollback_restores_byte_exact(user_daemon: RunningDaemon) -> None:
     client = user_daemon.client()
     path = config_file(user_daemon.home)
@@ -87,6 +89,7 @@ def test_edit_succeeds_and_rollback_restores_byte_exact(user_daemon: RunningDaem
     refused(lambda: client.rollback(plan_id), ErrorCode.PLAN_STATE)
 
 
+@pytest.mark.shared_daemon
 def test_failing_second_step_undoes_the_first(user_daemon: RunningDaemon) -> None:
     client = user_daemon.client()
     path = config_file(user_daemon.home)
@@ -111,6 +114,7 @@ def test_failing_second_step_undoes_the_first(user_daemon: RunningDaemon) -> Non
     assert record.error is not None and record.error.detail["step_id"] == "two"
 
 
+@pytest.mark.shared_daemon
 def test_digest_mismatch_and_missing_confirmations_refused(user_daemon: RunningDaemon) -> None:
     client = user_daemon.client()
     marker = user_daemon.home / "ran.txt"
@@ -134,9 +138,14 @@ def test_digest_mismatch_and_missing_confirmations_refused(user_daemon: RunningD
             ErrorCode.PLAN_STATE)
 
 
+@pytest.mark.shared_daemon
 def test_one_plan_at_a_time_and_telemetry_stays_responsive(user_daemon: RunningDaemon) -> None:
     client = user_daemon.client()
-    slow_id, slow_digest = submit(client, make_plan([("nap", "sleep 3", "INFO")]))
+    # the slow plan runs until the test lets it end (not for a time that a loaded machine
+    # could spend before the checks below)
+    release = user_daemon.home / "release-slow-plan"
+    slow_id, slow_digest = submit(client, make_plan([
+        ("nap", f"timeout 120 sh -c 'until [ -e {release} ]; do sleep 0.05; done'", "INFO")]))
     other_id, other_digest = submit(client, make_plan([("w", "echo x > ~/x.txt", "LOW")]))
     stream = client.execute(slow_id, slow_digest, confirmed=False, high_confirmed=False)
     first = next(stream)
@@ -148,6 +157,7 @@ def test_one_plan_at_a_time_and_telemetry_stays_responsive(user_daemon: RunningD
     started = time.monotonic()
     client.telemetry()
     assert time.monotonic() - started < 1.0
+    release.write_text("")
     assert list(stream)[-1].status == "succeeded"
     assert not (user_daemon.home / "x.txt").exists()
     # approved for a system the running plan was changing: marked refused, planned again
@@ -157,6 +167,7 @@ def test_one_plan_at_a_time_and_telemetry_stays_responsive(user_daemon: RunningD
     assert not (user_daemon.home / "x.txt").exists()
 
 
+@pytest.mark.shared_daemon
 def test_cancel_stops_the_step_and_undoes(user_daemon: RunningDaemon) -> None:
     client = user_daemon.client()
     path = config_file(user_daemon.home)
@@ -168,10 +179,8 @@ def test_cancel_stops_the_step_and_undoes(user_daemon: RunningDaemon) -> None:
     stream = client.execute(plan_id, digest, confirmed=True, high_confirmed=False)
     reader = threading.Thread(target=lambda: events.extend(stream))
     reader.start()
-    deadline = time.monotonic() + 20
-    while not any(e.type == "step_started" and e.step_id == "nap" for e in events):
-        assert time.monotonic() < deadline
-        time.sleep(0.05)
+    wait_until(lambda: any(e.type == "step_started" and e.step_id == "nap" for e in events),
+               "the nap step to start", saw=lambda: (events, user_daemon.output()))
     started = time.monotonic()
     record = client.cancel(plan_id)
     assert time.monotonic() - started < 15
@@ -194,6 +203,7 @@ def test_step_timeout_kills_and_undoes() -> None:
         assert path.read_bytes() == before
 
 
+@pytest.mark.shared_daemon
 def test_user_mode_refuses_system_steps_before_anything_runs(user_daemon: RunningDaemon
                                                              ) -> None:
     client = user_daemon.client()
@@ -209,6 +219,7 @@ def test_user_mode_refuses_system_steps_before_anything_runs(user_daemon: Runnin
     assert client.get_plan(plan_id).status == "submitted"
 
 
+@pytest.mark.shared_daemon
 def test_a_write_that_cannot_be_backed_up_is_not_run(user_daemon: RunningDaemon) -> None:
     client = user_daemon.client()
     marker = user_daemon.home / "target.txt"
@@ -223,6 +234,7 @@ def test_a_write_that_cannot_be_backed_up_is_not_run(user_daemon: RunningDaemon)
     assert client.get_plan(plan_id).status == "failed"
 
 
+@pytest.mark.shared_daemon
 def test_directory_tree_restored_after_recursive_delete(user_daemon: RunningDaemon) -> None:
     client = user_daemon.client()
     tree = user_daemon.home / ".config" / "theme"
@@ -241,6 +253,7 @@ def test_directory_tree_restored_after_recursive_delete(user_daemon: RunningDaem
     assert os.readlink(tree / "link") == "a.conf"
 
 
+@pytest.mark.shared_daemon
 def test_rollback_needs_confirmation(user_daemon: RunningDaemon) -> None:
     client = user_daemon.client()
     plan_id, _ = run(client, make_plan([("w", "echo x > ~/w.txt", "LOW")]))
@@ -260,6 +273,7 @@ def test_audit_chain_covers_execution(mode: str) -> None:
         assert report.ok and report.rows >= 6
 
 
+@pytest.mark.shared_daemon
 def test_failed_undo_is_reported_others_continue_and_retry_works(user_daemon: RunningDaemon
                                                                   ) -> None:
     client = user_daemon.client()

@@ -29,6 +29,7 @@ needs_root_tools = pytest.mark.skipif(
     reason="needs root, setpriv and curl to act as a second uid")
 
 
+@pytest.mark.shared_daemon
 def test_user_mode_socket_is_0600_in_a_private_dir(user_daemon: RunningDaemon) -> None:
     mode = user_daemon.socket.stat().st_mode
     assert stat.S_ISSOCK(mode) and stat.S_IMODE(mode) == 0o600
@@ -131,6 +132,7 @@ def test_ready_notification_and_clean_sigterm() -> None:
         shutil.rmtree(daemon.base, ignore_errors=True)
 
 
+@pytest.mark.shared_daemon
 def test_second_daemon_on_the_same_socket_refuses(user_daemon: RunningDaemon) -> None:
     proc = subprocess.run(user_daemon.argv, env=user_daemon.env, capture_output=True,
                           text=True, timeout=60, check=False)

@@ -15,6 +15,7 @@ from annad.runner import (
     run_shell,
     step_environment,
 )
+from tests.waiting import wait_until
 
 SESSION = {"DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/caller-bus", "XDG_RUNTIME_DIR": "/run/u",
            "WAYLAND_DISPLAY": "wayland-1", "LANG": "de_DE.UTF-8", "HOME": "/evil"}
@@ -48,17 +49,22 @@ def test_shell_runs_without_stdin_with_umask_and_tail_kept(tmp_path) -> None:  #
 def test_timeout_kills_the_whole_process_group(tmp_path) -> None:  # type: ignore[no-untyped-def]
     marker = tmp_path / "child.pid"
     started = time.monotonic()
-    result = run_shell(f"sleep 60 & echo $! > {marker}; wait", timeout=0.5)
+    # 3 s: time for a loaded machine to start bash and write the marker before the kill
+    result = run_shell(f"sleep 60 & echo $! > {marker}; wait", timeout=3)
     assert result.timed_out and not result.ok
     assert time.monotonic() - started < 10
     child = int(marker.read_text())
-    time.sleep(0.2)
+    wait_until(lambda: process_start_time(child) is None or _zombie(child),
+               f"the background child {child} to be gone")
     assert process_start_time(child) is None or _zombie(child)
 
 
 def _zombie(pid: int) -> bool:
-    with open(f"/proc/{pid}/stat") as f:
-        text = f.read()
+    try:
+        with open(f"/proc/{pid}/stat") as f:
+            text = f.read()
+    except FileNotFoundError:  # reaped meanwhile: gone, not a zombie
+        return False
     return text[text.rfind(")") + 2] == "Z"
 
 

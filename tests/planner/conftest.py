@@ -23,7 +23,7 @@ from anna_common.telemetry import (
     Telemetry,
 )
 from annactl.config import ClientSettings
-from tests.daemonfix import user_daemon  # noqa: F401 - fixture by name
+from tests.daemonfix import shared_user_daemon, user_daemon  # noqa: F401 - fixtures by name
 from tests.fakellm import FakeLLM
 
 GB = 1024**3

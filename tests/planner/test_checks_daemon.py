@@ -42,6 +42,7 @@ def test_checks_run_on_the_daemon_and_feed_one_refined_plan(fake_llm, make_setti
     assert {p.status for p in client.list_plans().plans} == {"submitted"}
 
 
+@pytest.mark.shared_daemon
 def test_checks_rounds_are_bounded(fake_llm, make_settings, user_daemon):
     image = user_daemon.home / "missing.png"
     fake_llm.push(*[_plan_with_check(str(image))] * 4)
@@ -52,6 +53,7 @@ def test_checks_rounds_are_bounded(fake_llm, make_settings, user_daemon):
     assert fake_llm.pending() == 1
 
 
+@pytest.mark.shared_daemon
 def test_telemetry_comes_from_the_daemon_when_not_given(fake_llm, make_settings, user_daemon):
     fake_llm.push(plan_json())
     planner = Planner(make_settings(llm_url=fake_llm.ollama_url), daemon=user_daemon.client())
@@ -62,6 +64,7 @@ def test_telemetry_comes_from_the_daemon_when_not_given(fake_llm, make_settings,
 
 
 @pytest.mark.parametrize("budget", [1])
+@pytest.mark.shared_daemon
 def test_refinement_stops_when_the_call_budget_is_spent(fake_llm, make_settings, user_daemon,
                                                         budget):
     fake_llm.push(_plan_with_check(str(user_daemon.home / "a.png")))

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import time
 from collections.abc import Callable
 from pathlib import Path
 
@@ -16,6 +15,7 @@ from annad.telemetry.desktop import backend_programs_on_path, detect_desktop, di
 from annad.telemetry.processes import collect_processes
 from tests.pacmanfix import PacmanRoot, PkgSpec, requires_pacman, requires_root
 from tests.telemetry.conftest import StartProgram
+from tests.waiting import wait_until
 
 NO_PATH: tuple[Path, ...] = ()
 NO_PROGRAMS: frozenset[str] = frozenset()
@@ -23,15 +23,14 @@ NO_PROGRAMS: frozenset[str] = frozenset()
 
 def _wait_for(pid: int, name: str) -> None:
     """Until psutil sees the process under ``name`` (right after exec it may be the parent's)."""
-    deadline = time.monotonic() + 5
-    while time.monotonic() < deadline:
+    def named() -> str | None:
         try:
-            if psutil.Process(pid).name() == name:
-                return
+            return psutil.Process(pid).name()
         except psutil.NoSuchProcess:
-            pass
-        time.sleep(0.02)
-    raise AssertionError(f"process {pid} never showed up as {name!r}")
+            return None
+
+    wait_until(lambda: named() == name, f"process {pid} to show up as {name!r}",
+               saw=named, interval=0.02)
 
 
 @pytest.mark.parametrize("env, de, wm, protocol", [

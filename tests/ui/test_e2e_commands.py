@@ -11,6 +11,7 @@ import pytest
 
 from tests.daemonfix import make_plan
 from tests.fakellm import Reply
+from tests.waiting import wait_until
 
 from .conftest import Anna
 from .plans import HOSTILE_NOTES
@@ -147,8 +148,9 @@ def test_doctor_with_daemon_and_model(anna: Anna) -> None:
 def test_ctrl_c_while_the_model_works_cancels(anna: Anna) -> None:
     anna.llm.push(Reply(json.dumps(make_plan([])), delay=30.0))
     term = PtyProcess([*anna.argv, "ask", "--no-templates", "slow please"], anna.env)
-    term.expect(r"Planning", timeout=30)
-    time.sleep(0.5)
+    term.expect(r"Planning")
+    # interrupt once the request is with the model (its reply is 30 s away)
+    wait_until(anna.llm.chat_bodies, "the request to reach the model", saw=lambda: term.text)
     started = time.monotonic()
     term.interrupt()
     assert term.wait(timeout=20) == 130
@@ -161,7 +163,7 @@ def test_ctrl_c_during_execution_stops_and_rolls_back(anna: Anna) -> None:
     plan = anna.plan_file(make_plan([("write", f"echo changed > {target}", "LOW"),
                                      ("wait", "sleep 30", "LOW")]))
     term = PtyProcess([*anna.argv, "apply", str(plan), "--yes"], anna.env)
-    term.expect(r"\[2/2\] ▶ wait", timeout=30)
+    term.expect(r"\[2/2\] ▶ wait")
     term.proc.send_signal(signal.SIGINT)
     assert term.wait(timeout=60) == 130, term.text
     assert "stop and roll back" in term.text

@@ -43,7 +43,7 @@ def test_tui_approve_and_roll_back_in_tmux(anna: Anna, tmux_runs: list[Tmux]) ->
     screen = term.wait_for(r"\[bold red\]LOUD\[/\]")  # the notes, shown literally
     assert "pwned" not in term.title()
     term.keys("Escape")
-    term.wait_for(r"Approve")
+    term.wait_for(r"Approve", absent=r"LOUD")  # the box again, the details gone
     term.keys("a")
     screen = term.wait_for(r"Result: succeeded")
     assert target.read_text() == "changed\n"
@@ -61,7 +61,8 @@ def test_tui_cancel_in_tmux(anna: Anna, tmux_runs: list[Tmux]) -> None:
     term = Tmux([*anna.argv, "tui", "--plan-file", str(path)], anna.env, anna.work)
     tmux_runs.append(term)
     term.wait_for(r"Show Details")
-    term.keys("Enter")  # focus starts on Cancel
+    term.wait_focused("Cancel")  # focus starts on Cancel (applied after the box appears)
+    term.keys("Enter")
     assert term.exit_status() == 4
     assert target.read_text() == "original\n"
 

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from textual.widgets import RichLog
 
 from anna_common.findings import AnnotatedPlan
 from anna_common.protocol import ExecEvent, ExecEventType
@@ -22,10 +23,13 @@ from annactl.tui.screens.progress import ProgressScreen
 from annactl.tui.screens.word import WordScreen
 
 from .plans import HOSTILE_NOTES
+from .tuiwait import notified, ready, until
 
 pytestmark = pytest.mark.anyio
 
 SIZE = (90, 30)
+APPROVAL = {"focus": "cancel"}
+"""An approval box is ready when focus sits on Cancel (its AUTO_FOCUS)."""
 
 
 def shown(widget: Any) -> str:
@@ -51,8 +55,7 @@ async def test_box_shows_title_risk_steps_rollback_and_focus_on_cancel(
         low_plan: AnnotatedPlan) -> None:
     app = _app(low_plan)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
-        screen = app.screen
+        screen = await ready(pilot, ApprovalScreen, **APPROVAL)
         assert isinstance(screen, ApprovalScreen)
         assert app.focused is not None and app.focused.id == "cancel"
         texts = " ".join(shown(w) for w in screen.query("Static"))
@@ -60,7 +63,7 @@ async def test_box_shows_title_risk_steps_rollback_and_focus_on_cancel(
         assert "Steps: 1" in texts and "Rollback: " in texts
         assert str(screen.query_one("#box").border_title) == "Do the thing"
         await pilot.press("enter")  # Enter on the fresh box presses Cancel
-        await pilot.pause()
+        await until(pilot, lambda: app.return_value is not None, "the app to exit")
     assert app.return_value == ExitStatus.DECLINED
 
 
@@ -68,50 +71,49 @@ async def test_box_shows_title_risk_steps_rollback_and_focus_on_cancel(
 async def test_cancel_keys(low_plan: AnnotatedPlan, key: str) -> None:
     app = _app(low_plan)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await ready(pilot, ApprovalScreen, **APPROVAL)
         await pilot.press(key)
-        await pilot.pause()
+        await until(pilot, lambda: app.return_value is not None, "the app to exit")
     assert app.return_value == ExitStatus.DECLINED
 
 
 async def test_details_and_back(high_plan: AnnotatedPlan) -> None:
     app = _app(high_plan)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await ready(pilot, ApprovalScreen, **APPROVAL)
         await pilot.press("d")
-        await pilot.pause()
-        assert isinstance(app.screen, DetailsScreen)
+        assert isinstance(await ready(pilot, DetailsScreen, focus="details-pane"), DetailsScreen)
         await pilot.press("escape")
-        await pilot.pause()
-        assert isinstance(app.screen, ApprovalScreen)
+        assert isinstance(await ready(pilot, ApprovalScreen, **APPROVAL), ApprovalScreen)
 
 
 async def test_high_approve_opens_word_modal_and_wrong_word_approves_nothing(
         high_plan: AnnotatedPlan) -> None:
     app = _app(high_plan)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await ready(pilot, ApprovalScreen, **APPROVAL)
         await pilot.press("a")
-        await pilot.pause()
-        assert isinstance(app.screen, WordScreen)
+        word = await ready(pilot, WordScreen, focus="word")
+        assert isinstance(word, WordScreen)
         await pilot.press(*"yes", "enter")
-        await pilot.pause()
+        await until(pilot, lambda: "not the word" in shown(word.query_one("#word-error")),
+                    "the wrong-word message")
         assert isinstance(app.screen, WordScreen)  # still waiting
         assert "not the word" in shown(app.screen.query_one("#word-error"))
         assert not app.executing
         await pilot.press("escape")  # back to the box, not approved
-        await pilot.pause()
-        assert isinstance(app.screen, ApprovalScreen)
+        assert isinstance(await ready(pilot, ApprovalScreen, **APPROVAL), ApprovalScreen)
         assert not app.executing
 
 
 async def test_banned_cannot_be_approved(banned_plan: AnnotatedPlan) -> None:
     app = _app(banned_plan)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await ready(pilot, ApprovalScreen, **APPROVAL)
         assert app.screen.query_one("#approve").disabled
         await pilot.press("a")
-        await pilot.pause()
+        # the refusal is the key's own answer: once it shows, the key has been handled
+        await until(pilot, lambda: notified(app, "cannot be approved"), "the refusal")
         assert isinstance(app.screen, ApprovalScreen)
         assert not app.executing
         assert any("cannot be approved" in n.message for n in app._notifications)
@@ -123,31 +125,45 @@ async def test_plan_without_steps_shows_notes() -> None:
     plan = annotate_dict(plan_dict([], notes="All good: 3 failed units? No, none."))
     app = _app(plan)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await until(pilot, lambda: "All good" in shown(app.query_one("#state")), "the notes")
         assert not isinstance(app.screen, ApprovalScreen)
         assert "All good" in shown(app.query_one("#state"))
         await pilot.press("q")
-        await pilot.pause()
+        await until(pilot, lambda: app.return_value is not None, "the app to exit")
     assert app.return_value == ExitStatus.SUCCESS
 
 
 async def test_hostile_text_is_inert_in_the_tui(hostile_plan: AnnotatedPlan) -> None:
     app = _app(hostile_plan)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await ready(pilot, ApprovalScreen, **APPROVAL)
         await pilot.press("d")
-        await pilot.pause()
-        text = shown(app.screen.query_one("#plan-view"))
+        details = await ready(pilot, DetailsScreen, focus="details-pane")
+        text = shown(details.query_one("#plan-view"))
         assert "[bold red]LOUD[/]" in text
         assert "\x1b" not in text and "\x07" not in text
         assert "\x1b" not in str(app.screen_stack[-2].query_one("#box").border_title)
 
 
 # ---------------------------------------------------------------------- snapshots
+# snap_compare takes its picture after a fixed number of pauses; each test waits (in
+# run_before) until what it photographs is mounted and focused, and presses its own keys.
+
+
+async def approval_ready(pilot: Any) -> None:
+    """The approval box is mounted with focus on Cancel."""
+    await ready(pilot, ApprovalScreen, **APPROVAL)
+
+
+async def details_ready(pilot: Any) -> None:
+    """``d`` on the ready box; then the details pane is mounted and focused."""
+    await approval_ready(pilot)
+    await pilot.press("d")
+    await ready(pilot, DetailsScreen, focus="details-pane", selector="#plan-view")
 
 
 def test_snapshot_approval_low(snap_compare: Any, low_plan: AnnotatedPlan) -> None:
-    assert snap_compare(_app(low_plan), terminal_size=SIZE)
+    assert snap_compare(_app(low_plan), terminal_size=SIZE, run_before=approval_ready)
 
 
 def test_snapshot_approval_wallpaper(snap_compare: Any) -> None:
@@ -155,28 +171,36 @@ def test_snapshot_approval_wallpaper(snap_compare: Any) -> None:
     from .plans import annotate_dict, wallpaper_plan
 
     assert snap_compare(_app(annotate_dict(wallpaper_plan(), "/home/user")),
-                        terminal_size=SIZE)
+                        terminal_size=SIZE, run_before=approval_ready)
 
 
 def test_snapshot_approval_high(snap_compare: Any, high_plan: AnnotatedPlan) -> None:
-    assert snap_compare(_app(high_plan), terminal_size=SIZE)
+    assert snap_compare(_app(high_plan), terminal_size=SIZE, run_before=approval_ready)
 
 
 def test_snapshot_approval_banned(snap_compare: Any, banned_plan: AnnotatedPlan) -> None:
-    assert snap_compare(_app(banned_plan), terminal_size=SIZE)
+    assert snap_compare(_app(banned_plan), terminal_size=SIZE, run_before=approval_ready)
 
 
 def test_snapshot_details(snap_compare: Any, high_plan: AnnotatedPlan) -> None:
-    assert snap_compare(_app(high_plan), press=["d"], terminal_size=(110, 40))
+    assert snap_compare(_app(high_plan), run_before=details_ready, terminal_size=(110, 40))
 
 
 def test_snapshot_word(snap_compare: Any, high_plan: AnnotatedPlan) -> None:
-    assert snap_compare(_app(high_plan), press=["a", *"/etc/fs"], terminal_size=SIZE)
+    async def run_before(pilot: Any) -> None:
+        await approval_ready(pilot)
+        await pilot.press("a")
+        word = await ready(pilot, WordScreen, focus="word")
+        await pilot.press(*"/etc/fs")
+        await until(pilot, lambda: word.query_one("#word").value == "/etc/fs", "the typed word")
+
+    assert snap_compare(_app(high_plan), run_before=run_before, terminal_size=SIZE)
 
 
 def test_snapshot_hostile(snap_compare: Any, hostile_plan: AnnotatedPlan) -> None:
     assert HOSTILE_NOTES
-    assert snap_compare(_app(hostile_plan), press=["d"], terminal_size=(110, 40))
+    assert snap_compare(_app(hostile_plan), run_before=details_ready,
+                        terminal_size=(110, 40))
 
 
 def _events(plan_id: str) -> list[ExecEvent]:
@@ -194,12 +218,14 @@ def test_snapshot_progress(snap_compare: Any, high_plan: AnnotatedPlan) -> None:
     app = _app(high_plan)
 
     async def run_before(pilot: Any) -> None:
-        await pilot.pause()
+        await approval_ready(pilot)  # else the box could be pushed over the progress view
         screen = ProgressScreen(_prepared(high_plan))
         await app.push_screen(screen)
         for event in _events("p-test"):
             screen.apply(event)
-        await pilot.pause()
+        await ready(pilot, ProgressScreen, focus="output")
+        await until(pilot, lambda: len(screen.query_one("#output", RichLog).lines) >= 4,
+                    "the four event lines in the log")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -226,9 +252,9 @@ def test_snapshot_result(snap_compare: Any, high_plan: AnnotatedPlan, status: st
     app = _app(high_plan)
 
     async def run_before(pilot: Any) -> None:
-        await pilot.pause()
+        await approval_ready(pilot)
         await app.push_screen(ResultScreen(_record(high_plan, status)))
-        await pilot.pause()
+        await ready(pilot, ResultScreen, focus="close")
 
     assert snap_compare(app, terminal_size=SIZE, run_before=run_before)
 
@@ -239,20 +265,20 @@ async def test_result_offers_rollback_only_where_it_applies(high_plan: Annotated
 
     app = _app(high_plan)
     async with app.run_test(size=SIZE) as pilot:
-        await pilot.pause()
+        await ready(pilot, ApprovalScreen, **APPROVAL)
         chosen: list[Decision | None] = []
         await app.push_screen(ResultScreen(_record(high_plan, "rolled_back")), chosen.append)
-        await pilot.pause()
-        assert app.screen.query_one("#rollback").disabled
+        result = await ready(pilot, ResultScreen, focus="close")
+        assert result.query_one("#rollback").disabled
         assert app.focused is not None and app.focused.id == "close"
         await pilot.press("r")  # nothing to roll back: stays
-        await pilot.pause()
         assert chosen == []
         await pilot.press("q")
-        await pilot.pause()
+        # keys are handled in order: had "r" dismissed the screen, this would not be CLOSE
+        await until(pilot, lambda: chosen == [Decision.CLOSE], "Close to be chosen")
         assert chosen == [Decision.CLOSE]
         await app.push_screen(ResultScreen(_record(high_plan, "succeeded")), chosen.append)
-        await pilot.pause()
+        await ready(pilot, ResultScreen, focus="close")
         await pilot.press("r")
-        await pilot.pause()
+        await until(pilot, lambda: len(chosen) == 2, "a second choice")
         assert chosen == [Decision.CLOSE, Decision.ROLLBACK]

@@ -5,9 +5,13 @@ from __future__ import annotations
 import re
 import shlex
 import subprocess
-import time
 import uuid
 from pathlib import Path
+
+from tests.waiting import WAIT_S, wait_until
+
+FOCUS_STYLE = r"\x1b\[(?:[0-9;]*;)?7(?:;[0-9;]*)?m(?:\x1b\[[0-9;]*m)*"
+"""The SGR run before a label drawn in reverse video: Textual's focused button."""
 
 
 class Tmux:
@@ -30,25 +34,34 @@ class Tmux:
                               capture_output=True, text=True, check=False, timeout=20)
         return proc.stdout
 
-    def screen(self) -> str:
-        """The visible pane, as text."""
-        return self._tmux("capture-pane", "-p", "-t", "t")
+    def screen(self, *, styled: bool = False) -> str:
+        """The visible pane, as text (``styled``: with its SGR colour and style codes)."""
+        return self._tmux("capture-pane", *(["-e"] if styled else []), "-p", "-t", "t")
 
     def title(self) -> str:
         """The pane title (an OSC 0/2 sequence from the program would change it)."""
         return self._tmux("display-message", "-p", "-t", "t", "#{pane_title}").strip()
 
-    def wait_for(self, pattern: str, timeout: float = 30.0) -> str:
-        """Wait until ``pattern`` (a regex) is visible; fail showing the screen."""
-        deadline = time.monotonic() + timeout
+    def wait_for(self, pattern: str, timeout: float = WAIT_S, *, absent: str | None = None,
+                 styled: bool = False) -> str:
+        """Wait until ``pattern`` (a regex) is visible (and ``absent``, if given, is not);
+        return the screen; fail showing it."""
         regex = re.compile(pattern)
-        screen = ""
-        while time.monotonic() < deadline:
-            screen = self.screen()
-            if regex.search(screen):
-                return screen
-            time.sleep(0.1)
-        raise AssertionError(f"did not see {pattern!r} within {timeout} s; screen:\n{screen}")
+        gone = re.compile(absent) if absent is not None else None
+
+        def seen() -> str:
+            screen = self.screen(styled=styled)
+            ok = regex.search(screen) and not (gone is not None and gone.search(screen))
+            return screen if ok else ""
+
+        what = repr(pattern) + (f" without {absent!r}" if absent else "")
+        return wait_until(seen, what, timeout=timeout, interval=0.1,
+                          saw=lambda: "screen:\n" + self.screen())
+
+    def wait_focused(self, label: str, timeout: float = WAIT_S) -> str:
+        """Wait until the button ``label`` is drawn focused (reverse video): keys such as
+        Enter go to the focused widget, and focus is applied after the screen appears."""
+        return self.wait_for(FOCUS_STYLE + r"\s*" + re.escape(label), timeout, styled=True)
 
     def keys(self, *keys: str) -> None:
         """tmux key names (``Enter``, ``C-r``, ``Escape``) or ``-l`` literal text."""
@@ -58,14 +71,13 @@ class Tmux:
         """Type literal text."""
         self._tmux("send-keys", "-t", "t", "-l", text)
 
-    def exit_status(self, timeout: float = 30.0) -> int:
+    def exit_status(self, timeout: float = WAIT_S) -> int:
         """Wait for the program to end; its exit status."""
-        deadline = time.monotonic() + timeout
-        while time.monotonic() < deadline:
-            if self.status_file.exists() and self.status_file.read_text().strip():
-                return int(self.status_file.read_text())
-            time.sleep(0.1)
-        raise AssertionError(f"still running after {timeout} s; screen:\n{self.screen()}")
+        def status() -> str:
+            return self.status_file.read_text().strip() if self.status_file.exists() else ""
+
+        return int(wait_until(status, "the program to exit", timeout=timeout, interval=0.1,
+                              saw=lambda: "screen:\n" + self.screen()))
 
     def close(self) -> None:
         """Stop this tmux server (only ours: it has its own socket)."""
