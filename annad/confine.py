@@ -96,6 +96,17 @@ def _words(command: str) -> list[str]:
         return []
 
 
+def _code_words(command: str, depth: int = 0) -> list[str]:
+    """The command's words and, for a word that is itself code (``sh -c '…'``, ``bash -c``,
+    a quoted pipeline), that code's words too — a few levels deep (a hint, not a parse)."""
+    words = _words(command)
+    if depth >= 3:
+        return words
+    inner = [w for word in words if any(c.isspace() for c in word)
+             for w in _code_words(word, depth + 1)]
+    return words + inner
+
+
 def _programs(words: Sequence[str]) -> set[str]:
     """First words of each simple command, past ``sudo``-like wrappers (a hint, not a parse)."""
     found: set[str] = set()
@@ -144,7 +155,7 @@ def needs_root_read(command: str, uid: int, groups: Iterable[int], home: str | N
     """
     if uid == 0:
         return True
-    words = _words(command)
+    words = _code_words(command)
     if _programs(words) & ROOT_READERS:
         return True
     gids = tuple(groups)

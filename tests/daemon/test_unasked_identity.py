@@ -71,3 +71,17 @@ def test_a_root_owners_check_really_runs_as_nobody_and_reads_as_root(root_home: 
     run = run_confined("cat ~/notes.txt", identity, root_read=root_read, timeout=30)
     assert run.error is None, run.error
     assert run.output == "root's own notes\n"
+
+
+def test_paths_inside_code_strings_count_for_the_root_read(root_home: Path) -> None:
+    """``sh -c '… /root-only/path …'`` reads what nobody cannot: it reads as capless root,
+    even when the file does not exist yet (its directory cannot be entered by nobody)."""
+    waiting = root_home / "release"
+    for command in (f"sh -c 'until [ -e {waiting} ]; do sleep 0.05; done'",
+                    f"timeout 5 bash -c \"test -e {root_home}/notes.txt && echo yes\"",
+                    f"env X=1 sh -c 'sh -c \"cat {root_home}/notes.txt\"'"):
+        identity, root_read = unasked_identity(_root(root_home), command, root_allowed=True)
+        assert (identity.uid, root_read) == (0, True), command
+    identity, root_read = unasked_identity(_root(root_home), "sh -c 'systemctl status x'",
+                                           root_allowed=True)
+    assert (identity.uid, root_read) == (NOBODY_UID, False)
