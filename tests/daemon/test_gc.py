@@ -188,12 +188,14 @@ def test_gc_cli_json_and_confirmation() -> None:
         env = {**daemon.env, "ANNA_SOCKET": str(daemon.socket), "ANNA_AUTOSTART": "0"}
 
         def annactl(*args: str) -> subprocess.CompletedProcess[str]:
-            return subprocess.run([sys.executable, "-m", "annactl", *args], env=env,
+            return subprocess.run([sys.executable, "-m", "annactl.cli", *args], env=env,
                                   capture_output=True, text=True, cwd=str(REPO), timeout=120,
                                   stdin=subprocess.DEVNULL, check=False)
 
         declined = annactl("gc", plan_id)
-        assert declined.returncode != 0, declined.stdout + declined.stderr
+        assert declined.returncode == 4, declined.stdout + declined.stderr  # DECLINED
+        preview = annactl("gc", "--dry-run", plan_id)
+        assert preview.returncode == 0 and "Would remove" in preview.stdout, preview.stderr
         assert (daemon.state / "backups" / plan_id).is_dir()
         done = annactl("gc", plan_id, "--yes", "--json")
         assert done.returncode == 0, done.stdout + done.stderr
