@@ -145,9 +145,8 @@ def collect(retention: Retention, runs: RunManager, rows: list[PlanRow], request
         else:
             chosen = retention.select(rows, include_rollbackable=include, now=now)
         taken = {c.plan_id for c in chosen}
-        kept = [row.plan_id for row, _, _ in retention.candidates(
-            rows, include_rollbackable=True) if row.plan_id not in taken
-            and row.status in ROLLBACKABLE]
+        kept = [row.plan_id for row in rows if row.status in ROLLBACKABLE
+                and row.plan_id not in taken and retention.plan_dir(row.plan_id)]
         if not request.dry_run:
             retention.remove(chosen, by_uid=by_uid)
     return GcResponse(dry_run=request.dry_run, removed=chosen,
