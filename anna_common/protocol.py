@@ -37,7 +37,8 @@ from anna_common.telemetry import Telemetry
 __all__ = [
     "API_PREFIX", "API_VERSION", "GROUP", "SESSION_HEADER", "SYSTEM_SOCKET", "SYSTEM_STATE_DIR",
     "AuditReport", "CheckResult", "ChecksRequest", "ChecksResponse", "DaemonMode", "ErrorBody",
-    "ExecEvent", "ExecEventType", "ExecuteRequest", "Health", "PlanList", "PlanRecord",
+    "ExecEvent", "ExecEventType", "ExecuteRequest", "GcRemoved", "GcRequest",
+    "GcResponse", "Health", "PlanList", "PlanRecord",
     "PlanStatus", "PlanSummary", "RollbackRequest", "RollbackResponse", "Route", "SessionEnv",
     "StepRecord", "StepStatus", "SubmitRequest", "SubmitResponse", "TelemetryResponse",
     "UndoResult",
@@ -80,6 +81,8 @@ class Route(StrEnum):
     """POST :class:`RollbackRequest` → :class:`RollbackResponse`."""
     AUDIT_VERIFY = "/v1/audit/verify"
     """GET: :class:`AuditReport`."""
+    GC = "/v1/gc"
+    """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -277,3 +280,49 @@ class TelemetryResponse(BaseModel):
     """The snapshot."""
     age_s: float
     """Seconds since it was collected."""
+
+
+class GcRequest(BaseModel):
+    """``POST /v1/gc``: remove backups the policy (or the person) allows."""
+
+    model_config = _MODEL
+
+    dry_run: bool = False
+    """Only say what would be removed."""
+    include_rollbackable: bool = False
+    """The person agreed that plans that can still be rolled back lose their backups (they
+    can then no longer be rolled back)."""
+    plan_ids: list[str] = Field(default_factory=list, max_length=1000)
+    """Only these plans (their backups go whatever their age); empty: the policy decides."""
+
+
+class GcRemoved(BaseModel):
+    """One plan whose backups were (or would be) removed."""
+
+    model_config = _MODEL
+
+    plan_id: str
+    status: PlanStatus
+    """The plan's state (it stays in the history)."""
+    bytes: int
+    """Bytes its backups held."""
+    reason: str
+    """``age`` (older than the retention), ``size`` (over the total), ``asked`` (named)."""
+    finished_at: float
+    """When the plan's last state change was journalled (Unix time)."""
+
+
+class GcResponse(BaseModel):
+    """Outcome of ``POST /v1/gc``."""
+
+    model_config = _MODEL
+
+    dry_run: bool
+    """Nothing was removed."""
+    removed: list[GcRemoved]
+    """Plans whose backups were (or would be) removed."""
+    bytes_freed: int
+    """Sum of their sizes."""
+    kept_rollbackable: list[str]
+    """Plans with backups that can still be rolled back and were kept (named ones that
+    were not allowed, or all of them under the automatic policy)."""

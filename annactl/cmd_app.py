@@ -165,6 +165,25 @@ def rollback(plan_id: Annotated[str, typer.Argument(metavar="ID")],
 
 
 @app.command()
+def gc(plan_ids: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 - Typer
+           metavar="[ID]...", help="Only these plans (asks: they may still be rollbackable).")
+       ] = None,
+       dry_run: Annotated[bool, typer.Option("--dry-run", help="Only say what would go.")
+                          ] = False,
+       include_rollbackable: Annotated[bool, typer.Option(
+           "--include-rollbackable", help="Also plans that can still be rolled back (asks).")
+       ] = False,
+       yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+       as_json: JsonOpt = False) -> None:
+    """Remove plan backups the retention policy allows (and, when asked, others)."""
+    from annactl import cmd_gc
+
+    raise typer.Exit(cmd_gc.gc(_consoles(), list(plan_ids or []), dry_run=dry_run,
+                               include_rollbackable=include_rollbackable, yes=yes,
+                               as_json=as_json))
+
+
+@app.command()
 def status(as_json: JsonOpt = False) -> None:
     """CPU, memory, disks, load, failed units, desktop, packages. No model involved."""
     from annactl import status as status_cmd

@@ -33,6 +33,7 @@ if TYPE_CHECKING:
         AuditReport,
         ChecksResponse,
         ExecEvent,
+        GcResponse,
         Health,
         PlanList,
         PlanRecord,
@@ -224,6 +225,17 @@ class DaemonClient:
             body.update(high_confirmed=True, confirm_word=confirm_word)
         return RollbackResponse.model_validate(
             self._call("POST", _plan_path(Route.ROLLBACK, plan_id), body, timeout=LONG_TIMEOUT))
+
+    def gc(self, *, dry_run: bool = False, include_rollbackable: bool = False,
+           plan_ids: list[str] | None = None) -> GcResponse:
+        """``POST /v1/gc``: remove backups the policy (or, for named plans, the person)
+        allows; ``include_rollbackable`` only once the person has confirmed."""
+        from anna_common.protocol import GcResponse, Route
+
+        body = {"dry_run": dry_run, "include_rollbackable": include_rollbackable,
+                "plan_ids": list(plan_ids or [])}
+        return GcResponse.model_validate(self._call("POST", Route.GC, body,
+                                                    timeout=LONG_TIMEOUT))
 
     def audit_verify(self) -> AuditReport:
         """``GET /v1/audit/verify``."""

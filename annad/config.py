@@ -81,6 +81,12 @@ class DaemonSettings(BaseSettings):
     """Largest total a step's snapshot may take; a step needing more is refused, not run."""
     backup_max_files: int = Field(default=20_000, ge=1)
     """Most files a step's snapshot may take."""
+    backup_keep_days: float = Field(default=30.0, ge=0)
+    """Backups of plans that can no longer be rolled back are removed this many days after
+    the plan finished (``annactl gc``; plans that can be rolled back are kept)."""
+    backup_keep_max_bytes: int = Field(default=1024 * 1024 * 1024, ge=0)
+    """While all backups take more than this, those of the oldest plans that can no longer
+    be rolled back are removed too."""
     home_override: Path | None = None
     """Home for user-scope steps and assessments instead of the caller's passwd entry (tests)."""
     distro: str | None = None

@@ -397,6 +397,13 @@ class Journal:
         return [_plan_row(r) for r in self._db.execute(
             f"SELECT {_PLAN_COLUMNS} FROM plans ORDER BY created_at")]  # noqa: S608
 
+    def last_event(self, plan_id: str, kind: str) -> float | None:
+        """When the newest event of this kind for this plan was recorded, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT MAX(ts) FROM events WHERE plan_id=? AND kind=?",
+                                   (plan_id, kind)).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
     def unfinished(self) -> list[str]:
         """Plans marked running or rolling back (after a failed :meth:`recover`)."""
         with self._lock:

@@ -81,6 +81,10 @@ class RunManager:
         self._lock = threading.Lock()
         self._run: _Run | None = None
         self._closing = False
+        self.after_run: Callable[[], None] | None = None
+        """Called after each run ends (the retention policy), outside the lock."""
+        self.backups_gone: Callable[[str], str | None] = lambda _plan_id: None
+        """Why a plan's backups are gone (gc removed them), checked as a rollback claims."""
 
     def current(self) -> str | None:
         """Id of the plan running or rolling back now."""
@@ -109,6 +113,11 @@ class RunManager:
                 raise PlanError(f"plan {plan_id} is {status}; this needs "
                                 + " or ".join(str(a) for a in allowed),
                                 code=ErrorCode.PLAN_STATE, detail={"status": str(status)})
+            gone = self.backups_gone(plan_id) if kind == ROLLBACK else None
+            if gone is not None:  # checked under the lock: gc holds it while it removes
+                raise PlanError(f"plan {plan_id} cannot be rolled back: {gone}",
+                                code=ErrorCode.PLAN_STATE,
+                                detail={"status": str(row.status), "backups_removed": True})
             run = _Run(plan_id, kind)
             run.thread = threading.Thread(target=work, args=(run,), name=f"{kind}-{plan_id}")
             self._run = run
@@ -134,6 +143,17 @@ class RunManager:
         with self._lock:
             if self._run is run:
                 self._run = None
+        if self.after_run is not None:
+            try:
+                self.after_run()
+            except Exception:  # retention must never break a run's ending
+                log.exception("backup retention after plan %s failed", run.plan_id)
+
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[str | None]:
+        """No run may start inside this block; yields the plan running now (or None)."""
+        with self._lock:
+            yield self.current()
 
     def execute(self, row: PlanRow, annotated: AnnotatedPlan, session: SessionEnv
                 ) -> Iterator[bytes]:

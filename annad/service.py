@@ -35,6 +35,8 @@ from anna_common.protocol import (
     ChecksRequest,
     ChecksResponse,
     DaemonMode,
+    GcRequest,
+    GcResponse,
     Health,
     PlanList,
     PlanRecord,
@@ -45,7 +47,7 @@ from anna_common.protocol import (
     TelemetryResponse,
 )
 from anna_common.validate import validate
-from annad import __version__
+from annad import __version__, retention
 from annad.checks import run_checks
 from annad.journal import PlanRow, StateFull
 from annad.peer import Peer, authorised, served
@@ -85,6 +87,12 @@ class PlanService:
         self.telemetry_provider = telemetry
         self.runner = runner
         self.runs = RunManager(journal=journal, executor=executor, user_mode=self.user_mode)
+        self.retention = retention.Retention(
+            journal=journal, backups=executor.backups,
+            policy=retention.Policy(keep_days=settings.backup_keep_days,
+                                    max_bytes=settings.backup_keep_max_bytes))
+        self.runs.after_run = self.auto_gc
+        self.runs.backups_gone = lambda plan_id: retention.gone(journal, plan_id)
         self.started_at = time.monotonic()
         self.owner_uid = os.geteuid()
         self._stopping = threading.Event()
@@ -106,6 +114,7 @@ class PlanService:
             self.runs.executor.stop_orphans(plan_id)
         if not self._recover():
             self._recovery.start()
+        self.auto_gc()
         for row in self.journal.list_plans():
             if row.status is PlanStatus.INTERRUPTED:
                 log.warning("plan %s is interrupted: `annactl rollback %s` undoes what is left",
@@ -146,6 +155,21 @@ class PlanService:
                 self.journal.reserve.ensure()
                 log.info("the state disk has room again: start-up recovery is done")
                 return
+
+    def auto_gc(self) -> None:
+        """The automatic retention policy (plans that can be rolled back are kept)."""
+        retention.auto(self.retention, self.runs)
+
+    def gc(self, peer: Peer | None, request: GcRequest) -> GcResponse:
+        """``POST /v1/gc``: the caller's plans (root: everyone's), or the named ones."""
+        peer = self._authorised(peer)
+        if request.plan_ids:
+            rows = [self._owned(peer, plan_id) for plan_id in dict.fromkeys(request.plan_ids)]
+        else:
+            rows = [r for r in self.journal.list_plans(limit=retention.ALL_PLANS)
+                    if peer.uid in (0, r.caller_uid)]
+        return retention.collect(self.retention, self.runs, rows, request, by_uid=peer.uid,
+                                 now=time.time())
 
     def drain(self) -> None:
         """On a stop, while connections still serve: refuse new plans, let the running apply

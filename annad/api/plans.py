@@ -10,6 +10,8 @@ from anna_common.protocol import (
     ChecksRequest,
     ChecksResponse,
     ExecuteRequest,
+    GcRequest,
+    GcResponse,
     PlanList,
     PlanRecord,
     RollbackRequest,
@@ -88,3 +90,9 @@ def rollback(service: ServiceDep, peer: PeerDep, plan_id: str,
              body: RollbackRequest | None = None) -> RollbackResponse:
     """Undo a succeeded or interrupted plan."""
     return service.rollback(peer, plan_id, body or RollbackRequest())
+
+
+@router.post(Route.GC)
+def gc(service: ServiceDep, peer: PeerDep, body: GcRequest | None = None) -> GcResponse:
+    """Remove backups the retention policy (or the person, for named plans) allows."""
+    return service.gc(peer, body or GcRequest())
