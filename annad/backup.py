@@ -14,8 +14,6 @@ A snapshot that would exceed the size or file limit raises
 
 from __future__ import annotations
 
-import errno
-import hashlib
 import logging
 import os
 import posixpath
@@ -28,8 +26,6 @@ from annad.identity import kind_of
 from annad.leftovers import INCOMING
 from annad.manifest import Entry, Ident, TargetSnapshot, printable
 
-CHUNK = 1024 * 1024
-"""Copy buffer size."""
 NAME_MAX = 255
 """Longest file name the kernel accepts, in bytes."""
 PATH_MAX = 4096
@@ -74,15 +70,10 @@ class BlobStore:
         self.dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         _check_room(self.dir, os.fstat(src_fd).st_size)
         tmp = self.dir / f"{INCOMING}{os.getpid()}-{id(self)}"  # recovery removes a dead one
-        digest = hashlib.sha256()
-        size = 0
         try:
             out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
             try:
-                while chunk := os.read(src_fd, CHUNK):
-                    digest.update(chunk)
-                    size += len(chunk)
-                    write_all(out, chunk)
+                name, size = safefs.hash_copy(src_fd, out)
                 os.fdatasync(out)
             finally:
                 os.close(out)
@@ -92,7 +83,6 @@ class BlobStore:
                 raise BackupRefused(f"cannot back up: the state disk is full ({exc.strerror}); "
                                     "the partial copy was removed") from None
             raise
-        name = digest.hexdigest()
         tmp.replace(self.dir / name)
         self.dirty = True
         return name, size
@@ -116,39 +106,19 @@ class BlobStore:
 
     def verify(self, sha256: str) -> None:
         """Raise OSError unless the blob's content matches its name (read in chunks)."""
+        self.copy_out(sha256, None)
+
+    def copy_out(self, sha256: str, out: int | None) -> None:
+        """Write a blob into the open file ``out`` (None: nowhere) in bounded chunks; raise
+        OSError when its content does not match its name (the caller discards what was
+        written)."""
         src = self.open(sha256)
-        digest = hashlib.sha256()
         try:
-            while chunk := os.read(src, CHUNK):
-                digest.update(chunk)
+            found, _ = safefs.hash_copy(src, out)
         finally:
             os.close(src)
-        if digest.hexdigest() != sha256:
+        if found != sha256:
             raise OSError(f"backup blob {sha256[:12]} is corrupt")
-
-    def copy_out(self, sha256: str, out: int) -> None:
-        """Write a blob into the open file ``out`` in bounded chunks; raise OSError when its
-        content does not match its name (the caller discards what was written)."""
-        src = self.open(sha256)
-        digest = hashlib.sha256()
-        try:
-            while chunk := os.read(src, CHUNK):
-                digest.update(chunk)
-                write_all(out, chunk)
-        finally:
-            os.close(src)
-        if digest.hexdigest() != sha256:
-            raise OSError(f"backup blob {sha256[:12]} is corrupt")
-
-
-def write_all(fd: int, data: bytes) -> None:
-    """``os.write`` until everything is written (a write may be short)."""
-    view = memoryview(data)
-    while view:
-        written = os.write(fd, view)
-        if written <= 0:  # no progress and no error: treat as a full disk
-            raise OSError(errno.ENOSPC, "short write made no progress")
-        view = view[written:]
 
 
 def _check_room(directory: Path, size: int) -> None:

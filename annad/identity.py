@@ -13,7 +13,6 @@ Every walk here goes through :mod:`annad.safefs` (no symlink followed).
 
 from __future__ import annotations
 
-import hashlib
 import os
 import posixpath
 import stat
@@ -28,7 +27,6 @@ if TYPE_CHECKING:
 
     from annad.manifest import Entry, TargetSnapshot
 
-CHUNK = 1024 * 1024
 
 
 class TooBig(Exception):
@@ -60,13 +58,10 @@ def kind_of(mode: int) -> Kind:
 def file_sha256(parent: int, name: str) -> str:
     """sha256 of a regular file, streamed in bounded chunks (never through a symlink)."""
     fd = safefs.open_file_at(parent, name)
-    digest = hashlib.sha256()
     try:
-        while chunk := os.read(fd, CHUNK):
-            digest.update(chunk)
+        return safefs.hash_copy(fd)[0]
     finally:
         os.close(fd)
-    return digest.hexdigest()
 
 
 def _ident(parent: int, name: str, path: str, info: os.stat_result,

@@ -140,12 +140,7 @@ def _recording(method: Callable[Concatenate[Journal, _P], _T]
                 raise
             if not self.reserve.release():
                 raise self.full(exc) from None
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.OperationalError as exc:
-            if is_full(exc):
-                raise self.full(exc) from None
-            raise
+        return _full_as_state_full(self, method, *args, **kwargs)
 
     functools.update_wrapper(wrapper, method)
     return wrapper
@@ -158,15 +153,21 @@ def _starting(method: Callable[Concatenate[Journal, _P], _T]
     def wrapper(self: Journal, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
         if not self.reserve.ensure():
             raise self.full(None)
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.OperationalError as exc:
-            if is_full(exc):
-                raise self.full(exc) from None
-            raise
+        return _full_as_state_full(self, method, *args, **kwargs)
 
     functools.update_wrapper(wrapper, method)
     return wrapper
+
+
+def _full_as_state_full(journal: Journal, method: Callable[Concatenate[Journal, _P], _T],
+                        /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
+    """Call ``method``; a full disk becomes :class:`StateFull`, any other error stays."""
+    try:
+        return method(journal, *args, **kwargs)
+    except sqlite3.OperationalError as exc:
+        if is_full(exc):
+            raise journal.full(exc) from None
+        raise
 
 
 class Journal:

@@ -14,6 +14,7 @@ dotfiles are still backed up where their content really lives.
 from __future__ import annotations
 
 import errno
+import hashlib
 import os
 import shutil
 import stat
@@ -22,6 +23,9 @@ from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
+
+CHUNK = 1024 * 1024
+"""Bytes read or written at a time when a file is streamed (memory stays bounded)."""
 
 _DIR_FLAGS = os.O_PATH | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC
 
@@ -137,3 +141,25 @@ def fsync_dir(fd: int) -> None:
         pass
     finally:
         os.close(real)
+
+
+def write_all(fd: int, data: bytes) -> None:
+    """``os.write`` until everything is written (a write may be short)."""
+    view = memoryview(data)
+    while view:
+        written = os.write(fd, view)
+        if written <= 0:  # no progress and no error: treat as a full disk
+            raise OSError(errno.ENOSPC, "short write made no progress")
+        view = view[written:]
+
+
+def hash_copy(src: int, out: int | None = None) -> tuple[str, int]:
+    """Read ``src`` to its end in bounded chunks: (sha256, size), copying into ``out`` if given."""
+    digest = hashlib.sha256()
+    size = 0
+    while chunk := os.read(src, CHUNK):
+        digest.update(chunk)
+        size += len(chunk)
+        if out is not None:
+            write_all(out, chunk)
+    return digest.hexdigest(), size
