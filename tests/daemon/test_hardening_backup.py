@@ -34,7 +34,7 @@ from annad.executor import Executor, Limits, StepSpec, Who
 from annad.journal import Journal, PlanRow
 from annad.manifest import Entry, Ident, StepManifest, TargetSnapshot, escape_path, unescape_path
 from annad.targets import snapshot_targets
-from annad.undo import allowed_roots
+from annad.undo import TMP_ROOTS, allowed_roots
 from tests.daemonfix import REPO, RunningDaemon, make_plan, running_daemon
 
 NOBODY = 65534
@@ -187,11 +187,22 @@ HOSTILE_SESSIONS = [
 
 
 @needs_root_tools
+
+def _outside_temp_roots() -> Path:
+    """A place for the decoy that no allowed root covers: the checkout, unless it was cloned
+    under a temporary directory (as CI may do), else root-owned /run."""
+    for base in (REPO, Path("/run"), Path("/srv")):
+        if base.is_dir() and not any(base == Path(t) or Path(t) in base.parents
+                                     for t in TMP_ROOTS):
+            return base
+    pytest.skip("no directory outside the temporary roots to hold the decoy")
+
+
 @pytest.mark.parametrize("session", HOSTILE_SESSIONS)
 def test_hostile_session_cannot_widen_what_root_restores(session: dict[str, str]) -> None:
     """nobody links ~/link to a root-owned decoy outside every allowed root and sends a
     session claiming that place as its runtime dir: root restores nothing there."""
-    decoy = Path(tempfile.mkdtemp(prefix=".anna-decoy-", dir=REPO))  # not under /tmp
+    decoy = Path(tempfile.mkdtemp(prefix=".anna-decoy-", dir=_outside_temp_roots()))
     try:
         (decoy / "shadow").write_text("root:$6$precious:19000::::::\n")
         before = (decoy / "shadow").stat()
