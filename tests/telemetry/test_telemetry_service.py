@@ -105,6 +105,7 @@ def test_process_cpu_is_measured_between_collections() -> None:
 
         scan = wait_until(busy_measured, "the busy process measured above 5 % CPU",
                           interval=0.3)
+        assert scan is not None
         assert all(p.cpu_percent > 0 for p in scan.info.top_cpu)
         ranked = [p.cpu_percent for p in scan.info.top_cpu]
         assert ranked == sorted(ranked, reverse=True)
