@@ -31,6 +31,7 @@ from anna_common.protocol_records import (
     StepRecord,
     StepStatus,
     UndoResult,
+    UNCHANGED_STATES,
 )
 from anna_common.telemetry import Telemetry
 
@@ -41,7 +42,7 @@ __all__ = [
     "GcResponse", "Health", "PlanList", "PlanRecord",
     "PlanStatus", "PlanSummary", "RollbackRequest", "RollbackResponse", "Route", "SessionEnv",
     "StepRecord", "StepStatus", "SubmitRequest", "SubmitResponse", "TelemetryResponse",
-    "UndoResult",
+    "UNCHANGED_STATES", "UndoResult",
 ]
 
 API_VERSION = 1
@@ -83,6 +84,8 @@ class Route(StrEnum):
     """GET: :class:`AuditReport`."""
     GC = "/v1/gc"
     """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
+    DRY_RUN = "/v1/plans/{plan_id}/dry-run"
+    """POST: record a submitted plan as shown and not run → :class:`PlanRecord`."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)

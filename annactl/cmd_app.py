@@ -145,11 +145,20 @@ def show(plan_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt
 
 
 @app.command()
-def history(as_json: JsonOpt = False) -> None:
-    """List plans, newest first."""
+def history(
+    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N",
+                                       help="Show N plans (default 20).")] = 20,
+    before: Annotated[Optional[str], typer.Option(  # noqa: UP045 - Typer
+        "--before", metavar="ID", help="Only plans older than plan ID (the next page).")
+    ] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Every plan.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List plans, newest first, a page at a time."""
     from annactl import cmd_plans
 
-    raise typer.Exit(cmd_plans.history(_consoles(), as_json=as_json))
+    raise typer.Exit(cmd_plans.history(_consoles(), as_json=as_json,
+                                       limit=0 if show_all else limit, before=before))
 
 
 @app.command()

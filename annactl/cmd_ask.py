@@ -173,7 +173,7 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
                                             contradictions=_contradictions(prepared)))
     req = confirm.requirement(plan)
     if opts.dry_run:
-        return _dry_run(consoles, prepared, req, opts)
+        return _dry_run(flow, consoles, prepared, req, opts)
     if req.tier == confirm.Tier.BANNED:
         raise confirm.banned_error(req)
     prompter = None
@@ -213,11 +213,15 @@ def _contradictions(prepared: Prepared) -> list[Any]:
     return list(prepared.outcome.contradictions) if prepared.outcome is not None else []
 
 
-def _dry_run(consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
+def _dry_run(flow: Flow, consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
              opts: RunOptions) -> int:
     from rich.text import Text
 
     from annactl.console import emit_json
+
+    if prepared.plan_id and req.tier != confirm.Tier.BANNED:
+        # the journal records what happened: shown, checks run, nothing executed
+        flow.daemon.mark_dry_run(prepared.plan_id)
 
     if opts.as_json:
         emit_json(consoles, {**prepared.summary_json(), "status": "dry_run",

@@ -64,7 +64,8 @@ class Prepared:
         """The JSON every command prints for a plan: ``plan_id``, ``status``, plan, findings."""
         data: dict[str, Any] = {
             "plan_id": self.plan_id,
-            "status": "submitted",
+            # the daemon's rule: a plan with no steps is recorded as answered
+            "status": "submitted" if self.annotated.steps else "answered",
             "digest": self.digest,
             "source": self.source,
             "plan": self.annotated.plan.model_dump(mode="json"),
