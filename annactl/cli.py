@@ -9,6 +9,7 @@ fast (``bench/startup.py``).
 
 from __future__ import annotations
 
+import re
 import sys
 
 from annactl import __version__
@@ -48,19 +49,56 @@ COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "
 """Known first arguments; anything else is a request for ``ask``."""
 
 
+_WORD = re.compile(r"[a-z][a-z0-9_-]{0,30}")
+"""One bare lowercase word: a mistyped command, never sent to the model as a request."""
+ALIASES = {"version": "--version", "help": "--help", "list": "history", "log": "history",
+           "undo": "rollback", "check": "doctor", "info": "status", "run": "apply",
+           "chat": "repl", "shell": "repl", "ui": "tui"}
+"""Words people try first, and the option or command they meant."""
+
+
+def unknown_command(word: str) -> BaseException:
+    """``annactl WORD`` where WORD is no command: say which one was probably meant."""
+    import difflib
+
+    from anna_common.errors import AnnaError, ErrorCode
+
+    known = sorted(COMMANDS - {"-h"}) + ["--version"]
+    guess = ALIASES.get(word) or next(iter(difflib.get_close_matches(word, known, n=1)), None)
+    message = f"no such command: {word}" + (f"; did you mean {guess}?" if guess else "")
+    return AnnaError(message, code=ErrorCode.UNKNOWN_COMMAND,
+                     hint=f'to ask Anna, say more or use ask: annactl ask {word}; '
+                     'every command: annactl --help')
+
+
 def _fast_status(args: list[str]) -> int | None:
-    """``status [--json]`` without Typer, whose option parsing imports pydantic (~50 ms).
+    """``status [--json]`` and ``history [...]`` without Typer, whose option parsing imports
+    pydantic (~50 ms).
 
     ``annactl status`` must start within 12x a bare interpreter (bench/startup.py); every
     other command needs pydantic anyway. Anything unusual (``--help``, typos) falls
     through to Typer and its usual messages.
     """
+    if args[:1] == ["history"]:
+        opts = _history_opts(args[1:])
+        if opts is None:
+            return None
+        from annactl.commands import listing
+        from annactl.console import make_consoles
+
+        return listing.history(make_consoles(), **opts)
     if not args or args[0] != "status" or not set(args[1:]) <= {"--json"}:
         return None
     from annactl import status as status_cmd
     from annactl.console import make_consoles
 
     return status_cmd.run(make_consoles(), as_json="--json" in args[1:])
+
+
+def _history_opts(args: list[str]) -> dict[str, object] | None:
+    from annactl.commands.listing import parse_history_args
+
+    return parse_history_args(args)
 
 
 def _ended(exc: BaseException) -> int:
@@ -92,6 +130,8 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["--version"]:
         print(f"annactl {__version__}")
         return 0
+    if len(args) == 1 and _WORD.fullmatch(args[0]) and args[0] not in COMMANDS:
+        return _report(unknown_command(args[0]))
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         args.insert(0, "ask")
     try:

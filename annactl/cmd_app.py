@@ -155,9 +155,9 @@ def history(
     as_json: JsonOpt = False,
 ) -> None:
     """List plans, newest first, a page at a time."""
-    from annactl import cmd_plans
+    from annactl.commands import listing
 
-    raise typer.Exit(cmd_plans.history(_consoles(), as_json=as_json,
+    raise typer.Exit(listing.history(_consoles(), as_json=as_json,
                                        limit=0 if show_all else limit, before=before))
 
 

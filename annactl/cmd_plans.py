@@ -126,32 +126,6 @@ def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
     return ExitStatus.SUCCESS
 
 
-def history(consoles: Consoles, *, as_json: bool, limit: int = 20,
-            before: str | None = None) -> int:
-    """Plans the daemon knows, newest first, a page at a time (``limit`` 0: all of them)."""
-    from rich.text import Text
-
-    from annactl.console import emit_json
-    from annactl.daemon_client import connect
-    from annactl.ui.history_view import history_table, short_id
-
-    if limit < 0:
-        raise UsageError("--limit must be 0 (all) or more")
-    page = connect().list_plans(limit=limit, before=before)
-    if as_json:
-        emit_json(consoles, {"status": "ok", "more": page.more,
-                             "plans": page.model_dump(mode="json")["plans"]})
-    elif not page.plans:
-        consoles.out.print("No older plans." if before else "No plans yet.", markup=False)
-    else:
-        consoles.out.print(history_table(page.plans))
-        if page.more:
-            older = short_id(page.plans[-1].plan_id)
-            consoles.out.print(Text(f"Older plans: annactl history --before {older} "
-                                    "(or --all)", style="dim"))
-    return ExitStatus.SUCCESS
-
-
 def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
              allow_high: bool = False) -> int:
     """Undo a plan after asking (``--yes`` skips the question; no terminal needs it).

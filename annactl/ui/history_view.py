@@ -8,14 +8,12 @@ Every string from the journal goes through :func:`annactl.console.inert_text`.
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from annactl.console import inert_text
 
 if TYPE_CHECKING:
     from rich.table import Table
-
-    from anna_common.protocol import PlanSummary
 
 SHORT_ID_CHARS = 6
 """Characters of a plan id ``history`` shows; the daemon accepts this end of an id."""
@@ -35,8 +33,9 @@ def when(ts: float, *, now: float | None = None) -> str:
     return time.strftime("%m-%d %H:%M" if here.tm_year == this_year else "%Y-%m-%d", here)
 
 
-def history_table(plans: list[PlanSummary]) -> Table:
-    """Newest first; every column at least as wide as its header, only the title folds."""
+def history_table(plans: list[dict[str, Any]]) -> Table:
+    """Plans as ``GET /v1/plans`` lists them (JSON), newest first; every column at least as
+    wide as its header, and only the title folds."""
     from rich import box
     from rich.table import Table
     from rich.text import Text
@@ -50,9 +49,10 @@ def history_table(plans: list[PlanSummary]) -> Table:
                          justify="right" if name == "steps" else "left")
     table.add_column("title", overflow="fold", ratio=1, min_width=12)
     for item in plans:
-        risk = str(item.final_risk)
-        table.add_row(short_id(item.plan_id), when(item.created_at),
-                      Text(str(item.status), style=STATUS_STYLE.get(str(item.status), "")),
-                      Text(risk, style=RISK_STYLE.get(risk, "")), str(item.steps),
-                      inert_text(item.title, max_chars=120))
+        risk, status = str(item.get("final_risk", "?")), str(item.get("status", "?"))
+        table.add_row(inert_text(short_id(str(item.get("plan_id", "?")))),
+                      when(float(item.get("created_at") or 0)),
+                      Text(status, style=STATUS_STYLE.get(status, "")),
+                      Text(risk, style=RISK_STYLE.get(risk, "")), str(item.get("steps", "?")),
+                      inert_text(item.get("title", ""), max_chars=120))
     return table
