@@ -87,8 +87,11 @@ def checks_table(plan: AnnotatedPlan, results: list[CheckResult] | None = None) 
     outcome = {r.id: r for r in results or []}
     table = Table(title="Checks (read-only, run without asking)", title_justify="left",
                   expand=True)
-    for col in ("id", "command", "risk", "result"):
-        table.add_column(col, overflow="fold")
+    # only the long cells fold: a short id and the badge stay whole
+    table.add_column("id", overflow="fold", max_width=18)
+    table.add_column("command", overflow="fold", ratio=2)
+    table.add_column("risk", no_wrap=True)
+    table.add_column("result", overflow="fold", ratio=3)
     for check in plan.checks:
         result = outcome.get(check.id)
         if result is None:
