@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from anna_common.findings import AnnotatedPlan, Finding
 from anna_common.plan import ActionPlan
 from anna_common.protocol_records import (
+    UNCHANGED_STATES,
     AuditReport,
     ErrorBody,
     ExecEvent,
@@ -31,18 +32,44 @@ from anna_common.protocol_records import (
     StepRecord,
     StepStatus,
     UndoResult,
-    UNCHANGED_STATES,
 )
 from anna_common.telemetry import Telemetry
 
 __all__ = [
-    "API_PREFIX", "API_VERSION", "GROUP", "SESSION_HEADER", "SYSTEM_SOCKET", "SYSTEM_STATE_DIR",
-    "AuditReport", "CheckResult", "ChecksRequest", "ChecksResponse", "DaemonMode", "ErrorBody",
-    "ExecEvent", "ExecEventType", "ExecuteRequest", "GcRemoved", "GcRequest",
-    "GcResponse", "Health", "PlanList", "PlanRecord",
-    "PlanStatus", "PlanSummary", "RollbackRequest", "RollbackResponse", "Route", "SessionEnv",
-    "StepRecord", "StepStatus", "SubmitRequest", "SubmitResponse", "TelemetryResponse",
-    "UNCHANGED_STATES", "UndoResult",
+    "API_PREFIX",
+    "API_VERSION",
+    "GROUP",
+    "SESSION_HEADER",
+    "SYSTEM_SOCKET",
+    "SYSTEM_STATE_DIR",
+    "UNCHANGED_STATES",
+    "AuditReport",
+    "CheckResult",
+    "ChecksRequest",
+    "ChecksResponse",
+    "DaemonMode",
+    "ErrorBody",
+    "ExecEvent",
+    "ExecEventType",
+    "ExecuteRequest",
+    "GcRemoved",
+    "GcRequest",
+    "GcResponse",
+    "Health",
+    "PlanList",
+    "PlanRecord",
+    "PlanStatus",
+    "PlanSummary",
+    "RollbackRequest",
+    "RollbackResponse",
+    "Route",
+    "SessionEnv",
+    "StepRecord",
+    "StepStatus",
+    "SubmitRequest",
+    "SubmitResponse",
+    "TelemetryResponse",
+    "UndoResult",
 ]
 
 API_VERSION = 1

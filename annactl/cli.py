@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import Any
 
 from annactl import __version__
 
@@ -63,7 +64,7 @@ def unknown_command(word: str) -> BaseException:
 
     from anna_common.errors import AnnaError, ErrorCode
 
-    known = sorted(COMMANDS - {"-h"}) + ["--version"]
+    known = [*sorted(COMMANDS - {"-h"}), "--version"]
     guess = ALIASES.get(word) or next(iter(difflib.get_close_matches(word, known, n=1)), None)
     message = f"no such command: {word}" + (f"; did you mean {guess}?" if guess else "")
     return AnnaError(message, code=ErrorCode.UNKNOWN_COMMAND,
@@ -95,7 +96,7 @@ def _fast_status(args: list[str]) -> int | None:
     return status_cmd.run(make_consoles(), as_json="--json" in args[1:])
 
 
-def _history_opts(args: list[str]) -> dict[str, object] | None:
+def _history_opts(args: list[str]) -> dict[str, Any] | None:
     from annactl.commands.listing import parse_history_args
 
     return parse_history_args(args)

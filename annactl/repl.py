@@ -131,8 +131,10 @@ class ReplSession:
         elif command == "/status":
             status.run(self.consoles, as_json=False)
         elif command == "/history":
+            from annactl.commands import listing
+
             self.known_ids = [p.plan_id for p in self.flow.daemon.list_plans().plans]
-            cmd_plans.history(self.consoles, as_json=False)
+            listing.history(self.consoles, as_json=False)
         elif command == "/memory":
             self._memory(arg)
         elif command in {"/show", "/rollback"} and arg:
