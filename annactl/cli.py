@@ -139,10 +139,10 @@ def main(argv: list[str] | None = None) -> int:
         fast = _fast_status(args)
         if fast is not None:
             return fast
-        from annactl.cmd_app import app
+        from annactl.cmd_app import command
 
         # without standalone mode click *returns* the code of a typer.Exit instead of raising
-        result = app(args=args, prog_name="annactl", standalone_mode=False)
+        result = command().main(args=args, prog_name="annactl", standalone_mode=False)
         if isinstance(result, int):
             return result
     except (KeyboardInterrupt, Exception) as exc:  # the one place errors end
