@@ -35,6 +35,7 @@ if TYPE_CHECKING:
     from annactl.config import ClientSettings
     from annactl.confirm import Approval
     from annactl.daemon_client import DaemonClient
+    from annactl.facts import Contradiction
     from annactl.follow import Follower
     from annactl.planner import PlanOutcome, Progress
 
@@ -59,6 +60,20 @@ class Prepared:
     """Outcomes of the read-only checks, once run."""
     outcome: PlanOutcome | None = None
     """The planner's report (model calls, repairs, template), when a model or template made it."""
+
+    @property
+    def contradictions(self) -> list[Contradiction]:
+        """The model's claims that the telemetry contradicts (shown wherever the plan is)."""
+        return list(self.outcome.contradictions) if self.outcome is not None else []
+
+    @property
+    def answer_telemetry(self) -> Telemetry | None:
+        """For a model's answer with no steps: the telemetry Anna shows beside its prose
+        (a template's notes already come from telemetry)."""
+        outcome = self.outcome
+        if outcome is None or outcome.template is not None or self.annotated.steps:
+            return None
+        return outcome.telemetry
 
     def summary_json(self) -> dict[str, Any]:
         """The JSON every command prints for a plan: ``plan_id``, ``status``, plan, findings."""

@@ -174,9 +174,15 @@ class ReplSession:
             cmd_ask.run_prepared(self.flow, self.consoles, prepared, cmd_ask.RunOptions())
             return
         cmd_ask.offline_note(self.consoles, prepared)
-        self.consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
-                                                 warnings=prepared.warnings,
-                                                 plan_id=prepared.plan_id))
+        if not prepared.annotated.steps:  # an answer: Anna's facts beside the model's prose
+            self.consoles.out.print(render.notes_only(
+                prepared.annotated, telemetry=prepared.answer_telemetry,
+                contradictions=prepared.contradictions))
+        else:
+            self.consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
+                                                     warnings=prepared.warnings,
+                                                     plan_id=prepared.plan_id,
+                                                     contradictions=prepared.contradictions))
         if prepared.annotated.steps:
             self.consoles.out.print("Type ok to run it.", style="dim", markup=False)
 

@@ -16,6 +16,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
 from annactl import confirm
+from annactl.render_facts import confidence_line
 from annactl.tui.screens import Decision
 from annactl.tui.widgets import RiskLine, title_text
 
@@ -64,6 +65,9 @@ class ApprovalScreen(ModalScreen[Decision]):
             note = _tier_note(self.requirement)
             if note is not None:
                 yield Static(note, id="tier-note")
+            doubt = confidence_line(self.prepared.contradictions)
+            if doubt is not None:  # the claims themselves are in Show Details
+                yield Static(doubt, id="contradictions")
             with Horizontal(id="buttons"):
                 yield Button("Show Details", id="details")
                 yield Button("Approve", id="approve", variant="success",
