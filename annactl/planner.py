@@ -53,6 +53,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+QUICK_CONNECT_S = 1.0
+"""Connect timeout of the one model attempt made before a weak offline answer."""
 MAX_ROUNDS = 2
 """Rounds of necessary checks followed by a refined plan."""
 
@@ -189,6 +191,15 @@ class Planner:
 
             self._provider = make_provider(self.settings)
         return self._provider
+
+    def quick_model_probe(self) -> None:
+        """One attempt with a short connect timeout (a weak offline answer is waiting and no
+        model was configured); only for a provider this planner built itself."""
+        if not self._owns_provider:
+            return
+        quick = getattr(self.provider, "quick", None)
+        if callable(quick):
+            quick(QUICK_CONNECT_S)
 
     def close(self) -> None:
         """Close the provider if this planner built it."""

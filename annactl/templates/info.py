@@ -113,7 +113,7 @@ _WHY_FULL = re.compile(
     r"(?:did|has|is) (?:all )?(?:my |the )?(?:disk )?space (?:gone|go(?:ne)?)|(?:find|show) "
     r"(?:what is using |the )?(?:big|large|biggest|largest) (?:directories|folders|files))"
     r"[?.! ]*$")
-_FULL_WORDS = re.compile(r"(?i)\b(full|space|biggest|largest|filling)\b")
+_FULL_WORDS = re.compile(r"(?i)\b(full|biggest|largest|filling|fills|eating)\b")
 _MOUNT_OK = re.compile(r"^/[A-Za-z0-9._/@+-]{0,200}$")
 DU_SECONDS = 20
 """How long the biggest-directories check may take before ``timeout`` ends it."""

@@ -111,3 +111,48 @@ def test_an_echoed_install_is_flagged_off_request():
         result = validate(plan, context)
         assert result.plan is not None, result.errors
         assert bool(off_request_findings(result.plan, "install htop")) is flagged, command
+
+
+def _retry_attempts(planner) -> int:
+    provider = planner.provider
+    return getattr(provider, "inner", provider).retry.attempts
+
+
+def test_a_weak_match_without_a_configured_model_tries_it_once(make_settings):
+    from annactl.planner import Planner
+
+    telemetry = make_telemetry()
+    planner = Planner(make_settings(llm_url=""), daemon=None)
+    outcome = planner.plan("is my disk space ok or what", telemetry=telemetry)
+    assert outcome.template is not None and outcome.offline_reason
+    assert _retry_attempts(planner) == 1
+    configured = Planner(make_settings(llm_url="http://127.0.0.1:9"), daemon=None)
+    configured.plan("is my disk space ok or what", telemetry=telemetry)
+    assert _retry_attempts(configured) == 3  # a model the person configured gets its retries
+
+
+@pytest.mark.parametrize(("text", "telemetry", "why"), [
+    ("install htop", {"distro": "debian"}, "installing packages offline needs pacman; this "
+     "machine has apt"),
+    ("remove nginx", {"distro": "debian"}, "removing packages offline needs pacman"),
+    ("install foo;reboot", {}, "package_install_v1 template refused it"),
+])
+def test_no_template_fits_says_which_came_close_and_why(make_settings, text, telemetry, why):
+    from anna_common.errors import ErrorCode, LLMError
+    from annactl.planner import Planner
+
+    planner = Planner(make_settings(llm_url="http://127.0.0.1:9"), daemon=None)
+    with pytest.raises(LLMError) as info:
+        planner.plan(text, telemetry=make_telemetry(**telemetry))
+    assert info.value.code == ErrorCode.LLM_UNAVAILABLE
+    assert why in (info.value.hint or "") and why in info.value.detail["template_near_miss"]
+
+
+def test_a_request_no_template_is_near_gets_no_invented_reason(make_settings):
+    from anna_common.errors import LLMError
+    from annactl.planner import Planner
+
+    planner = Planner(make_settings(llm_url="http://127.0.0.1:9"), daemon=None)
+    with pytest.raises(LLMError) as info:
+        planner.plan("compose a haiku about systemd", telemetry=make_telemetry())
+    assert "template_near_miss" not in info.value.detail
