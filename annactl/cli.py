@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import re
 import sys
-from typing import Any
 
 from annactl import __version__
 
@@ -73,33 +72,30 @@ def unknown_command(word: str) -> BaseException:
 
 
 def _fast_status(args: list[str]) -> int | None:
-    """``status [--json]`` and ``history [...]`` without Typer, whose option parsing imports
-    pydantic (~50 ms).
+    """``status [--json]``, ``history [...]`` and ``show ID [--json]`` without Typer, whose
+    option parsing imports pydantic (~50 ms).
 
     ``annactl status`` must start within 12x a bare interpreter (bench/startup.py); every
     other command needs pydantic anyway. Anything unusual (``--help``, typos) falls
     through to Typer and its usual messages.
     """
-    if args[:1] == ["history"]:
-        opts = _history_opts(args[1:])
+    if args[:1] in (["history"], ["show"]):
+        from annactl.commands import listing
+
+        parse = listing.parse_history_args if args[0] == "history" else listing.parse_show_args
+        opts = parse(args[1:])
         if opts is None:
             return None
-        from annactl.commands import listing
         from annactl.console import make_consoles
 
-        return listing.history(make_consoles(), **opts)
+        run = listing.history if args[0] == "history" else listing.show
+        return int(run(make_consoles(), **opts))
     if not args or args[0] != "status" or not set(args[1:]) <= {"--json"}:
         return None
     from annactl import status as status_cmd
     from annactl.console import make_consoles
 
     return status_cmd.run(make_consoles(), as_json="--json" in args[1:])
-
-
-def _history_opts(args: list[str]) -> dict[str, Any] | None:
-    from annactl.commands.listing import parse_history_args
-
-    return parse_history_args(args)
 
 
 def _ended(exc: BaseException) -> int:

@@ -166,9 +166,9 @@ def apply(
 @app.command()
 def show(plan_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False) -> None:
     """Show a stored plan, its steps' states and its outcome."""
-    from annactl import cmd_plans
+    from annactl.commands import listing
 
-    raise typer.Exit(cmd_plans.show(_consoles(), plan_id, as_json=as_json))
+    raise typer.Exit(listing.show(_consoles(), plan_id, as_json=as_json))
 
 
 @app.command()

@@ -1,4 +1,5 @@
-"""``annactl plan``, ``apply``, ``show``, ``history`` and ``rollback``: plans in the daemon.
+"""``annactl plan``, ``apply`` and ``rollback``: plans in the daemon (``show`` and
+``history`` read them in :mod:`annactl.commands.listing`).
 
 Every JSON output carries ``plan_id`` and ``status`` (for ``history``, each entry does).
 """
@@ -109,21 +110,6 @@ def apply(consoles: Consoles, target: str, opts: RunOptions) -> int:
     else:
         prepared = flow.stored(target)
     return run_prepared(flow, consoles, prepared, opts)
-
-
-def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
-    """The stored plan, its steps' states and its outcome."""
-    from annactl import render
-    from annactl.console import emit_json
-
-    flow, _ = _flow()
-    record = flow.record(plan_id)
-    if as_json:
-        emit_json(consoles, {"plan_id": record.plan_id, "status": str(record.status),
-                             "record": record.model_dump(mode="json")})
-    else:
-        consoles.out.print(render.record_view(record))
-    return ExitStatus.SUCCESS
 
 
 def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,

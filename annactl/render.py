@@ -13,7 +13,6 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
@@ -42,6 +41,8 @@ def risk_badge(level: str, *, banned: bool = False) -> Text:
 
 def command_text(command: str, *, max_chars: int = 600) -> RenderableType:
     """A command with shell highlighting (inert first: highlighting never interprets it)."""
+    from rich.syntax import Syntax  # pygments: imported only when a command is shown
+
     code = inert(command, max_chars=max_chars)
     return Syntax(code, "bash", theme="ansi_dark", word_wrap=True, background_color="default")
 

@@ -119,7 +119,7 @@ class ReplSession:
         return True
 
     def _slash(self, text: str) -> bool:
-        from annactl import cmd_plans, status
+        from annactl import status
 
         command, _, arg = text.partition(" ")
         arg = arg.strip()
@@ -138,7 +138,9 @@ class ReplSession:
         elif command == "/memory":
             self._memory(arg)
         elif command in {"/show", "/rollback"} and arg:
-            run = cmd_plans.show if command == "/show" else self._rollback
+            from annactl.commands import listing
+
+            run = listing.show if command == "/show" else self._rollback
             run(self.consoles, arg, as_json=False)
         elif command == "/apply":
             self._apply_stored(arg) if arg else self._apply_last(confirmed=False)

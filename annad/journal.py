@@ -65,6 +65,7 @@ CREATE TABLE IF NOT EXISTS plans(
     source TEXT NOT NULL, request TEXT NOT NULL, home TEXT NOT NULL,
     plan_json TEXT NOT NULL, annotated_json TEXT NOT NULL, error_json TEXT);
 CREATE INDEX IF NOT EXISTS plans_created ON plans(created_at);
+CREATE INDEX IF NOT EXISTS plans_newest ON plans(created_at, plan_id);
 CREATE TABLE IF NOT EXISTS steps(
     plan_id TEXT NOT NULL, idx INTEGER NOT NULL, step_id TEXT NOT NULL, status TEXT NOT NULL,
     exit_code INTEGER, output TEXT NOT NULL DEFAULT '', started_at REAL, finished_at REAL,

@@ -1,9 +1,11 @@
-"""``annactl history``: a page of plans, as quick as ``status``.
+"""``annactl history`` and ``annactl show``: reading plans, as quick as ``status``.
 
 The common path uses only the standard library to reach the daemon (status's small Unix
-socket client) and plain dicts, never the protocol's pydantic models, the risk engine or
-Typer: listing plans must start within 12x a bare interpreter (``bench/startup.py``).
-Only when no daemon answers does it take the full path, which may autostart one.
+socket client), never Typer, the client settings (pydantic-settings), the telemetry models
+or the risk engine: ``history`` works on plain dicts, ``show`` validates one
+:class:`~anna_common.protocol_records.PlanRecord`. Both must start within 12x a bare
+interpreter (``bench/startup.py``). Only when no daemon answers do they take the full path,
+which may autostart one.
 """
 
 from __future__ import annotations
@@ -45,28 +47,76 @@ def parse_history_args(args: list[str]) -> dict[str, Any] | None:
     return opts
 
 
-def fetch_page(limit: int, before: str | None) -> dict[str, Any]:
-    """``GET /v1/plans`` from the first daemon that answers (else the full client)."""
+def _fast_get(route: str) -> dict[str, Any] | None:
+    """``GET route`` from the first daemon that answers, or None when none does."""
     from annactl.status import candidate_sockets, unix_get
 
-    route = f"/v1/plans?limit={int(limit)}"
-    if before is not None:
-        route += "&before=" + quote(before, safe="")
     for path in candidate_sockets():
         try:
-            page = unix_get(path, route, timeout=10.0)
+            data = unix_get(path, route, timeout=10.0)
         except DaemonError:
             continue
-        if isinstance(page, dict):
-            return page
+        if isinstance(data, dict):
+            return data
+    return None
+
+
+def _full_client() -> Any:
     from annactl.config import load_settings
     from annactl.daemon_client import connect
 
-    client = connect(load_settings())
+    return connect(load_settings())
+
+
+def fetch_page(limit: int, before: str | None) -> dict[str, Any]:
+    """``GET /v1/plans`` from the first daemon that answers (else the full client)."""
+    route = f"/v1/plans?limit={int(limit)}"
+    if before is not None:
+        route += "&before=" + quote(before, safe="")
+    page = _fast_get(route)
+    if page is not None:
+        return page
+    client = _full_client()
     try:
-        return client.list_plans(limit=limit, before=before).model_dump(mode="json")
+        return dict(client.list_plans(limit=limit, before=before).model_dump(mode="json"))
     finally:
         client.close()
+
+
+def fetch_record(plan_id: str) -> dict[str, Any]:
+    """``GET /v1/plans/{id}`` (an id or its end) as JSON."""
+    record = _fast_get("/v1/plans/" + quote(plan_id, safe=""))
+    if record is not None:
+        return record
+    client = _full_client()
+    try:
+        return dict(client.get_plan(plan_id).model_dump(mode="json"))
+    finally:
+        client.close()
+
+
+def parse_show_args(args: list[str]) -> dict[str, Any] | None:
+    """``ID [--json]`` by hand, or None (Typer then answers with its usual messages)."""
+    words = [a for a in args if a != "--json"]
+    if len(words) != 1 or words[0].startswith("-") or len(args) - len(words) > 1:
+        return None
+    return {"plan_id": words[0], "as_json": "--json" in args}
+
+
+def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
+    """The stored plan, its steps' states and its outcome (the journal's own words)."""
+    data = fetch_record(plan_id)
+    if as_json:
+        from annactl.console import emit_json
+
+        emit_json(consoles, {"plan_id": data.get("plan_id"), "status": data.get("status"),
+                             "record": data})
+        return 0
+    from anna_common.protocol_records import PlanRecord  # not .protocol: no telemetry models
+    from annactl import render
+
+    consoles.out.print(render.record_view(PlanRecord.model_validate(data)))
+    return 0
 
 
 def history(consoles: Consoles, *, as_json: bool, limit: int = DEFAULT_LIMIT,
