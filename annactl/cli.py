@@ -90,12 +90,33 @@ def _fast_status(args: list[str]) -> int | None:
 
         run = listing.history if args[0] == "history" else listing.show
         return int(run(make_consoles(), **opts))
+    if args[:1] == ["apply"]:
+        return _fast_apply(args[1:])
     if not args or args[0] != "status" or not set(args[1:]) <= {"--json"}:
         return None
     from annactl import status as status_cmd
     from annactl.console import make_consoles
 
     return status_cmd.run(make_consoles(), as_json="--json" in args[1:])
+
+
+APPLY_FLAGS = frozenset({"--yes", "-y", "--allow-high", "--json"})
+"""The flags ``apply`` takes (anything else goes through Typer and its messages)."""
+
+
+def _fast_apply(args: list[str]) -> int | None:
+    """``apply TARGET [--yes] [--allow-high] [--json]`` without Typer (issue 12: apply of a
+    trivial plan within 15x a bare interpreter)."""
+    targets = [a for a in args if a not in APPLY_FLAGS]
+    if len(targets) != 1 or (targets[0].startswith("-") and targets[0] != "-"):
+        return None
+    from annactl import cmd_plans
+    from annactl.cmd_ask import RunOptions
+    from annactl.console import make_consoles
+
+    opts = RunOptions(yes="--yes" in args or "-y" in args, allow_high="--allow-high" in args,
+                      as_json="--json" in args)
+    return cmd_plans.apply(make_consoles(), targets[0], opts)
 
 
 def _ended(exc: BaseException) -> int:
