@@ -140,7 +140,7 @@ def main() -> None:
     big_env = {**env, "ANNA_SOCKET": str(big / "annad.sock")}
     daemons = [start_daemon(tmp, env)]
     try:
-        shown = submit(tmp / "annad.sock", 1)[0]
+        shown = submit(tmp / "annad.sock", 21)[0]  # a full page for history, as in the big one
         applied = submit(tmp / "annad.sock", args.rounds + 1)
         fill_journal(big / "state", tmp / "annad.sock", args.plans)
         daemons.append(start_daemon(big, big_env))

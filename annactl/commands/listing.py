@@ -112,10 +112,17 @@ def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
         emit_json(consoles, {"plan_id": data.get("plan_id"), "status": data.get("status"),
                              "record": data})
         return 0
-    from anna_common.protocol_records import PlanRecord  # not .protocol: no telemetry models
     from annactl import render
+    from annactl.ui.jsonview import ShapeError, view
 
-    consoles.out.print(render.record_view(PlanRecord.model_validate(data)))
+    try:  # the renderers only read attributes: no pydantic classes to build
+        shown = render.record_view(view(data))
+    except (ShapeError, AttributeError, TypeError, ValueError):
+        # not the shape the renderers expect: the real models say what is wrong (coded)
+        from anna_common.protocol_records import PlanRecord
+
+        shown = render.record_view(PlanRecord.model_validate(data))
+    consoles.out.print(shown)
     return 0
 
 

@@ -141,3 +141,28 @@ def test_each_command_reads_at_80x24(anna: Anna, args: list[str]) -> None:
         assert "Install the htop" in screen  # the title gets the room
     if args[0] == "ask":
         assert "journalctl" in screen and "dry run: nothing was changed" in screen
+
+
+def test_show_renders_the_json_exactly_as_the_models_would(anna: Anna) -> None:
+    from rich.console import Console
+
+    from anna_common.protocol import PlanRecord
+    from annactl import render
+    from annactl.ui.jsonview import ShapeError, view
+
+    target = anna.work / "h.txt"
+    target.write_text("x\n")
+    plan_id = _submit(anna, "Change h", f"echo y > {target}", "LOW")
+    assert anna.json("apply", plan_id, "--yes")[0] == 0
+    data = anna.json("show", plan_id)[1]["record"]
+
+    def text(renderable: object) -> str:
+        console = Console(width=80, record=True, file=open(os.devnull, "w"))  # noqa: SIM115
+        console.print(renderable)
+        return console.export_text()
+
+    assert text(render.record_view(view(data))) == \
+        text(render.record_view(PlanRecord.model_validate(data)))
+    broken = {k: v for k, v in data.items() if k != "annotated"}
+    with pytest.raises(ShapeError):
+        render.record_view(view(broken))
