@@ -13,7 +13,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
-from anna_common.errors import DaemonError, UsageError
+from anna_common.errors import AnnaError, DaemonError, ErrorCode, UsageError
 
 if TYPE_CHECKING:
     from annactl.console import Consoles
@@ -56,6 +56,12 @@ def _fast_get(route: str) -> dict[str, Any] | None:
             data = unix_get(path, route, timeout=10.0)
         except DaemonError:
             continue
+        except AnnaError as exc:
+            # the system daemon lets only root and group anna read plans: the caller's own
+            # per-user daemon is next, as the full client would choose
+            if exc.code is ErrorCode.PERMISSION_DENIED:
+                continue
+            raise
         if isinstance(data, dict):
             return data
     return None
