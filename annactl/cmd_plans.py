@@ -23,6 +23,7 @@ from annactl.cmd_ask import (
 from annactl.exit_codes import ExitStatus, exit_status_for_plan
 
 if TYPE_CHECKING:
+    from anna_common.protocol import PlanRecord
     from anna_common.telemetry import Telemetry
     from annactl.cmd_flow import Flow, Prepared
     from annactl.console import Consoles
@@ -112,6 +113,18 @@ def apply(consoles: Consoles, target: str, opts: RunOptions) -> int:
     return run_prepared(flow, consoles, prepared, opts)
 
 
+def _something_to_undo(record: PlanRecord) -> None:
+    """A finished plan that changed nothing (only INFO steps ran, or a failed one whose
+    changes were all undone) is not rolled back: there is nothing to undo."""
+    from anna_common.errors import ErrorCode, PlanError
+    from annactl import render
+
+    if str(record.status) in ("succeeded", "failed") and not render.rollback_offered(record):
+        why = "its changes were already undone" if record.undo else "it changed nothing"
+        raise PlanError(f"plan {record.plan_id} is {record.status} and {why}: there is "
+                        "nothing to roll back", code=ErrorCode.PLAN_STATE)
+
+
 def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
              allow_high: bool = False) -> int:
     """Undo a plan after asking (``--yes`` skips the question; no terminal needs it).
@@ -124,6 +137,7 @@ def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
 
     flow, _ = _flow()
     record = flow.record(plan_id)
+    _something_to_undo(record)
     req = confirm.rollback_requirement(record.annotated)
     granted = confirm.by_flags(req, yes=yes, allow_high=allow_high)
     if granted is None:

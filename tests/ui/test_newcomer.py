@@ -63,6 +63,8 @@ def test_no_rollback_is_offered_for_a_plan_that_changed_nothing(anna: Anna) -> N
     assert code == 0 and applied["status"] == "succeeded"
     text = anna.run("show", plan_id).stdout
     assert "annactl rollback" not in text and "Nothing was changed" in text
+    refused = anna.run("rollback", plan_id, "--yes")
+    assert refused.returncode == 2 and "nothing to roll back" in refused.stderr
     target = anna.work / "g.txt"
     target.write_text("x\n")
     changed = _submit(anna, "Change g", f"echo y > {target}", "LOW")
