@@ -83,7 +83,7 @@ def start_daemon(base: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
 def submit(socket: Path, count: int) -> list[str]:
     """Store ``count`` copies of the trivial plan; their ids."""
     from anna_common.plan import ActionPlan
-    from annactl.daemon_client import DaemonClient
+    from annactl.core.daemon_client import DaemonClient
 
     client = DaemonClient(socket)
     try:
@@ -98,7 +98,7 @@ def fill_journal(state: Path, template_socket: Path, plans: int) -> None:
     minutes), all copies of one plan the small daemon stored and annotated."""
     from anna_common.plan import canonical_json
     from anna_common.protocol import PlanStatus
-    from annactl.daemon_client import DaemonClient
+    from annactl.core.daemon_client import DaemonClient
     from annad.journal import Journal, PlanRow
 
     client = DaemonClient(template_socket)

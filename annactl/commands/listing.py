@@ -16,7 +16,7 @@ from urllib.parse import quote
 from anna_common.errors import AnnaError, DaemonError, ErrorCode, UsageError
 
 if TYPE_CHECKING:
-    from annactl.console import Consoles
+    from annactl.ui.console import Consoles
 
 DEFAULT_LIMIT = 20
 """Plans on one page of ``annactl history``."""
@@ -49,7 +49,7 @@ def parse_history_args(args: list[str]) -> dict[str, Any] | None:
 
 def _fast_get(route: str) -> dict[str, Any] | None:
     """``GET route`` from the first daemon that answers, or None when none does."""
-    from annactl.status import candidate_sockets, unix_get
+    from annactl.commands.status import candidate_sockets, unix_get
 
     for path in candidate_sockets():
         try:
@@ -68,8 +68,8 @@ def _fast_get(route: str) -> dict[str, Any] | None:
 
 
 def _full_client() -> Any:
-    from annactl.config import load_settings
-    from annactl.daemon_client import connect
+    from annactl.core.config import load_settings
+    from annactl.core.daemon_client import connect
 
     return connect(load_settings())
 
@@ -113,12 +113,12 @@ def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
     """The stored plan, its steps' states and its outcome (the journal's own words)."""
     data = fetch_record(plan_id)
     if as_json:
-        from annactl.console import emit_json
+        from annactl.ui.console import emit_json
 
         emit_json(consoles, {"plan_id": data.get("plan_id"), "status": data.get("status"),
                              "record": data})
         return 0
-    from annactl import render
+    from annactl.ui import render
     from annactl.ui.jsonview import ShapeError, view
 
     try:  # the renderers only read attributes: no pydantic classes to build
@@ -137,7 +137,7 @@ def history(consoles: Consoles, *, as_json: bool, limit: int = DEFAULT_LIMIT,
     """Plans the daemon knows, newest first, a page at a time (``limit`` 0: all of them)."""
     from rich.text import Text
 
-    from annactl.console import emit_json
+    from annactl.ui.console import emit_json
     from annactl.ui.history_view import history_table, short_id
 
     if limit < 0:

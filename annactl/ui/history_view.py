@@ -1,8 +1,8 @@
 """``annactl history`` as a table that reads at 80 columns: short ids, the title gets the room.
 
-Kept apart from :mod:`annactl.render` so listing plans imports only Rich's table and text
+Kept apart from :mod:`annactl.ui.render` so listing plans imports only Rich's table and text
 (no syntax highlighting, no plan models): ``history`` starts as fast as ``status``.
-Every string from the journal goes through :func:`annactl.console.inert_text`.
+Every string from the journal goes through :func:`annactl.ui.console.inert_text`.
 """
 
 from __future__ import annotations
@@ -10,7 +10,7 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING, Any
 
-from annactl.console import inert_text
+from annactl.ui.console import inert_text
 
 if TYPE_CHECKING:
     from rich.table import Table

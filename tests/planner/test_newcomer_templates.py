@@ -9,8 +9,12 @@ from anna_common.plan import RiskLevel
 from anna_common.risk import assess
 from anna_common.telemetry import DiskInfo
 from anna_common.validate import validate
-from annactl import templates
-from annactl.offrequest import off_request_findings, performs_install, performs_service_action
+from annactl.planning import templates
+from annactl.planning.offrequest import (
+    off_request_findings,
+    performs_install,
+    performs_service_action,
+)
 from tests.daemonfix import make_plan
 from tests.planner.conftest import make_telemetry
 
@@ -119,7 +123,7 @@ def _retry_attempts(planner) -> int:
 
 
 def test_a_weak_match_without_a_configured_model_tries_it_once(make_settings):
-    from annactl.planner import Planner
+    from annactl.planning.planner import Planner
 
     telemetry = make_telemetry()
     planner = Planner(make_settings(llm_url=""), daemon=None)
@@ -139,7 +143,7 @@ def test_a_weak_match_without_a_configured_model_tries_it_once(make_settings):
 ])
 def test_no_template_fits_says_which_came_close_and_why(make_settings, text, telemetry, why):
     from anna_common.errors import ErrorCode, LLMError
-    from annactl.planner import Planner
+    from annactl.planning.planner import Planner
 
     planner = Planner(make_settings(llm_url="http://127.0.0.1:9"), daemon=None)
     with pytest.raises(LLMError) as info:
@@ -150,7 +154,7 @@ def test_no_template_fits_says_which_came_close_and_why(make_settings, text, tel
 
 def test_a_request_no_template_is_near_gets_no_invented_reason(make_settings):
     from anna_common.errors import LLMError
-    from annactl.planner import Planner
+    from annactl.planning.planner import Planner
 
     planner = Planner(make_settings(llm_url="http://127.0.0.1:9"), daemon=None)
     with pytest.raises(LLMError) as info:

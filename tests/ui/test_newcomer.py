@@ -149,7 +149,7 @@ def test_show_renders_the_json_exactly_as_the_models_would(anna: Anna) -> None:
     from rich.console import Console
 
     from anna_common.protocol import PlanRecord
-    from annactl import render
+    from annactl.ui import render
     from annactl.ui.jsonview import ShapeError, view
 
     target = anna.work / "h.txt"
