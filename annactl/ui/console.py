@@ -128,5 +128,7 @@ def make_consoles(*, no_color: bool = False) -> Consoles:
     tty = sys.stdout.isatty()
     out = Console(no_color=no_color or None, highlight=False, soft_wrap=not tty,
                   file=None if tty else TrimmedLines(sys.stdout))  # type: ignore[arg-type]
-    return Consoles(out=out, err=Console(stderr=True, no_color=no_color or None,
-                                         highlight=False))
+    # stderr (notes, errors, progress) to a file or pipe: one message, one line
+    err = Console(stderr=True, no_color=no_color or None, highlight=False,
+                  soft_wrap=not sys.stderr.isatty())
+    return Consoles(out=out, err=err)
