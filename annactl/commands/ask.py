@@ -171,10 +171,10 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
         consoles.out.print(render.plan_view(plan, checks=prepared.checks,
                                             warnings=prepared.warnings,
                                             plan_id=prepared.plan_id,
-                                            contradictions=_contradictions(prepared)))
+                                            contradictions=prepared.contradictions))
     req = confirm.requirement(plan)
     if opts.dry_run:
-        return _dry_run(consoles, prepared, req, opts)
+        return _dry_run(flow, consoles, prepared, req, opts)
     if req.tier == confirm.Tier.BANNED:
         raise confirm.banned_error(req)
     prompter = None
@@ -202,23 +202,21 @@ def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     if opts.as_json:
         emit_json(consoles, {**prepared.summary_json(), "status": "answered"})
     else:
-        outcome = prepared.outcome
-        model_answer = outcome is not None and outcome.template is None
         consoles.out.print(render.notes_only(
-            prepared.annotated, telemetry=outcome.telemetry if model_answer and outcome else None,
-            contradictions=_contradictions(prepared)))
+            prepared.annotated, telemetry=prepared.answer_telemetry,
+            contradictions=prepared.contradictions))
     return ExitStatus.SUCCESS
 
 
-def _contradictions(prepared: Prepared) -> list[Any]:
-    return list(prepared.outcome.contradictions) if prepared.outcome is not None else []
-
-
-def _dry_run(consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
+def _dry_run(flow: Flow, consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
              opts: RunOptions) -> int:
     from rich.text import Text
 
     from annactl.ui.console import emit_json
+
+    if prepared.plan_id and req.tier != confirm.Tier.BANNED:
+        # the journal records what happened: shown, checks run, nothing executed
+        flow.daemon.mark_dry_run(prepared.plan_id)
 
     if opts.as_json:
         emit_json(consoles, {**prepared.summary_json(), "status": "dry_run",

@@ -120,7 +120,6 @@ class ReplSession:
         return True
 
     def _slash(self, text: str) -> bool:
-        from annactl.commands import plans as cmd_plans
         from annactl.commands import status
 
         command, _, arg = text.partition(" ")
@@ -133,12 +132,16 @@ class ReplSession:
         elif command == "/status":
             status.run(self.consoles, as_json=False)
         elif command == "/history":
+            from annactl.commands import listing
+
             self.known_ids = [p.plan_id for p in self.flow.daemon.list_plans().plans]
-            cmd_plans.history(self.consoles, as_json=False)
+            listing.history(self.consoles, as_json=False)
         elif command == "/memory":
             self._memory(arg)
         elif command in {"/show", "/rollback"} and arg:
-            run = cmd_plans.show if command == "/show" else self._rollback
+            from annactl.commands import listing
+
+            run = listing.show if command == "/show" else self._rollback
             run(self.consoles, arg, as_json=False)
         elif command == "/apply":
             self._apply_stored(arg) if arg else self._apply_last(confirmed=False)
@@ -175,9 +178,15 @@ class ReplSession:
             cmd_ask.run_prepared(self.flow, self.consoles, prepared, cmd_ask.RunOptions())
             return
         cmd_ask.offline_note(self.consoles, prepared)
-        self.consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
-                                                 warnings=prepared.warnings,
-                                                 plan_id=prepared.plan_id))
+        if not prepared.annotated.steps:  # an answer: Anna's facts beside the model's prose
+            self.consoles.out.print(render.notes_only(
+                prepared.annotated, telemetry=prepared.answer_telemetry,
+                contradictions=prepared.contradictions))
+        else:
+            self.consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
+                                                     warnings=prepared.warnings,
+                                                     plan_id=prepared.plan_id,
+                                                     contradictions=prepared.contradictions))
         if prepared.annotated.steps:
             self.consoles.out.print("Type ok to run it.", style="dim", markup=False)
 

@@ -29,7 +29,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.distro import context_from_telemetry
 from anna_common.errors import AnnaError
-from annactl.planning.outcome import DaemonAPI, PlanOutcome, Progress
+from annactl.planning.outcome import QUICK_CONNECT_S, DaemonAPI, PlanOutcome, Progress
 
 if TYPE_CHECKING:
     from anna_common.rules.base import AssessContext
@@ -63,6 +63,15 @@ class Planner:
 
             self._provider = make_provider(self.settings)
         return self._provider
+
+    def quick_model_probe(self) -> None:
+        """One attempt with a short connect timeout (a weak offline answer is waiting and no
+        model was configured); only for a provider this planner built itself."""
+        if not self._owns_provider:
+            return
+        quick = getattr(self.provider, "quick", None)
+        if callable(quick):
+            quick(QUICK_CONNECT_S)
 
     def close(self) -> None:
         """Close the provider if this planner built it."""

@@ -118,9 +118,14 @@ class Run:
                 self.tracer.event("TEMPLATE_USED", template=found.template)
                 return self._done(template_outcome(found, self.context, offline_reason=None,
                                                    started=self.started))
+        if found is not None and found.plan is not None and not self.settings.llm_url:
+            # a weak match and no model configured: one quick try, not three slow ones
+            self.planner.quick_model_probe()
         try:
             return self._done(self.model_loop(turns))
         except LLMError as exc:
+            if exc.code in OFFLINE_CODES and (found is None or found.plan is None):
+                self._explain_no_template(exc, found)
             if exc.code not in OFFLINE_CODES or found is None or found.plan is None:
                 raise
             reason = (f"no model reachable ({exc.code}): answered offline by the "
@@ -130,6 +135,20 @@ class Run:
                                        started=self.started)
             outcome.model_calls = self.stats.model_calls
             return self._done(outcome)
+
+    def _explain_no_template(self, exc: LLMError, found: TemplateMatch | None) -> None:
+        """Add to a model failure which offline template came close, and why it did not fit."""
+        from annactl.planning.templates.base import Context
+        from annactl.planning.templates.nearmiss import near_miss
+
+        assert self.telemetry is not None and self.context is not None
+        ctx = Context(request=self.request, telemetry=self.telemetry,
+                      assess_context=self.context, home=self.planner.home)
+        why = near_miss(ctx, found)
+        if why is not None:
+            exc.hint = (f"no offline answer either: {why}"
+                        + (f"; {exc.hint}" if exc.hint else ""))
+            exc.detail["template_near_miss"] = why
 
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id

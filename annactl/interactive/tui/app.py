@@ -200,7 +200,9 @@ class AnnaTui(App[int]):
         prepared = self.prepared = message.prepared
         state = self.query_one("#state", Static)
         if not prepared.annotated.steps:
-            state.update(render.notes_only(prepared.annotated))
+            state.update(render.notes_only(prepared.annotated,
+                                           telemetry=prepared.answer_telemetry,
+                                           contradictions=prepared.contradictions))
             self.status = ExitStatus.SUCCESS
             return
         state.update(Text("Waiting for your decision.", style="dim"))

@@ -17,10 +17,6 @@ from annactl.ui import render
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
 
-ROLLBACK_STATES = frozenset({"succeeded", "failed", "interrupted"})
-"""States from which the person may still roll a plan back."""
-
-
 class ResultScreen(ModalScreen[Decision]):
     """The journal's record of the plan; ``r`` rolls back, ``q``/Escape closes."""
 
@@ -38,7 +34,7 @@ class ResultScreen(ModalScreen[Decision]):
     @property
     def can_roll_back(self) -> bool:
         """Whether a rollback is on offer for this state."""
-        return str(self.record.status) in ROLLBACK_STATES
+        return render.rollback_offered(self.record)
 
     def compose(self) -> ComposeResult:
         """The result view and the buttons."""
