@@ -43,6 +43,17 @@ class RunOptions:
     """Show the plan and run only its read-only checks."""
     as_json: bool = False
     """Print one JSON document instead of text (never prompts)."""
+    fix: bool = False
+    """When the plan misses its goals, ask the model for a fix without asking first; with
+    ``yes``, approve that fix up to MEDIUM (a HIGH fix always needs its typed word)."""
+    offer_fix: str = "prompt"
+    """After a failure: ``prompt`` asks "Ask for a fix?" on a terminal; ``repl`` only hints
+    (the person types ``fix``)."""
+    loop: Any = None
+    """The request's :class:`annactl.planning.fix.FixLoop` (rounds are counted across fixes)."""
+    into: dict[str, Any] | None = None
+    """With ``as_json``: fill this document (a fix nested in its parent's) instead of
+    printing one."""
 
 
 def interrupted(message: str) -> AnnaError:
@@ -181,7 +192,7 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
         prompter = confirm.TerminalPrompter(consoles.err)
     approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
     events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json)
-    return _report(consoles, prepared, record, events, opts)
+    return _report(flow, consoles, prepared, record, events, opts)
 
 
 def offline_note(consoles: Consoles, prepared: Prepared) -> None:
@@ -196,10 +207,9 @@ def offline_note(consoles: Consoles, prepared: Prepared) -> None:
 
 def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     from annactl import render
-    from annactl.console import emit_json
 
     if opts.as_json:
-        emit_json(consoles, {**prepared.summary_json(), "status": "answered"})
+        _emit(consoles, opts, {**prepared.summary_json(), "status": "answered"})
     else:
         outcome = prepared.outcome
         model_answer = outcome is not None and outcome.template is None
@@ -217,10 +227,9 @@ def _dry_run(consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
              opts: RunOptions) -> int:
     from rich.text import Text
 
-    from annactl.console import emit_json
 
     if opts.as_json:
-        emit_json(consoles, {**prepared.summary_json(), "status": "dry_run",
+        _emit(consoles, opts, {**prepared.summary_json(), "status": "dry_run",
                              "requires": str(req.tier), "confirm_word": req.word})
     else:
         consoles.err.print(Text(f"dry run: nothing was changed. To run it: annactl apply "
@@ -262,18 +271,34 @@ def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confir
     return events, flow.record(prepared.plan_id)
 
 
-def _report(consoles: Consoles, prepared: Prepared, record: PlanRecord,
-            events: list[ExecEvent], opts: RunOptions) -> int:
-    from annactl import render
+def _emit(consoles: Consoles, opts: RunOptions, doc: dict[str, Any]) -> None:
+    """Print the JSON document, or fill the parent's (a fix's document nests in it)."""
     from annactl.console import emit_json
 
+    if opts.into is not None:
+        opts.into.update(doc)
+    else:
+        emit_json(consoles, doc)
+
+
+def _report(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanRecord,
+            events: list[ExecEvent], opts: RunOptions) -> int:
+    """The result, then its evaluation and perhaps a fix (:mod:`annactl.commands.loop`)."""
+    from annactl import render
+    from annactl.commands.loop import after_execution
+
+    doc: dict[str, Any] | None = None
     if opts.as_json:
-        emit_json(consoles, {**prepared.summary_json(), "status": str(record.status),
-                             "events": [e.model_dump(mode="json") for e in events],
-                             "record": record.model_dump(mode="json")})
+        doc = {**prepared.summary_json(), "status": str(record.status),
+               "events": [e.model_dump(mode="json") for e in events],
+               "record": record.model_dump(mode="json")}
     else:
         consoles.out.print(render.result_view(record))
-    return exit_status_for_plan(str(record.status))
+    status = after_execution(flow, consoles, prepared, record, opts,
+                             int(exit_status_for_plan(str(record.status))), doc)
+    if doc is not None:
+        _emit(consoles, opts, doc)
+    return status
 
 
 def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:

@@ -134,6 +134,8 @@ class PlanOutcome:
     """The model's claims about the machine that the telemetry contradicts."""
     telemetry: Telemetry | None = None
     """The snapshot the plan was made from (answers render their facts from it)."""
+    user_message: str = ""
+    """The user message the model planned from ("" for a template): evaluation continues it."""
 
     @property
     def confidence(self) -> float:
@@ -199,11 +201,17 @@ class Planner:
              use_templates: bool = True, turns: Sequence[tuple[str, str]] = (),
              preferences: dict[str, str] | None = None,
              on_progress: Callable[[Progress], None] | None = None,
-             cancel: threading.Event | None = None) -> PlanOutcome:
-        """Plan one request. Raises a coded error when no plan could be made."""
+             cancel: threading.Event | None = None,
+             continuation: Sequence[dict[str, str]] = ()) -> PlanOutcome:
+        """Plan one request. Raises a coded error when no plan could be made.
+
+        ``continuation``: turns after the user message (a failed plan and the fix request,
+        :mod:`annactl.planning.fix`); the reply is validated like any plan.
+        """
         from annactl.planner_run import Run
 
         run = Run(self, request, mode=mode, on_progress=on_progress, cancel=cancel)
+        run.continuation = [dict(m) for m in continuation]
         outcome: PlanOutcome | None = None
         error: AnnaError | None = None
         try:

@@ -1,0 +1,154 @@
+"""After a plan ran: evaluate it, show and store the evaluation, offer a fix.
+
+Shared by ``annactl ask`` and the REPL (the TUI does the same with its own
+screens). The result is shown first; evaluating never blocks or breaks it (Ctrl-C
+skips to Anna's own summary). A fix is a new plan from the model that goes
+through :func:`annactl.cmd_ask.run_prepared` like any plan: shown, checked,
+approved by its tier. ``--yes`` covers a fix only when ``--fix`` was given too,
+and never a HIGH one (``allow_high`` is not passed on: the word is always typed).
+"""
+
+from __future__ import annotations
+
+import logging
+from typing import TYPE_CHECKING, Any
+
+from anna_common.errors import AnnaError
+
+if TYPE_CHECKING:
+    from anna_common.protocol import PlanRecord
+    from annactl.cmd_ask import RunOptions
+    from annactl.cmd_flow import Flow, Prepared
+    from annactl.console import Consoles
+    from annactl.planning.evaluate import EvaluationOutcome
+    from annactl.planning.fix import FixLoop
+
+log = logging.getLogger(__name__)
+
+REPL_HINT = "Type fix to ask the model for a new plan (you approve it again)."
+"""What the REPL says under a failed plan's evaluation."""
+
+
+def evaluate(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanRecord, *,
+             show_spinner: bool) -> EvaluationOutcome:
+    """The evaluation of a finished plan (the model's, or Anna's own); never raises."""
+    from annactl.planning.evaluate import evaluate_finished, offline
+
+    try:
+        planner = flow.planner()
+        if not show_spinner:
+            return evaluate_finished(planner, prepared.outcome, record)
+        with consoles.err.status("Evaluating the results…  (Ctrl-C skips)", spinner="dots"):
+            return evaluate_finished(planner, prepared.outcome, record)
+    except KeyboardInterrupt:
+        return offline(record, "the model's evaluation was skipped (Ctrl-C)")
+
+
+def store(flow: Flow, prepared: Prepared, record: PlanRecord,
+          evaluation: EvaluationOutcome) -> None:
+    """Keep the evaluation in the conversation history (a failure there is only logged)."""
+    from annactl.planning.evaluate import execution_results
+
+    history = getattr(flow.planner(), "history", None)
+    if history is None:
+        return
+    model = prepared.outcome.model if prepared.outcome is not None else None
+    try:
+        history.record_evaluation(prepared.request, results=execution_results(record),
+                                  evaluation=evaluation.to_dict(),
+                                  model=model if evaluation.source == "model" else None)
+    except (OSError, AnnaError) as exc:  # history must never break showing a result
+        log.warning("could not store the evaluation: %s", exc)
+
+
+def loop_for(prepared: Prepared, opts: RunOptions, mode: str = "one-shot") -> FixLoop:
+    """The request's fix loop (made on its first plan, handed on to its fixes)."""
+    from annactl.planning.fix import FixLoop
+
+    if opts.loop is None:
+        opts.loop = FixLoop(prepared.request, mode=mode)
+    loop: FixLoop = opts.loop
+    return loop
+
+
+def after_execution(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanRecord,
+                    opts: RunOptions, status: int, doc: dict[str, Any] | None) -> int:
+    """Evaluate, show, store; then, for a plan that missed its goals, maybe plan a fix.
+
+    Returns the exit status: the fix's when one ran, else ``status``. ``doc`` (``--json``)
+    gets ``evaluation`` and, when a fix was tried, ``fix``.
+    """
+    from annactl.ui.render_evaluation import evaluation_view
+
+    loop = loop_for(prepared, opts)
+    evaluation = evaluate(flow, consoles, prepared, record,
+                          show_spinner=consoles.err.is_terminal and not opts.as_json)
+    loop.finished(record, evaluation)
+    store(flow, prepared, record, evaluation)
+    if doc is not None:
+        doc["evaluation"] = evaluation.to_dict()
+    hint = ""
+    if loop.can_fix and opts.offer_fix == "repl":
+        hint = REPL_HINT
+    elif loop.can_fix and not opts.fix and not consoles.interactive:
+        hint = "To have the model propose a fix: annactl ask --fix …"
+    if not opts.as_json:
+        consoles.out.print(evaluation_view(evaluation, fix_hint=hint))
+    if not loop.can_fix or not _wants_fix(consoles, opts, loop):
+        return status
+    return run_fix(flow, consoles, loop, opts, status, doc)
+
+
+def _wants_fix(consoles: Consoles, opts: RunOptions, loop: FixLoop) -> bool:
+    from annactl.planning.fix import MAX_FIX_ROUNDS
+
+    if opts.offer_fix == "repl":
+        return False  # the REPL waits for the person to type `fix`
+    if opts.fix:
+        if not opts.as_json:
+            consoles.err.print(f"Asking the model for a fix (round {loop.rounds + 1} of "
+                               f"{MAX_FIX_ROUNDS})…", style="bold", markup=False)
+        return True
+    if opts.as_json or not consoles.interactive or opts.offer_fix != "prompt":
+        return False
+    from annactl.confirm import TerminalPrompter
+
+    return TerminalPrompter(consoles.err).yes_no("Ask for a fix? [y/N]")
+
+
+def run_fix(flow: Flow, consoles: Consoles, loop: FixLoop, opts: RunOptions, status: int,
+            doc: dict[str, Any] | None) -> int:
+    """Plan the fix, then show, confirm (afresh) and run it; returns the exit status.
+
+    A fix that cannot be planned, or that the person declines, leaves ``status`` as it was.
+    """
+    from contextlib import nullcontext
+    from dataclasses import replace
+
+    from annactl import cmd_ask
+
+    fix_doc: dict[str, Any] | None = {} if doc is not None else None
+    if doc is not None:
+        doc["fix"] = fix_doc
+    # --yes stands for the fix's one confirmation only when --fix was given; never HIGH
+    fix_opts = replace(opts, yes=opts.yes and opts.fix, allow_high=False, dry_run=False,
+                       into=fix_doc)
+    try:
+        # a refused fix is shown as text; with --json its error goes into the fix's document
+        shown = (nullcontext() if opts.as_json
+                 else cmd_ask.showing_rejections(consoles, as_json=False))
+        with shown:
+            prepared = cmd_ask.plan_with_spinner(
+                consoles, lambda **hooks: loop.plan_fix(flow, **hooks),
+                show_spinner=consoles.err.is_terminal and not opts.as_json)
+        fixed = cmd_ask.run_prepared(flow, consoles, prepared, fix_opts)
+    except AnnaError as exc:
+        if fix_doc is not None:
+            fix_doc.update(cmd_ask.error_json(exc))
+        consoles.err.print(f"fix: {exc.code}: ", style="red", end="", markup=False)
+        from annactl.console import inert_text
+
+        consoles.err.print(inert_text(exc.message, max_chars=500))
+        return status
+    # a fix that answers without steps (the model says it cannot) fixes nothing
+    return fixed if prepared.annotated.steps else status
