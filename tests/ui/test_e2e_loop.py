@@ -53,7 +53,7 @@ def test_transcript_fail_rollback_evaluate_fix_approve_succeed(anna: Anna) -> No
     term.expect(r"Ask for a fix\? \[y/N\]")
     assert note.read_text() == "original\n"  # the failed plan was rolled back
     term.send("y\r")
-    term.expect(r"Run this LOW plan\? \[y/N\]")  # the fix needs its own approval
+    term.expect(r"(?s)port = 8080.*Run this LOW plan\? \[y/N\]")  # the fix: its own approval
     assert not target.exists()
     term.send("y\r")
     assert term.wait() == 0, term.text
@@ -162,3 +162,30 @@ def test_evaluation_is_stored_in_history(anna: Anna) -> None:
     document = stored[0]["context"]["documents"][0]
     assert document["trust"] == "untrusted" and document["kind"] == "anna.execution_results.v1"
     assert stored[1]["evaluation"]["goals_met"] is False
+
+
+def test_repl_fix_after_a_failed_plan(anna: Anna) -> None:
+    note, target, failing = _failing(anna)
+    anna.llm.push(failing, _verdict(False), _fix(anna, target), _verdict(True))
+    term = PtyProcess([*anna.argv, "repl", "--no-templates"],
+                      {**anna.env, "PROMPT_TOOLKIT_NO_CPR": "1"})
+    term.expect(r"anna>")
+    term.send("fix\r")  # nothing ran yet
+    term.expect(r"no fix to ask for: no plan has run yet")
+    term.send("replace app.conf with the new one\r")
+    term.expect(r"Run this LOW plan\? \[y/N\]")
+    term.send("y\r")
+    term.expect(r"Type fix to ask the model for a new plan")
+    assert "Ask for a fix?" not in term.text  # the REPL waits for `fix`
+    assert note.read_text() == "original\n"
+    term.send("fix\r")
+    term.expect(r"(?s)port = 8080.*Run this LOW plan\? \[y/N\]")
+    assert not target.exists()
+    term.send("y\r")
+    term.expect(r"Evaluation: goals met")
+    term.send("/fix\r")
+    term.expect(r"no fix to ask for: the last plan reached its goals\s+anna>")
+    term.send("\x04")
+    assert term.wait(timeout=20) == 0
+    assert target.read_text() == "port = 8080\n"
+    assert len(anna.llm.chat_bodies()) == 4
