@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from anna_common.protocol import CheckResult, ExecEvent, PlanRecord, RollbackResponse
     from annactl.cmd_flow import Prepared
     from annactl.planner import Progress
+    from annactl.planning.evaluate import EvaluationOutcome
 
 
 @dataclass
@@ -50,6 +51,14 @@ class ExecEventArrived(Message):
 class ExecutionDone(Message):
     """The plan finished (in whatever state); the journal's record of it."""
 
+    record: PlanRecord
+
+
+@dataclass
+class EvaluationDone(Message):
+    """The finished plan's evaluation (the model's, or Anna's own)."""
+
+    evaluation: EvaluationOutcome
     record: PlanRecord
 
 
