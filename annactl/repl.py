@@ -227,7 +227,8 @@ class ReplSession:
         from annactl.planning.fix import FixLoop
 
         if self.loop is None:
-            self.loop = FixLoop(prepared.request, mode="repl")
+            self.loop = FixLoop(prepared.request, mode="repl",
+                                planned=prepared.outcome is not None)
         return RunOptions(offer_fix="repl", loop=self.loop)
 
     def _fix(self) -> None:

@@ -66,7 +66,7 @@ def loop_for(prepared: Prepared, opts: RunOptions, mode: str = "one-shot") -> Fi
     from annactl.planning.fix import FixLoop
 
     if opts.loop is None:
-        opts.loop = FixLoop(prepared.request, mode=mode)
+        opts.loop = FixLoop(prepared.request, mode=mode, planned=prepared.outcome is not None)
     loop: FixLoop = opts.loop
     return loop
 

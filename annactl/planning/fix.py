@@ -65,6 +65,9 @@ class FixLoop:
     """The person's original words: every fix plans this same request."""
     mode: str = "one-shot"
     """``one-shot``, ``repl`` or ``tui``."""
+    planned: bool = True
+    """The plan was made from the request in this session (a plan file or a stored plan
+    has no request to plan again, so no fix is offered for it)."""
     rounds: int = 0
     """Fix plans asked for so far."""
     record: PlanRecord | None = None
@@ -82,11 +85,13 @@ class FixLoop:
     @property
     def can_fix(self) -> bool:
         """A fix may be offered: the last plan missed its goals and rounds remain."""
-        return (self.evaluation is not None and needs_fix(self.evaluation)
+        return (self.planned and self.evaluation is not None and needs_fix(self.evaluation)
                 and self.rounds < MAX_FIX_ROUNDS)
 
     def why_not(self) -> str:
         """Why no fix can be asked for now (for the REPL's ``fix`` and the TUI)."""
+        if not self.planned:
+            return "the plan came from a file or the journal, not from a request"
         if self.evaluation is None:
             return "no plan has finished yet"
         if not needs_fix(self.evaluation):

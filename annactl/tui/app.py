@@ -275,7 +275,8 @@ class AnnaTui(App[int]):
         self.push_screen(ResultScreen(message.record, evaluating=True), self._result_chosen)
         if self.prepared is not None and self._connect is not None:
             if self.loop is None:
-                self.loop = FixLoop(self.prepared.request, mode="tui")
+                self.loop = FixLoop(self.prepared.request, mode="tui",
+                                    planned=self.prepared.outcome is not None)
             self.evaluate(self.prepared, message.record)
 
     def on_evaluation_done(self, message: EvaluationDone) -> None:

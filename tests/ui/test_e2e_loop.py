@@ -189,3 +189,16 @@ def test_repl_fix_after_a_failed_plan(anna: Anna) -> None:
     assert term.wait(timeout=20) == 0
     assert target.read_text() == "port = 8080\n"
     assert len(anna.llm.chat_bodies()) == 4
+
+
+def test_a_plan_file_gets_annas_evaluation_and_no_fix(anna: Anna) -> None:
+    note, _target, failing = _failing(anna)
+    path = anna.work / "plan.json"
+    path.write_text(failing)
+    code, doc = anna.json("apply", str(path), "--yes")
+    assert code == 5, doc
+    assert doc["evaluation"]["source"] == "anna" and not doc["evaluation"]["goals_met"]
+    assert "fix" not in doc and anna.llm.chat_bodies() == []  # no model for a file's plan
+    proc = anna.run("apply", str(path), "--yes")
+    assert "by Anna (from exit codes)" in proc.stdout and "--fix" not in proc.stdout
+    assert note.read_text() == "original\n"
