@@ -34,6 +34,7 @@ from anna_common.errors import AnnaError, ErrorCode
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
     from annactl.llm.base import Provider
+    from annactl.planner import Planner, PlanOutcome
 
 log = logging.getLogger(__name__)
 
@@ -315,13 +316,12 @@ def plan_json(record: PlanRecord) -> str:
                       separators=(",", ":"), sort_keys=True)
 
 
-def evaluate_finished(planner: Any, outcome: Any, record: PlanRecord, *,
+def evaluate_finished(planner: Planner, outcome: PlanOutcome | None, record: PlanRecord, *,
                       cancel: threading.Event | None = None) -> EvaluationOutcome:
     """The evaluation of a finished plan: the model's when it planned it, Anna's otherwise.
 
-    ``planner`` is the session's :class:`annactl.planner.Planner` (its settings and
-    provider); ``outcome`` the :class:`annactl.planner.PlanOutcome` that made the plan
-    (None for a stored plan or a plan file). Never raises.
+    ``planner`` is the session's planner (its settings and provider); ``outcome`` what made
+    the plan (None for a stored plan or a plan file). Never raises.
     """
     settings = planner.settings
     if not settings.evaluate:

@@ -17,7 +17,7 @@ fixes per request.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from anna_common.errors import UsageError
 from annactl.planning.evaluate import execution_results_document, plan_json
@@ -27,12 +27,23 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from anna_common.protocol import PlanRecord
-    from annactl.cmd_flow import Flow, Prepared
     from annactl.planner import Progress
     from annactl.planning.evaluate import EvaluationOutcome
 
 MAX_FIX_ROUNDS = 2
 """Fix plans per request, at most."""
+
+
+class PlanFlow(Protocol):
+    """The part of the client's flow (:class:`annactl.cmd_flow.Flow`) a fix uses: plan a
+    request and store it in the daemon. (A protocol: planning sits below the commands.)"""
+
+    def plan_text(self, request: str, *, mode: str = ..., use_templates: bool = ...,
+                  on_progress: Callable[[Progress], None] | None = ...,
+                  cancel: threading.Event | None = ...,
+                  continuation: list[dict[str, str]] | None = ...) -> Any:
+        """Plan ``request`` (continuing with ``continuation``) and return the prepared plan."""
+        ...
 
 
 def needs_fix(evaluation: EvaluationOutcome) -> bool:
@@ -98,8 +109,9 @@ class FixLoop:
             return "the last plan reached its goals"
         return f"already {MAX_FIX_ROUNDS} fixes for this request"
 
-    def plan_fix(self, flow: Flow, *, on_progress: Callable[[Progress], None] | None = None,
-                 cancel: threading.Event | None = None) -> Prepared:
+    def plan_fix(self, flow: PlanFlow, *,
+                 on_progress: Callable[[Progress], None] | None = None,
+                 cancel: threading.Event | None = None) -> Any:
         """Ask the model for a new plan; stored and annotated by the daemon, NOT approved."""
         if not self.can_fix or self.record is None or self.evaluation is None:
             raise UsageError(f"no fix to ask for: {self.why_not()}")
