@@ -32,7 +32,8 @@ REPL_HINT = "Type fix to ask the model for a new plan (you approve it again)."
 def evaluate(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanRecord, *,
              show_spinner: bool) -> EvaluationOutcome:
     """The evaluation of a finished plan (the model's, or Anna's own); never raises."""
-    from annactl.planning.evaluate import evaluate_finished, offline
+    from annactl.planning.evaluate import offline
+    from annactl.planning.evaluate_call import evaluate_finished
 
     try:
         planner = flow.planner()

@@ -14,16 +14,13 @@ not succeed can never be reported as having met its goals). A bad reply is
 
 Whatever happens with the model — none configured, unreachable, a bad reply,
 Ctrl-C — the person still gets an evaluation: :func:`offline_evaluation`, Anna's
-own summary from exit codes and verification. Evaluating never raises.
+own summary from exit codes and verification. Evaluating never raises. The exchange
+itself is :mod:`annactl.planning.evaluate_call`.
 """
 
 from __future__ import annotations
 
-import hashlib
 import json
-import logging
-import threading
-import time
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -33,10 +30,7 @@ from anna_common.errors import AnnaError, ErrorCode
 
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
-    from annactl.llm.base import Provider
-    from annactl.planner import Planner, PlanOutcome
 
-log = logging.getLogger(__name__)
 
 OUTPUT_TAIL_CHARS = 800
 """Of each step's output, this many final characters go to the model."""
@@ -253,18 +247,6 @@ def parse_evaluation(text: str, record: PlanRecord) -> Evaluation:
     return evaluation
 
 
-def evaluation_messages(user_message: str, plan_json: str,
-                        record: PlanRecord) -> list[dict[str, str]]:
-    """The planning conversation continued: the plan as the reply, then the results."""
-    from annactl import prompt
-
-    return [{"role": "system", "content": prompt.system_message()},
-            {"role": "user", "content": user_message},
-            {"role": "assistant", "content": plan_json},
-            {"role": "user", "content": prompt.fill(prompt.prompts().text("evaluate"), {
-                "results": execution_results_document(record)})}]
-
-
 def offline(record: PlanRecord, note: str, *, code: str | None = None,
             findings: list[str] | None = None, elapsed_s: float = 0.0) -> EvaluationOutcome:
     """Anna's own evaluation, saying why the model's is missing."""
@@ -274,70 +256,7 @@ def offline(record: PlanRecord, note: str, *, code: str | None = None,
                              elapsed_s=elapsed_s)
 
 
-def ask_model(provider: Provider, messages: list[dict[str, str]], record: PlanRecord, *,
-              cancel: threading.Event | None = None) -> EvaluationOutcome:
-    """One evaluation call (no repair: a bad reply falls back to Anna's summary).
-
-    Never raises: every failure becomes an offline evaluation carrying its code.
-    """
-    from anna_common.plan import canonical_json
-    from annactl import prompt
-    from annactl.llm.base import ChatRequest
-
-    schema = evaluation_schema()
-    prompts = prompt.prompts()
-    request = ChatRequest(messages=tuple(messages), schema=schema,
-                          schema_sha=hashlib.sha256(canonical_json(schema)).hexdigest(),
-                          prompt_version=prompts.version, prompt_sha=prompts.sha256,
-                          purpose="evaluate")
-    began = time.monotonic()
-    try:
-        reply = provider.chat(request, cancel=cancel)
-        if reply.truncated:
-            raise EvaluationInvalid(["PARSE_ERROR: the reply was cut off at the token limit"])
-        evaluation = parse_evaluation(reply.text, record)
-    except EvaluationInvalid as exc:
-        return offline(record, "the model's evaluation was not valid", code=str(exc.code),
-                       findings=exc.findings, elapsed_s=time.monotonic() - began)
-    except AnnaError as exc:
-        return offline(record, f"no evaluation from the model ({exc.code})", code=str(exc.code),
-                       elapsed_s=time.monotonic() - began)
-    except Exception as exc:  # an evaluation must never break showing the result
-        log.warning("evaluation failed: %s", exc)
-        return offline(record, "no evaluation from the model (internal error)",
-                       code=str(ErrorCode.INTERNAL_ERROR), elapsed_s=time.monotonic() - began)
-    return EvaluationOutcome(evaluation, source="model", status=str(record.status),
-                             plan_id=record.plan_id, elapsed_s=time.monotonic() - began)
-
-
 def plan_json(record: PlanRecord) -> str:
     """The plan as the model's earlier turn (canonical JSON of what was approved)."""
     return json.dumps(record.annotated.plan.model_dump(mode="json"), ensure_ascii=False,
                       separators=(",", ":"), sort_keys=True)
-
-
-def evaluate_finished(planner: Planner, outcome: PlanOutcome | None, record: PlanRecord, *,
-                      cancel: threading.Event | None = None) -> EvaluationOutcome:
-    """The evaluation of a finished plan: the model's when it planned it, Anna's otherwise.
-
-    ``planner`` is the session's planner (its settings and provider); ``outcome`` what made
-    the plan (None for a stored plan or a plan file). Never raises.
-    """
-    settings = planner.settings
-    if not settings.evaluate:
-        return offline(record, "evaluation by the model is off (ANNA_EVALUATE=false)")
-    if outcome is None or outcome.template is not None or not outcome.user_message:
-        return offline(record, "the model did not make this plan in this session")
-    messages = evaluation_messages(outcome.user_message, plan_json(record), record)
-    size = sum(len(m["content"].encode()) for m in messages)
-    if size > settings.max_prompt_bytes:
-        return offline(record, f"the results make a {size}-byte prompt; the budget is "
-                       f"{settings.max_prompt_bytes}", code=str(ErrorCode.LLM_BUDGET_EXCEEDED))
-    try:
-        provider = planner.provider
-        if settings.allowed_models and provider.model not in settings.allowed_models:
-            return offline(record, f"the model {provider.model!r} is not in allowed_models",
-                           code=str(ErrorCode.LLM_BUDGET_EXCEEDED))
-    except AnnaError as exc:
-        return offline(record, f"no evaluation from the model ({exc.code})", code=str(exc.code))
-    return ask_model(provider, messages, record, cancel=cancel)

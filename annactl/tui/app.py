@@ -179,7 +179,8 @@ class AnnaTui(App[int]):
         """Evaluate the finished plan and store the evaluation (never fails: Anna's own
         summary stands in for the model's)."""
         from annactl.commands.loop import store
-        from annactl.planning.evaluate import evaluate_finished, offline
+        from annactl.planning.evaluate import offline
+        from annactl.planning.evaluate_call import evaluate_finished
 
         try:
             flow = self._flow_or_connect()

@@ -14,7 +14,6 @@ from anna_common.protocol import ErrorBody, PlanRecord, StepRecord, UndoResult
 from annactl.planning.evaluate import (
     EvaluationInvalid,
     EvaluationOutcome,
-    evaluation_messages,
     evaluation_schema,
     execution_results,
     execution_results_document,
@@ -22,6 +21,7 @@ from annactl.planning.evaluate import (
     offline_evaluation,
     parse_evaluation,
 )
+from annactl.planning.evaluate_call import evaluation_messages
 from annactl.planning.fix import MAX_FIX_ROUNDS, FixLoop, fix_continuation
 from annactl.ui.render_evaluation import evaluation_view
 from tests.ui.plans import HOSTILE_NOTES, annotate_dict, plan_dict

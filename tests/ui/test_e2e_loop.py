@@ -202,3 +202,18 @@ def test_a_plan_file_gets_annas_evaluation_and_no_fix(anna: Anna) -> None:
     proc = anna.run("apply", str(path), "--yes")
     assert "by Anna (from exit codes)" in proc.stdout and "--fix" not in proc.stdout
     assert note.read_text() == "original\n"
+
+
+def test_the_evaluation_is_traced(anna: Anna) -> None:
+    _note, _target, failing = _failing(anna)
+    anna.llm.push(failing, _verdict(False))
+    code, doc = anna.json("ask", "--no-templates", "--yes", "replace app.conf with the new one",
+                          extra_env={"ANNA_TRACE": "1"})
+    assert code == 5 and doc["evaluation"]["source"] == "model"
+    traces = Path(anna.env["XDG_STATE_HOME"]) / "anna" / "traces"
+    docs = [json.loads(p.read_text()) for p in traces.glob("*.json")]
+    evaluated = [d for d in docs if "evaluate" in d]
+    assert len(evaluated) == 1 and evaluated[0]["evaluate"]["plan_id"] == doc["plan_id"]
+    assert evaluated[0]["evaluate"]["planned_in"] == doc["trace_id"]
+    assert [e["event"] for e in evaluated[0]["events"]][-1] == "LLM_RESPONSE_OK"
+    assert evaluated[0]["outcome"]["goals_met"] is False
