@@ -21,6 +21,7 @@ itself is :mod:`annactl.planning.evaluate_call`.
 from __future__ import annotations
 
 import json
+import re
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Literal
 
@@ -36,6 +37,12 @@ OUTPUT_TAIL_CHARS = 800
 """Of each step's output, this many final characters go to the model."""
 MAX_STEPS = 30
 """Steps (and undo actions) described to the model at most."""
+LOOKALIKES = re.compile(
+    "[\u02c2\u02c3\u2039\u203a\u2329\u232a\u27e8-\u27eb\u2770\u2771\u276c-\u276f"
+    "\u3008-\u300b\ufe3f-\ufe42\ufe64\ufe65\uff1c\uff1e\uff40"
+    "\u00ad\u180e\u200b-\u200f\u202a-\u202e\u2060-\u2069\ufeff]")
+"""Angle-bracket and backtick look-alikes (fullwidth ``＜``, ``‹``, ``〈`` …) and invisible
+format characters: a model may read ``＜/execution_results＞`` as the closing tag."""
 
 
 class GoalVerdict(BaseModel):
@@ -159,12 +166,15 @@ def execution_results_document(record: PlanRecord) -> str:
     """The results as the JSON text placed inside ``<execution_results trust="untrusted">``.
 
     Escaped like telemetry (:func:`annactl.prompt.untrusted_json`): ``<``, ``>`` and
-    backticks become ``\\uXXXX``, so no output a command printed can close the tag or
-    open a fence. One function, so the packet builder can make it a context document.
+    backticks become ``\\uXXXX``, and so do their look-alikes (:data:`LOOKALIKES`), so no
+    output a command printed can close the tag or open a fence. One function, so the
+    packet builder can make it a context document.
     """
     from annactl.prompt import untrusted_json
 
-    return untrusted_json(execution_results(record))
+    text = untrusted_json(execution_results(record))
+    # they occur only inside JSON strings (the keys are Anna's), where \uXXXX is exact
+    return LOOKALIKES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 
 
 # ---------------------------------------------------------------------- Anna's own summary
