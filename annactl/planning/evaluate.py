@@ -170,9 +170,15 @@ def execution_results_document(record: PlanRecord) -> str:
     output a command printed can close the tag or open a fence. One function, so the
     packet builder can make it a context document.
     """
+    return untrusted_document(execution_results(record))
+
+
+def untrusted_document(value: Any) -> str:
+    """Compact JSON of untrusted data with ``<``, ``>``, backticks and their look-alikes
+    escaped (the execution results; the evaluation quoted in a fix request)."""
     from annactl.prompt import untrusted_json
 
-    text = untrusted_json(execution_results(record))
+    text = untrusted_json(value)
     # they occur only inside JSON strings (the keys are Anna's), where \uXXXX is exact
     return LOOKALIKES.sub(lambda m: f"\\u{ord(m.group()):04x}", text)
 

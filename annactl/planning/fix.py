@@ -20,7 +20,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
 from anna_common.errors import UsageError
-from annactl.planning.evaluate import execution_results_document, plan_json
+from annactl.planning.evaluate import execution_results_document, plan_json, untrusted_document
 
 if TYPE_CHECKING:
     import threading
@@ -58,7 +58,7 @@ def fix_message(record: PlanRecord, evaluation: EvaluationOutcome) -> str:
     verdict = evaluation.evaluation.model_dump(mode="json")
     return prompt.fill(prompt.prompts().text("fix"), {
         "results": execution_results_document(record),
-        "evaluation": prompt.untrusted_json(verdict)})
+        "evaluation": untrusted_document(verdict)})
 
 
 def fix_continuation(record: PlanRecord,
