@@ -182,6 +182,7 @@ class ReplSession:
         self.turns.append((request, _turn_summary(prepared)))
         if run:
             cmd_ask.run_prepared(self.flow, self.consoles, prepared, self._options(prepared))
+            self._note_result()
             return
         cmd_ask.offline_note(self.consoles, prepared)
         self.consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
@@ -220,6 +221,19 @@ class ReplSession:
 
         after_execution(self.flow, self.consoles, prepared, record, self._options(prepared),
                         int(exit_status_for_plan(str(record.status))), None)
+        self._note_result()
+
+    def _note_result(self) -> None:
+        """Add how the last run went to its turn, so the next request has it as context."""
+        loop = self.loop
+        evaluation = loop.evaluation if loop is not None else None
+        if loop is None or evaluation is None or not self.turns or \
+                self.turns[-1][0] != loop.request:
+            return
+        verdict = "goals met" if evaluation.goals_met else "goals not met"
+        request, answer = self.turns[-1]
+        self.turns[-1] = (request, inert(f"{answer} Ran it: {evaluation.status}, {verdict}. "
+                                         f"{evaluation.evaluation.summary}", max_chars=600))
 
     def _options(self, prepared: Prepared) -> RunOptions:
         """How the REPL runs a plan: it asks; after a failure it hints at ``fix``."""
@@ -245,6 +259,7 @@ class ReplSession:
         self.last = prepared
         self.known_ids.insert(0, prepared.plan_id)
         cmd_ask.run_prepared(self.flow, self.consoles, prepared, self._options(prepared))
+        self._note_result()
 
     def _remember(self, text: str) -> None:
         from annactl.memory import Memory, parse_remember

@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Any
 
 from tests.daemonfix import make_plan
-from tests.fakellm import Reply
+from tests.fakellm import Reply, plan_json
 
 from .conftest import Anna
 from .ptyrun import PtyProcess
@@ -185,10 +185,16 @@ def test_repl_fix_after_a_failed_plan(anna: Anna) -> None:
     term.expect(r"Evaluation: goals met")
     term.send("/fix\r")
     term.expect(r"no fix to ask for: the last plan reached its goals\s+anna>")
+    anna.llm.push(plan_json(notes_for_user="It holds port = 8080."))
+    term.send("what is in app.conf now?\r")
+    term.expect(r"It holds port = 8080\.(?s:.*)anna>")
     term.send("\x04")
     assert term.wait(timeout=20) == 0
     assert target.read_text() == "port = 8080\n"
-    assert len(anna.llm.chat_bodies()) == 4
+    bodies = anna.llm.chat_bodies()
+    assert len(bodies) == 5
+    # the next request sees how the last one went (as untrusted earlier turns)
+    assert "Ran it: succeeded, goals met" in _user_turns(bodies[-1])[0]
 
 
 def test_a_plan_file_gets_annas_evaluation_and_no_fix(anna: Anna) -> None:
