@@ -3,7 +3,7 @@
 Shared by ``annactl ask`` and the REPL (the TUI does the same with its own
 screens). The result is shown first; evaluating never blocks or breaks it (Ctrl-C
 skips to Anna's own summary). A fix is a new plan from the model that goes
-through :func:`annactl.cmd_ask.run_prepared` like any plan: shown, checked,
+through :func:`annactl.commands.ask.run_prepared` like any plan: shown, checked,
 approved by its tier. ``--yes`` covers a fix only when ``--fix`` was given too,
 and never a HIGH one (``allow_high`` is not passed on: the word is always typed).
 """
@@ -17,11 +17,12 @@ from anna_common.errors import AnnaError
 
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
-    from annactl.cmd_ask import RunOptions
-    from annactl.cmd_flow import Flow, Prepared
-    from annactl.console import Consoles
+    from annactl.commands.ask import RunOptions
+    from annactl.commands.flow import Flow
+    from annactl.commands.prepared import Prepared
     from annactl.planning.evaluate import EvaluationOutcome
     from annactl.planning.fix import FixLoop
+    from annactl.ui.console import Consoles
 
 log = logging.getLogger(__name__)
 
@@ -112,7 +113,7 @@ def _wants_fix(consoles: Consoles, opts: RunOptions, loop: FixLoop) -> bool:
         return True
     if opts.as_json or not consoles.interactive or opts.offer_fix != "prompt":
         return False
-    from annactl.confirm import TerminalPrompter
+    from annactl.ui.confirm import TerminalPrompter
 
     return TerminalPrompter(consoles.err).yes_no("Ask for a fix? [y/N]")
 
@@ -126,7 +127,7 @@ def run_fix(flow: Flow, consoles: Consoles, loop: FixLoop, opts: RunOptions, sta
     from contextlib import nullcontext
     from dataclasses import replace
 
-    from annactl import cmd_ask
+    from annactl.commands import ask as cmd_ask
 
     fix_doc: dict[str, Any] | None = {} if doc is not None else None
     if doc is not None:
@@ -147,7 +148,7 @@ def run_fix(flow: Flow, consoles: Consoles, loop: FixLoop, opts: RunOptions, sta
         if fix_doc is not None:
             fix_doc.update(cmd_ask.error_json(exc))
         consoles.err.print(f"fix: {exc.code}: ", style="red", end="", markup=False)
-        from annactl.console import inert_text
+        from annactl.ui.console import inert_text
 
         consoles.err.print(inert_text(exc.message, max_chars=500))
         return status

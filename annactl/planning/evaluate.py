@@ -165,7 +165,7 @@ def execution_results(record: PlanRecord) -> dict[str, Any]:
 def execution_results_document(record: PlanRecord) -> str:
     """The results as the JSON text placed inside ``<execution_results trust="untrusted">``.
 
-    Escaped like telemetry (:func:`annactl.prompt.untrusted_json`): ``<``, ``>`` and
+    Escaped like telemetry (:func:`annactl.planning.prompt.untrusted_json`): ``<``, ``>`` and
     backticks become ``\\uXXXX``, and so do their look-alikes (:data:`LOOKALIKES`), so no
     output a command printed can close the tag or open a fence. One function, so the
     packet builder can make it a context document.
@@ -176,7 +176,7 @@ def execution_results_document(record: PlanRecord) -> str:
 def untrusted_document(value: Any) -> str:
     """Compact JSON of untrusted data with ``<``, ``>``, backticks and their look-alikes
     escaped (the execution results; the evaluation quoted in a fix request)."""
-    from annactl.prompt import untrusted_json
+    from annactl.planning.prompt import untrusted_json
 
     text = untrusted_json(value)
     # they occur only inside JSON strings (the keys are Anna's), where \uXXXX is exact

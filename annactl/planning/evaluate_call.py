@@ -29,9 +29,10 @@ from annactl.planning.evaluate import (
 
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
-    from annactl.llm.base import Provider
-    from annactl.llm.trace import Tracer
-    from annactl.planner import Planner, PlanOutcome
+    from annactl.planning.llm.base import Provider
+    from annactl.planning.llm.trace import Tracer
+    from annactl.planning.outcome import PlanOutcome
+    from annactl.planning.planner import Planner
 
 log = logging.getLogger(__name__)
 
@@ -39,7 +40,7 @@ log = logging.getLogger(__name__)
 def evaluation_messages(user_message: str, plan_text: str,
                         record: PlanRecord) -> list[dict[str, str]]:
     """The planning conversation continued: the plan as the reply, then the results."""
-    from annactl import prompt
+    from annactl.planning import prompt
 
     return [{"role": "system", "content": prompt.system_message()},
             {"role": "user", "content": user_message},
@@ -54,8 +55,8 @@ def ask_model(provider: Provider, messages: list[dict[str, str]], record: PlanRe
     """One evaluation call. Never raises: every failure becomes Anna's own evaluation
     carrying its code."""
     from anna_common.plan import canonical_json
-    from annactl import prompt
-    from annactl.llm.base import ChatRequest, no_events
+    from annactl.planning import prompt
+    from annactl.planning.llm.base import ChatRequest, no_events
 
     schema = evaluation_schema()
     prompts = prompt.prompts()
@@ -124,7 +125,7 @@ def evaluate_finished(planner: Planner, outcome: PlanOutcome | None, record: Pla
     refused = _without_model(planner, outcome, record, messages)
     if refused is not None:
         return refused
-    from annactl.llm.trace import Tracer
+    from annactl.planning.llm.trace import Tracer
 
     tracer = Tracer(planner.settings, request=record.request)
     tracer.set("evaluate", {"plan_id": record.plan_id, "planned_in": outcome.trace_id})

@@ -6,7 +6,7 @@ verification, or the evaluation says a goal is unmet), the front ends offer
 failed plan as its own turn, and a user turn holding the execution results
 (untrusted, escaped like every other document) and the evaluation — and replies
 with an ActionPlan. That reply is *not* trusted any more than the first one: it
-goes through the whole planning contract (:meth:`annactl.planner.Planner.plan`:
+goes through the whole planning contract (:meth:`annactl.planning.planner.Planner.plan`:
 validation, one repair, grounding, necessary checks), is stored and annotated by
 the daemon, and needs a fresh approval by its own tier. A fix is never run
 automatically; ``--yes`` approves it only together with ``--fix`` (and never a
@@ -27,15 +27,15 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from anna_common.protocol import PlanRecord
-    from annactl.planner import Progress
     from annactl.planning.evaluate import EvaluationOutcome
+    from annactl.planning.outcome import Progress
 
 MAX_FIX_ROUNDS = 2
 """Fix plans per request, at most."""
 
 
 class PlanFlow(Protocol):
-    """The part of the client's flow (:class:`annactl.cmd_flow.Flow`) a fix uses: plan a
+    """The part of the client's flow (:class:`annactl.commands.flow.Flow`) a fix uses: plan a
     request and store it in the daemon. (A protocol: planning sits below the commands.)"""
 
     def plan_text(self, request: str, *, mode: str = ..., use_templates: bool = ...,
@@ -53,7 +53,7 @@ def needs_fix(evaluation: EvaluationOutcome) -> bool:
 
 def fix_message(record: PlanRecord, evaluation: EvaluationOutcome) -> str:
     """The user turn asking for a fix: the results and the evaluation, as untrusted data."""
-    from annactl import prompt
+    from annactl.planning import prompt
 
     verdict = evaluation.evaluation.model_dump(mode="json")
     return prompt.fill(prompt.prompts().text("fix"), {

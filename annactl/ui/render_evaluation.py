@@ -2,7 +2,7 @@
 
 The model's evaluation is untrusted text and Anna's offline summary quotes step ids
 and error messages from outside: everything goes through the inert helpers of
-:mod:`annactl.console`, so no markup or escape code from either reaches the screen.
+:mod:`annactl.ui.console`, so no markup or escape code from either reaches the screen.
 """
 
 from __future__ import annotations
@@ -12,7 +12,7 @@ from typing import TYPE_CHECKING
 from rich.console import Group
 from rich.text import Text
 
-from annactl.console import inert_text
+from annactl.ui.console import inert_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -86,7 +86,7 @@ def test_results_carry_exit_codes_output_tail_and_undo() -> None:
 
 
 def test_system_message_is_the_planners_verbatim() -> None:
-    from annactl import prompt
+    from annactl.planning import prompt
 
     messages = evaluation_messages("u", "{}", _record())
     assert messages[0]["content"] == prompt.system_message()

@@ -149,7 +149,7 @@ def test_a_bad_evaluation_is_coded_and_cannot_claim_success(anna: Anna) -> None:
 
 
 def test_evaluation_is_stored_in_history(anna: Anna) -> None:
-    from annactl.history import History
+    from annactl.planning.history import History
 
     _note, _target, failing = _failing(anna)
     anna.llm.push(failing, _verdict(False))

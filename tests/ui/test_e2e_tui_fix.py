@@ -10,13 +10,13 @@ import pytest
 from rich.console import Console
 from textual.widgets import Button, Static
 
-from annactl.cmd_flow import Flow
-from annactl.config import ClientSettings
-from annactl.daemon_client import DaemonClient
-from annactl.exit_codes import ExitStatus
-from annactl.tui.app import AnnaTui, Source
-from annactl.tui.screens.approval import ApprovalScreen
-from annactl.tui.screens.result import ResultScreen
+from annactl.commands.flow import Flow
+from annactl.core.config import ClientSettings
+from annactl.core.daemon_client import DaemonClient
+from annactl.core.exit_codes import ExitStatus
+from annactl.interactive.tui.app import AnnaTui, Source
+from annactl.interactive.tui.screens.approval import ApprovalScreen
+from annactl.interactive.tui.screens.result import ResultScreen
 
 from .conftest import Anna
 from .test_e2e_loop import _failing, _fix, _verdict
