@@ -295,11 +295,49 @@ def _report(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanReco
                "record": record.model_dump(mode="json")}
     else:
         consoles.out.print(render.result_view(record))
-    status = after_execution(flow, consoles, prepared, record, opts,
-                             int(exit_status_for_plan(str(record.status))), doc)
+    status = int(exit_status_for_plan(str(record.status)))
+    if after_execution(flow, consoles, prepared, record, opts, doc):
+        status = run_fix(flow, consoles, opts, status, doc)
     if doc is not None:
         _emit(consoles, opts, doc)
     return status
+
+
+def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
+            doc: dict[str, Any] | None) -> int:
+    """Ask the model for a fix, then show, confirm (afresh) and run it like any plan
+    (:mod:`annactl.planning.fix`); returns the exit status. A fix that cannot be planned,
+    or that the person declines, leaves ``status`` as it was.
+    """
+    from contextlib import nullcontext
+    from dataclasses import replace
+
+    from annactl.ui.console import inert_text
+
+    loop = opts.loop
+    fix_doc: dict[str, Any] | None = {} if doc is not None else None
+    if doc is not None:
+        doc["fix"] = fix_doc
+    # --yes stands for the fix's one confirmation only when --fix was given; never HIGH
+    fix_opts = replace(opts, yes=opts.yes and opts.fix, allow_high=False, dry_run=False,
+                       into=fix_doc)
+    try:
+        # a refused fix is shown as text; with --json its error goes into the fix's document
+        shown = (nullcontext() if opts.as_json
+                 else showing_rejections(consoles, as_json=False))
+        with shown:
+            prepared = plan_with_spinner(
+                consoles, lambda **hooks: loop.plan_fix(flow, **hooks),
+                show_spinner=consoles.err.is_terminal and not opts.as_json)
+        fixed = run_prepared(flow, consoles, prepared, fix_opts)
+    except AnnaError as exc:
+        if fix_doc is not None:
+            fix_doc.update(error_json(exc))
+        consoles.err.print(f"fix: {exc.code}: ", style="red", end="", markup=False)
+        consoles.err.print(inert_text(exc.message, max_chars=500))
+        return status
+    # a fix that answers without steps (the model says it cannot) fixes nothing
+    return fixed if prepared.annotated.steps else status
 
 
 def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:

@@ -1,23 +1,23 @@
-"""After a plan ran: evaluate it, show and store the evaluation, offer a fix.
+"""After a plan ran: evaluate it, show and store the evaluation, decide on a fix.
 
 Shared by ``annactl ask`` and the REPL (the TUI does the same with its own
 screens). The result is shown first; evaluating never blocks or breaks it (Ctrl-C
-skips to Anna's own summary). A fix is a new plan from the model that goes
-through :func:`annactl.commands.ask.run_prepared` like any plan: shown, checked,
-approved by its tier. ``--yes`` covers a fix only when ``--fix`` was given too,
-and never a HIGH one (``allow_high`` is not passed on: the word is always typed).
+skips to Anna's own summary). The fix itself is run by
+:func:`annactl.commands.ask.run_fix`, through ``run_prepared`` like any plan:
+shown, checked, approved by its tier. ``--yes`` covers a fix only when ``--fix``
+was given too, and never a HIGH one (``allow_high`` is not passed on: the word is
+always typed).
 """
 
 from __future__ import annotations
 
 import logging
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING, Any, Protocol
 
 from anna_common.errors import AnnaError
 
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
-    from annactl.commands.ask import RunOptions
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
     from annactl.planning.evaluate import EvaluationOutcome
@@ -28,6 +28,20 @@ log = logging.getLogger(__name__)
 
 REPL_HINT = "Type fix to ask the model for a new plan (you approve it again)."
 """What the REPL says under a failed plan's evaluation."""
+
+
+class LoopOptions(Protocol):
+    """What this module reads of :class:`annactl.commands.ask.RunOptions` (a protocol:
+    ``ask`` calls this module, so this module does not import it)."""
+
+    as_json: bool
+    """``--json``: never print, never prompt."""
+    fix: bool
+    """``--fix``: ask for a fix without asking first."""
+    offer_fix: str
+    """``prompt`` or ``repl``."""
+    loop: Any
+    """The request's :class:`FixLoop` (set on the first plan)."""
 
 
 def evaluate(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanRecord, *,
@@ -63,7 +77,7 @@ def store(flow: Flow, prepared: Prepared, record: PlanRecord,
         log.warning("could not store the evaluation: %s", exc)
 
 
-def loop_for(prepared: Prepared, opts: RunOptions, mode: str = "one-shot") -> FixLoop:
+def loop_for(prepared: Prepared, opts: LoopOptions, mode: str = "one-shot") -> FixLoop:
     """The request's fix loop (made on its first plan, handed on to its fixes)."""
     from annactl.planning.fix import FixLoop
 
@@ -74,11 +88,9 @@ def loop_for(prepared: Prepared, opts: RunOptions, mode: str = "one-shot") -> Fi
 
 
 def after_execution(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanRecord,
-                    opts: RunOptions, status: int, doc: dict[str, Any] | None) -> int:
-    """Evaluate, show, store; then, for a plan that missed its goals, maybe plan a fix.
-
-    Returns the exit status: the fix's when one ran, else ``status``. ``doc`` (``--json``)
-    gets ``evaluation`` and, when a fix was tried, ``fix``.
+                    opts: LoopOptions, doc: dict[str, Any] | None) -> bool:
+    """Evaluate, show, store; True when a fix should be asked for now (``--fix``, or the
+    person said yes to "Ask for a fix?"). ``doc`` (``--json``) gets ``evaluation``.
     """
     from annactl.ui.render_evaluation import evaluation_view
 
@@ -96,12 +108,10 @@ def after_execution(flow: Flow, consoles: Consoles, prepared: Prepared, record: 
         hint = "To have the model propose a fix: annactl ask --fix …"
     if not opts.as_json:
         consoles.out.print(evaluation_view(evaluation, fix_hint=hint))
-    if not loop.can_fix or not _wants_fix(consoles, opts, loop):
-        return status
-    return run_fix(flow, consoles, loop, opts, status, doc)
+    return loop.can_fix and _wants_fix(consoles, opts, loop)
 
 
-def _wants_fix(consoles: Consoles, opts: RunOptions, loop: FixLoop) -> bool:
+def _wants_fix(consoles: Consoles, opts: LoopOptions, loop: FixLoop) -> bool:
     from annactl.planning.fix import MAX_FIX_ROUNDS
 
     if opts.offer_fix == "repl":
@@ -116,41 +126,3 @@ def _wants_fix(consoles: Consoles, opts: RunOptions, loop: FixLoop) -> bool:
     from annactl.ui.confirm import TerminalPrompter
 
     return TerminalPrompter(consoles.err).yes_no("Ask for a fix? [y/N]")
-
-
-def run_fix(flow: Flow, consoles: Consoles, loop: FixLoop, opts: RunOptions, status: int,
-            doc: dict[str, Any] | None) -> int:
-    """Plan the fix, then show, confirm (afresh) and run it; returns the exit status.
-
-    A fix that cannot be planned, or that the person declines, leaves ``status`` as it was.
-    """
-    from contextlib import nullcontext
-    from dataclasses import replace
-
-    from annactl.commands import ask as cmd_ask
-
-    fix_doc: dict[str, Any] | None = {} if doc is not None else None
-    if doc is not None:
-        doc["fix"] = fix_doc
-    # --yes stands for the fix's one confirmation only when --fix was given; never HIGH
-    fix_opts = replace(opts, yes=opts.yes and opts.fix, allow_high=False, dry_run=False,
-                       into=fix_doc)
-    try:
-        # a refused fix is shown as text; with --json its error goes into the fix's document
-        shown = (nullcontext() if opts.as_json
-                 else cmd_ask.showing_rejections(consoles, as_json=False))
-        with shown:
-            prepared = cmd_ask.plan_with_spinner(
-                consoles, lambda **hooks: loop.plan_fix(flow, **hooks),
-                show_spinner=consoles.err.is_terminal and not opts.as_json)
-        fixed = cmd_ask.run_prepared(flow, consoles, prepared, fix_opts)
-    except AnnaError as exc:
-        if fix_doc is not None:
-            fix_doc.update(cmd_ask.error_json(exc))
-        consoles.err.print(f"fix: {exc.code}: ", style="red", end="", markup=False)
-        from annactl.ui.console import inert_text
-
-        consoles.err.print(inert_text(exc.message, max_chars=500))
-        return status
-    # a fix that answers without steps (the model says it cannot) fixes nothing
-    return fixed if prepared.annotated.steps else status

@@ -221,10 +221,9 @@ class ReplSession:
         _, record = cmd_ask.execute(self.flow, self.consoles, prepared, approval, show=True)
         self.consoles.out.print(render.result_view(record))
         from annactl.commands.loop import after_execution
-        from annactl.core.exit_codes import exit_status_for_plan
 
-        after_execution(self.flow, self.consoles, prepared, record, self._options(prepared),
-                        int(exit_status_for_plan(str(record.status))), None)
+        # the REPL never fixes on its own: the person types `fix`
+        after_execution(self.flow, self.consoles, prepared, record, self._options(prepared), None)
         self._note_result()
 
     def _note_result(self) -> None:
