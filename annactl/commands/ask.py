@@ -331,6 +331,8 @@ def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
                 show_spinner=consoles.err.is_terminal and not opts.as_json)
         fixed = run_prepared(flow, consoles, prepared, fix_opts)
     except AnnaError as exc:
+        if exc.code == ErrorCode.CANCELLED:
+            raise  # Ctrl-C while the fix was planned or ran: exit 130 as anywhere else
         if fix_doc is not None:
             fix_doc.update(error_json(exc))
         consoles.err.print(f"fix: {exc.code}: ", style="red", end="", markup=False)

@@ -223,3 +223,15 @@ def test_the_evaluation_is_traced(anna: Anna) -> None:
     assert evaluated[0]["evaluate"]["planned_in"] == doc["trace_id"]
     assert [e["event"] for e in evaluated[0]["events"]][-1] == "LLM_RESPONSE_OK"
     assert evaluated[0]["outcome"]["goals_met"] is False
+
+
+def test_ctrl_c_while_a_fix_is_planned_exits_130(anna: Anna) -> None:
+    _note, target, failing = _failing(anna)
+    anna.llm.push(failing, _verdict(False), Reply(_fix(anna, target), delay=60))
+    term = PtyProcess([*anna.argv, "ask", "--no-templates", "--yes", "--fix",
+                       "replace app.conf with the new one"], anna.env)
+    # the fix's own spinner, waiting on the model (the whole output is searched)
+    term.expect(r"(?s)Asking the model for a fix \(round 1 of 2\).*Planning… model")
+    term.interrupt()
+    assert term.wait() == 130, term.text
+    assert "CANCELLED" in term.text and not target.exists()
