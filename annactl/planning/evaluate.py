@@ -101,8 +101,9 @@ class EvaluationOutcome:
 
     def to_dict(self) -> dict[str, Any]:
         """JSON form (``--json`` output and history)."""
+        # Anna's goals_met last: it wins over the model's (a failed plan never met them)
         return {"plan_id": self.plan_id, "status": self.status, "source": self.source,
-                "goals_met": self.goals_met, **self.evaluation.model_dump(mode="json"),
+                **self.evaluation.model_dump(mode="json"), "goals_met": self.goals_met,
                 "error_code": self.error_code, "note": self.note, "findings": self.findings,
                 "elapsed_s": round(self.elapsed_s, 4)}
 
