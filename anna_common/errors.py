@@ -91,6 +91,8 @@ class ErrorCode(StrEnum):
     """The reply copied a prompt example instead of planning the request, even after repair."""
     LLM_OFF_REQUEST = "LLM_OFF_REQUEST"
     """The plan does not do what was asked (no step could), even after one repair."""
+    LLM_BAD_EVALUATION = "LLM_BAD_EVALUATION"
+    """The model's evaluation of a finished plan was not valid (Anna's own summary is shown)."""
 
     # --- the person ----------------------------------------------------------
     DECLINED = "DECLINED"

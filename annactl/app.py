@@ -122,11 +122,15 @@ def ask(
         "--dry-run", help="Show the plan; run only read-only checks.")] = False,
     as_json: JsonOpt = False,
     no_templates: NoTemplatesOpt = False,
+    fix: Annotated[bool, typer.Option(
+        "--fix", help="If the plan misses its goals, ask the model for a fix (a new plan, "
+                      "approved again; with --yes up to MEDIUM, at most 2 rounds).")] = False,
 ) -> None:
-    """Plan a request, confirm by its risk, execute, report (also: annactl "REQUEST")."""
+    """Plan a request, confirm by its risk, execute, evaluate, report (also: annactl "REQUEST")."""
     from annactl.commands import ask as cmd_ask
 
-    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, dry_run=dry_run, as_json=as_json)
+    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, dry_run=dry_run, as_json=as_json,
+                              fix=fix)
     raise typer.Exit(cmd_ask.ask(_consoles(), _request(text), opts,
                                  use_templates=not no_templates))
 

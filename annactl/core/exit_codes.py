@@ -73,6 +73,7 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.LLM_BAD_REPLY: ExitStatus.PLAN_INVALID,
     ErrorCode.LLM_ECHOED_EXAMPLE: ExitStatus.PLAN_INVALID,
     ErrorCode.LLM_OFF_REQUEST: ExitStatus.OFF_REQUEST,
+    ErrorCode.LLM_BAD_EVALUATION: ExitStatus.PLAN_INVALID,
     ErrorCode.LLM_BUDGET_EXCEEDED: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.LLM_REPLAY_MISS: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.CANCELLED: ExitStatus.INTERRUPTED,

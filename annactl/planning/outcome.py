@@ -114,6 +114,8 @@ class PlanOutcome:
     """The model's claims about the machine that the telemetry contradicts."""
     telemetry: Telemetry | None = None
     """The snapshot the plan was made from (answers render their facts from it)."""
+    user_message: str = ""
+    """The user message the model planned from ("" for a template): evaluation continues it."""
 
     @property
     def confidence(self) -> float:

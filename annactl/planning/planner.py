@@ -82,11 +82,17 @@ class Planner:
              use_templates: bool = True, turns: Sequence[tuple[str, str]] = (),
              preferences: dict[str, str] | None = None,
              on_progress: Callable[[Progress], None] | None = None,
-             cancel: threading.Event | None = None) -> PlanOutcome:
-        """Plan one request. Raises a coded error when no plan could be made."""
+             cancel: threading.Event | None = None,
+             continuation: Sequence[dict[str, str]] = ()) -> PlanOutcome:
+        """Plan one request. Raises a coded error when no plan could be made.
+
+        ``continuation``: turns after the user message (a failed plan and the fix request,
+        :mod:`annactl.planning.fix`); the reply is validated like any plan.
+        """
         from annactl.planning.planner_run import Run
 
         run = Run(self, request, mode=mode, on_progress=on_progress, cancel=cancel)
+        run.continuation = [dict(m) for m in continuation]
         outcome: PlanOutcome | None = None
         error: AnnaError | None = None
         try:

@@ -90,6 +90,8 @@ class Run:
         self.preferences: dict[str, str] | None = None
         self.sent = ""
         """The user message sent to the model (what it was told about this machine)."""
+        self.continuation: Messages = []
+        """Turns after the user message (a fix request continues a failed plan)."""
 
     # ------------------------------------------------------------------ progress
     def progress(self, stage: str, tokens: int = 0, message: str = "") -> None:
@@ -108,7 +110,7 @@ class Run:
         self.telemetry = telemetry if telemetry is not None else self.planner.fetch_telemetry()
         self.context = self.planner.assess_context(self.telemetry)
         found: TemplateMatch | None = None
-        if use_templates and self.settings.templates:
+        if use_templates and self.settings.templates and not self.continuation:
             self.progress("template")
             found = self.planner.match_template(self.request, self.telemetry)
             if found is not None and found.rejected:
@@ -153,6 +155,7 @@ class Run:
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id
         outcome.telemetry = self.telemetry
+        outcome.user_message = self.sent
         outcome.elapsed_s = time.monotonic() - self.started
         self.progress("done")
         return outcome
@@ -172,7 +175,7 @@ class Run:
                                    preferences=self.preferences, turns=turns)
         self.sent = user
         base: Messages = [{"role": "system", "content": prompt.system_message()},
-                          {"role": "user", "content": user}]
+                          {"role": "user", "content": user}, *self.continuation]
         self.tracer.set("prompt", {"version": prompt.prompts().version,
                                    "sha256": prompt.prompts().sha256,
                                    "system_bytes": len(base[0]["content"].encode()),
