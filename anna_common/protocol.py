@@ -83,6 +83,11 @@ class Route(StrEnum):
     """GET: :class:`AuditReport`."""
     GC = "/v1/gc"
     """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
+    POLICY = "/v1/policy"
+    """GET: :class:`~anna_common.protocol_policy.PolicyView` (the caller's rules in force)."""
+    POLICY_CHECK = "/v1/policy/check"
+    """POST :class:`~anna_common.protocol_policy.PolicyCheckRequest` →
+    :class:`~anna_common.protocol_policy.PolicyCheckResponse`."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)

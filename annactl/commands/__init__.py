@@ -1,0 +1,1 @@
+"""annactl commands (the client re-layout moves the others here)."""
