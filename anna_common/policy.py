@@ -134,7 +134,8 @@ def parse(text: str, *, source: str, origin: Origin = "admin") -> Policy:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as exc:
         found = re.search(r"line (\d+)", str(exc))
-        raise _error(source, int(found.group(1)) if found else 1, f"not valid TOML: {exc}") \
+        last = max(len(text.splitlines()), 1)  # "at end of document": the last line
+        raise _error(source, int(found.group(1)) if found else last, f"not valid TOML: {exc}") \
             from None
     headers = [i + 1 for i, line in enumerate(text.splitlines())
                if re.match(r"^\s*\[\[\s*rule\s*\]\]", line)]
