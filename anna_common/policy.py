@@ -50,6 +50,7 @@ _KEYS = frozenset({"id", "action", "program", "argv", "path", "access", "scope",
                    "note"})
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
 _SHORT = re.compile(r"^-[A-Za-z0-9]$")
+_GLOBBY = re.compile(r"[*?\[]")
 
 
 class PolicyError(AnnaError):
@@ -302,8 +303,7 @@ def _part_may(rule: Rule, part: Part, subj: Subject) -> bool:
         ok = ok and (bool(rule.program) or not rule.argv or any(
             _mentions(part.text, a) for a in rule.argv))
     else:
-        ok = not rule.program or any(fnmatchcase(n, p) for n in part.names
-                                     for p in rule.program)
+        ok = not rule.program or any(_named(part.names, p) for p in rule.program)
         ok = ok and (not rule.argv or part.dynamic_args or all(
             any(_arg(a, p) for a in part.args) for p in rule.argv))
     if ok and rule.path:
@@ -320,7 +320,7 @@ def _proves(rule: Rule, subj: Subject, tier: RiskLevel, scope: Scope) -> bool:
         return False
     writes = [w for p in subj.parts for w in p.writes]
     for part in subj.parts:
-        if rule.program and not any(fnmatchcase(part.program or "", p) for p in rule.program):
+        if rule.program and not any(_named((part.program or "",), p) for p in rule.program):
             return False
         if rule.argv and (part.dynamic_args or not all(
                 any(_arg(a, p) for a in part.args) for p in rule.argv)):
@@ -330,8 +330,14 @@ def _proves(rule: Rule, subj: Subject, tier: RiskLevel, scope: Scope) -> bool:
     return True
 
 
+def _named(names: tuple[str, ...], pattern: str) -> bool:
+    if not _GLOBBY.search(pattern):
+        return pattern in names
+    return any(fnmatchcase(n, pattern) for n in names)
+
+
 def _arg(arg: str, pattern: str) -> bool:
-    if fnmatchcase(arg, pattern):
+    if arg == pattern or (_GLOBBY.search(pattern) and fnmatchcase(arg, pattern)):
         return True
     # "-R" names the short option R, wherever it stands in a cluster ("-Rns", "-sR")
     return bool(_SHORT.match(pattern)) and arg.startswith("-") and not arg.startswith(

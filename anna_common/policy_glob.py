@@ -101,8 +101,24 @@ def _eats(star: str, tok: Token) -> bool:
     return tok[1] != "/" if tok[0] == "char" else bool(set(tok[1]) - {"/"})
 
 
+_WILD = re.compile(r"[*?\[\\]")
+
+
+def _literal_prefix(pattern: str) -> str:
+    found = _WILD.search(pattern)
+    return pattern if found is None else pattern[:found.start()]
+
+
+@lru_cache(maxsize=65536)
 def intersects(rule: str, path: str) -> bool:
     """Some path matches both the rule's glob and the command's path (pattern or not)."""
+    # the literal heads must agree as far as both go: most pairs end here, cheaply
+    head_rule, head_path = _literal_prefix(rule), _literal_prefix(path)
+    common = min(len(head_rule), len(head_path))
+    if head_rule[:common] != head_path[:common]:
+        return False
+    if common == len(rule) == len(path):
+        return True
     left = tokens(rule, crossing=False)
     right = tokens(path, crossing=True)
     seen: dict[tuple[int, int], bool] = {}
@@ -157,6 +173,7 @@ def is_valid_glob(pattern: str) -> bool:
     return True
 
 
+@lru_cache(maxsize=4096)
 def rule_variants(rule: str) -> tuple[str, ...]:
     """``/a/**/b`` also means ``/a/b``; ``/a/**`` also means ``/a`` itself (at most 8)."""
     found = [rule]
