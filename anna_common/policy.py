@@ -26,13 +26,20 @@ from __future__ import annotations
 import re
 import tomllib
 from fnmatch import fnmatchcase
+from functools import lru_cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import RiskLevel
-from anna_common.policy_glob import intersects, is_valid_glob, rule_variants, under
+from anna_common.policy_glob import (
+    intersects,
+    is_valid_glob,
+    literal_prefix,
+    rule_variants,
+    under,
+)
 from anna_common.policy_mark import PolicyAction, PolicyMark
 from anna_common.policy_subject import ANYWHERE, Part, Subject, subject
 from anna_common.risk import Scope
@@ -245,13 +252,18 @@ def decide_command(policy: Policy, command: str, tier: RiskLevel, scope: Scope,
 def decide(policy: Policy, subj: Subject, tier: RiskLevel, scope: Scope) -> Decision:
     """What ``policy`` says about the command ``subj`` at ``tier`` (Anna's final risk) and
     ``scope``. Pure and deterministic; never raises on any subject."""
-    for rule in policy.rules:
+    names = frozenset(n for p in subj.parts for n in p.names)
+    unseen = any(p.kind != "command" for p in subj.parts)
+    # a rule naming only literal programs none of the parts runs cannot match: skip it
+    rules = [r for r, keys in _indexed(policy)
+             if keys is None or unseen or not keys.isdisjoint(names)]
+    for rule in rules:
         if rule.action == "deny":
             hit = _cautious(rule, subj, tier, scope)
             if hit is not None:
                 return Decision(action="deny", rule=rule, note=hit, tier=tier)
     decision = Decision(action="default", tier=tier)
-    for rule in policy.rules:
+    for rule in rules:
         if rule.origin != "admin" or rule.action == "deny":
             continue
         if rule.action == "ask":
@@ -268,12 +280,29 @@ def decide(policy: Policy, subj: Subject, tier: RiskLevel, scope: Scope) -> Deci
             break
     if decision.action == "ask":
         return decision
-    for rule in policy.rules:
+    for rule in rules:
         if rule.origin == "user" and rule.action == "ask":
             hit = _cautious(rule, subj, tier, scope)
             if hit is not None:
                 return Decision(action="ask", rule=rule, note=hit, tier=tier)
     return decision
+
+
+_INDEX: dict[int, tuple[Policy, tuple[tuple[Rule, frozenset[str] | None], ...]]] = {}
+
+
+def _indexed(policy: Policy) -> tuple[tuple[Rule, frozenset[str] | None], ...]:
+    """Each rule with the literal program names it needs (None: it may match any command).
+    Computed once per policy object (the daemon keeps one per file content)."""
+    entry = _INDEX.get(id(policy))
+    if entry is not None and entry[0] is policy:
+        return entry[1]
+    index = tuple((r, frozenset(r.program) if r.program and not any(
+        _GLOBBY.search(p) for p in r.program) else None) for r in policy.rules)
+    if len(_INDEX) > 64:
+        _INDEX.clear()
+    _INDEX[id(policy)] = (policy, index)
+    return index
 
 
 def _applies(rule: Rule, tier: RiskLevel, scope: Scope) -> bool:
@@ -357,20 +386,35 @@ def _in_area(rule: Rule, place: str, subj: Subject, *, cautious: bool) -> bool:
     literal path inside the area."""
     if not cautious and (place == ANYWHERE or any(c in place for c in "*?[")):
         return False
-    places = _homes(place, subj.home)
-    for glob in rule.path:
-        for variant in rule_variants(glob):
-            for area in _homes(variant, subj.home):
-                for candidate in places:
-                    a, c = (area.lower(), candidate.lower()) if subj.nocase else (area,
-                                                                                   candidate)
-                    if (under(a, c) if cautious else intersects(a, c)):
-                        return True
+    for candidate, head in _forms(place, subj.home, subj.nocase):
+        for area, area_head in _areas(rule.path, subj.home, subj.nocase):
+            # the literal heads must agree as far as both go (cheap; most pairs end here)
+            common = min(len(head), len(area_head))
+            if head[:common] != area_head[:common]:
+                continue
+            if under(area, candidate) if cautious else intersects(area, candidate):
+                return True
     return False
 
 
-def _homes(path: str, home: str | None) -> tuple[str, ...]:
-    """``~/x`` is also ``HOME/x`` when the owner's home is known."""
+@lru_cache(maxsize=4096)
+def _areas(globs: tuple[str, ...], home: str | None, nocase: bool
+           ) -> tuple[tuple[str, str], ...]:
+    """Every form of a rule's globs (``/**/`` as ``/``, ``~`` as the home), with its
+    literal head."""
+    return tuple((form, literal_prefix(form)) for glob in globs for variant in
+                 rule_variants(glob) for form in _forms_of(variant, home, nocase))
+
+
+@lru_cache(maxsize=16384)
+def _forms(place: str, home: str | None, nocase: bool) -> tuple[tuple[str, str], ...]:
+    return tuple((form, literal_prefix(form)) for form in _forms_of(place, home, nocase))
+
+
+def _forms_of(path: str, home: str | None, nocase: bool) -> tuple[str, ...]:
+    """``~/x`` is also ``HOME/x`` when the owner's home is known; lower case for
+    ``nocaseglob``."""
+    forms = (path,)
     if home and (path == "~" or path.startswith("~/")):
-        return (path, home.rstrip("/") + path[1:])
-    return (path,)
+        forms = (path, home.rstrip("/") + path[1:])
+    return tuple(f.lower() for f in forms) if nocase else forms

@@ -104,7 +104,8 @@ def _eats(star: str, tok: Token) -> bool:
 _WILD = re.compile(r"[*?\[\\]")
 
 
-def _literal_prefix(pattern: str) -> str:
+def literal_prefix(pattern: str) -> str:
+    """The pattern up to its first wildcard or escape."""
     found = _WILD.search(pattern)
     return pattern if found is None else pattern[:found.start()]
 
@@ -113,7 +114,7 @@ def _literal_prefix(pattern: str) -> str:
 def intersects(rule: str, path: str) -> bool:
     """Some path matches both the rule's glob and the command's path (pattern or not)."""
     # the literal heads must agree as far as both go: most pairs end here, cheaply
-    head_rule, head_path = _literal_prefix(rule), _literal_prefix(path)
+    head_rule, head_path = literal_prefix(rule), literal_prefix(path)
     common = min(len(head_rule), len(head_path))
     if head_rule[:common] != head_path[:common]:
         return False
