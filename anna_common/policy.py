@@ -414,7 +414,7 @@ def _forms(place: str, home: str | None, nocase: bool) -> tuple[tuple[str, str],
 def _forms_of(path: str, home: str | None, nocase: bool) -> tuple[str, ...]:
     """``~/x`` is also ``HOME/x`` when the owner's home is known; lower case for
     ``nocaseglob``."""
-    forms = (path,)
+    forms: tuple[str, ...] = (path,)
     if home and (path == "~" or path.startswith("~/")):
         forms = (path, home.rstrip("/") + path[1:])
     return tuple(f.lower() for f in forms) if nocase else forms
