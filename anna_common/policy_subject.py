@@ -162,7 +162,9 @@ class _Collector:
                                tuple(dict.fromkeys(writes + named)), origin=cmd.origin))
         for code in cmd.code:
             self._code(cmd, code.language, code.text, code.how)
-        judge_code(cmd, analysis, scratch, lambda text, _into: nested.append(text))
+        if any(code.language != "sh" for code in cmd.code):
+            # shell strings inside interpreter code (os.system("…")), found as risk finds them
+            judge_code(cmd, analysis, scratch, lambda text, _into: nested.append(text))
 
     def _code(self, cmd: SimpleCommand, language: str, text: Word | None, how: str) -> None:
         if text is None or not text.literal or how == "script":

@@ -1,6 +1,7 @@
 """Cost of policy evaluation per plan step (issue 13 item 2), beside the risk assessment.
 
-One run prints, per step (µs, median of 5 passes over the corpus commands):
+One run prints, per step (CPU µs of this process, so other load on the machine does not
+count; median of 5 passes over the corpus commands):
 - ``assess``: Anna's risk assessment alone, cold cache (what every step costs already);
 - ``subject``: the policy's parsed view of the command, cold cache;
 - ``decide`` with 0, 20 and 200 rules on a prepared view;
@@ -69,10 +70,10 @@ def per_item_us(fn: Callable[[int], object], count: int, clear: Callable[[], Non
     samples = []
     for _ in range(repeats):
         clear()
-        start = time.perf_counter()
+        start = time.process_time()
         for index in range(count):
             fn(index)
-        samples.append((time.perf_counter() - start) / count * 1e6)
+        samples.append((time.process_time() - start) / count * 1e6)
     return statistics.median(samples)
 
 
