@@ -226,3 +226,23 @@ def test_policy_show_and_check_through_annactl() -> None:
         assert "no confirmation" in text.stdout
         table = annactl("policy", "show")
         assert table.returncode == 0 and "ask-listing" in table.stdout
+
+
+def test_a_later_rollback_is_judged_against_the_policy_as_it_is_then() -> None:
+    with daemon_with(None) as daemon:
+        client = daemon.client()
+        plan = submit(daemon, [("t", "touch ~/rb", "LOW")], rollback={"t": "rm -f ~/rb"})
+        list(client.execute(plan.plan_id, plan.digest, confirmed=True, high_confirmed=False))
+        assert (daemon.home / "rb").exists()
+        (daemon.base / "policy.toml").write_text(
+            '[[rule]]\nid = "no-rm"\naction = "deny"\nprogram = "rm"\n')
+        with pytest.raises(AnnaError) as caught:
+            client.rollback(plan.plan_id, confirmed=True)
+        assert caught.value.code is ErrorCode.POLICY_DENIED
+        assert caught.value.detail["items"] == ["rollback:undo-t"]
+        assert (daemon.home / "rb").exists()  # nothing was undone
+        assert events(daemon, "policy_denied")[-1][1]["phase"] == "rollback"
+        (daemon.base / "policy.toml").unlink()
+        client.rollback(plan.plan_id, confirmed=True)
+        assert not (daemon.home / "rb").exists()
+        assert [e[1]["phase"] for e in events(daemon, "policy")][-1] == "rollback"
