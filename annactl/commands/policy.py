@@ -99,9 +99,9 @@ def _print_check(consoles: Consoles, result: PolicyCheckResponse) -> None:
                              f"{describe(decision.rule)}", max_chars=400))
     else:
         out.print("rule:      none matched")
-    if decision.note or (decision.rule is not None and decision.rule.note):
-        out.print(inert_text(f"note:      {decision.note or decision.rule.note}",  # type: ignore[union-attr]
-                             max_chars=400))
+    note = decision.note or (decision.rule.note if decision.rule is not None else "")
+    if note:
+        out.print(inert_text(f"note:      {note}", max_chars=400))
     asks = {0: "no confirmation", 1: "one confirmation", 2: "two confirmations (typed word)"}
     out.print(inert_text("needs:     " + ("nothing: it can never run" if result.banned or
                                           decision.action == "deny" else
