@@ -3,28 +3,28 @@
 Both ask the daemon: it is the one that enforces the policy, reads the administrator's
 file where it was configured to, and judges a command with its own analysis and context.
 Rule text comes from files an administrator or the user wrote, command text from the
-person: both are printed through :func:`annactl.console.inert`.
+person: both are printed through :func:`annactl.ui.console.inert`.
 """
 
 from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from annactl.exit_codes import ExitStatus
+from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
     from anna_common.policy import Rule
     from anna_common.protocol_policy import PolicyCheckResponse, PolicyView
-    from annactl.console import Consoles
+    from annactl.ui.console import Consoles
 
 _STYLE = {"deny": "bold red", "ask": "yellow", "allow": "green", "default": "dim"}
 
 
 def show(consoles: Consoles, *, as_json: bool) -> int:
     """Print the rules in force for the caller, in the order they are evaluated."""
-    from annactl.config import load_settings
-    from annactl.console import emit_json
-    from annactl.daemon_client import connect
+    from annactl.core.config import load_settings
+    from annactl.core.daemon_client import connect
+    from annactl.ui.console import emit_json
 
     policy = connect(load_settings()).policy_view()
     if as_json:
@@ -37,9 +37,9 @@ def show(consoles: Consoles, *, as_json: bool) -> int:
 def check(consoles: Consoles, command: str, *, as_json: bool) -> int:
     """Print the decision, the matched rule and the tier for ``command`` as a plan step."""
     from anna_common.errors import UsageError
-    from annactl.config import load_settings
-    from annactl.console import emit_json
-    from annactl.daemon_client import connect
+    from annactl.core.config import load_settings
+    from annactl.core.daemon_client import connect
+    from annactl.ui.console import emit_json
 
     if not command.strip():
         raise UsageError('give a command, e.g. annactl policy check "pacman -Rns foo"')
@@ -64,7 +64,7 @@ def describe(rule: Rule) -> str:
 def _print_view(consoles: Consoles, policy: PolicyView) -> None:
     from rich.table import Table
 
-    from annactl.console import inert, inert_text
+    from annactl.ui.console import inert, inert_text
 
     out = consoles.out
     out.print(inert_text(f"administrator file: {policy.admin_file}"))
@@ -86,7 +86,7 @@ def _print_view(consoles: Consoles, policy: PolicyView) -> None:
 
 
 def _print_check(consoles: Consoles, result: PolicyCheckResponse) -> None:
-    from annactl.console import inert_text
+    from annactl.ui.console import inert_text
 
     out = consoles.out
     decision = result.decision

@@ -17,7 +17,7 @@ import pytest
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
-from annactl.render import policy_notes
+from annactl.ui.render import policy_notes
 from tests.daemonfix import RunningDaemon, _stop_and_remove, make_plan, new_daemon
 
 KINDS = {
