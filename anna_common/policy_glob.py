@@ -23,6 +23,8 @@ Token = tuple[str, frozenset[str] | str]
 """Kinds: one character (``char``, ``set``), a run without ``/`` (``star``), any run
 (``globstar``)."""
 _PROBE = frozenset(string.printable) | {"é", "\u00a0"}
+MAX_STATES = 250_000
+"""Pairs of positions compared before two patterns count as intersecting (cautious)."""
 """Characters tried when two bracket expressions are compared."""
 
 
@@ -120,37 +122,82 @@ def intersects(rule: str, path: str) -> bool:
         return False
     if common == len(rule) == len(path):
         return True
+    if not _WILD.search(path):
+        return _rule_regex(rule).fullmatch(path) is not None
     left = tokens(rule, crossing=False)
     right = tokens(path, crossing=True)
-    seen: dict[tuple[int, int], bool] = {}
-
-    def walk(i: int, j: int) -> bool:
-        key = (i, j)
-        if key in seen:
-            return seen[key]
-        seen[key] = False  # a cycle adds nothing new
-        result = _step(i, j)
-        seen[key] = result
-        return result
-
-    def _step(i: int, j: int) -> bool:
+    if (len(left) + 1) * (len(right) + 1) > MAX_STATES:
+        return True  # too large to compare: the cautious answer (deny/ask match more)
+    # reachability of the end of both patterns over (rule token, path token) states;
+    # iterative, so a 4 KiB path cannot exhaust the stack
+    stack, seen = [(0, 0)], {(0, 0)}
+    while stack:
+        i, j = stack.pop()
         if i == len(left) and j == len(right):
             return True
-        a = left[i] if i < len(left) else None
-        b = right[j] if j < len(right) else None
-        if a is not None and a[0] in ("star", "globstar"):
-            if walk(i + 1, j):
-                return True
-            if b is not None and (b[0] in ("star", "globstar") or _eats(a[0], b)):
-                return walk(i, j + 1)
-            return False
-        if b is not None and b[0] in ("star", "globstar"):
-            return walk(i, j + 1) or (a is not None and _eats(b[0], a) and walk(i + 1, j))
-        if a is None or b is None:
-            return False
-        return _one(a, b) and walk(i + 1, j + 1)
+        for state in _moves(left, right, i, j):
+            if state not in seen:
+                seen.add(state)
+                stack.append(state)
+    return False
 
-    return walk(0, 0)
+
+def _moves(left: tuple[Token, ...], right: tuple[Token, ...], i: int, j: int
+           ) -> list[tuple[int, int]]:
+    """The states one step on from (i, j): a star may end or eat what the other side
+    stands for; two one-character tokens advance together when they can agree."""
+    a = left[i] if i < len(left) else None
+    b = right[j] if j < len(right) else None
+    if a is not None and a[0] in ("star", "globstar"):
+        moves = [(i + 1, j)]
+        if b is not None and (b[0] in ("star", "globstar") or _eats(a[0], b)):
+            moves.append((i, j + 1))
+        return moves
+    if b is not None and b[0] in ("star", "globstar"):
+        moves = [(i, j + 1)]
+        if a is not None and _eats(b[0], a):
+            moves.append((i + 1, j))
+        return moves
+    if a is not None and b is not None and _one(a, b):
+        return [(i + 1, j + 1)]
+    return []
+
+
+@lru_cache(maxsize=4096)
+def _rule_regex(rule: str) -> re.Pattern[str]:
+    """A rule's glob as a regex over literal paths (``*``/``?``/``[…]`` within a component,
+    ``**`` across components)."""
+    out: list[str] = []
+    i = 0
+    while i < len(rule):
+        ch = rule[i]
+        if rule.startswith("**", i):
+            out.append(".*")
+            i += 2
+            continue
+        if ch == "*":
+            out.append("[^/]*")
+        elif ch == "?":
+            out.append("[^/]")
+        elif ch == "[" and rule.find("]", i + 2) > 0:
+            end = rule.find("]", i + 2)
+            body = rule[i + 1:end]
+            negate = body[:1] in ("!", "^")
+            source = "[" + ("^/" if negate else "") + _bracket_regex(body[1:] if negate
+                                                                   else body) + "]"
+            try:
+                re.compile(source)
+            except re.error:
+                source = "[^/]"  # malformed: any character (matches more)
+            out.append(source)
+            i = end
+        elif ch == "\\" and i + 1 < len(rule):
+            i += 1
+            out.append(re.escape(rule[i]))
+        else:
+            out.append(re.escape(ch))
+        i += 1
+    return re.compile("".join(out), re.DOTALL)
 
 
 def is_valid_glob(pattern: str) -> bool:
