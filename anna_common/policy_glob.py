@@ -228,8 +228,7 @@ def rule_variants(rule: str) -> tuple[str, ...]:
     for _ in range(3):
         more = [v.replace("/**/", "/", 1) for v in found if "/**/" in v]
         found.extend(m for m in more if m not in found)
-    if rule.endswith("/**") and len(rule) > 3:
-        found.append(rule[:-3])
+    found += [v[:-3] for v in found if v.endswith("/**") and len(v) > 3]
     return tuple(dict.fromkeys(found))
 
 

@@ -40,7 +40,7 @@ def test_two_patterns_intersect_when_some_path_matches_both(rule: str, path: str
 def test_under_reaches_the_area_from_above_and_variants_cover_the_directory() -> None:
     assert under("/etc/ssh/**", "/etc") and under("/etc/ssh/**", "/")
     assert not under("/etc/ssh/**", "/etc/sshd") and not under("/etc/ssh/**", "/var")
-    assert set(rule_variants("/a/**/b/**")) >= {"/a/**/b/**", "/a/b/**", "/a/**/b", "/a/b/**"}
+    assert set(rule_variants("/a/**/b/**")) >= {"/a/**/b/**", "/a/b/**", "/a/**/b", "/a/b"}
 
 
 @pytest.mark.parametrize(("glob", "ok"), [
