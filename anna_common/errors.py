@@ -100,6 +100,12 @@ class ErrorCode(StrEnum):
     CANCELLED = "CANCELLED"
     """The person pressed Ctrl-C."""
 
+    # --- policy --------------------------------------------------------------
+    POLICY_INVALID = "POLICY_INVALID"
+    """A policy file is malformed; ``detail`` names the file and line. Never "allow all"."""
+    POLICY_DENIED = "POLICY_DENIED"
+    """A policy rule denies a command of the plan; ``detail.rule`` names the rule."""
+
 
 class AnnaError(Exception):
     """Base of every error Anna raises on purpose.

@@ -113,6 +113,11 @@ class Route(StrEnum):
     """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
     DRY_RUN = "/v1/plans/{plan_id}/dry-run"
     """POST: record a submitted plan as shown and not run → :class:`PlanRecord`."""
+    POLICY = "/v1/policy"
+    """GET: :class:`~anna_common.protocol_policy.PolicyView` (the caller's rules in force)."""
+    POLICY_CHECK = "/v1/policy/check"
+    """POST :class:`~anna_common.protocol_policy.PolicyCheckRequest` →
+    :class:`~anna_common.protocol_policy.PolicyCheckResponse`."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)

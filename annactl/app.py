@@ -224,6 +224,27 @@ def gc(plan_ids: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 -
                                as_json=as_json))
 
 
+policy_app = typer.Typer(no_args_is_help=True, help="The policy the daemon enforces.")
+app.add_typer(policy_app, name="policy")
+
+
+@policy_app.command("show")
+def policy_show(as_json: JsonOpt = False) -> None:
+    """The administrator's and your rules, in the order they are evaluated."""
+    from annactl.commands import policy as policy_cmd
+
+    raise typer.Exit(policy_cmd.show(_consoles(), as_json=as_json))
+
+
+@policy_app.command("check")
+def policy_check(command: Annotated[str, typer.Argument(help="The shell command.")],
+                 as_json: JsonOpt = False) -> None:
+    """What the policy decides for COMMAND as a plan step: decision, matched rule, tier."""
+    from annactl.commands import policy as policy_cmd
+
+    raise typer.Exit(policy_cmd.check(_consoles(), command, as_json=as_json))
+
+
 @app.command()
 def status(as_json: JsonOpt = False) -> None:
     """CPU, memory, disks, load, failed units, desktop, packages. No model involved."""

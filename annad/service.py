@@ -49,11 +49,12 @@ from anna_common.protocol import (
     TelemetryResponse,
 )
 from anna_common.validate import validate
-from annad import __version__, retention
+from annad import __version__, policy_load, retention
 from annad.checks import run_checks
 from annad.journal import StateFull
 from annad.journal_rows import PlanRow
 from annad.peer import Peer, authorised, served
+from annad.policy_load import PolicyStore, asked_checks, journal_fields, judge
 from annad.records import bound_annotation, home_of, plan_record, plan_summary
 from annad.runs import RunManager
 from annad.telemetry.processes import for_caller
@@ -63,6 +64,7 @@ if TYPE_CHECKING:
 
     from anna_common.findings import AnnotatedPlan
     from anna_common.protocol import ExecuteRequest, RollbackRequest, RollbackResponse
+    from anna_common.protocol_policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
     from anna_common.rules.base import AssessContext
     from annad.config import DaemonSettings
     from annad.executor import Executor
@@ -85,8 +87,11 @@ class PlanService:
     """Health, telemetry, plans, execution, rollback and audit for one daemon."""
 
     def __init__(self, settings: DaemonSettings, *, journal: Journal, executor: Executor,
-                 telemetry: TelemetryProvider, runner: Runner) -> None:
+                 telemetry: TelemetryProvider, runner: Runner,
+                 policy: PolicyStore | None = None) -> None:
         self.settings = settings
+        self.policy = policy or PolicyStore(settings.policy_file,
+                                            user_files=settings.user_policy)
         self.mode = settings.mode
         self.journal = journal
         self.telemetry_provider = telemetry
@@ -291,6 +296,20 @@ class PlanService:
                                 detail={"status": str(row.status)})
         return self.get(peer, row.plan_id)
 
+    def policy_view(self, peer: Peer | None) -> PolicyView:
+        """``GET /v1/policy``: the rules in force for the caller."""
+        peer = self._served(peer)
+        return policy_load.view(self.policy, peer.uid,
+                                home_of(peer.uid, self.settings.home_override))
+
+    def policy_check(self, peer: Peer | None, request: PolicyCheckRequest
+                     ) -> PolicyCheckResponse:
+        """``POST /v1/policy/check``: what the policy decides for one command."""
+        peer = self._served(peer)
+        home = home_of(peer.uid, self.settings.home_override)
+        return policy_load.check(self.policy, request.command, self.context(home), peer.uid,
+                                 home)
+
     def audit_verify(self, peer: Peer | None) -> AuditReport:
         """``GET /v1/audit/verify``."""
         self._authorised(peer)
@@ -304,7 +323,8 @@ class PlanService:
         if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
             raise AnnaError("expected {plan, request, source}", code=ErrorCode.BAD_REQUEST)
         home = home_of(peer.uid, self.settings.home_override)
-        result = validate(body["plan"], self.context(home))
+        ctx = self.context(home)
+        result = validate(body["plan"], ctx)
         findings = [f.model_dump(mode="json") for f in result.errors]
         if result.plan is not None and result.plan.banned:
             raise PlanError("the plan contains a hard-banned command; it can never run",
@@ -312,7 +332,7 @@ class PlanService:
         if result.plan is None or not result.ok:
             raise PlanError("the plan is not valid", code=ErrorCode.PLAN_INVALID,
                             detail={"findings": findings})
-        annotated = result.plan
+        annotated = self._judged(result.plan, peer.uid, home, ctx, None, "submit")
         request = str(body.get("request", ""))[:MAX_REQUEST_TEXT]
         meta = SubmitRequest.model_validate({"plan": annotated.plan, "request": request,
                                              "source": body.get("source", "model")})
@@ -327,6 +347,7 @@ class PlanService:
                       request=meta.request, home=home, plan_json=plan_json,
                       annotated_json=annotated.model_dump_json(), error=None)
         self.journal.add_plan(row, [s.id for s in annotated.steps])
+        self.journal.event("policy", plan_id, **journal_fields(annotated, "submit"))
         return SubmitResponse(plan_id=plan_id, digest=annotated.digest,
                               status=status, annotated=annotated,
                               warnings=result.warnings)
@@ -335,9 +356,12 @@ class PlanService:
         """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""
         peer = self._authorised(peer)
         row, annotated = self._bound(self._owned(peer, plan_id))
-        results = run_checks(annotated, self.context(row.home),
-                             owner=row.caller_uid, home=row.home, session=request.session,
-                             settings=self.settings, user_mode=self.user_mode)
+        ctx = self.context(row.home)
+        annotated = self._judged(annotated, row.caller_uid, row.home, ctx, plan_id, "checks")
+        unasked, merge = asked_checks(annotated)
+        results = merge(run_checks(unasked, ctx, owner=row.caller_uid, home=row.home,
+                                   session=request.session, settings=self.settings,
+                                   user_mode=self.user_mode))
         self.journal.event("checks_run", plan_id, ran=sum(r.ran for r in results),
                            refused=sum(not r.ran for r in results))
         return ChecksResponse(plan_id=plan_id, results=results)
@@ -354,6 +378,9 @@ class PlanService:
                             code=ErrorCode.DIGEST_MISMATCH)
         if annotated.banned:
             raise PlanError("the plan contains a hard-banned command", code=ErrorCode.PLAN_BANNED)
+        # the policy is read again: the file may have changed since submit
+        annotated = self._judged(annotated, row.caller_uid, row.home, self.context(row.home),
+                                 plan_id, "execute")
         _check_confirmations(annotated, request)
         return self.runs.execute(row, annotated, request.session)
 
@@ -373,6 +400,12 @@ class PlanService:
                             "altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
         return row, bound_annotation(row)
 
+    def _judged(self, annotated: AnnotatedPlan, uid: int, home: str, ctx: AssessContext,
+                plan_id: str | None, phase: str, *, items: str = "all") -> AnnotatedPlan:
+        """The annotation marked by the policy as its files are now (see ``judge``)."""
+        return judge(self.policy, self.journal, annotated, owner=(uid, home), ctx=ctx,
+                     plan_id=plan_id, phase=phase, items=items)
+
     def cancel(self, peer: Peer | None, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/cancel``: stop the running plan, wait for its undo."""
         peer = self._authorised(peer)
@@ -389,6 +422,8 @@ class PlanService:
             raise AnnaError("a rollback changes the system: confirm it",
                             code=ErrorCode.CONFIRMATION_REQUIRED)
         row, annotated = self._bound(row)
+        self._judged(annotated, row.caller_uid, row.home, self.context(row.home), plan_id,
+                     "rollback", items="rollback")
         word = tiers.rollback_word(annotated)
         # a HIGH rollback command is as HIGH at rollback time as it was at execute
         if word is not None and not (request.high_confirmed and

@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         SubmitResponse,
         TelemetryResponse,
     )
+    from anna_common.protocol_policy import PolicyCheckResponse, PolicyView
     from annactl.core.config import ClientSettings
 
 DEFAULT_TIMEOUT = 30.0
@@ -245,6 +246,21 @@ class DaemonClient:
                 "plan_ids": list(plan_ids or [])}
         return GcResponse.model_validate(self._call("POST", Route.GC, body,
                                                     timeout=LONG_TIMEOUT))
+
+    def policy_view(self) -> PolicyView:
+        """``GET /v1/policy``: the rules in force for this caller."""
+        from anna_common.protocol import Route
+        from anna_common.protocol_policy import PolicyView
+
+        return PolicyView.model_validate(self._call("GET", Route.POLICY))
+
+    def policy_check(self, command: str) -> PolicyCheckResponse:
+        """``POST /v1/policy/check``: what the policy decides for one command."""
+        from anna_common.protocol import Route
+        from anna_common.protocol_policy import PolicyCheckResponse
+
+        return PolicyCheckResponse.model_validate(
+            self._call("POST", Route.POLICY_CHECK, {"command": command}))
 
     def audit_verify(self) -> AuditReport:
         """``GET /v1/audit/verify``."""

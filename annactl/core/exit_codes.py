@@ -51,6 +51,8 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.BAD_REQUEST: ExitStatus.USAGE,
     ErrorCode.PLAN_INVALID: ExitStatus.PLAN_INVALID,
     ErrorCode.PLAN_BANNED: ExitStatus.PLAN_INVALID,
+    ErrorCode.POLICY_DENIED: ExitStatus.PLAN_INVALID,
+    ErrorCode.POLICY_INVALID: ExitStatus.USAGE,
     ErrorCode.CHECK_NOT_READ_ONLY: ExitStatus.PLAN_INVALID,
     ErrorCode.DIGEST_MISMATCH: ExitStatus.PLAN_INVALID,
     ErrorCode.PLAN_NOT_FOUND: ExitStatus.USAGE,

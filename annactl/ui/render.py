@@ -145,6 +145,7 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if plan.steps:
         parts.append(step_table(plan))
         parts.extend(_uncaptured_notes(plan))
+    parts.extend(policy_notes(plan))
     if plan.plan.notes_for_user.strip():
         parts.append(Text("Notes: ", style="bold") + inert_text(plan.plan.notes_for_user,
                                                                max_chars=4000))
@@ -157,6 +158,28 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if plan.steps:
         parts.append(summary_line(plan))
     return Group(*parts)
+
+
+_POLICY_STYLE = {"deny": "bold red", "ask": "yellow", "allow": "green", "default": "dim"}
+
+
+def policy_notes(plan: AnnotatedPlan) -> list[Text]:
+    """One line per check, step or rollback command a policy rule decided: the action, the
+    rule and where it is written (the daemon set these; rule text is an admin's, inert)."""
+    lines: list[Text] = []
+    for step in (*plan.checks, *plan.steps, *plan.rollback):
+        mark = step.policy
+        if mark is None:
+            continue
+        what = {"deny": "denied", "ask": "asks for a confirmation", "allow": "allowed",
+                "default": "matched, no effect"}[mark.action]
+        line = Text(f"policy: {step.kind} {step.id}: {what} by rule ",
+                    style=_POLICY_STYLE[mark.action])
+        line += inert_text(f"{mark.rule} ({mark.source})", max_chars=300)
+        if mark.note:
+            line += Text(" — ") + inert_text(mark.note, max_chars=300)
+        lines.append(line)
+    return lines
 
 
 _UNCAPTURED = "uncaptured_write"  # Code.UNCAPTURED_WRITE: writes no snapshot can restore
