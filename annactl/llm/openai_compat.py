@@ -249,7 +249,8 @@ def _usage(result: ChatResult, body: dict[str, Any]) -> None:
                                     or result.completion_tokens)
         details = usage.get("prompt_tokens_details")
         if isinstance(details, dict):
-            result.cached_tokens = _int(details.get("cached_tokens"))
+            # a later usage chunk without the figure must not erase the one read from timings
+            result.cached_tokens = _int(details.get("cached_tokens")) or result.cached_tokens
     timings = body.get("timings")
     if isinstance(timings, dict):
         prompt_ms = timings.get("prompt_ms")
