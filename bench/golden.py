@@ -216,6 +216,8 @@ def main(argv: list[str] | None = None) -> int:
     inner = None if args.replay else make_provider(settings)
     golden = Golden(inner, model=args.model or args.replay.stem if args.replay else args.model,
                     max_tokens=args.max_tokens, replay=args.replay, record=args.record)
+    if args.replay:  # a recording of a subset (--only) scores that subset
+        tasks = [t for t in tasks if (t.id, 0) in golden.recorded]
     if golden.record is not None:
         golden.record.write(header(golden, args, args.url or "") + "\n")
     planner = Planner(settings, daemon=None, provider=golden)
