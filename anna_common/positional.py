@@ -85,11 +85,8 @@ def _positional_text(command_chars: int | None) -> str:
         count = MODEL_BOUNDS["maxItems"][name]
         props[name] = _tuples(item, prefix, count,
                               rollback_ids if name == "command_plan" else None, command_chars)
-    used = json.dumps(props)
-    schema["$defs"] = {k: v for k, v in schema.get("$defs", {}).items()
-                       if f'"#/$defs/{k}"' in used}
-    if not schema["$defs"]:
-        del schema["$defs"]
+    # keep every definition: PlanMeta refers to DetectionResults (llama-server answers 400
+    # "cannot resolve $ref" when a definition reachable only through another is dropped)
     return json.dumps(schema)
 
 

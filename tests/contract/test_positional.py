@@ -59,6 +59,15 @@ def test_rollback_references_can_only_name_rollback_ids_or_null() -> None:
             assert ref[1] == {"type": "null"}
 
 
+def test_every_reference_resolves() -> None:
+    # llama-server: 400 "cannot resolve $ref" (measured when a nested definition was dropped)
+    schema = positional_schema()
+    refs = {n["$ref"] for n in _walk(schema) if isinstance(n, dict) and "$ref" in n}
+    assert refs
+    for ref in refs:
+        assert ref.rsplit("/", 1)[1] in schema["$defs"], ref
+
+
 def test_no_form_llama_server_rejects() -> None:
     # "items": false beside prefixItems is a 400 "JSON schema conversion failed"
     for node in _walk(positional_schema()):
