@@ -44,9 +44,9 @@ from _golden import (
 )
 
 from anna_common.errors import AnnaError, ErrorCode
-from annactl.config import ClientSettings
-from annactl.llm import make_provider
-from annactl.llm.base import (
+from annactl.core.config import ClientSettings
+from annactl.planning.llm import make_provider
+from annactl.planning.llm.base import (
     ChatRequest,
     ChatResult,
     EventSink,
@@ -55,7 +55,7 @@ from annactl.llm.base import (
     llm_error,
     no_events,
 )
-from annactl.planner import Planner
+from annactl.planning.planner import Planner
 
 
 class Golden:

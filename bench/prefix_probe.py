@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _telemetry import telemetry
 
 from anna_common.plan import model_json_schema
-from annactl import prompt
+from annactl.planning import prompt
 
 
 def messages(request: str, *extra: dict[str, str]) -> list[dict[str, str]]:
@@ -77,7 +77,9 @@ def main() -> int:
     """Run the scenarios."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--url", required=True)
-    parser.add_argument("--long", type=int, default=1600, help="tokens of the long reply")
+    parser.add_argument("--long", type=int, default=1600,
+                        help="tokens of the long reply (0: skip scenario D)")
+    parser.add_argument("--max-tokens", type=int, default=48, help="tokens per short reply")
     args = parser.parse_args()
     other = [{"role": "system", "content": "You evaluate results. Reply with JSON."},
              {"role": "user", "content": "Step 1 exited 0. Was the goal met?"}]
@@ -85,28 +87,30 @@ def main() -> int:
               {"role": "user", "content": prompt.repair_message([])}]
     with httpx.Client(base_url=args.url, timeout=900) as client:
         scenario(client, "A. new requests back to back (the bench)", [
-            ("install htop", {"msgs": messages("install htop"), "max_tokens": 48}),
-            ("restart nginx", {"msgs": messages("restart nginx"), "max_tokens": 48}),
-            ("restart nginx, streamed", {"msgs": messages("restart nginx"), "max_tokens": 48,
+            ("install htop", {"msgs": messages("install htop"), "max_tokens": args.max_tokens}),
+            ("restart nginx", {"msgs": messages("restart nginx"), "max_tokens": args.max_tokens}),
+            ("restart nginx, streamed", {"msgs": messages("restart nginx"), "max_tokens": args.max_tokens,
                                          "stream": True}),
         ])
         scenario(client, "B. a repair extends the exchange, then a new request", [
             ("repair of restart nginx", {"msgs": messages("restart nginx", *repair),
-                                         "max_tokens": 48}),
+                                         "max_tokens": args.max_tokens}),
             ("show failed services", {"msgs": messages("show failed services"),
-                                      "max_tokens": 48}),
+                                      "max_tokens": args.max_tokens}),
         ])
         scenario(client, "C. another system message in between (one slot)", [
             ("other system message", {"msgs": other, "max_tokens": 16, "schema": False}),
             ("clean the package cache", {"msgs": messages("clean the package cache"),
-                                         "max_tokens": 48}),
+                                         "max_tokens": args.max_tokens}),
         ])
+        if not args.long:
+            return 0
         scenario(client, f"D. a reply that runs to {args.long} tokens, then a new request", [
             ("how is my system? (no schema, runs long)",
              {"msgs": messages("how is my system?"), "max_tokens": args.long,
               "schema": False}),
-            ("install htop", {"msgs": messages("install htop"), "max_tokens": 48}),
-            ("restart nginx", {"msgs": messages("restart nginx"), "max_tokens": 48}),
+            ("install htop", {"msgs": messages("install htop"), "max_tokens": args.max_tokens}),
+            ("restart nginx", {"msgs": messages("restart nginx"), "max_tokens": args.max_tokens}),
         ])
     return 0
 

@@ -27,7 +27,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 import real_llm
 
-from annactl import grounding, prompt
+from annactl.planning import grounding, prompt
 
 _EXAMPLE = re.compile(r"\nEXAMPLE (\d)\n(.*?)(?=\nEXAMPLE \d\n|\Z)", re.DOTALL)
 

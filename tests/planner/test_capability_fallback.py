@@ -14,10 +14,10 @@ import pytest
 from anna_common.errors import ErrorCode, LLMError
 from anna_common.plan import model_json_schema
 from anna_common.positional import positional_schema
-from annactl.llm.base import ChatRequest
-from annactl.llm.ollama import OllamaProvider
-from annactl.llm.openai_compat import THINKING_OFF, OpenAIProvider
-from annactl.planner import Planner
+from annactl.planning.llm.base import ChatRequest
+from annactl.planning.llm.ollama import OllamaProvider
+from annactl.planning.llm.openai_compat import THINKING_OFF, OpenAIProvider
+from annactl.planning.planner import Planner
 from tests.fakellm import STRICT_OPENAI_FIELDS, Reply, plan_json
 
 
