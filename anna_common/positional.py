@@ -10,7 +10,7 @@ Why tuples in an ``anyOf`` and not ``prefixItems`` plus ``maxItems``: llama.cpp'
 converter accepts ``prefixItems`` only as a fixed-length tuple (``maxItems`` is ignored, and
 ``"items": false`` beside it is a 400 "JSON schema conversion failed"; measured, see
 shared/real-llm.md). Servers that cannot convert this form get the plain schema instead
-(:mod:`annactl.llm.openai_compat` falls back one schema form, never to ``json_object``).
+(:mod:`annactl.planning.llm.openai_compat` falls back one schema form, never to ``json_object``).
 
 The reply is still a contract ActionPlan: validation, digests and the daemon see nothing new.
 """
