@@ -70,6 +70,9 @@ class ClientSettings(BaseSettings):
     """Seconds to wait for a connection."""
     llm_keep_alive: str = "30m"
     """Ollama ``keep_alive``: how long the model stays loaded."""
+    llm_ids: Literal["positional", "free"] = "positional"
+    """``positional``: the decoder writes per-position ids (c1, s1, r1; see
+    anna_common/positional.py); ``free``: the model writes ids (the plain schema)."""
     llm_cache: Literal["off", "read", "write", "readwrite"] = "off"
     """Deterministic response cache mode."""
     llm_record: Path | None = None

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from anna_common.findings import Finding, FindingCode, ValidationResult
 from anna_common.plan import canonical_json, model_json_schema, schema_sha256
+from anna_common.positional import positional_schema
 from anna_common.validate import validate_text
 from annactl.planning import prompt
 from annactl.planning.facts import contradictions
@@ -284,8 +285,11 @@ class Run:
 
     def _request(self, messages: Messages, purpose: str) -> ChatRequest:
         prompts = prompt.prompts()
+        positional = self.settings.llm_ids == "positional"
         return ChatRequest(messages=tuple(dict(m) for m in messages),
-                           schema=model_json_schema(), schema_sha=schema_sha256(),
+                           schema=model_json_schema(),
+                           schema_sha=schema_sha256() + ("+positional" if positional else ""),
+                           strict_schema=positional_schema() if positional else None,
                            prompt_version=prompts.version, prompt_sha=prompts.sha256,
                            purpose=purpose)
 
