@@ -36,7 +36,8 @@ def test_ask_json_plans_with_the_model_and_runs_with_yes(anna: Anna) -> None:
     assert target.read_text() == "changed\n"
     # the request reached the model with the schema, at temperature 0, in one-shot mode
     body = anna.llm.chat_bodies()[0]
-    assert body["format"]["title"] == "ActionPlan" and body["options"]["temperature"] == 0
+    assert {"command_plan", "rollback_plan", "necessary_checks"} <= set(body["format"]["properties"])
+    assert body["options"]["temperature"] == 0
     assert "one-shot" in json.dumps(body["messages"])
 
 

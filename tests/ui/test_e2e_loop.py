@@ -75,7 +75,7 @@ def test_transcript_fail_rollback_evaluate_fix_approve_succeed(anna: Anna) -> No
     assert [m["role"] for m in fix_call["messages"]] == ["system", "user", "assistant", "user"]
     assert "Install the new app.conf" in fix_call["messages"][2]["content"]
     assert "<execution_results" in _user_turns(fix_call)[-1]
-    assert fix_call["format"]["title"] == "ActionPlan"
+    assert fix_call["format"] == _plan["format"]  # the fix is asked for in the plan schema
     assert evaluate_fix["format"]["title"] == "Evaluation"
 
 
