@@ -1,0 +1,1 @@
+"""Client commands (export, fleet, queue): each module is one command's body."""
