@@ -223,3 +223,54 @@ def tui(
     raise typer.Exit(cmd_tui.run(_consoles(), text=" ".join(text or []).strip() or None,
                                  plan_file=plan_file, plan_id=plan_id,
                                  use_templates=not no_templates))
+
+
+# ---------------------------------------------------------------------- fleet (issue 13)
+
+ModeOpt = Annotated[str, typer.Option("--mode", help="annad: each host runs the plan through "
+                                      "its own Anna; shell: plain Ansible tasks with rescue.")]
+
+
+@app.command()
+def export(
+    plan_id: Annotated[str, typer.Argument(metavar="ID", help="A stored plan id.")],
+    ansible: Annotated[bool, typer.Option("--ansible", help="Export as an Ansible playbook.")
+                       ] = False,
+    output: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--output", "-o", help="Write to this file (default: stdout).")] = None,
+    mode: ModeOpt = "annad",
+    yes: YesOpt = False,
+    allow_high: AllowHighOpt = False,
+) -> None:
+    """Export a stored plan as an Ansible playbook, with your approval recorded in it."""
+    from annactl.commands import export as export_cmd
+
+    raise typer.Exit(export_cmd.export(_consoles(), plan_id, ansible=ansible, output=output,
+                                       mode=mode, yes=yes, allow_high=allow_high))
+
+
+fleet_app = typer.Typer(no_args_is_help=True, help="Apply a plan on many machines (Ansible).")
+app.add_typer(fleet_app, name="fleet")
+
+
+@fleet_app.command("apply")
+def fleet_apply(
+    plan_id: Annotated[str, typer.Argument(metavar="ID", help="A stored plan id.")],
+    inventory: Annotated[str, typer.Option("--inventory", "-i", help="Ansible inventory.")],
+    limit: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--limit", "-l", help="Only these hosts (Ansible pattern).")] = None,
+    mode: ModeOpt = "annad",
+    check: Annotated[bool, typer.Option("--check", help="Ansible check mode: change nothing."
+                                        )] = False,
+    yes: YesOpt = False,
+    allow_high: AllowHighOpt = False,
+    annactl_path: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--annactl", help="annactl on the hosts (--mode annad; default: annactl).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Approve once, run the plan on every host of the inventory, summarise per host."""
+    from annactl.commands import fleet
+
+    raise typer.Exit(fleet.apply(_consoles(), plan_id, inventory=inventory, limit=limit,
+                                 mode=mode, check=check, yes=yes, allow_high=allow_high,
+                                 annactl_path=annactl_path, as_json=as_json))

@@ -38,6 +38,13 @@ ROLLBACK_FAILED_TASK = "Anna: a rollback command failed on this host"
 """Name of the rescue task that fails when an undo command failed."""
 HOST_FAILED_TASK = "Anna: the plan did not succeed on this host"
 """Name of the ``--mode annad`` task that fails a host (its message has the reasons)."""
+VERDICT_UNDONE = "rolled back"
+"""The host's Anna undid everything that ran (``failed`` or ``rolled_back``, no undo
+failed): the verdict in parentheses right after the status, in the failure message."""
+VERDICT_FAILED = "rollback failed"
+"""An undo failed on the host (``rollback_failed``, or an undo result not ok)."""
+VERDICT_NONE = "nothing to roll back"
+"""Anything else (refused, invalid on that host, no answer): nothing ran."""
 
 
 @dataclass(frozen=True)
@@ -99,26 +106,35 @@ def _annad_tasks(annotated: AnnotatedPlan, approval: ApprovalRecord) -> list[dic
                        Template("{{ anna_plan_file.path }}"), "--yes", "--json"]
     if approval.covers_high:
         argv.insert(4, "--allow-high")
+    # the plan file is written and removed even under --check (a private temporary
+    # file, Anna's bookkeeping: never counted as a change); under --check the host's Anna
+    # only validates the plan, and nothing else runs
     run = [
         {"name": "Anna: a private file for the plan",
          "ansible.builtin.tempfile": {"state": "file", "suffix": ".anna-plan.json"},
-         "register": "anna_plan_file"},
+         "register": "anna_plan_file", "check_mode": False, "changed_when": False},
         {"name": "Anna: the plan JSON",
          "ansible.builtin.copy": {"content": plan_json,
                                   "dest": Template("{{ anna_plan_file.path }}"),
-                                  "mode": "0600"}},
+                                  "mode": "0600"},
+         "check_mode": False, "changed_when": False},
+        {"name": "Anna: check mode, so this host's Anna only validates the plan",
+         "ansible.builtin.command": {"argv": [Template("{{ anna_annactl }}"), "validate",
+                                              Template("{{ anna_plan_file.path }}")]},
+         "check_mode": False, "changed_when": False, "when": Template("ansible_check_mode")},
         {"name": "Anna: run the plan through this host's annad",
          "ansible.builtin.command": {"argv": argv},
          "register": "anna_result", "failed_when": False,
-         "changed_when": Template(_SUCCEEDED)},
+         "changed_when": Template(_SUCCEEDED), "when": Template("not ansible_check_mode")},
         {"name": HOST_FAILED_TASK,
          "ansible.builtin.fail": {"msg": Template(_REASONS)},
-         "when": Template("not (" + _SUCCEEDED + ")")},
+         "when": Template("not ansible_check_mode and not (" + _SUCCEEDED + ")")},
     ]
     cleanup = [{"name": "Anna: remove the plan file",
                 "ansible.builtin.file": {"path": Template("{{ anna_plan_file.path }}"),
                                          "state": "absent"},
-                "when": Template("anna_plan_file.path is defined")}]
+                "when": Template("anna_plan_file.path is defined"), "check_mode": False,
+                "changed_when": False}]
     return [{"name": "Anna: apply the plan", "block": run, "always": cleanup}]
 
 
@@ -130,11 +146,16 @@ _SUCCEEDED = (f"{_IS_JSON} and {_OUTCOME}.status | default('') == 'succeeded' "
               f"and {_OUTCOME}.digest | default('') == anna_plan_digest")
 _REASONS = ("{% if " + _IS_JSON + " %}{% set o = " + _OUTCOME + " %}{% else %}"
             "{% set o = {} %}{% endif %}"
-            "Anna on {{ inventory_hostname }}: status {{ o.status | default('no answer') }}"
+            "{% set r = o.record | default({}) %}"
+            "{% set bad = (r.steps | default([]) | selectattr('status', 'equalto', "
+            "'undo_failed') | list) + (r.undo | default([]) | rejectattr('ok') | list) %}"
+            "Anna on {{ inventory_hostname }}: status {{ o.status | default('no answer') }} "
+            "({% if o.status | default('') == 'rollback_failed' or bad %}" + VERDICT_FAILED +
+            "{% elif o.status | default('') in ['failed', 'rolled_back'] %}" + VERDICT_UNDONE +
+            "{% else %}" + VERDICT_NONE + "{% endif %})"
             "{% if o.digest is defined and o.digest != anna_plan_digest %}; the host computed "
             "digest {{ o.digest }}, not {{ anna_plan_digest }}{% endif %}"
             "{% if o.message is defined %}; {{ o.message }}{% endif %}"
-            "{% set r = o.record | default({}) %}"
             "{% if r.error | default(none) %}; {{ r.error.message | default('') }}{% endif %}"
             "{% for s in r.steps | default([]) if s.exit_code | default(0) not in [0, none] "
             "or s.status | default('') in ['failed', 'undo_failed'] %}"
