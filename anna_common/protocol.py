@@ -83,6 +83,15 @@ class Route(StrEnum):
     """GET: :class:`AuditReport`."""
     GC = "/v1/gc"
     """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
+    RECIPE_RUN = "/v1/recipes/{name}/run"
+    """POST :class:`~anna_common.protocol_queue.RecipeRunRequest` →
+    :class:`~anna_common.protocol_queue.RecipeRunResponse`: run a recipe unattended (what
+    is not INFO/LOW is queued)."""
+    QUEUE = "/v1/queue"
+    """GET: :class:`~anna_common.protocol_queue.QueueList`, the plans waiting for approval."""
+    QUEUE_DISMISS = "/v1/queue/{plan_id}/dismiss"
+    """POST: drop a waiting plan from the queue →
+    :class:`~anna_common.protocol_queue.QueueEntry`."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)

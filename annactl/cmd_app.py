@@ -274,3 +274,66 @@ def fleet_apply(
     raise typer.Exit(fleet.apply(_consoles(), plan_id, inventory=inventory, limit=limit,
                                  mode=mode, check=check, yes=yes, allow_high=allow_high,
                                  annactl_path=annactl_path, as_json=as_json))
+
+
+# ---------------------------------------------------------------------- recipes and the queue
+
+queue_app = typer.Typer(help="Plans waiting for your approval (from unattended recipes).")
+app.add_typer(queue_app, name="queue")
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="A queued plan id.")]
+
+
+@queue_app.callback(invoke_without_command=True)
+def queue_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """List the waiting plans (approve, show or dismiss each)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from annactl.commands import queue
+
+    raise typer.Exit(queue.list_queue(_consoles(), as_json=as_json))
+
+
+@queue_app.command("approve")
+def queue_approve(plan_id: IdArg, yes: YesOpt = False, allow_high: AllowHighOpt = False,
+                  as_json: JsonOpt = False) -> None:
+    """Show, confirm by its risk and run a waiting plan."""
+    from annactl import cmd_ask
+    from annactl.commands import queue
+
+    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json)
+    raise typer.Exit(queue.approve(_consoles(), plan_id, opts))
+
+
+@queue_app.command("show")
+def queue_show(plan_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Show a waiting plan."""
+    from annactl import cmd_plans
+
+    raise typer.Exit(cmd_plans.show(_consoles(), plan_id, as_json=as_json))
+
+
+@queue_app.command("dismiss")
+def queue_dismiss(plan_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Drop a waiting plan (it stays in history; it never runs from the queue)."""
+    from annactl.commands import queue
+
+    raise typer.Exit(queue.dismiss(_consoles(), plan_id, as_json=as_json))
+
+
+recipe_app = typer.Typer(no_args_is_help=True, help="Unattended recipes (/etc/anna/recipes.d).")
+app.add_typer(recipe_app, name="recipe")
+
+
+@recipe_app.command("run")
+def recipe_run(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The recipe (file name).")],
+    param: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--param", "-p", help="KEY=VALUE for a declared parameter.")] = None,
+    trigger: Annotated[str, typer.Option("--trigger", help="manual or timer.")] = "manual",
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a recipe in the daemon: INFO/LOW runs, anything else waits in the queue."""
+    from annactl.commands import queue
+
+    raise typer.Exit(queue.run_recipe(_consoles(), name, params=list(param or []),
+                                      trigger=trigger, as_json=as_json))

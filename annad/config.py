@@ -100,6 +100,13 @@ class DaemonSettings(BaseSettings):
     confine_python: str | None = None
     """Interpreter that runs the confinement helper of checks and INFO steps (default: the
     daemon's own). If it cannot build the confinement, those commands do not run."""
+    recipes_dir: Path = Path("/etc/anna/recipes.d")
+    """Where recipes live (``NAME.toml``); ``annactl recipe run NAME`` and the
+    ``anna-recipe@NAME.timer`` run them."""
+    notify_command: str = "notify-send"
+    """The program that tells a desktop session a plan waits (a name on PATH or a path)."""
+    notify_runtime_root: Path = Path("/run/user")
+    """System daemon: where logged-in users' session buses are (``UID/bus``)."""
     log_level: str = "INFO"
     """Logging level for stderr (journald)."""
 
