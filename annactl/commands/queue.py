@@ -53,9 +53,11 @@ def queue_table(queue: QueueList) -> Table:
 
 def list_queue(consoles: Consoles, *, as_json: bool) -> int:
     """The waiting plans."""
+    from annactl.cmd_ask import json_failures
     from annactl.console import emit_json
 
-    queue = _flow().daemon.queue()
+    with json_failures(consoles, as_json=as_json):
+        queue = _flow().daemon.queue()
     if as_json:
         emit_json(consoles, {"status": "ok", **queue.model_dump(mode="json")})
     elif not queue.entries:
@@ -85,9 +87,11 @@ def approve(consoles: Consoles, plan_id: str, opts: RunOptions) -> int:
 
 def dismiss(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
     """Drop a plan from the queue; it stays in history and never runs from here."""
+    from annactl.cmd_ask import json_failures
     from annactl.console import emit_json
 
-    entry = _flow().daemon.dismiss(plan_id)
+    with json_failures(consoles, as_json=as_json):
+        entry = _flow().daemon.dismiss(plan_id)
     if as_json:
         emit_json(consoles, {"status": "ok", **entry.model_dump(mode="json")})
     else:
@@ -111,9 +115,13 @@ def run_recipe(consoles: Consoles, name: str, *, params: list[str], trigger: str
     """Ask the daemon to run the recipe; say whether it ran or waits."""
     from annactl.console import emit_json, inert
 
-    if trigger not in ("manual", "timer"):
-        raise UsageError("--trigger is manual or timer")
-    response = _flow().daemon.run_recipe(name, params=parse_params(params), trigger=trigger)
+    from annactl.cmd_ask import json_failures
+
+    with json_failures(consoles, as_json=as_json):
+        if trigger not in ("manual", "timer"):
+            raise UsageError("--trigger is manual or timer")
+        response = _flow().daemon.run_recipe(name, params=parse_params(params),
+                                             trigger=trigger)
     if as_json:
         emit_json(consoles, {**response.model_dump(mode="json"),
                              "plan_status": str(response.status),
