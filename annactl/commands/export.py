@@ -24,6 +24,7 @@ from annactl.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
+    from annactl.cmd_flow import Flow
     from annactl.console import Consoles
 
 MODES: tuple[Mode, ...] = ("annad", "shell")
@@ -89,7 +90,7 @@ def render_playbook(consoles: Consoles, plan_id: str, *, mode: str, yes: bool,
     return text, approval
 
 
-def _flow():  # type: ignore[no-untyped-def]
+def _flow() -> Flow:
     from annactl.cmd_flow import connect_flow
     from annactl.config import load_settings
 

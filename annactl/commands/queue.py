@@ -113,9 +113,8 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 def run_recipe(consoles: Consoles, name: str, *, params: list[str], trigger: str,
                as_json: bool) -> int:
     """Ask the daemon to run the recipe; say whether it ran or waits."""
-    from annactl.console import emit_json, inert
-
     from annactl.cmd_ask import json_failures
+    from annactl.console import emit_json, inert
 
     with json_failures(consoles, as_json=as_json):
         if trigger not in ("manual", "timer"):

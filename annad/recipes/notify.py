@@ -52,7 +52,7 @@ def _sessions(settings: DaemonSettings, user_mode: bool
         if "DBUS_SESSION_BUS_ADDRESS" not in env and _is_socket(bus):
             env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={bus}"
         return [(None, env)] if "DBUS_SESSION_BUS_ADDRESS" in env else []
-    found = []
+    found: list[tuple[runner.Identity | None, dict[str, str]]] = []
     root = settings.notify_runtime_root
     try:
         dirs = sorted(p for p in root.iterdir() if p.name.isdigit())

@@ -6,7 +6,7 @@ from anna_common.findings import AnnotatedPlan
 from annactl.commands.playbook import ApprovalRecord, Mode, build
 from tests.ui.plans import annotate_dict, plan_dict
 
-__all__ = ["annotate_dict", "approval_for", "playbook", "plan_dict"]
+__all__ = ["annotate_dict", "approval_for", "plan_dict", "playbook"]
 
 
 def approval_for(plan: AnnotatedPlan, *, word: str | None = None) -> ApprovalRecord:

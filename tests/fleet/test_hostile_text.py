@@ -33,7 +33,7 @@ _Loader.add_constructor("!unsafe", lambda loader, node: Unsafe(loader.construct_
 
 
 def load(text: str) -> Any:
-    return yaml.load(text, Loader=_Loader)  # noqa: S506 - a SafeLoader subclass
+    return yaml.load(text, Loader=_Loader)
 
 
 def jinja_variants(d: Path) -> list[str]:
@@ -62,7 +62,7 @@ YAML_INJECTIONS = [
 ]
 
 
-@pytest.mark.parametrize("text", YAML_INJECTIONS + ["{{ x }} {% if %} {# c #}"])
+@pytest.mark.parametrize("text", [*YAML_INJECTIONS, "{{ x }} {% if %} {# c #}"])
 def test_quote_round_trips_every_text_as_one_line(text: str) -> None:
     doc = dump({"k": text, "t": Template("{{ ok }}")})
     body = doc.split("\n", 1)[1]

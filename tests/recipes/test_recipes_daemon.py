@@ -58,7 +58,7 @@ def test_timer_triggered_run_executes_low_steps(site: RecipeSite) -> None:
     # stored and journalled like any plan, so it can be rolled back
     rc, shown = site.json("show", out["plan_id"])
     assert rc == 0 and shown["status"] == "succeeded"
-    rc, undone = site.json("rollback", out["plan_id"], "--yes")
+    rc, _undone = site.json("rollback", out["plan_id"], "--yes")
     assert rc == 0 and not (site.work / "stamp.txt").exists()
     assert site.notified == ""  # nothing waits: nobody is disturbed
 

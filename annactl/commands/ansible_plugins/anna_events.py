@@ -42,11 +42,11 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]
         sys.stdout.flush()
 
     def _result(self, kind: str, result: Any, **extra: Any) -> None:
-        data = result._result  # noqa: SLF001 - the callback API's documented carrier
-        task = result._task  # noqa: SLF001
+        data = result._result
+        task = result._task
         changed = bool(data.get("changed", False))
         event = "changed" if kind == "ok" and changed else kind
-        self._emit(event=event, host=result._host.get_name(),  # noqa: SLF001
+        self._emit(event=event, host=result._host.get_name(),
                    task=_text(task.get_name()), changed=changed, **extra)
 
     def v2_playbook_on_task_start(self, task: Any, is_conditional: Any) -> None:
@@ -59,7 +59,7 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]
 
     def v2_runner_on_failed(self, result: Any, ignore_errors: bool = False) -> None:
         """A task failed on a host (maybe ignored, maybe rescued later)."""
-        data = result._result  # noqa: SLF001
+        data = result._result
         message = data.get("msg") or data.get("stderr") or data.get("stdout") or ""
         self._result("failed", result, ignored=bool(ignore_errors), msg=_text(message))
 
@@ -69,7 +69,7 @@ class CallbackModule(CallbackBase):  # type: ignore[misc]
 
     def v2_runner_on_unreachable(self, result: Any) -> None:
         """A host could not be reached."""
-        data = result._result  # noqa: SLF001
+        data = result._result
         self._result("unreachable", result, msg=_text(data.get("msg", "")))
 
     def v2_playbook_on_stats(self, stats: Any) -> None:
