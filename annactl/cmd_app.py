@@ -217,7 +217,8 @@ def tui(
         "--plan", help="A stored plan id.")] = None,
     no_templates: NoTemplatesOpt = False,
 ) -> None:
-    """The approval screen: details, approve (HIGH asks for a word), progress, rollback."""
+    """The approval screen: details, approve (HIGH asks for a word), progress, rollback.
+    Without arguments: the approval queue (plans unattended recipes left waiting)."""
     from annactl import cmd_tui
 
     raise typer.Exit(cmd_tui.run(_consoles(), text=" ".join(text or []).strip() or None,

@@ -30,8 +30,8 @@ def may_run_unattended(step: AnnotatedStep, tier: RiskLevel) -> tuple[bool, str]
     if step.banned:
         return False, f"{step.id}: hard-banned"
     if step.final_risk not in UNATTENDED:
-        return False, f"{step.id}: {step.final_risk} needs a person (only INFO and LOW run " \
-            "unattended)"
+        # (only INFO and LOW run unattended; the reason stays short: it is a table cell)
+        return False, f"{step.id}: {step.final_risk} needs a person"
     if tier not in UNATTENDED:
         return False, f"{step.id}: the plan is {tier} as a whole"
     # ------------------------------------------------------------------ POLICY

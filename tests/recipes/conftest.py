@@ -71,3 +71,9 @@ def site() -> Iterator[RecipeSite]:
         env = {**os.environ, "ANNA_SOCKET": str(daemon.socket), "ANNA_AUTOSTART": "false",
                "PYTHONPATH": str(REPO)}
         yield RecipeSite(daemon, recipes, work, env)
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    """Async tests (Textual's Pilot) run on asyncio."""
+    return "asyncio"
