@@ -132,22 +132,30 @@ class Fleet:
 
 
 def summary_table(fleet: Fleet) -> Table:
-    """Host, ok, changed, failed, rolled back, result, reason (inert)."""
+    """Host, ok, changed, failed, rolled back, result (the reasons follow the table)."""
     from rich.table import Table
     from rich.text import Text
 
     from annactl.console import inert
 
     table = Table(title="Fleet summary", title_justify="left")
-    for column in ("host", "ok", "changed", "failed", "rolled back", "result", "reason"):
+    for column in ("host", "ok", "changed", "failed", "rolled back", "result"):
         table.add_column(column, overflow="fold")
     styles = {"ok": "green", "changed": "green", "rolled back": "yellow"}
     for state in sorted(fleet.hosts.values(), key=lambda s: s.name):
         table.add_row(Text(inert(state.name, max_chars=80)), str(state.ok), str(state.changed),
                       str(state.failed), "yes" if state.rolled_back else "no",
-                      Text(state.result, style=styles.get(state.result, "bold red")),
-                      Text(inert(state.reason, max_chars=300)))
+                      Text(state.result, style=styles.get(state.result, "bold red")))
     return table
+
+
+def reasons(fleet: Fleet) -> list[str]:
+    """``host: reason`` for every host that did not succeed (inert, one line each)."""
+    from annactl.console import inert
+
+    return [f"{inert(s.name, max_chars=80)}: {inert(s.reason, max_chars=600)}".replace("\n", " ")
+            for s in sorted(fleet.hosts.values(), key=lambda s: s.name)
+            if s.result not in ("ok", "changed") and s.reason]
 
 
 def _progress_line(state: HostState, event: dict[str, Any]) -> str:
@@ -185,6 +193,8 @@ def apply(consoles: Consoles, plan_id: str, *, inventory: str, limit: str | None
                                                               key=lambda s: s.name)]})
     else:
         consoles.out.print(summary_table(fleet))
+        for line in reasons(fleet):
+            consoles.out.print(line, markup=False, highlight=False, soft_wrap=True)
         if not fleet.hosts:
             from annactl.console import inert
 

@@ -4,7 +4,6 @@ same approval box, focus on Cancel — or dismisses it."""
 
 from __future__ import annotations
 
-
 import pytest
 
 from annactl.cmd_flow import Flow
@@ -62,7 +61,7 @@ async def test_queued_plan_is_approved_from_the_tui(site: RecipeSite) -> None:
         await until(pilot, lambda: app.return_value is not None, "the app to exit")
     assert app.return_value == ExitStatus.SUCCESS
     assert not (site.work / "old").exists()
-    rc, after = site.json("queue")
+    _rc, after = site.json("queue")
     assert after["entries"] == []
 
 
@@ -79,7 +78,7 @@ async def test_queued_plan_is_dismissed_from_the_tui(site: RecipeSite) -> None:
     assert (site.work / "old").is_dir()
     rc, shown = site.json("show", plan_id)
     assert shown["status"] == "submitted"  # in history, never ran
-    rc, after = site.json("queue")
+    _rc, after = site.json("queue")
     assert after["entries"] == []
 
 
@@ -94,7 +93,7 @@ async def test_cancel_in_the_box_runs_nothing(site: RecipeSite) -> None:
         await until(pilot, lambda: app.return_value is not None, "the app to exit")
     assert app.return_value == ExitStatus.DECLINED
     assert (site.work / "old").is_dir()
-    rc, after = site.json("queue")
+    _rc, after = site.json("queue")
     assert len(after["entries"]) == 1
 
 
