@@ -77,6 +77,7 @@ async def test_queued_plan_is_dismissed_from_the_tui(site: RecipeSite) -> None:
         await until(pilot, lambda: app.return_value is not None, "the app to exit")
     assert (site.work / "old").is_dir()
     rc, shown = site.json("show", plan_id)
+    assert rc == 0
     assert shown["status"] == "submitted"  # in history, never ran
     _rc, after = site.json("queue")
     assert after["entries"] == []
