@@ -1,1 +1,2 @@
-"""Client commands (export, fleet, queue): each module is one command's body."""
+"""What each ``annactl`` command does (the Typer surface in ``annactl.app`` calls these).
+Imports ``core``, ``planning`` and ``ui``; never ``interactive`` or ``annactl.app``."""
