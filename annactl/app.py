@@ -299,7 +299,7 @@ def queue_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
 def queue_approve(plan_id: IdArg, yes: YesOpt = False, allow_high: AllowHighOpt = False,
                   as_json: JsonOpt = False) -> None:
     """Show, confirm by its risk and run a waiting plan."""
-    from annactl import cmd_ask
+    from annactl.commands import ask as cmd_ask
     from annactl.commands import queue
 
     opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json)
@@ -309,7 +309,7 @@ def queue_approve(plan_id: IdArg, yes: YesOpt = False, allow_high: AllowHighOpt 
 @queue_app.command("show")
 def queue_show(plan_id: IdArg, as_json: JsonOpt = False) -> None:
     """Show a waiting plan."""
-    from annactl import cmd_plans
+    from annactl.commands import plans as cmd_plans
 
     raise typer.Exit(cmd_plans.show(_consoles(), plan_id, as_json=as_json))
 

@@ -18,14 +18,14 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.errors import ErrorCode, PlanError, UsageError
-from annactl import confirm
 from annactl.commands.playbook import ApprovalRecord, Mode, build
-from annactl.exit_codes import ExitStatus
+from annactl.core.exit_codes import ExitStatus
+from annactl.ui import confirm
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
-    from annactl.cmd_flow import Flow
-    from annactl.console import Consoles
+    from annactl.commands.flow import Flow
+    from annactl.ui.console import Consoles
 
 MODES: tuple[Mode, ...] = ("annad", "shell")
 """The playbook kinds ``--mode`` accepts."""
@@ -72,7 +72,7 @@ def render_playbook(consoles: Consoles, plan_id: str, *, mode: str, yes: bool,
                     allow_high: bool) -> tuple[str, ApprovalRecord]:
     """Fetch, check, approve and build: the playbook text and the approval in it."""
     from annactl.commands.yamlout import YamlError
-    from annactl.console import inert
+    from annactl.ui.console import inert
 
     if mode not in MODES:
         raise UsageError(f"unknown --mode {inert(mode, max_chars=40)!r}",
@@ -91,8 +91,8 @@ def render_playbook(consoles: Consoles, plan_id: str, *, mode: str, yes: bool,
 
 
 def _flow() -> Flow:
-    from annactl.cmd_flow import connect_flow
-    from annactl.config import load_settings
+    from annactl.commands.flow import connect_flow
+    from annactl.core.config import load_settings
 
     return connect_flow(load_settings())
 

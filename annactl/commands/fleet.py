@@ -23,12 +23,12 @@ from annactl.commands.playbook import (
     VERDICT_FAILED,
     VERDICT_UNDONE,
 )
-from annactl.exit_codes import ExitStatus
+from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from annactl.console import Consoles
+    from annactl.ui.console import Consoles
 
 
 @dataclass
@@ -136,7 +136,7 @@ def summary_table(fleet: Fleet) -> Table:
     from rich.table import Table
     from rich.text import Text
 
-    from annactl.console import inert
+    from annactl.ui.console import inert
 
     table = Table(title="Fleet summary", title_justify="left")
     for column in ("host", "ok", "changed", "failed", "rolled back", "result"):
@@ -151,7 +151,7 @@ def summary_table(fleet: Fleet) -> Table:
 
 def reasons(fleet: Fleet) -> list[str]:
     """``host: reason`` for every host that did not succeed (inert, one line each)."""
-    from annactl.console import inert
+    from annactl.ui.console import inert
 
     return [f"{inert(s.name, max_chars=80)}: {inert(s.reason, max_chars=600)}".replace("\n", " ")
             for s in sorted(fleet.hosts.values(), key=lambda s: s.name)
@@ -159,7 +159,7 @@ def reasons(fleet: Fleet) -> list[str]:
 
 
 def _progress_line(state: HostState, event: dict[str, Any]) -> str:
-    from annactl.console import inert
+    from annactl.ui.console import inert
 
     kind = str(event.get("event", ""))
     return f"{inert(state.name, max_chars=60)}: {kind:<11} {inert(state.task, max_chars=100)}"
@@ -169,7 +169,7 @@ def apply(consoles: Consoles, plan_id: str, *, inventory: str, limit: str | None
           check: bool, yes: bool, allow_high: bool, annactl_path: str | None,
           as_json: bool) -> int:
     """Approve once, run everywhere, report per host."""
-    from annactl.console import emit_json
+    from annactl.ui.console import emit_json
 
     text, _approval = render_playbook(consoles, plan_id, mode=mode, yes=yes,
                                       allow_high=allow_high)
@@ -196,7 +196,7 @@ def apply(consoles: Consoles, plan_id: str, *, inventory: str, limit: str | None
         for line in reasons(fleet):
             consoles.out.print(line, markup=False, highlight=False, soft_wrap=True)
         if not fleet.hosts:
-            from annactl.console import inert
+            from annactl.ui.console import inert
 
             consoles.err.print("ansible-playbook ran no host: " +
                                inert(fleet.stderr.strip()[-500:], max_chars=500),

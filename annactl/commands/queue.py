@@ -11,20 +11,20 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anna_common.errors import UsageError
-from annactl.exit_codes import ExitStatus, exit_status_for_plan
+from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 
 if TYPE_CHECKING:
     from rich.table import Table
 
     from anna_common.protocol_queue import QueueList
-    from annactl.cmd_ask import RunOptions
-    from annactl.cmd_flow import Flow
-    from annactl.console import Consoles
+    from annactl.commands.ask import RunOptions
+    from annactl.commands.flow import Flow
+    from annactl.ui.console import Consoles
 
 
 def _flow() -> Flow:
-    from annactl.cmd_flow import connect_flow
-    from annactl.config import load_settings
+    from annactl.commands.flow import connect_flow
+    from annactl.core.config import load_settings
 
     return connect_flow(load_settings())
 
@@ -36,7 +36,7 @@ def queue_table(queue: QueueList) -> Table:
     from rich.table import Table
     from rich.text import Text
 
-    from annactl.console import inert
+    from annactl.ui.console import inert
 
     table = Table(title="Waiting for your approval", title_justify="left")
     for column in ("id", "recipe", "risk", "queued", "goal", "why"):
@@ -53,8 +53,8 @@ def queue_table(queue: QueueList) -> Table:
 
 def list_queue(consoles: Consoles, *, as_json: bool) -> int:
     """The waiting plans."""
-    from annactl.cmd_ask import json_failures
-    from annactl.console import emit_json
+    from annactl.commands.ask import json_failures
+    from annactl.ui.console import emit_json
 
     with json_failures(consoles, as_json=as_json):
         queue = _flow().daemon.queue()
@@ -77,7 +77,7 @@ def _waiting(flow: Flow, plan_id: str) -> None:
 
 def approve(consoles: Consoles, plan_id: str, opts: RunOptions) -> int:
     """Show, confirm by tier and run a queued plan (as ``apply ID``)."""
-    from annactl.cmd_ask import json_failures, run_prepared
+    from annactl.commands.ask import json_failures, run_prepared
 
     with json_failures(consoles, as_json=opts.as_json):
         flow = _flow()
@@ -87,8 +87,8 @@ def approve(consoles: Consoles, plan_id: str, opts: RunOptions) -> int:
 
 def dismiss(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
     """Drop a plan from the queue; it stays in history and never runs from here."""
-    from annactl.cmd_ask import json_failures
-    from annactl.console import emit_json
+    from annactl.commands.ask import json_failures
+    from annactl.ui.console import emit_json
 
     with json_failures(consoles, as_json=as_json):
         entry = _flow().daemon.dismiss(plan_id)
@@ -113,8 +113,8 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 def run_recipe(consoles: Consoles, name: str, *, params: list[str], trigger: str,
                as_json: bool) -> int:
     """Ask the daemon to run the recipe; say whether it ran or waits."""
-    from annactl.cmd_ask import json_failures
-    from annactl.console import emit_json, inert
+    from annactl.commands.ask import json_failures
+    from annactl.ui.console import emit_json, inert
 
     with json_failures(consoles, as_json=as_json):
         if trigger not in ("manual", "timer"):

@@ -41,9 +41,9 @@ def run(consoles: Consoles, *, text: str | None, plan_file: Path | None, plan_id
 
 def _queue(*, use_templates: bool) -> int:
     """``annactl tui`` alone: open on the approval queue when plans wait in it."""
-    from annactl.cmd_flow import connect_flow
-    from annactl.config import load_settings
-    from annactl.tui.app import AnnaTui, Source
+    from annactl.commands.flow import connect_flow
+    from annactl.core.config import load_settings
+    from annactl.interactive.tui.app import AnnaTui, Source
 
     settings = load_settings()
     flow = connect_flow(settings)

@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from annad import runner
+from annad.credentials import Identity
 
 if TYPE_CHECKING:
     from annad.config import DaemonSettings
@@ -43,7 +44,7 @@ def _is_socket(path: Path) -> bool:
 
 
 def _sessions(settings: DaemonSettings, user_mode: bool
-              ) -> list[tuple[runner.Identity | None, dict[str, str]]]:
+              ) -> list[tuple[Identity | None, dict[str, str]]]:
     if user_mode:
         env = {k: v for k, v in os.environ.items()
                if k in ("DBUS_SESSION_BUS_ADDRESS", "XDG_RUNTIME_DIR", "DISPLAY",
@@ -52,7 +53,7 @@ def _sessions(settings: DaemonSettings, user_mode: bool
         if "DBUS_SESSION_BUS_ADDRESS" not in env and _is_socket(bus):
             env["DBUS_SESSION_BUS_ADDRESS"] = f"unix:path={bus}"
         return [(None, env)] if "DBUS_SESSION_BUS_ADDRESS" in env else []
-    found: list[tuple[runner.Identity | None, dict[str, str]]] = []
+    found: list[tuple[Identity | None, dict[str, str]]] = []
     root = settings.notify_runtime_root
     try:
         dirs = sorted(p for p in root.iterdir() if p.name.isdigit())
@@ -67,7 +68,7 @@ def _sessions(settings: DaemonSettings, user_mode: bool
             entry = pwd.getpwuid(uid)
         except KeyError:
             continue
-        ident = runner.Identity(uid=uid, gid=entry.pw_gid, home=entry.pw_dir,
+        ident = Identity(uid=uid, gid=entry.pw_gid, home=entry.pw_dir,
                                 user=entry.pw_name)
         found.append((ident, {"DBUS_SESSION_BUS_ADDRESS": f"unix:path={bus}",
                               "XDG_RUNTIME_DIR": str(directory)}))

@@ -6,14 +6,14 @@ from __future__ import annotations
 
 import pytest
 
-from annactl.cmd_flow import Flow
-from annactl.config import ClientSettings
-from annactl.daemon_client import DaemonClient
-from annactl.exit_codes import ExitStatus
-from annactl.tui.app import AnnaTui, Source
-from annactl.tui.screens.approval import ApprovalScreen
-from annactl.tui.screens.queue import QueueScreen
-from annactl.tui.screens.result import ResultScreen
+from annactl.commands.flow import Flow
+from annactl.core.config import ClientSettings
+from annactl.core.daemon_client import DaemonClient
+from annactl.core.exit_codes import ExitStatus
+from annactl.interactive.tui.app import AnnaTui, Source
+from annactl.interactive.tui.screens.approval import ApprovalScreen
+from annactl.interactive.tui.screens.queue import QueueScreen
+from annactl.interactive.tui.screens.result import ResultScreen
 from tests.ui.tuiwait import ready, until
 
 from .conftest import RecipeSite

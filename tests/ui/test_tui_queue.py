@@ -10,8 +10,8 @@ from typing import Any
 import pytest
 
 from anna_common.protocol_queue import QueueEntry, QueueList
-from annactl.tui.app import AnnaTui, Source
-from annactl.tui.screens.queue import QueueScreen
+from annactl.interactive.tui.app import AnnaTui, Source
+from annactl.interactive.tui.screens.queue import QueueScreen
 
 from .tuiwait import ready, until
 

@@ -20,7 +20,7 @@ from textual.containers import Vertical
 from textual.screen import Screen
 from textual.widgets import DataTable, Footer, Static
 
-from annactl.console import inert
+from annactl.ui.console import inert
 
 if TYPE_CHECKING:
     from anna_common.protocol_queue import QueueList
