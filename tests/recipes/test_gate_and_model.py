@@ -128,3 +128,38 @@ def test_systemd_analyze_verify_recipe_units(tmp_path: Path) -> None:
                     tmp_path / "anna-recipe@paccache.timer"], tmp_path)
     assert proc.returncode == 0, proc.stdout + proc.stderr
     assert "anna-recipe" not in proc.stderr, proc.stderr
+
+
+def test_system_daemon_notifies_each_users_session_as_that_user() -> None:
+    """``/run/user/UID/bus`` sockets (here a temporary root) are the sessions; root's and
+    non-sockets are skipped; each is notified as its own user."""
+    import os
+    import pwd
+    import socket
+    import tempfile
+
+    from annad.config import DaemonSettings
+    from annad.recipes import notify
+
+    root = Path(tempfile.mkdtemp(prefix="anna-ru-", dir="/tmp"))
+    try:
+        nobody = pwd.getpwnam("nobody").pw_uid
+        for uid, kind in ((0, "socket"), (nobody, "socket"), (4242424, "socket"),
+                          (1, "file")):
+            (root / str(uid)).mkdir()
+            if kind == "socket":
+                sock = socket.socket(socket.AF_UNIX)
+                sock.bind(str(root / str(uid) / "bus"))
+                sock.close()
+            else:
+                (root / str(uid) / "bus").write_text("")
+        (root / "not-a-uid").mkdir()
+        settings = DaemonSettings(notify_runtime_root=root, user_mode=False)
+        found = notify._sessions(settings, user_mode=False)
+        assert [(i.uid if i else None, e["DBUS_SESSION_BUS_ADDRESS"]) for i, e in found] == [
+            (nobody, f"unix:path={root}/{nobody}/bus")]
+    finally:
+        import shutil as _shutil
+
+        _shutil.rmtree(root, ignore_errors=True)
+        del os
