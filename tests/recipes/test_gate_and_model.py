@@ -133,7 +133,6 @@ def test_systemd_analyze_verify_recipe_units(tmp_path: Path) -> None:
 def test_system_daemon_notifies_each_users_session_as_that_user() -> None:
     """``/run/user/UID/bus`` sockets (here a temporary root) are the sessions; root's and
     non-sockets are skipped; each is notified as its own user."""
-    import os
     import pwd
     import socket
     import tempfile
@@ -159,7 +158,4 @@ def test_system_daemon_notifies_each_users_session_as_that_user() -> None:
         assert [(i.uid if i else None, e["DBUS_SESSION_BUS_ADDRESS"]) for i, e in found] == [
             (nobody, f"unix:path={root}/{nobody}/bus")]
     finally:
-        import shutil as _shutil
-
-        _shutil.rmtree(root, ignore_errors=True)
-        del os
+        shutil.rmtree(root, ignore_errors=True)
