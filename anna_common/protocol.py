@@ -118,6 +118,15 @@ class Route(StrEnum):
     POLICY_CHECK = "/v1/policy/check"
     """POST :class:`~anna_common.protocol_policy.PolicyCheckRequest` →
     :class:`~anna_common.protocol_policy.PolicyCheckResponse`."""
+    RECIPE_RUN = "/v1/recipes/{name}/run"
+    """POST :class:`~anna_common.protocol_queue.RecipeRunRequest` →
+    :class:`~anna_common.protocol_queue.RecipeRunResponse`: run a recipe unattended (what
+    is not INFO/LOW is queued)."""
+    QUEUE = "/v1/queue"
+    """GET: :class:`~anna_common.protocol_queue.QueueList`, the plans waiting for approval."""
+    QUEUE_DISMISS = "/v1/queue/{plan_id}/dismiss"
+    """POST: drop a waiting plan from the queue →
+    :class:`~anna_common.protocol_queue.QueueEntry`."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)

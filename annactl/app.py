@@ -279,7 +279,8 @@ def tui(
         "--plan", help="A stored plan id.")] = None,
     no_templates: NoTemplatesOpt = False,
 ) -> None:
-    """The approval screen: details, approve (HIGH asks for a word), progress, rollback."""
+    """The approval screen: details, approve (HIGH asks for a word), progress, rollback.
+    Without arguments: the approval queue (plans unattended recipes left waiting)."""
     from annactl.interactive import launch as cmd_tui
 
     raise typer.Exit(cmd_tui.run(_consoles(), text=" ".join(text or []).strip() or None,
@@ -311,3 +312,117 @@ def command() -> Any:
             if isinstance(param, TyperArgument) and param.nargs == -1:
                 param.__class__ = _WordsArgument
     return built
+
+
+# ---------------------------------------------------------------------- fleet (issue 13)
+
+ModeOpt = Annotated[str, typer.Option("--mode", help="annad: each host runs the plan through "
+                                      "its own Anna; shell: plain Ansible tasks with rescue.")]
+
+
+@app.command()
+def export(
+    plan_id: Annotated[str, typer.Argument(metavar="ID", help="A stored plan id.")],
+    ansible: Annotated[bool, typer.Option("--ansible", help="Export as an Ansible playbook.")
+                       ] = False,
+    output: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--output", "-o", help="Write to this file (default: stdout).")] = None,
+    mode: ModeOpt = "annad",
+    yes: YesOpt = False,
+    allow_high: AllowHighOpt = False,
+) -> None:
+    """Export a stored plan as an Ansible playbook, with your approval recorded in it."""
+    from annactl.commands import export as export_cmd
+
+    raise typer.Exit(export_cmd.export(_consoles(), plan_id, ansible=ansible, output=output,
+                                       mode=mode, yes=yes, allow_high=allow_high))
+
+
+fleet_app = typer.Typer(no_args_is_help=True, help="Apply a plan on many machines (Ansible).")
+app.add_typer(fleet_app, name="fleet")
+
+
+@fleet_app.command("apply")
+def fleet_apply(
+    plan_id: Annotated[str, typer.Argument(metavar="ID", help="A stored plan id.")],
+    inventory: Annotated[str, typer.Option("--inventory", "-i", help="Ansible inventory.")],
+    limit: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--limit", "-l", help="Only these hosts (Ansible pattern).")] = None,
+    mode: ModeOpt = "annad",
+    check: Annotated[bool, typer.Option("--check", help="Ansible check mode: change nothing."
+                                        )] = False,
+    yes: YesOpt = False,
+    allow_high: AllowHighOpt = False,
+    annactl_path: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--annactl", help="annactl on the hosts (--mode annad; default: annactl).")] = None,
+    as_json: JsonOpt = False,
+) -> None:
+    """Approve once, run the plan on every host of the inventory, summarise per host."""
+    from annactl.commands import fleet
+
+    raise typer.Exit(fleet.apply(_consoles(), plan_id, inventory=inventory, limit=limit,
+                                 mode=mode, check=check, yes=yes, allow_high=allow_high,
+                                 annactl_path=annactl_path, as_json=as_json))
+
+
+# ---------------------------------------------------------------------- recipes and the queue
+
+queue_app = typer.Typer(help="Plans waiting for your approval (from unattended recipes).")
+app.add_typer(queue_app, name="queue")
+IdArg = Annotated[str, typer.Argument(metavar="ID", help="A queued plan id.")]
+
+
+@queue_app.callback(invoke_without_command=True)
+def queue_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """List the waiting plans (approve, show or dismiss each)."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from annactl.commands import queue
+
+    raise typer.Exit(queue.list_queue(_consoles(), as_json=as_json))
+
+
+@queue_app.command("approve")
+def queue_approve(plan_id: IdArg, yes: YesOpt = False, allow_high: AllowHighOpt = False,
+                  as_json: JsonOpt = False) -> None:
+    """Show, confirm by its risk and run a waiting plan."""
+    from annactl.commands import ask as cmd_ask
+    from annactl.commands import queue
+
+    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json)
+    raise typer.Exit(queue.approve(_consoles(), plan_id, opts))
+
+
+@queue_app.command("show")
+def queue_show(plan_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Show a waiting plan."""
+    from annactl.commands import listing
+
+    raise typer.Exit(listing.show(_consoles(), plan_id, as_json=as_json))
+
+
+@queue_app.command("dismiss")
+def queue_dismiss(plan_id: IdArg, as_json: JsonOpt = False) -> None:
+    """Drop a waiting plan (it stays in history; it never runs from the queue)."""
+    from annactl.commands import queue
+
+    raise typer.Exit(queue.dismiss(_consoles(), plan_id, as_json=as_json))
+
+
+recipe_app = typer.Typer(no_args_is_help=True, help="Unattended recipes (/etc/anna/recipes.d).")
+app.add_typer(recipe_app, name="recipe")
+
+
+@recipe_app.command("run")
+def recipe_run(
+    name: Annotated[str, typer.Argument(metavar="NAME", help="The recipe (file name).")],
+    param: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--param", "-p", help="KEY=VALUE for a declared parameter.")] = None,
+    trigger: Annotated[str, typer.Option("--trigger", help="manual or timer.")] = "manual",
+    as_json: JsonOpt = False,
+) -> None:
+    """Run a recipe in the daemon: INFO/LOW runs, anything else waits in the queue."""
+    from annactl.commands import queue
+
+    raise typer.Exit(queue.run_recipe(_consoles(), name, params=list(param or []),
+                                      trigger=trigger, as_json=as_json))

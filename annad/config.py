@@ -104,6 +104,13 @@ class DaemonSettings(BaseSettings):
     """The administrator's policy (docs/policy.md); a malformed one stops the daemon."""
     user_policy: bool = True
     """Also apply each plan owner's ``~/.config/anna/policy.toml`` (restrictions only)."""
+    recipes_dir: Path = Path("/etc/anna/recipes.d")
+    """Where recipes live (``NAME.toml``); ``annactl recipe run NAME`` and the
+    ``anna-recipe@NAME.timer`` run them."""
+    notify_command: str = "notify-send"
+    """The program that tells a desktop session a plan waits (a name on PATH or a path)."""
+    notify_runtime_root: Path = Path("/run/user")
+    """System daemon: where logged-in users' session buses are (``UID/bus``)."""
     log_level: str = "INFO"
     """Logging level for stderr (journald)."""
 

@@ -210,6 +210,10 @@ class PlanService:
                             code=ErrorCode.PERMISSION_DENIED)
         return peer
 
+    def authorise(self, peer: Peer | None) -> Peer:
+        """The caller, if it may change the system (recipes and the queue ask first)."""
+        return self._authorised(peer)
+
     def _authorised(self, peer: Peer | None) -> Peer:
         peer = self._served(peer)
         if not self._may_change(peer):

@@ -138,6 +138,10 @@ def new_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
         "ANNAD_DISTRO": "arch",
         # a plan still running at teardown is cancelled and undone after 5 s, not 90
         "ANNAD_STOP_GRACE_S": "5",
+        # recipes and desktop notifications: never the machine's /etc or real sessions
+        "ANNAD_RECIPES_DIR": str(base / "recipes.d"),
+        "ANNAD_NOTIFY_COMMAND": str(base / "no-notify-send"),
+        "ANNAD_NOTIFY_RUNTIME_ROOT": str(base / "no-run-user"),
         **(env or {}),
     })
     argv = [sys.executable, "-m", "annad.main", "--socket", str(socket), "--state-dir",

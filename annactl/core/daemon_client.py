@@ -43,6 +43,7 @@ if TYPE_CHECKING:
         TelemetryResponse,
     )
     from anna_common.protocol_policy import PolicyCheckResponse, PolicyView
+    from anna_common.protocol_queue import QueueEntry, QueueList, RecipeRunResponse
     from annactl.core.config import ClientSettings
 
 DEFAULT_TIMEOUT = 30.0
@@ -267,6 +268,32 @@ class DaemonClient:
         from anna_common.protocol import AuditReport, Route
 
         return AuditReport.model_validate(self._call("GET", Route.AUDIT_VERIFY))
+
+    def run_recipe(self, name: str, *, params: dict[str, str] | None = None,
+                   trigger: str = "manual") -> RecipeRunResponse:
+        """``POST /v1/recipes/{name}/run``: runs (or queues) and answers when done."""
+        from anna_common.protocol import Route
+        from anna_common.protocol_queue import RecipeRunResponse
+
+        path = Route.RECIPE_RUN.replace("{name}", quote(name, safe=""))
+        body = {"params": dict(params or {}), "trigger": trigger}
+        return RecipeRunResponse.model_validate(self._call("POST", path, body,
+                                                           timeout=LONG_TIMEOUT))
+
+    def queue(self) -> QueueList:
+        """``GET /v1/queue``: plans waiting for approval."""
+        from anna_common.protocol import Route
+        from anna_common.protocol_queue import QueueList
+
+        return QueueList.model_validate(self._call("GET", Route.QUEUE))
+
+    def dismiss(self, plan_id: str) -> QueueEntry:
+        """``POST /v1/queue/{id}/dismiss``."""
+        from anna_common.protocol import Route
+        from anna_common.protocol_queue import QueueEntry
+
+        return QueueEntry.model_validate(
+            self._call("POST", _plan_path(Route.QUEUE_DISMISS, plan_id)))
 
     def close(self) -> None:
         """Nothing is held between calls; kept for symmetry with other clients."""

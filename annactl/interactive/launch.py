@@ -1,4 +1,4 @@
-"""``annactl tui [--plan-file F | --plan ID | "TEXT"]``: start the approval screen."""
+"""``annactl tui [--plan-file F | --plan ID | "TEXT"]``: the approval screen; alone, the queue."""
 
 from __future__ import annotations
 
@@ -18,11 +18,13 @@ def run(consoles: Consoles, *, text: str | None, plan_file: Path | None, plan_id
         use_templates: bool) -> int:
     """Check the arguments, then run the Textual app; its result is the exit status."""
     given = [x for x in (text, plan_file, plan_id) if x]
-    if len(given) != 1:
+    if len(given) > 1:
         raise UsageError("give exactly one of TEXT, --plan-file FILE or --plan ID")
     if not (sys.stdin.isatty() and sys.stdout.isatty()):
         raise UsageError("the approval screen needs a terminal",
                          hint="use annactl ask or annactl apply without a terminal")
+    if not given:
+        return _queue(use_templates=use_templates)
     if plan_file is not None and not plan_file.is_file():
         raise UsageError(f"cannot read {plan_file}: no such file")
     from annactl.commands.flow import connect_flow
@@ -33,5 +35,23 @@ def run(consoles: Consoles, *, text: str | None, plan_file: Path | None, plan_id
     app = AnnaTui(Source(text=text, plan_file=plan_file, plan_id=plan_id,
                          use_templates=use_templates and settings.templates),
                   connect=lambda: connect_flow(settings))
+    result = app.run()
+    return int(result) if result is not None else int(ExitStatus.DECLINED)
+
+
+def _queue(*, use_templates: bool) -> int:
+    """``annactl tui`` alone: open on the approval queue when plans wait in it."""
+    from annactl.commands.flow import connect_flow
+    from annactl.core.config import load_settings
+    from annactl.interactive.tui.app import AnnaTui, Source
+
+    settings = load_settings()
+    flow = connect_flow(settings)
+    queue = flow.daemon.queue()
+    if not queue.entries:
+        raise UsageError("nothing waits in the approval queue; give TEXT, --plan-file FILE "
+                         "or --plan ID")
+    app = AnnaTui(Source(queue=True, queue_list=queue, use_templates=use_templates),
+                  connect=lambda: flow)
     result = app.run()
     return int(result) if result is not None else int(ExitStatus.DECLINED)

@@ -33,12 +33,14 @@ from annactl.interactive.tui.messages import (
     ExecutionDone,
     PlanningProgress,
     PlanReady,
+    QueueReady,
     RollbackDone,
     WorkFailed,
 )
 from annactl.interactive.tui.screens import Decision
 from annactl.interactive.tui.screens.approval import ApprovalScreen
 from annactl.interactive.tui.screens.progress import ProgressScreen
+from annactl.interactive.tui.screens.queue import QueueChoice, QueueScreen
 from annactl.interactive.tui.screens.result import ResultScreen
 from annactl.interactive.tui.screens.word import WordScreen
 from annactl.ui import confirm, render
@@ -48,6 +50,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from anna_common.protocol import PlanRecord
+    from anna_common.protocol_queue import QueueList
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
     from annactl.planning.fix import FixLoop
@@ -68,6 +71,10 @@ class Source:
     """A plan already submitted and annotated."""
     use_templates: bool = True
     """Whether offline templates may answer the request."""
+    queue: bool = False
+    """Open on the approval queue (``annactl tui`` with plans waiting)."""
+    queue_list: QueueList | None = None
+    """The queue already fetched (else a worker fetches it)."""
 
 
 class AnnaTui(App[int]):
@@ -104,6 +111,11 @@ class AnnaTui(App[int]):
         """Show the given plan, or fetch one in a worker."""
         if self.prepared is not None:
             self.post_message(PlanReady(self.prepared))
+        elif self.source.queue:
+            if self.source.queue_list is not None:
+                self.post_message(QueueReady(self.source.queue_list))
+            else:
+                self.load_queue()
         else:
             self.load_plan()
 
@@ -143,6 +155,17 @@ class AnnaTui(App[int]):
         except Exception as exc:  # reported as a notification
             self._show_banned(exc)
             self._failed("plan", exc)
+
+    @work(thread=True, exclusive=True, group="queue", exit_on_error=False)
+    def load_queue(self, dismiss: str | None = None) -> None:
+        """Fetch the approval queue (after dismissing ``dismiss``, when given)."""
+        try:
+            daemon = self._flow_or_connect().daemon
+            if dismiss is not None:
+                daemon.dismiss(dismiss)
+            self.post_message(QueueReady(daemon.queue()))
+        except Exception as exc:  # reported as a notification
+            self._failed("queue", exc)
 
     def _show_banned(self, exc: BaseException) -> None:
         """A banned plan is still shown (reasons, Approve disabled); it was never stored."""
@@ -247,6 +270,32 @@ class AnnaTui(App[int]):
                 self._connect is not None:
             self.run_checks(prepared)
         self.push_screen(ApprovalScreen(prepared), self._decided)
+
+    def on_queue_ready(self, message: QueueReady) -> None:
+        """Show the waiting plans (or say that nothing waits)."""
+        if isinstance(self.screen, QueueScreen):
+            self.pop_screen()
+        if not message.queue.entries:
+            self.query_one("#state", Static).update(
+                Text("Nothing waits for your approval.  (q quits)", style="dim"))
+            return
+        self.query_one("#state", Static).update(Text("The approval queue.", style="dim"))
+        self.push_screen(QueueScreen(message.queue), self._queue_chosen)
+
+    def _queue_chosen(self, choice: QueueChoice | None) -> None:
+        if choice is None or choice.action == "quit" or choice.plan_id is None:
+            self.exit(int(self.status))
+            return
+        if choice.action == "dismiss":
+            self.notify(f"Dismissed {choice.plan_id}", markup=False)
+            self.load_queue(dismiss=choice.plan_id)
+            return
+        # approving opens the plan in the approval box, like --plan ID
+        self.source.plan_id = choice.plan_id
+        self.query_one("#asked", Static).update(Text("Anna  ", style="bold") +
+                                                Text(choice.plan_id))
+        self.query_one("#state", Static).update("Fetching the plan…")
+        self.load_plan()
 
     def on_checks_done(self, message: ChecksDone) -> None:
         """Keep the check output for the details view."""

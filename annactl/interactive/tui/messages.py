@@ -14,6 +14,7 @@ from textual.message import Message
 
 if TYPE_CHECKING:
     from anna_common.protocol import CheckResult, ExecEvent, PlanRecord, RollbackResponse
+    from anna_common.protocol_queue import QueueList
     from annactl.commands.prepared import Prepared
     from annactl.planning.evaluate import EvaluationOutcome
     from annactl.planning.outcome import Progress
@@ -78,3 +79,10 @@ class WorkFailed(Message):
     code: str
     message: str
     exit_status: int
+
+
+@dataclass
+class QueueReady(Message):
+    """The approval queue was fetched (it may be empty)."""
+
+    queue: QueueList

@@ -1,0 +1,1 @@
+"""Ansible plugins annactl hands to ansible-playbook (loaded by Ansible, not imported)."""

@@ -1,0 +1,90 @@
+"""Run a recipe: make its plan, store it like any plan, then run it or queue it.
+
+The plan goes through :meth:`PlanService.submit` (the daemon validates and classifies it
+with its own context, exactly as for a model's plan) and, when :func:`gate.decide`
+allows, through :meth:`PlanService.execute` with the one confirmation the recipe stands
+for: the same snapshots, journal and rollback as any plan. A plan the gate refuses is
+stored and queued for a person, and the owner's desktop is told.
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from typing import TYPE_CHECKING
+
+from anna_common import tiers
+from anna_common.protocol import ExecuteRequest, PlanStatus
+from anna_common.protocol_queue import (
+    QueueEntry,
+    QueueList,
+    RecipeRunRequest,
+    RecipeRunResponse,
+)
+from annad.recipes import gate, model, notify
+from annad.recipes.queue import Queue
+
+if TYPE_CHECKING:
+    from annad.peer import Peer
+    from annad.service import PlanService
+
+log = logging.getLogger(__name__)
+
+
+class RecipeService:
+    """Recipes and the queue, on top of the daemon's one :class:`PlanService`."""
+
+    def __init__(self, plans: PlanService) -> None:
+        self.plans = plans
+        self.settings = plans.settings
+        self.queue = Queue(self.settings.state_path / "queue")
+
+    def run(self, peer: Peer | None, name: str, request: RecipeRunRequest) -> RecipeRunResponse:
+        """``POST /v1/recipes/{name}/run``."""
+        self.plans.authorise(peer)
+        recipe = model.load(self.settings.recipes_dir, name)
+        submitted = self.plans.submit(peer, {"plan": recipe.plan(request.params),
+                                             "request": f"recipe {name}",
+                                             "source": "template"})
+        annotated = submitted.annotated
+        risk = tiers.plan_risk(annotated)
+        allowed, reasons = gate.decide(annotated)
+        journal = self.plans.journal
+        if allowed:
+            journal.event("recipe_run", submitted.plan_id, recipe=name, trigger=request.trigger,
+                          risk=str(risk))
+            execute = ExecuteRequest(digest=submitted.digest, confirmed=True)
+            for _line in self.plans.execute(peer, submitted.plan_id, execute):
+                pass  # the events are journalled by the run itself
+            status = self.plans.get(peer, submitted.plan_id).status
+            return RecipeRunResponse(recipe=name, plan_id=submitted.plan_id, outcome="ran",
+                                     status=status, risk=risk)
+        goal = annotated.plan.goals[0] if annotated.plan.goals else name
+        entry = QueueEntry(plan_id=submitted.plan_id, recipe=name, goal=goal, risk=risk,
+                           reasons=reasons, queued_at=time.time())
+        self.queue.put(entry)
+        journal.event("recipe_queued", submitted.plan_id, recipe=name, trigger=request.trigger,
+                      risk=str(risk), reasons=reasons)
+        sent = notify.notify(self.settings, user_mode=self.plans.user_mode,
+                             summary="Anna: a plan waits for you",
+                             body=f"Recipe {name} made a {risk} plan that needs your "
+                             "approval: annactl queue")
+        return RecipeRunResponse(recipe=name, plan_id=submitted.plan_id, outcome="queued",
+                                 status=PlanStatus.SUBMITTED, risk=risk, reasons=reasons,
+                                 notified=sent)
+
+    def waiting(self, peer: Peer | None) -> QueueList:
+        """``GET /v1/queue``: the caller's waiting plans (root: everyone's)."""
+        self.plans.authorise(peer)
+        visible = {p.plan_id: p for p in self.plans.list(peer).plans}
+        entries = [e for e in self.queue.entries() if e.state == "waiting"
+                   and e.plan_id in visible
+                   and visible[e.plan_id].status is PlanStatus.SUBMITTED]
+        return QueueList(entries=entries)
+
+    def dismiss(self, peer: Peer | None, plan_id: str) -> QueueEntry:
+        """``POST /v1/queue/{id}/dismiss``: the plan stays in history, never runs from here."""
+        self.plans.get(peer, plan_id)  # the caller's own plan (root: anyone's), else not found
+        entry = self.queue.dismiss(plan_id)
+        self.plans.journal.event("queue_dismissed", plan_id, recipe=entry.recipe)
+        return entry
