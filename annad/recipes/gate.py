@@ -34,13 +34,14 @@ def may_run_unattended(step: AnnotatedStep, tier: RiskLevel) -> tuple[bool, str]
         return False, f"{step.id}: {step.final_risk} needs a person"
     if tier not in UNATTENDED:
         return False, f"{step.id}: the plan is {tier} as a whole"
-    # ------------------------------------------------------------------ POLICY
-    # The administrator's policy (issue 13 item 2, anna_common/policy.py) decides here:
-    #   deny  -> return False, "<id>: denied by policy rule <rule>"   (queued? no: refused)
-    #   ask   -> return False, "<id>: policy rule <rule> asks for a person"  (queued)
-    #   allow -> fall through (allow may waive INFO/LOW's one confirmation, nothing more)
-    # Until it is wired in, INFO/LOW is the whole rule.
-    # ------------------------------------------------------------------ end POLICY
+    # The administrator's policy (docs/policy.md) marked each item at submit; a deny there
+    # already refused the plan, kept here too so the gate alone never lets one through.
+    # ``ask`` means a person must say yes: the plan waits in the queue.
+    mark = step.policy
+    if mark is not None and mark.action == "deny":
+        return False, f"{step.id}: denied by policy rule {mark.rule} ({mark.source})"
+    if mark is not None and mark.action == "ask":
+        return False, f"{step.id}: policy rule {mark.rule} asks for a person"
     return True, f"{step.id}: {step.final_risk}"
 
 

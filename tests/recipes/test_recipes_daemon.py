@@ -5,6 +5,7 @@ the command line; parameters stay one word; bad recipes are coded errors."""
 from __future__ import annotations
 
 import configparser
+import json
 import shlex
 import sys
 from pathlib import Path
@@ -155,3 +156,34 @@ def test_a_banned_recipe_step_is_refused_not_queued(site: RecipeSite) -> None:
     assert rc == 3 and out["code"] == "PLAN_BANNED"
     rc, queue = site.json("queue")
     assert queue["entries"] == []
+
+
+def _policy(site: RecipeSite, text: str) -> None:
+    """The administrator's policy of this test daemon (daemonfix points ANNAD_POLICY_FILE
+    into its temporary base; the file is read again on every submit and execute)."""
+    (site.daemon.base / "policy.toml").write_text(text)
+
+
+def test_a_recipe_step_the_policy_denies_is_refused_never_run_nor_queued(
+        site: RecipeSite) -> None:
+    site.recipe("tidy", TIDY.replace("{work}", str(site.work)).replace("{{name}}", "{name}"))
+    # the deny names the program the step runs through a wrapper: judged on the parsed argv
+    _policy(site, '[[rule]]\nid = "no-echo"\naction = "deny"\nprogram = "echo"\n')
+    proc = site.annactl("recipe", "run", "tidy", "--trigger", "timer", "--json")
+    out = json.loads(proc.stdout)
+    assert proc.returncode != 0 and out["code"] == "POLICY_DENIED", out
+    assert not (site.work / "stamp.txt").exists()
+    rc, queued = site.json("queue")
+    assert rc == 0 and queued["entries"] == []
+    assert site.notified == ""
+
+
+def test_a_low_recipe_step_the_policy_asks_about_waits_in_the_queue(site: RecipeSite) -> None:
+    site.recipe("tidy", TIDY.replace("{work}", str(site.work)).replace("{{name}}", "{name}"))
+    _policy(site, '[[rule]]\nid = "stamps-ask"\naction = "ask"\npath = "' + str(site.work)
+            + '/**"\n')
+    rc, out = site.json("recipe", "run", "tidy", "--trigger", "timer")
+    assert rc == 0 and out["outcome"] == "queued", out
+    assert any("stamps-ask" in reason for reason in out["reasons"]), out
+    assert not (site.work / "stamp.txt").exists()
+    assert "arg=" in site.notified
