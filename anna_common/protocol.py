@@ -24,24 +24,56 @@ from anna_common.protocol_records import (
     ErrorBody,
     ExecEvent,
     ExecEventType,
+    GuardState,
     PlanList,
     PlanRecord,
     PlanStatus,
     PlanSummary,
+    SnapshotRecord,
     StepRecord,
     StepStatus,
     UndoResult,
+    VerifyResult,
 )
 from anna_common.telemetry import Telemetry
 
 __all__ = [
-    "API_PREFIX", "API_VERSION", "GROUP", "SESSION_HEADER", "SYSTEM_SOCKET", "SYSTEM_STATE_DIR",
-    "AuditReport", "CheckResult", "ChecksRequest", "ChecksResponse", "DaemonMode", "ErrorBody",
-    "ExecEvent", "ExecEventType", "ExecuteRequest", "GcRemoved", "GcRequest",
-    "GcResponse", "Health", "PlanList", "PlanRecord",
-    "PlanStatus", "PlanSummary", "RollbackRequest", "RollbackResponse", "Route", "SessionEnv",
-    "StepRecord", "StepStatus", "SubmitRequest", "SubmitResponse", "TelemetryResponse",
+    "API_PREFIX",
+    "API_VERSION",
+    "GROUP",
+    "SESSION_HEADER",
+    "SYSTEM_SOCKET",
+    "SYSTEM_STATE_DIR",
+    "AuditReport",
+    "CheckResult",
+    "ChecksRequest",
+    "ChecksResponse",
+    "DaemonMode",
+    "ErrorBody",
+    "ExecEvent",
+    "ExecEventType",
+    "ExecuteRequest",
+    "GcRemoved",
+    "GcRequest",
+    "GcResponse",
+    "GuardState",
+    "Health",
+    "PlanList",
+    "PlanRecord",
+    "PlanStatus",
+    "PlanSummary",
+    "RollbackRequest",
+    "RollbackResponse",
+    "Route",
+    "SessionEnv",
+    "SnapshotRecord",
+    "StepRecord",
+    "StepStatus",
+    "SubmitRequest",
+    "SubmitResponse",
+    "TelemetryResponse",
     "UndoResult",
+    "VerifyResult",
 ]
 
 API_VERSION = 1
@@ -83,6 +115,9 @@ class Route(StrEnum):
     """GET: :class:`AuditReport`."""
     GC = "/v1/gc"
     """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
+    CONFIRM = "/v1/plans/{plan_id}/confirm"
+    """POST: keep a plan the lock-out guard armed; only from a connection opened after the
+    plan finished → :class:`PlanRecord`."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -241,6 +276,9 @@ class ExecuteRequest(BaseModel):
     (:func:`anna_common.tiers.plan_word`); a missing or different word is
     ``CONFIRMATION_REQUIRED`` and nothing runs. ``--yes --allow-high`` sends the word
     the daemon's submit response named: those flags are the person's approval."""
+    keep_on_verify_fail: bool = False
+    """Keep a step whose postcondition or a verify command fails instead of rolling the plan
+    back (``--keep-on-verify-fail``); the failure is still shown and journalled."""
 
 
 class RollbackRequest(BaseModel):
