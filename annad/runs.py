@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
     from annad.executor import Executor, StepSpec, Who
     from annad.journal import Journal, PlanRow
+    from annad.verifying import RunOptions
 
 log = logging.getLogger(__name__)
 
@@ -52,6 +53,15 @@ EXECUTE = "execute"
 """A run that applies a plan."""
 ROLLBACK = "rollback"
 """A run that undoes a plan."""
+
+
+@dataclass(frozen=True)
+class Around:
+    """Work around one plan's execution, in its thread: ``before`` the first step,
+    ``after`` the plan ended (with its final status and the event stream)."""
+
+    before: Callable[[], None]
+    after: Callable[[PlanStatus, Callable[[ExecEvent], None]], None]
 
 
 @dataclass
@@ -155,20 +165,29 @@ class RunManager:
         with self._lock:
             yield self.current()
 
-    def execute(self, row: PlanRow, annotated: AnnotatedPlan, session: SessionEnv
+    def execute(self, row: PlanRow, annotated: AnnotatedPlan, session: SessionEnv,
+                options: RunOptions | None = None, around: Around | None = None
                 ) -> Iterator[bytes]:
-        """Start the plan in a worker thread; return its NDJSON event stream."""
+        """Start the plan in a worker thread; return its NDJSON event stream.
+
+        ``around``: what runs before the first step and after the plan ended, in the same
+        thread (snapshots, the lock-out guard)."""
         specs = step_specs(annotated)
         if self.user_mode:
             _refuse_system_steps(specs)
         who = who_of(row.caller_uid, row.home, session)
         run = self._claim(row.plan_id, (PlanStatus.SUBMITTED,),
-                          lambda r: self._work(r, specs, who))
+                          lambda r: self._work(r, specs, who, options, around))
         return _stream(run)
 
-    def _work(self, run: _Run, specs: list[StepSpec], who: Who) -> None:
+    def _work(self, run: _Run, specs: list[StepSpec], who: Who, options: RunOptions | None,
+              around: Around | None) -> None:
         try:
-            self.executor.run(run.plan_id, specs, who, run.emit, run.cancel)
+            if around is not None:
+                around.before()
+            status = self.executor.run(run.plan_id, specs, who, run.emit, run.cancel, options)
+            if around is not None:
+                around.after(status, run.emit)
         except Exception as exc:  # the journal may be gone (shutdown); report, never hang
             log.exception("plan %s: execution aborted", run.plan_id)
             run.emit(ExecEvent(type=ExecEventType.ERROR, plan_id=run.plan_id,
