@@ -96,7 +96,7 @@ class Snapshots:
                     "post": number, "ok": bool(number), "message": why,
                     "undo": f"snapper -c {pre.config} undochange {pre.pre}..{number}"
                     if number else ""})
-            self.journal.event(EVENT, plan_id, **record.model_dump())
+            self.journal.event(EVENT, plan_id, snapshot=record.model_dump())
             records.append(record)
         return records
 
@@ -155,7 +155,7 @@ def records_of(journal: Journal, plan_id: str) -> list[SnapshotRecord]:
     for _plan, kind, _step, body in journal.events_of(plan_id, EVENT):
         if kind == EVENT:
             try:
-                found.append(SnapshotRecord.model_validate(body))
+                found.append(SnapshotRecord.model_validate(body.get("snapshot", {})))
             except ValueError:
                 continue
     return found

@@ -72,7 +72,8 @@ def verify_specs(annotated: AnnotatedPlan, ctx: AssessContext) -> list[VerifySpe
 
 def _record(journal: Journal, plan_id: str, emit: Callable[[ExecEvent], None],
             result: VerifyResult) -> None:
-    journal.event(EVENT, plan_id, result.step_id, **result.model_dump())
+    journal.event(EVENT, plan_id, result.step_id, 
+                  result=result.model_dump(exclude={"step_id"}))
     emit(ExecEvent(type=ExecEventType.VERIFIED, plan_id=plan_id, step_id=result.step_id,
                    status=result.status, message=describe(result)))
 
@@ -115,10 +116,11 @@ def after_plan(journal: Journal, plan_id: str, specs: list[VerifySpec], who: Who
 def results_of(journal: Journal, plan_id: str) -> list[VerifyResult]:
     """The verification results journalled for a plan, in order."""
     found = []
-    for _plan, kind, _step, body in journal.events_of(plan_id, EVENT):
+    for _plan, kind, step, body in journal.events_of(plan_id, EVENT):
         if kind == EVENT:
             try:
-                found.append(VerifyResult.model_validate(body))
+                found.append(VerifyResult.model_validate({**body.get("result", {}),
+                                                          "step_id": step or ""}))
             except ValueError:
                 continue
     return found
