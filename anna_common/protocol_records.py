@@ -75,9 +75,6 @@ class ExecEventType(StrEnum):
     VERIFIED = "verified"
     """A postcondition or a plan's own verify command was checked (``status``: ``passed``,
     ``failed`` or ``not_checked``; ``message`` says what was expected and found)."""
-    GUARD_ARMED = "guard_armed"
-    """The plan can cut the person off: it is rolled back unless ``annactl confirm ID``
-    arrives from a new connection before the deadline (``message`` says when)."""
 
 
 class ExecEvent(BaseModel):

@@ -13,10 +13,9 @@
 from __future__ import annotations
 
 import logging
-import time
 from typing import TYPE_CHECKING
 
-from anna_common.protocol import ExecEvent, ExecEventType, PlanStatus, SessionEnv
+from anna_common.protocol import PlanStatus, SessionEnv
 from annad import snapshots as snaps
 from annad.guard import Guard, state_of
 from annad.lockout import cut_off_reasons
@@ -28,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from anna_common.findings import AnnotatedPlan
-    from anna_common.protocol import ExecuteRequest, PlanRecord, RollbackResponse
+    from anna_common.protocol import ExecEvent, ExecuteRequest, PlanRecord, RollbackResponse
     from anna_common.rules.base import AssessContext
     from annad.config import DaemonSettings
     from annad.journal import Journal, PlanRow
@@ -82,15 +81,12 @@ class Aftercare:
         def before() -> None:
             self.snapshots.before(plan_id, annotated.final_risk)
 
-        def after(status: PlanStatus, emit: Callable[[ExecEvent], None]) -> None:
+        def after(status: PlanStatus, _emit: Callable[[ExecEvent], None]) -> None:
             self.snapshots.after(plan_id)
             if status is PlanStatus.SUCCEEDED and reasons:
-                deadline = self.guard.arm(plan_id, reasons)
-                emit(ExecEvent(type=ExecEventType.GUARD_ARMED, plan_id=plan_id,
-                               status="armed", ts=time.time(),
-                               message=f"confirm with `annactl confirm {plan_id}` from a new "
-                               f"connection within {self.settings.lockout_revert_s:.0f} s, "
-                               f"or the plan is rolled back (at {deadline:.0f})"))
+                # not on the event stream (it ends with plan_finished): the client reads
+                # the guard from the plan record after the run
+                self.guard.arm(plan_id, reasons)
 
         return Around(before=before, after=after)
 

@@ -72,7 +72,7 @@ def verify_specs(annotated: AnnotatedPlan, ctx: AssessContext) -> list[VerifySpe
 
 def _record(journal: Journal, plan_id: str, emit: Callable[[ExecEvent], None],
             result: VerifyResult) -> None:
-    journal.event(EVENT, plan_id, result.step_id, 
+    journal.event(EVENT, plan_id, result.step_id,
                   result=result.model_dump(exclude={"step_id"}))
     emit(ExecEvent(type=ExecEventType.VERIFIED, plan_id=plan_id, step_id=result.step_id,
                    status=result.status, message=describe(result)))
