@@ -136,6 +136,10 @@ def new_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
         "ANNAD_DISTRO": "arch",
         # a plan still running at teardown is cancelled and undone after 5 s, not 90
         "ANNAD_STOP_GRACE_S": "5",
+        # never snapper or etckeeper on the machine's own / and /etc; lock-out checks look
+        # at a scratch etc tree (tests that want snapshots turn them on)
+        "ANNAD_SNAPSHOTS": "false",
+        "ANNAD_ETC_ROOT": str(base / "etc"),
         **(env or {}),
     })
     argv = [sys.executable, "-m", "annad.main", "--socket", str(socket), "--state-dir",
