@@ -164,6 +164,15 @@ def rollback(plan_id: Annotated[str, typer.Argument(metavar="ID")],
                                         allow_high=allow_high))
 
 
+@app.command(name="confirm")
+def confirm_cmd(plan_id: Annotated[str, typer.Argument(metavar="ID")],
+                as_json: JsonOpt = False) -> None:
+    """Keep a plan the lock-out guard armed (run it from a new session)."""
+    from annactl.commands.confirm import confirm_plan
+
+    raise typer.Exit(confirm_plan(_consoles(), plan_id, as_json=as_json))
+
+
 @app.command()
 def gc(plan_ids: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 - Typer
            metavar="[ID]...", help="Only these plans (asks: they may still be rollbackable).")

@@ -181,7 +181,10 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
         prompter = confirm.TerminalPrompter(consoles.err)
     approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
     events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json)
-    return _report(consoles, prepared, record, events, opts)
+    status = _report(consoles, prepared, record, events, opts)
+    if str(record.status) == "succeeded":
+        offer_confirm(flow, consoles, prepared.plan_id, opts)
+    return status
 
 
 def offline_note(consoles: Consoles, prepared: Prepared) -> None:
@@ -274,6 +277,14 @@ def _report(consoles: Consoles, prepared: Prepared, record: PlanRecord,
     else:
         consoles.out.print(render.result_view(record))
     return exit_status_for_plan(str(record.status))
+
+
+def offer_confirm(flow: Flow, consoles: Consoles, plan_id: str, opts: RunOptions) -> None:
+    """After a plan the lock-out guard armed: say so and offer the confirmation."""
+    from annactl.commands.confirm import offer
+
+    if not opts.as_json:
+        offer(flow, consoles, plan_id)
 
 
 def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:

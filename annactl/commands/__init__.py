@@ -1,0 +1,1 @@
+"""annactl commands, one module per command (the client layout of issue 12)."""
