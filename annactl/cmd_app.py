@@ -32,6 +32,9 @@ DistroOpt = Annotated[
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y",
                                       help="Approve without asking, up to MEDIUM risk.")]
+KeepOpt = Annotated[bool, typer.Option(
+    "--keep-on-verify-fail",
+    help="Keep a step that exited 0 but failed its verification (default: roll back).")]
 AllowHighOpt = Annotated[bool, typer.Option("--allow-high",
                                             help="With --yes: approve HIGH risk too.")]
 NoTemplatesOpt = Annotated[bool, typer.Option("--no-templates",
@@ -95,11 +98,13 @@ def ask(
         "--dry-run", help="Show the plan; run only read-only checks.")] = False,
     as_json: JsonOpt = False,
     no_templates: NoTemplatesOpt = False,
+    keep_on_verify_fail: KeepOpt = False,
 ) -> None:
     """Plan a request, confirm by its risk, execute, report (also: annactl "TEXT")."""
     from annactl import cmd_ask
 
-    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, dry_run=dry_run, as_json=as_json)
+    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, dry_run=dry_run, as_json=as_json,
+                              keep_on_verify_fail=keep_on_verify_fail)
     raise typer.Exit(cmd_ask.ask(_consoles(), _request(text), opts,
                                  use_templates=not no_templates))
 
@@ -128,11 +133,13 @@ def apply(
     yes: YesOpt = False,
     allow_high: AllowHighOpt = False,
     as_json: JsonOpt = False,
+    keep_on_verify_fail: KeepOpt = False,
 ) -> None:
     """Confirm and execute a plan file or a stored plan."""
     from annactl import cmd_ask, cmd_plans
 
-    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json)
+    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json,
+                              keep_on_verify_fail=keep_on_verify_fail)
     raise typer.Exit(cmd_plans.apply(_consoles(), target, opts))
 
 

@@ -43,6 +43,8 @@ class RunOptions:
     """Show the plan and run only its read-only checks."""
     as_json: bool = False
     """Print one JSON document instead of text (never prompts)."""
+    keep_on_verify_fail: bool = False
+    """Keep a step whose verification failed instead of rolling the plan back."""
 
 
 def interrupted(message: str) -> AnnaError:
@@ -180,7 +182,8 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
     if consoles.interactive and not opts.as_json:
         prompter = confirm.TerminalPrompter(consoles.err)
     approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
-    events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json)
+    events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json,
+                             keep_on_verify_fail=opts.keep_on_verify_fail)
     status = _report(consoles, prepared, record, events, opts)
     if str(record.status) == "succeeded":
         offer_confirm(flow, consoles, prepared.plan_id, opts)
@@ -232,7 +235,8 @@ def _dry_run(consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
 
 
 def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confirm.Approval,
-            *, show: bool) -> tuple[list[ExecEvent], PlanRecord]:
+            *, show: bool, keep_on_verify_fail: bool = False
+            ) -> tuple[list[ExecEvent], PlanRecord]:
     """Execute with live progress; Ctrl-C asks the daemon to stop and roll back (exit 130)."""
     from annactl import render
 
@@ -240,7 +244,7 @@ def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confir
     lines = render.OutputLines()
     streamed: set[str | None] = set()
     try:
-        for event in flow.execute(prepared, approval):
+        for event in flow.execute(prepared, approval, keep_on_verify_fail=keep_on_verify_fail):
             events.append(event)
             if not show:
                 continue

@@ -22,12 +22,13 @@ if TYPE_CHECKING:
 
 def confirm_plan(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
     """Send the confirmation; print the plan's guard as the daemon now records it."""
+    from annactl.cmd_ask import json_failures
     from annactl.cmd_flow import connect_flow
     from annactl.config import load_settings
     from annactl.console import emit_json
 
-    flow = connect_flow(load_settings())
-    record = flow.daemon.confirm(plan_id)
+    with json_failures(consoles, as_json=as_json):
+        record = connect_flow(load_settings()).daemon.confirm(plan_id)
     if as_json:
         emit_json(consoles, {"plan_id": plan_id, "status": str(record.status),
                              "guard": record.guard.model_dump(mode="json")
