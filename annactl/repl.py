@@ -202,6 +202,9 @@ class ReplSession:
         approval = confirm.ask(req, prompter, already_confirmed=confirmed)
         _, record = cmd_ask.execute(self.flow, self.consoles, prepared, approval, show=True)
         self.consoles.out.print(render.result_view(record))
+        if str(record.status) == "succeeded":  # a guarded plan: say so, offer the confirm
+            cmd_ask.offer_confirm(self.flow, self.consoles, prepared.plan_id,
+                                  cmd_ask.RunOptions())
 
     def _remember(self, text: str) -> None:
         from annactl.memory import Memory, parse_remember

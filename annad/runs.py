@@ -182,12 +182,22 @@ class RunManager:
 
     def _work(self, run: _Run, specs: list[StepSpec], who: Who, options: RunOptions | None,
               around: Around | None) -> None:
+        emit = run.emit
+        if around is not None:
+            def emit(event: ExecEvent) -> None:
+                # the post snapshot and the guard come before plan_finished reaches the
+                # client: the record it reads at the end already shows them
+                if event.type is ExecEventType.PLAN_FINISHED:
+                    try:
+                        around.after(PlanStatus(event.status or "failed"), run.emit)
+                    except Exception:  # the plan's end must still be reported
+                        log.exception("plan %s: snapshots or the lock-out guard failed",
+                                      run.plan_id)
+                run.emit(event)
         try:
             if around is not None:
                 around.before()
-            status = self.executor.run(run.plan_id, specs, who, run.emit, run.cancel, options)
-            if around is not None:
-                around.after(status, run.emit)
+            self.executor.run(run.plan_id, specs, who, emit, run.cancel, options)
         except Exception as exc:  # the journal may be gone (shutdown); report, never hang
             log.exception("plan %s: execution aborted", run.plan_id)
             run.emit(ExecEvent(type=ExecEventType.ERROR, plan_id=run.plan_id,
