@@ -24,7 +24,9 @@ it), so unknown targets never slip past this check.
 
 from __future__ import annotations
 
+import fnmatch
 import os
+from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
 from anna_common.shell import SimpleCommand, analyse
@@ -76,8 +78,13 @@ def cut_off_reasons(command: str, *, home: str, etc_roots: Iterable[str],
         targets, _ = snapshot_targets(command, home=home, cwd=home if user_scope else "/")
     except BackupRefused:
         targets = []  # such a step is refused before it runs; nothing to guard
+    keys = [f"{h.rstrip('/')}/.ssh/authorized_keys" for h in dict.fromkeys([home, "/root"])]
     for target in targets:
-        place = _login_place(os.path.normpath(target.path), roots)
+        path = os.path.normpath(target.path)
+        place = _login_place(path, roots)
+        if place is None and any(path == k or path.startswith(k) or k.startswith(path + "/")
+                                 for k in keys):
+            place = "the keys ssh logs in with"
         if place is not None:
             reasons.append(f"writes {target.path} ({place})")
     for cmd in analyse(command).commands:
@@ -89,7 +96,13 @@ def cut_off_reasons(command: str, *, home: str, etc_roots: Iterable[str],
 
 
 def _login_place(path: str, roots: list[str]) -> str | None:
-    """The login-relevant place ``path`` is, holds or lies in, under one of ``roots``."""
+    """The login-relevant place ``path`` is, holds or lies in, under one of ``roots``.
+
+    A target with a glob (``/etc/ssh/sshd_c*fig``) counts when it could name such a place:
+    everything from its first wildcard on is treated as unknown (guarding too much only
+    asks for a confirmation; guarding too little can lock the person out)."""
+    if any(c in path for c in "*?["):
+        return _glob_place(path, roots)
     for root in roots:
         if path == root:
             return "the whole configuration directory"
@@ -100,6 +113,20 @@ def _login_place(path: str, roots: list[str]) -> str | None:
             inside = relative == place or relative.startswith(place + "/") or (
                 place.endswith("_") and relative.startswith(place))
             if inside or place.startswith(relative + "/"):
+                return place
+    return None
+
+
+def _glob_place(pattern: str, roots: list[str]) -> str | None:
+    """The first login-relevant place ``pattern`` could name, hold or lie in."""
+    wild = min(pattern.find(c) for c in "*?[" if c in pattern)
+    prefix = pattern[:wild]
+    for root in roots:
+        for place in LOCKOUT_PATHS:
+            full = f"{root}/{place}"
+            holders = [full, *(str(p) for p in PurePosixPath(full).parents)]
+            if prefix.startswith(full) or any(fnmatch.fnmatchcase(h, pattern)
+                                               for h in holders):
                 return place
     return None
 

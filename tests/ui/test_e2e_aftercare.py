@@ -26,7 +26,7 @@ def test_a_failed_verify_command_rolls_back_and_is_shown(anna: Anna) -> None:
 
 
 def test_keep_on_verify_fail_keeps_the_plan(anna: Anna) -> None:
-    target, plan = _verified_plan(anna)
+    _target, plan = _verified_plan(anna)
     code, out = anna.json("apply", str(anna.plan_file(plan)), "--yes", "--keep-on-verify-fail")
     assert code == 0, out
     assert out["status"] == "succeeded"
