@@ -34,7 +34,8 @@ RISK_STYLE = {"INFO": "bold white on blue", "LOW": "bold black on green",
 STATUS_STYLE = {"succeeded": "green", "failed": "red", "rolled_back": "yellow",
                 "rollback_failed": "bold red", "interrupted": "magenta", "running": "cyan",
                 "submitted": "blue", "rolling_back": "yellow", "pending": "dim",
-                "skipped": "dim", "undone": "yellow", "undo_failed": "bold red"}
+                "skipped": "dim", "undone": "yellow", "undo_failed": "bold red",
+                "verify_failed": "bold red"}
 """Colours of plan and step states."""
 
 OUTPUT_TAIL_LINES = 6

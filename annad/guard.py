@@ -129,6 +129,12 @@ class Guard:
                 if exc.code is ErrorCode.PLAN_RUNNING:
                     self._stopping.wait(RETRY_S)
                     continue
+                row = self.journal.get_plan(plan_id)
+                if row is not None and row.status is PlanStatus.ROLLED_BACK:
+                    # the person rolled it back before the deadline: nothing left to undo
+                    self.journal.event(ROLLED_BACK, plan_id, status=str(row.status),
+                                       message="already rolled back before the deadline")
+                    return
                 self.journal.event(FAILED, plan_id, message=f"not rolled back: {exc.message}")
                 return
             except Exception as exc:  # journalled: the person must learn it was not undone

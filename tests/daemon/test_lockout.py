@@ -18,6 +18,7 @@ import pytest
 from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
+from anna_common.protocol import GuardState
 from annad.lockout import cut_off_reasons
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon
 from tests.waiting import wait_until
@@ -90,6 +91,23 @@ def test_confirmation_from_a_new_connection_keeps_the_plan() -> None:
         assert record.status == "succeeded" and record.guard is not None
         assert record.guard.state == "confirmed"
         assert "PermitRootLogin no" in (daemon.base / "etc/ssh/sshd_config").read_text()
+    finally:
+        stopped(daemon)
+
+
+def test_a_plan_rolled_back_by_hand_while_armed_ends_the_guard_quietly() -> None:
+    daemon = guarded_daemon(1.5)
+    try:
+        plan_id = run_sshd_edit(daemon)
+        client = daemon.client()
+        assert client.rollback(plan_id).status == "rolled_back"
+        wait_until(lambda: (client.get_plan(plan_id).guard or GuardState(state="armed")).state
+                   != "armed", "the guard to notice at its deadline",
+                   saw=lambda: client.get_plan(plan_id).guard)
+        record = client.get_plan(plan_id)
+        assert record.status == "rolled_back" and record.guard is not None
+        assert "already rolled back" in record.guard.message
+        assert (daemon.base / "etc/ssh/sshd_config").read_text() == ORIGINAL
     finally:
         stopped(daemon)
 
