@@ -1,1 +1,2 @@
-"""annactl commands, one module per command (the client layout of issue 12)."""
+"""What each ``annactl`` command does (the Typer surface in ``annactl.app`` calls these).
+Imports ``core``, ``planning`` and ``ui``; never ``interactive`` or ``annactl.app``."""
