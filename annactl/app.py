@@ -176,9 +176,13 @@ def rollback(plan_id: Annotated[str, typer.Argument(metavar="ID")],
 def confirm_cmd(plan_id: Annotated[str, typer.Argument(metavar="ID")],
                 as_json: JsonOpt = False) -> None:
     """Keep a plan the lock-out guard armed (run it from a new session)."""
+    from annactl.commands.ask import json_failures
     from annactl.commands.confirm import confirm_plan
 
-    raise typer.Exit(confirm_plan(_consoles(), plan_id, as_json=as_json))
+    consoles = _consoles()
+    with json_failures(consoles, as_json=as_json):  # --json: a refusal is a JSON document too
+        status = confirm_plan(consoles, plan_id, as_json=as_json)
+    raise typer.Exit(status)
 
 
 @app.command()

@@ -30,7 +30,8 @@ if TYPE_CHECKING:
     from anna_common.protocol import ExecEvent, ExecuteRequest, PlanRecord, RollbackResponse
     from anna_common.rules.base import AssessContext
     from annad.config import DaemonSettings
-    from annad.journal import Journal, PlanRow
+    from annad.journal import Journal
+    from annad.journal_rows import PlanRow
     from annad.prestate import HelperRunner
     from annad.runs import RunManager
 

@@ -38,8 +38,8 @@ from annad.runner import kill_orphan_group, process_start_time, run_confined
 from annad.targets import snapshot_targets
 from annad.undo import UndoEnv, identity_of, undo_step
 from annad.undofiles import after_tree, record_new_entries
-from annad.verify import describe, no_expectations
-from annad.verifying import RunOptions, after_plan, after_step
+from annad.verify import Checker, describe, no_expectations
+from annad.verifying import Owner, RunOptions, after_plan, after_step
 
 if TYPE_CHECKING:
     import threading
@@ -224,7 +224,9 @@ class Executor:
     def _verify_plan(self, plan_id: str, who: Who, emit: Callable[[ExecEvent], None],
                      options: RunOptions) -> _Failure | None:
         """The plan's own verify commands; a failure undoes the plan unless kept."""
-        failures = after_plan(self.journal, plan_id, options.verify, who, self.limits, emit)
+        owner = Owner(identity=who.identity(), home=who.home, session=who.session,
+                      timeout_s=self.limits.step_timeout_s, python=self.limits.confine_python)
+        failures = after_plan(self.journal, plan_id, options.verify, owner, emit)
         if not failures or options.keep_on_verify_fail:
             return None
         first = failures[0]
@@ -235,8 +237,9 @@ class Executor:
                      emit: Callable[[ExecEvent], None], record: StepManifest,
                      result: RunResult, options: RunOptions) -> _Failure | None:
         """After a step exited 0: its postconditions. Journals the step's end."""
-        failures = after_step(self.journal, plan_id, step, who, identity_of(record),
-                              self.runner, self.expectations(plan_id, step.index), emit)
+        checker = Checker(runner=self.runner, identity=identity_of(record), env=who.session)
+        failures = after_step(self.journal, plan_id, (step.step_id, step.command), checker,
+                              self.expectations(plan_id, step.index), emit)
         status = StepStatus.VERIFY_FAILED if failures else StepStatus.SUCCEEDED
         why = "; ".join(describe(f) for f in failures)[:2000] or None
         self.journal.step_finished(plan_id, step.index, step.step_id, status,

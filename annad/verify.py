@@ -33,8 +33,8 @@ if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
     from anna_common.shell import SimpleCommand
+    from annad.credentials import Identity
     from annad.prestate import HelperRunner
-    from annad.runner import Identity
 
 PASSED, FAILED, NOT_CHECKED = "passed", "failed", "not_checked"
 """The three outcomes of one check."""

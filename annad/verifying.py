@@ -23,18 +23,16 @@ from anna_common.protocol import ExecEvent, ExecEventType, VerifyResult
 from anna_common.risk import Scope, assess
 from annad.confine import unasked_identity
 from annad.runner import run_confined
-from annad.verify import FAILED, NOT_CHECKED, PASSED, Checker, describe, postconditions
+from annad.verify import FAILED, NOT_CHECKED, PASSED, describe, postconditions
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from anna_common.findings import AnnotatedPlan
     from anna_common.rules.base import AssessContext
-    from annad.executor import Limits, StepSpec, Who
+    from annad.credentials import Identity
     from annad.journal import Journal
-    from annad.prestate import HelperRunner
-    from annad.runner import Identity
-    from annad.verify import Expectations
+    from annad.verify import Checker, Expectations
 
 EVENT = "verify"
 """Journal event kind of one verification result."""
@@ -78,28 +76,39 @@ def _record(journal: Journal, plan_id: str, emit: Callable[[ExecEvent], None],
                    status=result.status, message=describe(result)))
 
 
-def after_step(journal: Journal, plan_id: str, step: StepSpec, who: Who, identity: Identity,
-               runner: HelperRunner, expected: Expectations,
-               emit: Callable[[ExecEvent], None]) -> list[VerifyResult]:
-    """Check the step's postconditions; return the failed ones."""
-    checker = Checker(runner=runner, identity=identity, env=who.session)
-    results = postconditions(step.step_id, step.command, checker, expected)
+@dataclass(frozen=True)
+class Owner:
+    """Whose plan it is, as the confined verify commands run it."""
+
+    identity: Identity
+    home: str
+    session: Mapping[str, str]
+    timeout_s: float
+    python: str | None = None
+    """The confinement helper's interpreter (settings ``confine_python``)."""
+
+
+def after_step(journal: Journal, plan_id: str, step: tuple[str, str], checker: Checker,
+               expected: Expectations, emit: Callable[[ExecEvent], None]
+               ) -> list[VerifyResult]:
+    """Check the postconditions of ``step`` (id, command); return the failed ones."""
+    results = postconditions(step[0], step[1], checker, expected)
     for result in results:
         _record(journal, plan_id, emit, result)
     return [r for r in results if r.status == FAILED]
 
 
-def after_plan(journal: Journal, plan_id: str, specs: list[VerifySpec], who: Who,
-               limits: Limits, emit: Callable[[ExecEvent], None]) -> list[VerifyResult]:
+def after_plan(journal: Journal, plan_id: str, specs: list[VerifySpec], owner: Owner,
+               emit: Callable[[ExecEvent], None]) -> list[VerifyResult]:
     """Run the plan's verify commands, confined; return the failed ones."""
     failures = []
     for spec in specs:
-        identity, root_read = unasked_identity(who.identity(), spec.command,
+        identity, root_read = unasked_identity(owner.identity, spec.command,
                                                root_allowed=spec.system)
         run = run_confined(spec.command, identity, root_read=root_read,
-                           timeout=limits.step_timeout_s, max_output=4096,
-                           session=who.session, cwd="/" if root_read else who.home,
-                           python=limits.confine_python)
+                           timeout=owner.timeout_s, max_output=4096,
+                           session=owner.session, cwd="/" if root_read else owner.home,
+                           python=owner.python)
         if run.error is not None or run.timed_out:
             status, found = NOT_CHECKED, run.error or "timed out"
         else:

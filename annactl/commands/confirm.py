@@ -12,23 +12,21 @@ from __future__ import annotations
 import time
 from typing import TYPE_CHECKING
 
-from annactl.exit_codes import ExitStatus
+from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
-    from annactl.cmd_flow import Flow
-    from annactl.console import Consoles
+    from annactl.commands.flow import Flow
+    from annactl.ui.console import Consoles
 
 
 def confirm_plan(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
     """Send the confirmation; print the plan's guard as the daemon now records it."""
-    from annactl.cmd_ask import json_failures
-    from annactl.cmd_flow import connect_flow
-    from annactl.config import load_settings
-    from annactl.console import emit_json
+    from annactl.commands.flow import connect_flow
+    from annactl.core.config import load_settings
+    from annactl.ui.console import emit_json
 
-    with json_failures(consoles, as_json=as_json):
-        record = connect_flow(load_settings()).daemon.confirm(plan_id)
+    record = connect_flow(load_settings()).daemon.confirm(plan_id)
     if as_json:
         emit_json(consoles, {"plan_id": plan_id, "status": str(record.status),
                              "guard": record.guard.model_dump(mode="json")
@@ -52,7 +50,7 @@ def guard_notice(record: PlanRecord) -> str | None:
 def offer(flow: Flow, consoles: Consoles, plan_id: str) -> None:
     """After a guarded plan: say so, and offer to send the confirmation now over a new
     connection (the answer itself shows the person can still use this terminal)."""
-    from annactl.confirm import TerminalPrompter
+    from annactl.ui.confirm import TerminalPrompter
 
     record = flow.daemon.get_plan(plan_id)
     notice = guard_notice(record)

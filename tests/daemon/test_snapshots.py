@@ -185,7 +185,7 @@ def test_snapper_pre_and_post_around_medium_plans_on_a_loop_mounted_btrfs() -> N
 
 
 def _run(client: object, plan: dict) -> str:  # type: ignore[type-arg]
-    from annactl.daemon_client import DaemonClient
+    from annactl.core.daemon_client import DaemonClient
 
     assert isinstance(client, DaemonClient)
     submitted = client.submit(ActionPlan.model_validate(plan))

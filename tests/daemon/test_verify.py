@@ -17,7 +17,7 @@ from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from anna_common.shellflow import certain_commands
-from annactl.daemon_client import DaemonClient
+from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, running_daemon
 from tests.pacmanfix import HAVE_PACMAN, PacmanRoot
 
