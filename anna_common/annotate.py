@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from anna_common.findings import (
     AnnotatedPlan,
     AnnotatedStep,
@@ -15,6 +17,9 @@ from anna_common.planfetch import ban_fetch_then_run
 from anna_common.risk import AssessContext, Assessment, Scope, assess
 from anna_common.rules.base import Code
 from anna_common.shell import analyse
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 _UNDOABLE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE), str(Code.USER_CONFIG),
                        str(Code.HOME_WRITE), str(Code.TEMP_WRITE), str(Code.ETC_WRITE),
@@ -65,6 +70,7 @@ def _duplicates(plan: ActionPlan) -> list[Finding]:
     entries = [("necessary_checks", c.id) for c in plan.necessary_checks]
     entries += [("command_plan", s.id) for s in plan.command_plan]
     entries += [("rollback_plan", r.id) for r in plan.rollback_plan]
+    entries += [("verify_commands", v.id) for v in plan.verify_commands]
     counters: dict[str, int] = {}
     for key, ident in entries:
         index = counters.get(key, 0)
@@ -142,11 +148,26 @@ def annotate(plan: ActionPlan, ctx: AssessContext
         verdict = judge(f"rollback_plan[{i}].command", back.command, RiskLevel.INFO)
         rollback.append(_step("rollback", i, back.id, back.description, back.command,
                               RiskLevel.INFO, verdict))
+    _verify_read_only(plan, judge, errors)
     marked = ban_fetch_then_run([*checks, *steps, *rollback], ctx, errors)  # across steps
     checks, steps, rollback = ([s for s in marked if s.kind == k] for k in ("check", "step",
                                                                          "rollback"))
     annotated = _summary(plan, checks, steps, rollback)
     return annotated, errors, warnings
+
+
+def _verify_read_only(plan: ActionPlan, judge: Callable[[str, str, RiskLevel], Assessment],
+                      errors: list[Finding]) -> None:
+    """A plan's verify commands run without asking after the plan, confined like checks:
+    each must be read-only (INFO) by Anna's own assessment, else the plan is not valid."""
+    for i, check in enumerate(plan.verify_commands):
+        path = f"verify_commands[{i}].command"
+        verdict = judge(path, check.command, RiskLevel.INFO)
+        if (verdict.risk != RiskLevel.INFO or not verdict.read_only) and not verdict.banned:
+            why = verdict.reasons[0] if verdict.reasons else "not proven read-only"
+            errors.append(Finding(code=FindingCode.CHECK_NOT_READ_ONLY, path=path,
+                                  message=f"a verify command must be read-only (INFO); Anna "
+                                  f"rates it {verdict.risk}: {why}"))
 
 
 def _snapshot_or_inverse(step: AnnotatedStep) -> bool:

@@ -67,6 +67,9 @@ class ErrorCode(StrEnum):
     """At least one undo action failed; ``detail`` lists which."""
     AUDIT_CHAIN_BROKEN = "AUDIT_CHAIN_BROKEN"
     """The journal's hash chain does not verify: a row was altered."""
+    VERIFY_FAILED = "VERIFY_FAILED"
+    """A step exited 0 but its postcondition (or a plan's verify command) failed; the
+    plan was rolled back unless ``--keep-on-verify-fail`` was given."""
 
     # --- client <-> daemon ---------------------------------------------------
     DAEMON_UNAVAILABLE = "DAEMON_UNAVAILABLE"

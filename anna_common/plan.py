@@ -20,7 +20,8 @@ from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
+from pydantic.json_schema import SkipJsonSchema
 
 LLM_VERSION = "anna_runtime_v3"
 """The ``meta.llm_version`` the contract names."""
@@ -33,6 +34,8 @@ MAX_PLAN_BYTES = 64 * 1024
 """At most this many UTF-8 bytes of canonical JSON for a whole plan."""
 MAX_ID_CHARS = 200
 """At most this many characters in an id or rollback reference."""
+PLAN_ONLY_FIELDS = frozenset({"verify_commands"})
+"""Optional plan fields the daemon accepts that the model-facing schema leaves out."""
 
 
 class Scope(StrEnum):
@@ -143,6 +146,20 @@ class RollbackStep(BaseModel):
     """The command that restores the previous state."""
 
 
+class VerifyCommand(BaseModel):
+    """A read-only command the plan's author wants run after every step succeeded: a
+    non-zero exit means the plan did not do what it should (it is rolled back)."""
+
+    model_config = _STRICT
+
+    id: str
+    """Unique id among checks, steps, rollback steps and verify commands."""
+    description: str
+    """What it proves, for the person."""
+    command: str
+    """A read-only command (INFO by Anna's own assessment); it runs confined, like a check."""
+
+
 class DetectionResults(BaseModel):
     """What the model concluded about the desktop environment."""
 
@@ -190,6 +207,18 @@ class ActionPlan(BaseModel):
     """Plain-language explanation for the person."""
     meta: PlanMeta
     """Detection results, template id, contract version."""
+    verify_commands: SkipJsonSchema[list[VerifyCommand]] = Field(default_factory=list)
+    """Optional read-only commands run after the plan (see :class:`VerifyCommand`). Not in
+    the model-facing schema yet (:data:`PLAN_ONLY_FIELDS`); plans from templates and files
+    may carry them. Left out of the canonical JSON when empty, so plans without them keep
+    the digest they always had."""
+
+    @model_serializer(mode="wrap")
+    def _drop_empty_optional(self, handler: SerializerFunctionWrapHandler) -> Any:
+        data = handler(self)
+        if isinstance(data, dict) and not data.get("verify_commands"):
+            data.pop("verify_commands", None)
+        return data
 
     def digest(self) -> str:
         """sha256 (hex) of this plan's canonical JSON."""

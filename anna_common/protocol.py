@@ -25,13 +25,16 @@ from anna_common.protocol_records import (
     ErrorBody,
     ExecEvent,
     ExecEventType,
+    GuardState,
     PlanList,
     PlanRecord,
     PlanStatus,
     PlanSummary,
+    SnapshotRecord,
     StepRecord,
     StepStatus,
     UndoResult,
+    VerifyResult,
 )
 from anna_common.telemetry import Telemetry
 
@@ -55,6 +58,7 @@ __all__ = [
     "GcRemoved",
     "GcRequest",
     "GcResponse",
+    "GuardState",
     "Health",
     "PlanList",
     "PlanRecord",
@@ -64,12 +68,14 @@ __all__ = [
     "RollbackResponse",
     "Route",
     "SessionEnv",
+    "SnapshotRecord",
     "StepRecord",
     "StepStatus",
     "SubmitRequest",
     "SubmitResponse",
     "TelemetryResponse",
     "UndoResult",
+    "VerifyResult",
 ]
 
 API_VERSION = 1
@@ -127,6 +133,9 @@ class Route(StrEnum):
     QUEUE_DISMISS = "/v1/queue/{plan_id}/dismiss"
     """POST: drop a waiting plan from the queue →
     :class:`~anna_common.protocol_queue.QueueEntry`."""
+    CONFIRM = "/v1/plans/{plan_id}/confirm"
+    """POST: keep a plan the lock-out guard armed; only from a connection opened after the
+    plan finished → :class:`PlanRecord`."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
@@ -285,6 +294,9 @@ class ExecuteRequest(BaseModel):
     (:func:`anna_common.tiers.plan_word`); a missing or different word is
     ``CONFIRMATION_REQUIRED`` and nothing runs. ``--yes --allow-high`` sends the word
     the daemon's submit response named: those flags are the person's approval."""
+    keep_on_verify_fail: bool = False
+    """Keep a step whose postcondition or a verify command fails instead of rolling the plan
+    back (``--keep-on-verify-fail``); the failure is still shown and journalled."""
 
 
 class RollbackRequest(BaseModel):

@@ -66,6 +66,9 @@ class StepStatus(StrEnum):
     SKIPPED = "skipped"
     UNDONE = "undone"
     UNDO_FAILED = "undo_failed"
+    VERIFY_FAILED = "verify_failed"
+    """It exited 0, but the state it should have left was not found afterwards
+    (:mod:`annad.verify`)."""
 
 
 class ExecEventType(StrEnum):
@@ -79,6 +82,9 @@ class ExecEventType(StrEnum):
     UNDO_FINISHED = "undo_finished"
     PLAN_FINISHED = "plan_finished"
     ERROR = "error"
+    VERIFIED = "verified"
+    """A postcondition or a plan's own verify command was checked (``status``: ``passed``,
+    ``failed`` or ``not_checked``; ``message`` says what was expected and found)."""
 
 
 class ExecEvent(BaseModel):
@@ -150,6 +156,63 @@ class UndoResult(BaseModel):
     """Detail."""
 
 
+class VerifyResult(BaseModel):
+    """One postcondition or plan verify command, checked after a step or after the plan."""
+
+    model_config = _MODEL
+
+    step_id: str
+    """The step it belongs to, or the plan's verify command id."""
+    kind: str
+    """``package_installed``, ``package_removed``, ``unit_enabled``, ``unit_disabled``,
+    ``unit_active``, ``unit_inactive``, ``unit_masked``, ``file_hash`` or ``command``."""
+    target: str = ""
+    """Package, unit, file or command."""
+    status: str
+    """``passed``, ``failed`` or ``not_checked`` (the query itself could not run)."""
+    expected: str = ""
+    """What should be found."""
+    found: str = ""
+    """What was found (untrusted text for commands)."""
+
+
+class GuardState(BaseModel):
+    """The lock-out guard of a plan that can cut the person off (sshd, network, PAM...)."""
+
+    model_config = _MODEL
+
+    state: str
+    """``armed`` (waiting for ``annactl confirm``), ``confirmed``, ``expired`` (rolled back
+    by the daemon) or ``failed`` (the automatic rollback did not fully work)."""
+    deadline: float | None = None
+    """Unix time the plan is rolled back at, while armed."""
+    reasons: list[str] = Field(default_factory=list)
+    """Why the plan can cut the person off, per step."""
+    message: str = ""
+    """What happened, in one sentence."""
+
+
+class SnapshotRecord(BaseModel):
+    """A machine-level snapshot taken around a plan (snapper, etckeeper)."""
+
+    model_config = _MODEL
+
+    tool: str
+    """``snapper`` or ``etckeeper``."""
+    config: str = ""
+    """The snapper config, or the etckeeper directory."""
+    pre: str = ""
+    """Snapshot number or commit before the plan."""
+    post: str = ""
+    """Snapshot number or commit after it."""
+    ok: bool = True
+    """Whether both were taken."""
+    message: str = ""
+    """Detail (why one is missing)."""
+    undo: str = ""
+    """The command that undoes the plan with this snapshot (``snapper undochange``)."""
+
+
 class PlanSummary(BaseModel):
     """A plan in the list."""
 
@@ -194,6 +257,12 @@ class PlanRecord(BaseModel):
     steps: list[StepRecord]
     undo: list[UndoResult] = Field(default_factory=list)
     error: ErrorBody | None = None
+    verify: list[VerifyResult] = Field(default_factory=list)
+    """Postconditions and verify commands, in the order checked."""
+    guard: GuardState | None = None
+    """The lock-out guard, for a plan that can cut the person off."""
+    snapshots: list[SnapshotRecord] = Field(default_factory=list)
+    """snapper and etckeeper snapshots taken around the plan."""
 
 
 class AuditReport(BaseModel):

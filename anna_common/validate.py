@@ -47,7 +47,7 @@ def _limits(raw: dict[str, Any]) -> list[Finding]:
     if size > MAX_PLAN_BYTES:
         found.append(Finding(code=FindingCode.LIMIT_EXCEEDED, message=f"the plan is {size} "
                              f"bytes; at most {MAX_PLAN_BYTES} are allowed"))
-    for key in ("goals", "necessary_checks", "command_plan", "rollback_plan"):
+    for key in ("goals", "necessary_checks", "command_plan", "rollback_plan", "verify_commands"):
         value = raw.get(key)
         if isinstance(value, list) and len(value) > MAX_LIST_ENTRIES:
             found.append(Finding(code=FindingCode.LIMIT_EXCEEDED, path=key,

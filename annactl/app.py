@@ -57,6 +57,9 @@ DistroOpt = Annotated[
 ]
 YesOpt = Annotated[bool, typer.Option("--yes", "-y",
                                       help="Approve without asking, up to MEDIUM risk.")]
+KeepOpt = Annotated[bool, typer.Option(
+    "--keep-on-verify-fail",
+    help="Keep a step that exited 0 but failed its verification (default: roll back).")]
 AllowHighOpt = Annotated[bool, typer.Option("--allow-high",
                                             help="With --yes: approve HIGH risk too.")]
 NoTemplatesOpt = Annotated[bool, typer.Option("--no-templates",
@@ -125,12 +128,13 @@ def ask(
     fix: Annotated[bool, typer.Option(
         "--fix", help="If the plan misses its goals, ask the model for a fix (a new plan, "
                       "approved again; with --yes up to MEDIUM, at most 2 rounds).")] = False,
+    keep_on_verify_fail: KeepOpt = False,
 ) -> None:
     """Plan a request, confirm by its risk, execute, evaluate, report (also: annactl "REQUEST")."""
     from annactl.commands import ask as cmd_ask
 
     opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, dry_run=dry_run, as_json=as_json,
-                              fix=fix)
+                              fix=fix, keep_on_verify_fail=keep_on_verify_fail)
     raise typer.Exit(cmd_ask.ask(_consoles(), _request(text), opts,
                                  use_templates=not no_templates))
 
@@ -159,12 +163,14 @@ def apply(
     yes: YesOpt = False,
     allow_high: AllowHighOpt = False,
     as_json: JsonOpt = False,
+    keep_on_verify_fail: KeepOpt = False,
 ) -> None:
     """Confirm and execute a plan file or a stored plan."""
     from annactl.commands import ask as cmd_ask
     from annactl.commands import plans as cmd_plans
 
-    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json)
+    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json,
+                              keep_on_verify_fail=keep_on_verify_fail)
     raise typer.Exit(cmd_plans.apply(_consoles(), target, opts))
 
 
@@ -203,6 +209,19 @@ def rollback(plan_id: Annotated[str, typer.Argument(metavar="ID")],
 
     raise typer.Exit(cmd_plans.rollback(_consoles(), plan_id, yes=yes, as_json=as_json,
                                         allow_high=allow_high))
+
+
+@app.command(name="confirm")
+def confirm_cmd(plan_id: Annotated[str, typer.Argument(metavar="ID")],
+                as_json: JsonOpt = False) -> None:
+    """Keep a plan the lock-out guard armed (run it from a new session)."""
+    from annactl.commands.ask import json_failures
+    from annactl.commands.confirm import confirm_plan
+
+    consoles = _consoles()
+    with json_failures(consoles, as_json=as_json):  # --json: a refusal is a JSON document too
+        status = confirm_plan(consoles, plan_id, as_json=as_json)
+    raise typer.Exit(status)
 
 
 @app.command()

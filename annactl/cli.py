@@ -45,7 +45,7 @@ def _usage_line(exc: BaseException) -> int:
 
 
 COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "show",
-            "rollback", "gc", "policy", "doctor", "repl", "tui", "--help", "-h",
+            "rollback", "confirm", "gc", "policy", "doctor", "repl", "tui", "--help", "-h",
             "export", "fleet", "queue", "recipe"}
 """Known first arguments; anything else is a request for ``ask``."""
 

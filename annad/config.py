@@ -111,6 +111,20 @@ class DaemonSettings(BaseSettings):
     """The program that tells a desktop session a plan waits (a name on PATH or a path)."""
     notify_runtime_root: Path = Path("/run/user")
     """System daemon: where logged-in users' session buses are (``UID/bus``)."""
+    lockout_revert_s: float = Field(default=120.0, ge=0.5, le=24 * 3600)
+    """A plan that can cut the person off (sshd, network, firewall, PAM, sudoers, display
+    manager) is rolled back after this many seconds unless ``annactl confirm ID`` arrives
+    from a new connection."""
+    etc_root: Path = Path("/etc")
+    """The configuration tree lock-out checks and etckeeper look at (tests: a scratch tree)."""
+    snapshots: bool = True
+    """Take snapper and etckeeper snapshots around plans when the machine has them."""
+    snapper: str = "snapper"
+    """The snapper program."""
+    etckeeper: str = "etckeeper"
+    """The etckeeper program."""
+    etckeeper_conf_dir: Path | None = None
+    """``ETCKEEPER_CONF_DIR`` for etckeeper (default: its own, ``/etc/etckeeper``)."""
     log_level: str = "INFO"
     """Logging level for stderr (journald)."""
 

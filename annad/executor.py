@@ -38,6 +38,8 @@ from annad.runner import kill_orphan_group, process_start_time, run_confined
 from annad.targets import snapshot_targets
 from annad.undo import UndoEnv, identity_of, undo_step
 from annad.undofiles import after_tree, record_new_entries
+from annad.verify import Checker, describe, no_expectations
+from annad.verifying import Owner, RunOptions, after_plan, after_step
 
 if TYPE_CHECKING:
     import threading
@@ -46,6 +48,7 @@ if TYPE_CHECKING:
     from annad.journal import Journal
     from annad.runner import RunResult
     from annad.undo import Runner
+    from annad.verify import ExpectationSource
 
 log = logging.getLogger(__name__)
 
@@ -116,6 +119,9 @@ class Executor:
         self.runner = runner
         self.limits = limits
         self.root_daemon = root_daemon
+        self.expectations: ExpectationSource = no_expectations
+        """The hook a preview fills in: what each step should leave (package versions,
+        file hashes), checked after the step (:mod:`annad.verify`)."""
 
     def step_dir(self, plan_id: str, index: int) -> Path:
         """Where a step's manifest lives."""
@@ -130,8 +136,9 @@ class Executor:
     # ------------------------------------------------------------------ execute
 
     def run(self, plan_id: str, steps: list[StepSpec], who: Who, emit: Callable[[ExecEvent], None],
-            cancel: threading.Event) -> PlanStatus:
+            cancel: threading.Event, options: RunOptions | None = None) -> PlanStatus:
         """Execute ``steps``; on any failure undo what ran. Returns the final status."""
+        options = options or RunOptions()
         total = len(steps)
         refusal = self._room_refusal(steps, who)
         if refusal is not None:
@@ -147,9 +154,12 @@ class Executor:
                     failure = _Failure(ErrorCode.CANCELLED, "cancelled before this step",
                                        step.step_id)
                     break
-                failure = self._run_step(plan_id, step, total, who, emit, cancel, started)
+                failure = self._run_step(plan_id, step, total, who, emit, cancel, started,
+                                         options)
                 if failure is not None:
                     break
+            if failure is None and options.verify:
+                failure = self._verify_plan(plan_id, who, emit, options)
         except Exception as exc:  # a bug must still leave the machine as it was
             log.exception("executor failed in plan %s", plan_id)
             failure = _Failure(ErrorCode.INTERNAL_ERROR, f"internal error: {exc}", "")
@@ -211,9 +221,42 @@ class Executor:
                         "; the plan was undone" if undo_ok else "; undoing it failed in part")))
         return status
 
+    def _verify_plan(self, plan_id: str, who: Who, emit: Callable[[ExecEvent], None],
+                     options: RunOptions) -> _Failure | None:
+        """The plan's own verify commands; a failure undoes the plan unless kept."""
+        owner = Owner(identity=who.identity(), home=who.home, session=who.session,
+                      timeout_s=self.limits.step_timeout_s, python=self.limits.confine_python)
+        failures = after_plan(self.journal, plan_id, options.verify, owner, emit)
+        if not failures or options.keep_on_verify_fail:
+            return None
+        first = failures[0]
+        return _Failure(ErrorCode.VERIFY_FAILED, f"verify command {first.step_id} failed: "
+                        + describe(first), first.step_id)
+
+    def _verify_step(self, plan_id: str, step: StepSpec, total: int, who: Who,
+                     emit: Callable[[ExecEvent], None], record: StepManifest,
+                     result: RunResult, options: RunOptions) -> _Failure | None:
+        """After a step exited 0: its postconditions. Journals the step's end."""
+        checker = Checker(runner=self.runner, identity=identity_of(record), env=who.session)
+        failures = after_step(self.journal, plan_id, (step.step_id, step.command), checker,
+                              self.expectations(plan_id, step.index), emit)
+        status = StepStatus.VERIFY_FAILED if failures else StepStatus.SUCCEEDED
+        why = "; ".join(describe(f) for f in failures)[:2000] or None
+        self.journal.step_finished(plan_id, step.index, step.step_id, status,
+                                   result.exit_code, result.output,
+                                   duration_ms=round(result.duration_ms, 1),
+                                   **({"reason": why} if why else {}))
+        emit(_event(ExecEventType.STEP_FINISHED, plan_id, step.step_id, step.index + 1, total,
+                    status=str(status), exit_code=result.exit_code, output=result.output,
+                    **({"code": str(ErrorCode.VERIFY_FAILED), "message": why} if why else {})))
+        if not failures or options.keep_on_verify_fail:
+            return None
+        return _Failure(ErrorCode.VERIFY_FAILED, f"step {step.step_id} exited 0 but did not "
+                        f"do what it should: {why}", step.step_id, result.exit_code)
+
     def _run_step(self, plan_id: str, step: StepSpec, total: int, who: Who,
                   emit: Callable[[ExecEvent], None], cancel: threading.Event,
-                  started: list[int]) -> _Failure | None:
+                  started: list[int], options: RunOptions) -> _Failure | None:
         number = step.index + 1
         self.journal.step_started(plan_id, step.index, step.step_id)
         emit(_event(ExecEventType.STEP_STARTED, plan_id, step.step_id, number, total,
@@ -264,12 +307,7 @@ class Executor:
             code, why = _why(result)
             return self._step_failed(plan_id, step, total, emit, result, why, code)
         self._record_after(plan_id, step.index, record)
-        self.journal.step_finished(plan_id, step.index, step.step_id, StepStatus.SUCCEEDED,
-                                   result.exit_code, result.output,
-                                   duration_ms=round(result.duration_ms, 1))
-        emit(_event(ExecEventType.STEP_FINISHED, plan_id, step.step_id, number, total,
-                    status="succeeded", exit_code=result.exit_code, output=result.output))
-        return None
+        return self._verify_step(plan_id, step, total, who, emit, record, result, options)
 
     def _step_failed(self, plan_id: str, step: StepSpec, total: int,
                      emit: Callable[[ExecEvent], None], result: RunResult | None, why: str,

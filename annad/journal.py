@@ -365,6 +365,19 @@ class Journal:
                                    (plan_id, kind)).fetchone()
         return None if row is None or row[0] is None else float(row[0])
 
+    def events_of(self, plan_id: str | None, prefix: str) -> list[tuple[str, str, str | None,
+                                                                       dict[str, Any]]]:
+        """(plan id, kind, step id, body) of the events whose kind starts with ``prefix``, of
+        one plan (or of every plan for None), oldest first (verification, guard, snapshots)."""
+        query = "SELECT plan_id, kind, step_id, body FROM events WHERE kind LIKE ? ESCAPE '!'"
+        args: list[Any] = [prefix.replace("!", "!!").replace("_", "!_").replace("%", "!%") + "%"]
+        if plan_id is not None:
+            query += " AND plan_id=?"
+            args.append(plan_id)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY id", args).fetchall()
+        return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
     def unfinished(self) -> list[str]:
         """Plans marked running or rolling back (after a failed :meth:`recover`)."""
         with self._lock:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import grp
 import socket
 import struct
+import threading
 from dataclasses import dataclass
 from typing import Any
 
@@ -26,6 +27,10 @@ SO_PEERGROUPS = getattr(socket, "SO_PEERGROUPS", 59)
 """Linux socket option (not exported by Python's socket module)."""
 PEER_KEY = "peer"
 """Key of the :class:`Peer` in the connection state."""
+CONNECTION_KEY = "connection"
+"""Key of the connection's number in the connection state (1, 2, ... in the order the
+connections were made; the lock-out guard accepts a confirmation only from a connection
+made after the plan finished)."""
 _UCRED = struct.Struct("3i")
 
 
@@ -82,6 +87,29 @@ def served(peer: Peer | None, *, user_mode: bool, owner_uid: int) -> bool:
     return not user_mode or peer.uid == owner_uid
 
 
+class _Counter:
+    """Numbers connections in the order they are made (thread-safe)."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._last = 0
+
+    def next(self) -> int:
+        """The number of a new connection."""
+        with self._lock:
+            self._last += 1
+            return self._last
+
+    def last(self) -> int:
+        """The number the newest connection got (0 before the first)."""
+        with self._lock:
+            return self._last
+
+
+CONNECTIONS = _Counter()
+"""This process's connection numbers."""
+
+
 class PeerH11Protocol(H11Protocol):
     """uvicorn's h11 protocol plus the peer's credentials in the connection state."""
 
@@ -93,4 +121,4 @@ class PeerH11Protocol(H11Protocol):
         if sock is not None and sock.family == socket.AF_UNIX:
             peer = peer_of(sock)
         # a copy: app_state is shared by all connections, the peer belongs to this one
-        self.app_state = {**self.app_state, PEER_KEY: peer}
+        self.app_state = {**self.app_state, PEER_KEY: peer, CONNECTION_KEY: CONNECTIONS.next()}

@@ -39,6 +39,7 @@ if TYPE_CHECKING:
     from annad.executor import Executor, StepSpec, Who
     from annad.journal import Journal
     from annad.journal_rows import PlanRow
+    from annad.verifying import RunOptions
 
 log = logging.getLogger(__name__)
 
@@ -55,6 +56,15 @@ ROLLBACK = "rollback"
 """A run that undoes a plan."""
 RUNNABLE = (PlanStatus.SUBMITTED, PlanStatus.DRY_RUN)
 """States a plan can be executed from: stored and never run (a dry run only showed it)."""
+
+
+@dataclass(frozen=True)
+class Around:
+    """Work around one plan's execution, in its thread: ``before`` the first step,
+    ``after`` the plan ended (with its final status and the event stream)."""
+
+    before: Callable[[], None]
+    after: Callable[[PlanStatus, Callable[[ExecEvent], None]], None]
 
 
 @dataclass
@@ -158,20 +168,39 @@ class RunManager:
         with self._lock:
             yield self.current()
 
-    def execute(self, row: PlanRow, annotated: AnnotatedPlan, session: SessionEnv
+    def execute(self, row: PlanRow, annotated: AnnotatedPlan, session: SessionEnv,
+                options: RunOptions | None = None, around: Around | None = None
                 ) -> Iterator[bytes]:
-        """Start the plan in a worker thread; return its NDJSON event stream."""
+        """Start the plan in a worker thread; return its NDJSON event stream.
+
+        ``around``: what runs before the first step and after the plan ended, in the same
+        thread (snapshots, the lock-out guard)."""
         specs = step_specs(annotated)
         if self.user_mode:
             _refuse_system_steps(specs)
         who = who_of(row.caller_uid, row.home, session)
         run = self._claim(row.plan_id, RUNNABLE,
-                          lambda r: self._work(r, specs, who))
+                          lambda r: self._work(r, specs, who, options, around))
         return _stream(run)
 
-    def _work(self, run: _Run, specs: list[StepSpec], who: Who) -> None:
+    def _work(self, run: _Run, specs: list[StepSpec], who: Who, options: RunOptions | None,
+              around: Around | None) -> None:
+        emit = run.emit
+        if around is not None:
+            def emit(event: ExecEvent) -> None:
+                # the post snapshot and the guard come before plan_finished reaches the
+                # client: the record it reads at the end already shows them
+                if event.type is ExecEventType.PLAN_FINISHED:
+                    try:
+                        around.after(PlanStatus(event.status or "failed"), run.emit)
+                    except Exception:  # the plan's end must still be reported
+                        log.exception("plan %s: snapshots or the lock-out guard failed",
+                                      run.plan_id)
+                run.emit(event)
         try:
-            self.executor.run(run.plan_id, specs, who, run.emit, run.cancel)
+            if around is not None:
+                around.before()
+            self.executor.run(run.plan_id, specs, who, emit, run.cancel, options)
         except Exception as exc:  # the journal may be gone (shutdown); report, never hang
             log.exception("plan %s: execution aborted", run.plan_id)
             run.emit(ExecEvent(type=ExecEventType.ERROR, plan_id=run.plan_id,

@@ -50,6 +50,7 @@ from anna_common.protocol import (
 )
 from anna_common.validate import validate
 from annad import __version__, policy_load, retention
+from annad.aftercare import Aftercare
 from annad.checks import run_checks
 from annad.journal import StateFull
 from annad.journal_rows import PlanRow
@@ -108,6 +109,8 @@ class PlanService:
         self._stopping = threading.Event()
         self._recovery = threading.Thread(target=self._retry_recovery, name="recovery",
                                           daemon=True)
+        self.aftercare = Aftercare(settings, journal=journal, runner=runner, runs=self.runs,
+                                   system=not self.user_mode)
 
     @property
     def user_mode(self) -> bool:
@@ -125,6 +128,7 @@ class PlanService:
         if not self._recover():
             self._recovery.start()
         self.auto_gc()
+        self.aftercare.start()
         for row in self.journal.list_plans():
             if row.status is PlanStatus.INTERRUPTED:
                 log.warning("plan %s is interrupted: `annactl rollback %s` undoes what is left",
@@ -188,6 +192,7 @@ class PlanService:
 
     def stop(self) -> None:
         """Drain (if not done yet), then stop telemetry and close the journal."""
+        self.aftercare.stop()
         self.runs.shutdown(self.settings.stop_grace_s)
         self._stopping.set()
         if self._recovery.is_alive():
@@ -271,7 +276,8 @@ class PlanService:
 
     def get(self, peer: Peer | None, plan_id: str) -> PlanRecord:
         """``GET /v1/plans/{id}``."""
-        return plan_record(self._owned(self._authorised(peer), plan_id), self.journal)
+        record = plan_record(self._owned(self._authorised(peer), plan_id), self.journal)
+        return self.aftercare.record(record)
 
     def list(self, peer: Peer | None, *, limit: int = 200, before: str | None = None
              ) -> PlanList:
@@ -386,7 +392,16 @@ class PlanService:
         annotated = self._judged(annotated, row.caller_uid, row.home, self.context(row.home),
                                  plan_id, "execute")
         _check_confirmations(annotated, request)
-        return self.runs.execute(row, annotated, request.session)
+        options = self.aftercare.options(annotated, self.context(row.home), request)
+        return self.runs.execute(row, annotated, request.session, options,
+                                 self.aftercare.around(row, annotated))
+
+    def confirm(self, peer: Peer | None, plan_id: str, connection: int | None) -> PlanRecord:
+        """``POST /v1/plans/{id}/confirm``: keep a plan the lock-out guard armed."""
+        peer = self._authorised(peer)
+        row = self._owned(peer, plan_id)
+        self.aftercare.confirm(row.plan_id, connection)
+        return self.get(peer, plan_id)
 
     def _bound(self, owned: PlanRow) -> tuple[PlanRow, AnnotatedPlan]:
         """The row as it is now, proven to be what the chain recorded, and its annotation,

@@ -142,6 +142,10 @@ def new_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
         "ANNAD_RECIPES_DIR": str(base / "recipes.d"),
         "ANNAD_NOTIFY_COMMAND": str(base / "no-notify-send"),
         "ANNAD_NOTIFY_RUNTIME_ROOT": str(base / "no-run-user"),
+        # never snapper or etckeeper on the machine's own / and /etc; lock-out checks look
+        # at a scratch etc tree (tests that want snapshots turn them on)
+        "ANNAD_SNAPSHOTS": "false",
+        "ANNAD_ETC_ROOT": str(base / "etc"),
         **(env or {}),
     })
     argv = [sys.executable, "-m", "annad.main", "--socket", str(socket), "--state-dir",

@@ -55,6 +55,8 @@ class RunOptions:
     into: dict[str, Any] | None = None
     """With ``as_json``: fill this document (a fix nested in its parent's) instead of
     printing one."""
+    keep_on_verify_fail: bool = False
+    """Keep a step whose verification failed instead of rolling the plan back."""
 
 
 def interrupted(message: str) -> AnnaError:
@@ -192,7 +194,8 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
     if consoles.interactive and not opts.as_json:
         prompter = confirm.TerminalPrompter(consoles.err)
     approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
-    events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json)
+    events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json,
+                             keep_on_verify_fail=opts.keep_on_verify_fail)
     return _report(flow, consoles, prepared, record, events, opts)
 
 
@@ -237,7 +240,8 @@ def _dry_run(flow: Flow, consoles: Consoles, prepared: Prepared, req: confirm.Re
 
 
 def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confirm.Approval,
-            *, show: bool) -> tuple[list[ExecEvent], PlanRecord]:
+            *, show: bool, keep_on_verify_fail: bool = False
+            ) -> tuple[list[ExecEvent], PlanRecord]:
     """Execute with live progress; Ctrl-C asks the daemon to stop and roll back (exit 130)."""
     from annactl.ui import render
 
@@ -245,7 +249,7 @@ def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confir
     lines = render.OutputLines()
     streamed: set[str | None] = set()
     try:
-        for event in flow.execute(prepared, approval):
+        for event in flow.execute(prepared, approval, keep_on_verify_fail=keep_on_verify_fail):
             events.append(event)
             if not show:
                 continue
@@ -293,6 +297,9 @@ def _report(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanReco
                "record": record.model_dump(mode="json")}
     else:
         consoles.out.print(render.result_view(record))
+    if str(record.status) == "succeeded":
+        # before the evaluation: a lock-out guard's clock is running
+        offer_confirm(flow, consoles, prepared.plan_id, opts)
     status = int(exit_status_for_plan(str(record.status)))
     if after_execution(flow, consoles, prepared, record, opts, doc):
         status = run_fix(flow, consoles, opts, status, doc)
@@ -338,6 +345,14 @@ def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
         return status
     # a fix that answers without steps (the model says it cannot) fixes nothing
     return fixed if prepared.annotated.steps else status
+
+
+def offer_confirm(flow: Flow, consoles: Consoles, plan_id: str, opts: RunOptions) -> None:
+    """After a plan the lock-out guard armed: say so and offer the confirmation."""
+    from annactl.commands.confirm import offer
+
+    if not opts.as_json:
+        offer(flow, consoles, plan_id)
 
 
 def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:

@@ -139,7 +139,8 @@ class Flow:
                                                       session=session_env()).results)
         return prepared.checks
 
-    def execute(self, prepared: Prepared, approval: Approval) -> Iterator[ExecEvent]:
+    def execute(self, prepared: Prepared, approval: Approval, *,
+                keep_on_verify_fail: bool = False) -> Iterator[ExecEvent]:
         """Execute exactly the plan shown (by digest) with the approval given.
 
         Refusals raise here. The events follow the plan to its end even if the daemon
@@ -150,7 +151,8 @@ class Flow:
         stream = self.daemon.execute(prepared.plan_id, prepared.digest,
                                      confirmed=approval.confirmed,
                                      high_confirmed=approval.high_confirmed,
-                                     session=session_env(), confirm_word=approval.word)
+                                     session=session_env(), confirm_word=approval.word,
+                                     keep_on_verify_fail=keep_on_verify_fail)
         follower = Follower(self.daemon, prepared, wait_s=self.settings.reconnect_wait_s)
         self._followed[prepared.plan_id] = follower
         return _followed(follower, stream)

@@ -139,6 +139,12 @@ def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
     flow, _ = _flow()
     record = flow.record(plan_id)
     _something_to_undo(record)
+    if not as_json:
+        for snap in record.snapshots:
+            if snap.undo:  # offered, never run by Anna: it reverts more than this plan
+                consoles.err.print(f"A {snap.tool} snapshot pair also covers this plan: "
+                                   f"`{snap.undo}` reverts everything changed on that "
+                                   "volume in between (not only this plan).", markup=False)
     req = confirm.rollback_requirement(record.annotated)
     granted = confirm.by_flags(req, yes=yes, allow_high=allow_high)
     if granted is None:

@@ -176,8 +176,8 @@ class DaemonClient:
             self._call("POST", _plan_path(Route.CHECKS, plan_id), body, timeout=LONG_TIMEOUT))
 
     def execute(self, plan_id: str, digest: str, *, confirmed: bool, high_confirmed: bool,
-                session: SessionEnv | None = None, confirm_word: str | None = None
-                ) -> Iterator[ExecEvent]:
+                session: SessionEnv | None = None, confirm_word: str | None = None,
+                keep_on_verify_fail: bool = False) -> Iterator[ExecEvent]:
         """``POST /v1/plans/{id}/execute``: yields events until the plan finishes.
 
         ``confirm_word``: for a HIGH plan, the word the person typed (the daemon compares it
@@ -190,6 +190,8 @@ class DaemonClient:
                                 "high_confirmed": high_confirmed, "session": _session(session)}
         if confirm_word is not None:
             body["confirm_word"] = confirm_word
+        if keep_on_verify_fail:
+            body["keep_on_verify_fail"] = True
         # no read timeout: a step may run for minutes without printing anything
         conn, response = self._send("POST", _plan_path(Route.EXECUTE, plan_id), body,
                                     timeout=None)
@@ -201,6 +203,14 @@ class DaemonClient:
 
         return PlanRecord.model_validate(
             self._call("POST", _plan_path(Route.CANCEL, plan_id), timeout=LONG_TIMEOUT))
+
+    def confirm(self, plan_id: str) -> PlanRecord:
+        """``POST /v1/plans/{id}/confirm``: keep a plan the lock-out guard armed. Every call
+        is a connection of its own, made now: what the daemon asks for."""
+        from anna_common.protocol import PlanRecord, Route
+
+        return PlanRecord.model_validate(
+            self._call("POST", _plan_path(Route.CONFIRM, plan_id)))
 
     def get_plan(self, plan_id: str) -> PlanRecord:
         """``GET /v1/plans/{id}``."""

@@ -220,6 +220,7 @@ class ReplSession:
     def _run(self, prepared: Prepared, *, confirmed: bool) -> None:
         """Confirm by tier (``ok`` counts as the one confirmation) and execute."""
         from annactl.commands import ask as cmd_ask
+        from annactl.commands.loop import after_execution
         from annactl.ui import render
 
         req = confirm.requirement(prepared.annotated)
@@ -229,8 +230,9 @@ class ReplSession:
         approval = confirm.ask(req, prompter, already_confirmed=confirmed)
         _, record = cmd_ask.execute(self.flow, self.consoles, prepared, approval, show=True)
         self.consoles.out.print(render.result_view(record))
-        from annactl.commands.loop import after_execution
-
+        if str(record.status) == "succeeded":  # a guarded plan: say so, offer the confirm
+            cmd_ask.offer_confirm(self.flow, self.consoles, prepared.plan_id,
+                                  cmd_ask.RunOptions())
         # the REPL never fixes on its own: the person types `fix`
         after_execution(self.flow, self.consoles, prepared, record, self._options(prepared), None)
         self._note_result()

@@ -327,12 +327,39 @@ def undo_table(undo: list[UndoResult]) -> Table:
     return table
 
 
+def aftercare_lines(record: PlanRecord) -> list[RenderableType]:
+    """Verification, the lock-out guard and machine snapshots of a run, one line each."""
+    lines: list[RenderableType] = []
+    for item in record.verify:
+        if item.status == "passed":
+            continue
+        style = "red" if item.status == "failed" else "yellow"
+        lines.append(Text(f"verify {item.status}: ", style=style) + inert_text(
+            f"{item.step_id}: {item.kind} {item.target}: expected {item.expected}, found "
+            f"{item.found}", max_chars=400))
+    passed = sum(1 for v in record.verify if v.status == "passed")
+    if passed:
+        lines.append(Text(f"verified: {passed} postcondition(s) hold", style="green"))
+    guard = record.guard
+    if guard is not None:
+        lines.append(Text(f"lock-out guard {guard.state}: ", style="bold yellow") +
+                     inert_text(guard.message or "; ".join(guard.reasons[:3]), max_chars=300))
+    for snap in record.snapshots:
+        line = Text(f"{snap.tool} snapshot {snap.pre or '?'}..{snap.post or '?'} ", style="dim")
+        if snap.undo:
+            line.append("(plan-level undo, reverts everything changed since: "
+                        f"{snap.undo})", style="dim")
+        lines.append(line)
+    return lines
+
+
 def result_view(record: PlanRecord) -> Group:
     """The outcome of a plan, with the rollback hint where one applies."""
     parts: list[RenderableType] = [Text("Result: ", style="bold") + status_text(record.status)]
     if record.error is not None:
         parts.append(Text(f"{record.error.code}: ", style="red") +
                      inert_text(record.error.message, max_chars=500))
+    parts += aftercare_lines(record)
     if record.undo:
         parts.append(undo_table(record.undo))
     undone = bool(record.undo) and all(u.ok for u in record.undo)

@@ -10,5 +10,6 @@ STATUS_STYLE = {"succeeded": "green", "failed": "red", "rolled_back": "yellow",
                 "rollback_failed": "bold red", "interrupted": "magenta", "running": "cyan",
                 "submitted": "blue", "rolling_back": "yellow", "pending": "dim",
                 "answered": "green", "dry_run": "blue", "refused": "yellow",
-                "skipped": "dim", "undone": "yellow", "undo_failed": "bold red"}
+                "skipped": "dim", "undone": "yellow", "undo_failed": "bold red",
+                "verify_failed": "bold red"}
 """Colours of plan and step states (one set of states: the journal's)."""

@@ -11,7 +11,7 @@ from starlette.requests import ClientDisconnect
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.protocol import SESSION_HEADER, SessionEnv
-from annad.peer import PEER_KEY, Peer
+from annad.peer import CONNECTION_KEY, PEER_KEY, Peer
 from annad.service import PlanService
 
 MAX_SESSION_HEADER = 8192
@@ -28,6 +28,12 @@ def get_peer(request: Request) -> Peer | None:
     """The caller as ``SO_PEERCRED`` reported it when the connection was made."""
     peer = getattr(request.state, PEER_KEY, None)
     return peer if isinstance(peer, Peer) else None
+
+
+def get_connection(request: Request) -> int | None:
+    """The number of the connection this request came on (None when unknown)."""
+    number = getattr(request.state, CONNECTION_KEY, None)
+    return number if isinstance(number, int) else None
 
 
 def get_session(
@@ -63,6 +69,8 @@ ServiceDep = Annotated[PlanService, Depends(get_service)]
 """The PlanService."""
 PeerDep = Annotated[Peer | None, Depends(get_peer)]
 """The kernel-reported caller."""
+ConnectionDep = Annotated[int | None, Depends(get_connection)]
+"""The number of the request's connection (see :data:`annad.peer.CONNECTION_KEY`)."""
 SessionDep = Annotated[SessionEnv | None, Depends(get_session)]
 """The caller's session environment, if sent."""
 JsonDep = Annotated[Any, Depends(get_json)]

@@ -1,4 +1,4 @@
-"""Routes: submit, list, show, checks, execute (NDJSON stream), cancel, rollback."""
+"""Routes: submit, list, show, checks, execute (NDJSON stream), cancel, rollback, confirm."""
 
 from __future__ import annotations
 
@@ -19,7 +19,7 @@ from anna_common.protocol import (
     Route,
     SubmitResponse,
 )
-from annad.api.deps import JsonDep, PeerDep, ServiceDep
+from annad.api.deps import ConnectionDep, JsonDep, PeerDep, ServiceDep
 
 router = APIRouter()
 
@@ -97,6 +97,13 @@ def rollback(service: ServiceDep, peer: PeerDep, plan_id: str,
 def dry_run(service: ServiceDep, peer: PeerDep, plan_id: str) -> PlanRecord:
     """Record a submitted plan as a dry run: shown, checks run, nothing executed."""
     return service.mark_dry_run(peer, plan_id)
+
+
+@router.post(Route.CONFIRM)
+def confirm(service: ServiceDep, peer: PeerDep, connection: ConnectionDep,
+            plan_id: str) -> PlanRecord:
+    """Keep a plan the lock-out guard armed (only from a connection made after it ended)."""
+    return service.confirm(peer, plan_id, connection)
 
 
 @router.post(Route.GC)

@@ -15,7 +15,7 @@ if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
 
 STEP_ICONS = {"pending": "·", "running": "▶", "succeeded": "✔", "failed": "✘", "skipped": "–",
-              "undone": "↶", "undo_failed": "!"}
+              "undone": "↶", "undo_failed": "!", "verify_failed": "✘"}
 """The mark shown before a step in the progress view."""
 
 
