@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from anna_common.plan import ActionPlan
+    from anna_common.preview import PlanPreview
     from anna_common.protocol import (
         AuditReport,
         ChecksResponse,
@@ -205,6 +206,14 @@ class DaemonClient:
         from anna_common.protocol import PlanRecord, Route
 
         return PlanRecord.model_validate(self._call("GET", _plan_path(Route.PLAN, plan_id)))
+
+    def preview(self, plan_id: str) -> PlanPreview:
+        """``GET /v1/plans/{id}/preview``: what each step will do."""
+        from anna_common.preview import PlanPreview
+        from anna_common.protocol import Route
+
+        return PlanPreview.model_validate(
+            self._call("GET", _plan_path(Route.PREVIEW, plan_id), timeout=LONG_TIMEOUT))
 
     def list_plans(self) -> PlanList:
         """``GET /v1/plans``."""

@@ -405,6 +405,14 @@ class Journal:
                                    (plan_id, kind)).fetchone()
         return None if row is None or row[0] is None else float(row[0])
 
+    def last_body(self, plan_id: str, kind: str) -> dict[str, Any] | None:
+        """The body of the newest event of this kind for this plan (previews), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT body FROM events WHERE plan_id=? AND kind=? "
+                                   "ORDER BY id DESC LIMIT 1", (plan_id, kind)).fetchone()
+        body = None if row is None else json.loads(row[0])
+        return body if isinstance(body, dict) else None
+
     def unfinished(self) -> list[str]:
         """Plans marked running or rolling back (after a failed :meth:`recover`)."""
         with self._lock:

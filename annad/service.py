@@ -51,6 +51,7 @@ from annad import __version__, retention
 from annad.checks import run_checks
 from annad.journal import PlanRow, StateFull
 from annad.peer import Peer, authorised, served
+from annad.preview import engine
 from annad.records import bound_annotation, home_of, plan_record, plan_summary
 from annad.runs import RunManager
 from annad.telemetry.processes import for_caller
@@ -59,6 +60,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from anna_common.findings import AnnotatedPlan
+    from anna_common.preview import PlanPreview
     from anna_common.protocol import ExecuteRequest, RollbackRequest, RollbackResponse
     from anna_common.rules.base import AssessContext
     from annad.config import DaemonSettings
@@ -281,7 +283,8 @@ class PlanService:
         if result.plan is None or not result.ok:
             raise PlanError("the plan is not valid", code=ErrorCode.PLAN_INVALID,
                             detail={"findings": findings})
-        annotated = result.plan
+        annotated, warnings, preview = engine.at_submit(  # may raise tiers: before the seal
+            result.plan, result.warnings, owner=peer.uid, home=home, settings=self.settings)
         request = str(body.get("request", ""))[:MAX_REQUEST_TEXT]
         meta = SubmitRequest.model_validate({"plan": annotated.plan, "request": request,
                                              "source": body.get("source", "model")})
@@ -294,9 +297,16 @@ class PlanService:
                       request=meta.request, home=home, plan_json=plan_json,
                       annotated_json=annotated.model_dump_json(), error=None)
         self.journal.add_plan(row, [s.id for s in annotated.steps])
+        engine.store(self.journal, plan_id, preview)
         return SubmitResponse(plan_id=plan_id, digest=annotated.digest,
                               status=PlanStatus.SUBMITTED, annotated=annotated,
-                              warnings=result.warnings)
+                              warnings=warnings, preview=preview)
+
+    def preview(self, peer: Peer | None, plan_id: str) -> PlanPreview:
+        """``GET /v1/plans/{id}/preview``: the preview stored at submit (made now if none)."""
+        row, annotated = self._bound(self._owned(self._authorised(peer), plan_id))
+        return engine.stored_or_new(self.journal, annotated, plan_id=plan_id,
+                                    owner=row.caller_uid, home=row.home, settings=self.settings)
 
     def checks(self, peer: Peer | None, plan_id: str, request: ChecksRequest) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""

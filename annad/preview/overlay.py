@@ -42,6 +42,8 @@ class Limits:
     """Entries reported per step."""
     tmpfs_bytes: int = 256 * 1024 * 1024
     """Size of the tmpfs holding the upper layers."""
+    output_bytes: int = 8 * 1024
+    """Output kept per step (the tail)."""
     timeout_s: float = 20.0
     """Wall time of the whole run."""
 
@@ -58,14 +60,26 @@ class FileStep:
     """Runs as root in the real run (system scope)."""
 
 
+@dataclass(frozen=True, slots=True)
+class StepRun:
+    """One step's run over the overlay."""
+
+    exit_code: int
+    """Its exit status (negative: a signal)."""
+    entries: list[dict[str, Any]]
+    """Upper-layer entries new, changed or gone since the step before."""
+    output: str
+    """The tail of its output."""
+
+
 @dataclass(slots=True)
 class OverlayRun:
     """What the run produced."""
 
     overlays: list[str] = field(default_factory=list)
     """The overlaid directories, by index."""
-    steps: dict[int, tuple[int, list[dict[str, Any]]]] = field(default_factory=dict)
-    """Plan step index → (exit status, changed upper entries)."""
+    steps: dict[int, StepRun] = field(default_factory=dict)
+    """Plan step index → what its run left."""
     error: str | None = None
     """Why nothing ran (confinement refused, no directory to overlay)."""
     output: str = ""
@@ -128,7 +142,8 @@ def run(steps: list[FileStep], overlays: list[str], who: Who, *, limits: Limits,
     spec = {"steps": [_spec_step(s, who) for s in steps], "overlays": overlays,
             "userns": userns, "hide_run": any(s.system or who.uid == 0 for s in steps),
             "limits": {"file": limits.file_bytes, "total": limits.total_bytes,
-                       "entries": limits.entries, "tmpfs": limits.tmpfs_bytes}}
+                       "entries": limits.entries, "tmpfs": limits.tmpfs_bytes,
+                       "output": limits.output_bytes}}
     result, report = run_overlay(json.dumps(spec), timeout=limits.timeout_s,
                                  max_output=16 * 1024, python=python)
     out = OverlayRun(overlays=overlays, output=result.output)
@@ -141,7 +156,8 @@ def run(steps: list[FileStep], overlays: list[str], who: Who, *, limits: Limits,
         try:
             item = json.loads(line)
             position = int(item["step"])
-            out.steps[steps[position].index] = (int(item["exit"]), list(item["entries"]))
+            out.steps[steps[position].index] = StepRun(int(item["exit"]), list(item["entries"]),
+                                                       str(item.get("output", "")))
         except (ValueError, KeyError, IndexError, TypeError):
             out.error = "the preview report could not be read"
     return out

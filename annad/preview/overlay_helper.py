@@ -26,6 +26,7 @@ from __future__ import annotations
 import base64
 import json
 import os
+import select
 import stat
 import sys
 
@@ -103,11 +104,17 @@ def _drop(step: Step, userns: bool) -> None:
         ch._no_unix_sockets()
 
 
-def _run_step(step: Step, userns: bool, status_fd: int) -> int:
-    """Fork, drop, exec ``bash -c``; the exit status (negative: a signal)."""
+def _run_step(step: Step, userns: bool, status_fd: int, cap: int) -> tuple[int, bytes]:
+    """Fork, drop, exec ``bash -c``; the exit status (negative: a signal) and the tail of
+    its output. A background process that keeps the output open does not hold the run:
+    reading stops when the step itself has ended."""
+    out_r, out_w = os.pipe()
     child = os.fork()
     if child == 0:
         try:
+            os.close(out_r)
+            os.dup2(out_w, 1)
+            os.dup2(out_w, 2)
             _drop(step, userns)
             for signum in (ch.SIGPIPE, ch.SIGXFSZ, ch.SIGTERM, ch.SIGINT, ch.SIGHUP):
                 ch._default_signal(signum)
@@ -120,8 +127,28 @@ def _run_step(step: Step, userns: bool, status_fd: int) -> int:
         except BaseException as exc:  # noqa: BLE001 - the child must never return
             os.write(status_fd, f"E:{exc}".encode())
             os._exit(ch.EXIT_REFUSED)
-    _, status = os.waitpid(child, 0)
-    return os.waitstatus_to_exitcode(status)
+    os.close(out_w)
+    os.set_blocking(out_r, False)
+    tail = b""
+    status = None
+    while True:
+        ready, _, _ = select.select([out_r], [], [], 0.05)
+        chunk = b""
+        if ready:
+            try:
+                chunk = os.read(out_r, 65536)
+            except BlockingIOError:
+                chunk = b""
+            tail = (tail + chunk)[-cap:]
+        if status is None:
+            pid, raw = os.waitpid(child, os.WNOHANG)
+            status = raw if pid else None
+        if (ready and not chunk) or (status is not None and not ready):
+            break
+    if status is None:
+        _, status = os.waitpid(child, 0)
+    os.close(out_r)
+    return os.waitstatus_to_exitcode(status), tail
 
 
 class Walker:
@@ -200,8 +227,10 @@ def _init(spec: dict[str, object], steps: list[Step], walker: Walker, report_fd:
               None)
     os.write(status_fd, b"R")
     for index, step in enumerate(steps):
-        code = _run_step(step, bool(spec["userns"]), status_fd)
-        line = {"step": index, "exit": code, "entries": walker.walk()}
+        code, output = _run_step(step, bool(spec["userns"]), status_fd,
+                                 walker.limits["output"])
+        line = {"step": index, "exit": code, "entries": walker.walk(),
+                "output": output.decode("utf-8", "replace")}
         os.write(report_fd, json.dumps(line).encode() + b"\n")
         if code != 0:
             break
