@@ -24,6 +24,7 @@ FILE_TOOLS = frozenset({
     "printenv", "export", "set", "unset", "local", "read", "exit", "return", "mktemp",
 })
 """Programs whose only effects are on files (or nothing at all)."""
+_CODE_RUNNERS = frozenset({"bash", "sh", "dash", "eval"})
 _WHY = {
     "systemctl": "talks to systemd", "pacman": "installs packages", "yay": "installs packages",
     "paru": "installs packages", "curl": "uses the network", "wget": "uses the network",
@@ -57,7 +58,9 @@ def step_kind(command: str) -> StepKind:
         return StepKind("none", "the command could not be analysed")
     if not analysis.parse_ok:
         return StepKind("none", "the command does not parse")
-    programs: list[str | None] = [cmd.program for cmd in analysis.commands]
+    # a shell or eval handed code is judged by that code (its commands are in the list too)
+    programs: list[str | None] = [cmd.program for cmd in analysis.commands
+                                  if not (cmd.program in _CODE_RUNNERS and cmd.code)]
     try:
         if any(pacman_call(cmd) is not None for cmd in analysis.commands):
             if set(programs) - {"pacman"}:
