@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from anna_common.findings import AnnotatedPlan, Finding
+    from anna_common.preview import PlanPreview
     from anna_common.protocol import (
         CheckResult,
         ExecEvent,
@@ -59,9 +60,13 @@ class Prepared:
     """Outcomes of the read-only checks, once run."""
     outcome: PlanOutcome | None = None
     """The planner's report (model calls, repairs, template), when a model or template made it."""
+    preview: PlanPreview | None = None
+    """What each step will do, as the daemon previewed it (None: no preview was made)."""
 
     def summary_json(self) -> dict[str, Any]:
         """The JSON every command prints for a plan: ``plan_id``, ``status``, plan, findings."""
+        from annactl.ui.render_preview import preview_json
+
         data: dict[str, Any] = {
             "plan_id": self.plan_id,
             "status": "submitted",
@@ -72,6 +77,7 @@ class Prepared:
             "findings": [],
             "warnings": [w.model_dump(mode="json") for w in self.warnings],
             "checks": [c.model_dump(mode="json") for c in self.checks],
+            "preview": preview_json(self.preview, self.annotated.steps),  # one per step
             "model_calls": 0,
             "repairs": 0,
             "template": None,
@@ -167,13 +173,14 @@ class Flow:
         response = self.daemon.submit(plan, request=request, source=source)
         return Prepared(plan_id=response.plan_id, digest=response.digest,
                         annotated=response.annotated, source=source, request=request,
-                        warnings=list(response.warnings))
+                        warnings=list(response.warnings), preview=response.preview)
 
     def stored(self, plan_id: str) -> Prepared:
         """A plan the daemon already holds (``apply ID``, ``tui --plan ID``)."""
         record = self.daemon.get_plan(plan_id)
         return Prepared(plan_id=record.plan_id, digest=record.digest,
-                        annotated=record.annotated, source="stored", request=record.request)
+                        annotated=record.annotated, source="stored", request=record.request,
+                        preview=self.daemon.preview(plan_id) if record.annotated.steps else None)
 
     def run_checks(self, prepared: Prepared) -> list[CheckResult]:
         """Run the plan's read-only checks (the daemon refuses any that are not)."""

@@ -152,6 +152,7 @@ class ReplSession:
 
     def _plan(self, request: str, *, run: bool) -> None:
         from annactl import cmd_ask, render
+        from annactl.ui.render_preview import preview_view
         from annactl.memory import Memory
 
         if not request:
@@ -175,6 +176,8 @@ class ReplSession:
         self.consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
                                                  warnings=prepared.warnings,
                                                  plan_id=prepared.plan_id))
+        if prepared.annotated.steps and prepared.preview is not None:
+            self.consoles.out.print(preview_view(prepared.preview, prepared.annotated.steps))
         if prepared.annotated.steps:
             self.consoles.out.print("Type ok to run it.", style="dim", markup=False)
 
@@ -186,8 +189,11 @@ class ReplSession:
     def _apply_stored(self, plan_id: str) -> None:
         prepared = self.flow.stored(plan_id)
         from annactl import render
+        from annactl.ui.render_preview import preview_view
 
         self.consoles.out.print(render.plan_view(prepared.annotated, plan_id=plan_id))
+        if prepared.annotated.steps and prepared.preview is not None:
+            self.consoles.out.print(preview_view(prepared.preview, prepared.annotated.steps))
         self.last = prepared
         self._run(prepared, confirmed=False)
 
