@@ -152,8 +152,8 @@ class ReplSession:
 
     def _plan(self, request: str, *, run: bool) -> None:
         from annactl import cmd_ask, render
-        from annactl.ui.render_preview import preview_view
         from annactl.memory import Memory
+        from annactl.ui.render_preview import preview_view
 
         if not request:
             raise UsageError("say what you want planned")

@@ -124,7 +124,8 @@ def preview_view(preview: PlanPreview | None, steps: list[AnnotatedStep]) -> Ren
     return text
 
 
-def preview_json(preview: PlanPreview | None, steps: list[AnnotatedStep]) -> list[dict[str, object]]:
+def preview_json(preview: PlanPreview | None, steps: list[AnnotatedStep]
+                 ) -> list[dict[str, object]]:
     """``--json``: one ``preview`` object per step (``kind: none`` when there is none)."""
     by_index = dict(enumerate(preview.steps)) if preview is not None else {}
     out: list[dict[str, object]] = []

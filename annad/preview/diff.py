@@ -16,6 +16,7 @@ import posixpath
 import pwd
 import stat
 from dataclasses import dataclass
+from pathlib import Path
 from typing import Any
 
 from anna_common.preview import FileChange
@@ -50,14 +51,13 @@ def real_state(path: str) -> State:
         info = os.lstat(path)
     except OSError:
         return State()
-    mode = stat.S_IMODE(info.st_mode)
-    base = {"mode": mode, "uid": info.st_uid, "gid": info.st_gid, "size": info.st_size}
+    meta = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid, info.st_size)
     if stat.S_ISLNK(info.st_mode):
-        return State("l", link=os.readlink(path), **base)
+        return State("l", *meta, link=str(Path(path).readlink()))
     if stat.S_ISDIR(info.st_mode):
-        return State("d", **base)
+        return State("d", *meta)
     if not stat.S_ISREG(info.st_mode):
-        return State("x", **base)
+        return State("x", *meta)
     data = None
     if info.st_size <= READ_CAP:
         try:
@@ -68,7 +68,7 @@ def real_state(path: str) -> State:
                 os.close(fd)
         except OSError:
             data = None
-    return State("f", data=data, **base)
+    return State("f", *meta, data=data)
 
 
 def entry_state(entry: dict[str, Any], real: State) -> State:
@@ -78,14 +78,13 @@ def entry_state(entry: dict[str, Any], real: State) -> State:
         return real
     if kind == "w":
         return State()
-    base = {"mode": int(entry.get("mode", 0)), "uid": int(entry.get("uid", 0)),
-            "gid": int(entry.get("gid", 0)), "size": int(entry.get("size", 0))}
+    meta = (int(entry.get("mode", 0)), int(entry.get("uid", 0)), int(entry.get("gid", 0)),
+            int(entry.get("size", 0)))
     if kind == "f":
-        data = None if entry.get("truncated") else content(entry)
-        return State("f", data=data, **base)
+        return State("f", *meta, data=None if entry.get("truncated") else content(entry))
     if kind == "l":
-        return State("l", link=str(entry.get("link", "")), **base)
-    return State(kind if kind in ("d", "x") else "x", **base)
+        return State("l", *meta, link=str(entry.get("link", "")))
+    return State(kind if kind in ("d", "x") else "x", *meta)
 
 
 def _owner(uid: int, gid: int) -> str:
@@ -201,7 +200,7 @@ class Tracker:
         """An opaque directory replaced a real one: its real entries are gone."""
         kept = {self.path_of(e) for e in entries}
         try:
-            names = sorted(os.listdir(path))
+            names = sorted(child.name for child in Path(path).iterdir())
         except OSError:
             return []
         out = []

@@ -31,8 +31,8 @@ if TYPE_CHECKING:
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
     from annad.config import DaemonSettings
+    from annad.executor import Who
     from annad.journal import Journal
-    from annad.records import Who
 
 log = logging.getLogger(__name__)
 
@@ -82,7 +82,7 @@ def _plan_step(index: int, step: AnnotatedStep, who: Who, options: Options,
                pending: _Pending) -> StepPreview:
     """The step's preview where it needs no overlay; queue it for the overlay otherwise."""
     kind = step_kind(step.command)
-    preview = StepPreview(step_id=step.id, kind=kind.kind, reason=kind.reason)  # type: ignore[arg-type]
+    preview = StepPreview(step_id=step.id, kind=kind.kind, reason=kind.reason)
     system = step.scope == Scope.SYSTEM
     if system and options.user_mode and kind.kind != "none":
         return StepPreview(step_id=step.id, kind="none", reason="needs root: the per-user "

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from anna_common.preview import PreviewKind
 from anna_common.shell import analyse
 from annad.backup import BackupRefused
 from annad.prestate import pacman_call, unit_calls
@@ -37,7 +38,7 @@ _WHY = {
 class StepKind:
     """How one step is previewed."""
 
-    kind: str
+    kind: PreviewKind
     """``files``, ``packages``, ``units`` or ``none``."""
     reason: str | None = None
     """For ``none``: why."""
@@ -54,7 +55,7 @@ def step_kind(command: str) -> StepKind:
     """The preview kind of ``command`` (never raises)."""
     try:
         analysis = analyse(command)
-    except Exception:  # noqa: BLE001 - an analyser failure means "no preview", not a crash
+    except Exception:
         return StepKind("none", "the command could not be analysed")
     if not analysis.parse_ok:
         return StepKind("none", "the command does not parse")

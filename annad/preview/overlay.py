@@ -15,6 +15,7 @@ import json
 import os
 import posixpath
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from annad.backup import BackupRefused
@@ -22,7 +23,7 @@ from annad.runner import run_overlay, step_environment, sudo_shims
 from annad.targets import snapshot_targets
 
 if TYPE_CHECKING:
-    from annad.records import Who
+    from annad.executor import Who
 
 UNPREVIEWABLE = ("/proc", "/sys", "/dev", "/run")
 """Kernel, device and runtime trees: never overlaid (a preview there would mean nothing)."""
@@ -118,7 +119,7 @@ def reduce_dirs(dirs: list[str]) -> list[str]:
         outer = next((k for k in kept if directory.startswith(k.rstrip("/") + "/")), None)
         if outer is None:
             kept.append(directory)
-        elif os.stat(outer).st_dev != os.stat(directory).st_dev:
+        elif Path(outer).stat().st_dev != Path(directory).stat().st_dev:
             raise BackupRefused(f"{directory} is a separate file system inside {outer}")
     return kept
 

@@ -21,9 +21,12 @@ When the helper ends, the namespace and with it the overlays and the tmpfs are g
 Any failure before the first step is reported as ``E:reason``; nothing falls back.
 """
 
+# ruff: noqa: PTH100, PTH101, PTH103, PTH116, PTH118, PTH120, PTH123 - no pathlib: start-up time
 from __future__ import annotations
 
 import base64
+import contextlib
+import ctypes
 import json
 import os
 import select
@@ -31,7 +34,7 @@ import stat
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from annad import confine_helper as ch  # noqa: E402 - the path above makes it importable
+from annad import confine_helper as ch
 
 MNT_DETACH = 2
 SCRATCH = "/dev/shm"
@@ -64,10 +67,10 @@ def _mounts(overlays: list[str], size: int, userns: bool) -> int:
         os.makedirs(upper)
         os.makedirs(work)
         info = os.stat(directory)
-        try:
-            os.chown(upper, info.st_uid, info.st_gid)  # the merged root shows the upper's
-        except OSError:
-            pass  # a user namespace cannot give it an unmapped owner
+        # the merged root shows the upper's owner (a user namespace cannot give it an
+        # unmapped one: it stays the owner's there)
+        with contextlib.suppress(OSError):
+            os.chown(upper, info.st_uid, info.st_gid)
         os.chmod(upper, stat.S_IMODE(info.st_mode))
         # in a user namespace overlayfs keeps its markers in user.* xattrs (userxattr)
         extra = ",userxattr" if userns else ""
@@ -97,7 +100,7 @@ def _drop(step: Step, userns: bool) -> None:
     header = ch._CapHeader(version=ch.LINUX_CAPABILITY_VERSION_3, pid=0)
     data = (ch._CapData * 2)()
     data[0].effective = data[0].permitted = mask
-    ch._check(ch._libc.capset(ch.ctypes.byref(header), ch.ctypes.byref(data)), "capabilities")
+    ch._check(ch._libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
     if os.getuid() != step.uid:
         raise ch.Refused("could not switch to the step's identity")
     if step.uid == 0:
@@ -124,7 +127,7 @@ def _run_step(step: Step, userns: bool, status_fd: int, cap: int) -> tuple[int, 
                 os.chdir("/")
             os.execve(ch.BASH, [ch.BASH, "--noprofile", "--norc", "-c", step.command],  # noqa: S606
                       step.env)
-        except BaseException as exc:  # noqa: BLE001 - the child must never return
+        except BaseException as exc:
             os.write(status_fd, f"E:{exc}".encode())
             os._exit(ch.EXIT_REFUSED)
     os.close(out_w)

@@ -18,6 +18,7 @@ import shlex
 import shutil
 import tempfile
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.preview import FileChange, ValidatorResult
@@ -103,7 +104,9 @@ def _run_one(validator: Validator, program: str, path: str, data: bytes, identit
              *, root_read: bool, python: str | None) -> ValidatorResult:
     """Write the previewed copy to a private directory and run the validator on it."""
     with tempfile.TemporaryDirectory(prefix="anna-validate-") as tmp:
-        os.chmod(tmp, 0o755)  # noqa: PTH101 - the confined validator (maybe not root) reads it
+        # the confined validator may be the owner, not root: it must reach the copy (which
+        # holds only what the preview shows the person anyway)
+        Path(tmp).chmod(0o755)
         copy = posixpath.join(tmp, posixpath.basename(path))
         fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
         try:

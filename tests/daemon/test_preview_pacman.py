@@ -19,17 +19,7 @@ from anna_common.validate import validate
 from annad.preview import engine
 from annad.records import who_of
 from tests.daemonfix import make_plan
-from tests.pacmanfix import (  # noqa: F401 - fixtures
-    IS_ROOT,
-    LocalRepo,
-    PacmanRoot,
-    PkgSpec,
-    hello_package,
-    local_repo,
-    package_builder,
-    pacman_root,
-    synced_root,
-)
+from tests.pacmanfix import HAVE_PACMAN, IS_ROOT, LocalRepo, PacmanRoot, PkgSpec
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -37,6 +27,7 @@ if TYPE_CHECKING:
     from anna_common.preview import StepPreview
 
 pytestmark = [pytest.mark.pacman,
+              pytest.mark.skipif(not HAVE_PACMAN, reason="pacman tools missing"),
               pytest.mark.skipif(not IS_ROOT, reason="pacman -Sy and overlays need root")]
 APP = PkgSpec(name="annatest-app", version="2.0", depends=("annatest-hello",))
 
@@ -51,12 +42,15 @@ def _hash(root: Path) -> str:
 
 
 @pytest.fixture
-def app_root(synced_root: PacmanRoot, local_repo: LocalRepo,
-             package_builder: Callable[[PkgSpec], Path]) -> PacmanRoot:
-    """The synced scratch root whose repository also holds ``annatest-app`` (needs hello)."""
-    local_repo.add([package_builder(APP)])
-    synced_root.sync()
-    return synced_root
+def app_root(pacman_root: PacmanRoot, package_builder: Callable[[PkgSpec], Path],
+             tmp_path: Path) -> PacmanRoot:
+    """A synced scratch root whose repository holds ``annatest-app`` and the
+    ``annatest-hello`` it depends on."""
+    repo = LocalRepo.create(tmp_path / "repo", [package_builder(PkgSpec()),
+                                                package_builder(APP)])
+    pacman_root.add_repo(repo)
+    pacman_root.sync()
+    return pacman_root
 
 
 def _preview(command: str) -> StepPreview:

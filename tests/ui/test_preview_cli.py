@@ -15,8 +15,14 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from rich.console import Console
 
-from anna_common.preview import FileChange, PackageChange, PlanPreview, StepPreview, UnitChange
-from anna_common.preview import ValidatorResult
+from anna_common.preview import (
+    FileChange,
+    PackageChange,
+    PlanPreview,
+    StepPreview,
+    UnitChange,
+    ValidatorResult,
+)
 from annactl.cmd_flow import Prepared
 from annactl.tui.app import AnnaTui, Source
 from annactl.tui.screens.approval import ApprovalScreen
