@@ -15,7 +15,8 @@ from dataclasses import dataclass
 from anna_common.preview import PreviewKind
 from anna_common.shell import analyse
 from annad.backup import BackupRefused
-from annad.prestate import pacman_call, unit_calls
+from annad.prestate import pacman_call
+from annad.preview.systemd import unit_calls
 
 FILE_TOOLS = frozenset({
     "sed", "tee", "cp", "mv", "ln", "rm", "rmdir", "mkdir", "chmod", "chown", "chgrp",
@@ -45,10 +46,7 @@ class StepKind:
 
 
 def _unit_kind(command: str) -> bool:
-    try:
-        return any(unit_calls(cmd) is not None for cmd in analyse(command).commands)
-    except BackupRefused:
-        return False
+    return bool(unit_calls(command))
 
 
 def step_kind(command: str) -> StepKind:

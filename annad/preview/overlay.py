@@ -141,7 +141,8 @@ def run(steps: list[FileStep], overlays: list[str], who: Who, *, limits: Limits,
     """Run ``steps`` in order over overlays of ``overlays``; never raises."""
     userns = os.geteuid() != 0
     spec = {"steps": [_spec_step(s, who) for s in steps], "overlays": overlays,
-            "userns": userns, "hide_run": any(s.system or who.uid == 0 for s in steps),
+            # /run (system and session buses, sockets) is hidden from every previewed step
+            "userns": userns, "hide_run": True,
             "limits": {"file": limits.file_bytes, "total": limits.total_bytes,
                        "entries": limits.entries, "tmpfs": limits.tmpfs_bytes,
                        "output": limits.output_bytes}}

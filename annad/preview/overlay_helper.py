@@ -12,7 +12,8 @@ network, IPC, UTS and PID namespaces; every mount read-only, nosuid, nodev; a mi
    descriptor to it), so a step cannot write its own "preview" into the upper layer;
 3. runs the steps in order, each as the identity its real run would have — root keeps only
    the file capabilities (chown, dac_override, fowner, fsetid), so ``chown``/``install -o``
-   and edits of root's files behave as they will; the owner's steps keep nothing — and stops
+   and edits of root's files behave as they will; the owner's steps keep nothing — with
+   ``/run`` hidden and no Unix socket for anyone (these steps were not approved), and stops
    at the first that fails;
 4. after each step walks the upper layers and writes what changed (created, modified and
    deleted entries, capped contents) as one JSON line to REPORT_FD (a memfd of the daemon).
@@ -103,8 +104,10 @@ def _drop(step: Step, userns: bool) -> None:
     ch._check(ch._libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
     if os.getuid() != step.uid:
         raise ch.Refused("could not switch to the step's identity")
-    if step.uid == 0:
-        ch._no_unix_sockets()
+    # Unlike a check, a previewed step was never proven harmless (``sed`` runs ``e`` commands,
+    # ``awk`` has system()): for every identity, no Unix socket (the session bus, an agent, a
+    # root server would act outside the namespace) and no /run (hidden by the spec).
+    ch._no_unix_sockets()
 
 
 def _run_step(step: Step, userns: bool, status_fd: int, cap: int) -> tuple[int, bytes]:

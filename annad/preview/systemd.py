@@ -19,8 +19,9 @@ from annad.runner import run_argv
 
 ENABLEMENT = frozenset({"enable", "disable", "reenable", "mask", "unmask"})
 """Verbs whose effect ``systemctl --root`` can apply offline."""
-_ACTIVE_AFTER = {"start": "active", "restart": "active", "try-restart": "active",
-                 "reload-or-restart": "active", "stop": "inactive"}
+_ACTIVE_AFTER = {"start": "active", "restart": "active (restarted)",
+                 "try-restart": "active (restarted)", "reload": "active (reloaded)",
+                 "reload-or-restart": "active (reloaded)", "stop": "inactive"}
 _VERBS = ENABLEMENT | set(_ACTIVE_AFTER)
 _VALUE_OPTS = frozenset({"-t", "--type", "-s", "--signal", "-H", "--host", "-M", "--machine",
                          "-o", "--output", "--job-mode", "--root"})

@@ -60,7 +60,7 @@ _RULES: tuple[tuple[str, Validator], ...] = (
     ("*/fstab", _FSTAB),
     ("*/.bashrc", _BASH), ("*/.bash_profile", _BASH), ("*/.profile", _BASH),
     ("*/bash.bashrc", _BASH), ("/etc/profile", _BASH), ("/etc/profile.d/*.sh", _BASH),
-    ("*/nginx.conf", _NGINX), ("*/mkinitcpio.conf", _MKINITCPIO),
+    ("*/nginx.conf", _NGINX), ("/etc/mkinitcpio.conf", _MKINITCPIO),
 )
 
 
@@ -89,9 +89,15 @@ def validate(changes: list[FileChange], contents: dict[str, bytes], identity: Id
             continue
         program = _which(validator.program, extra_path)
         data = contents.get(item.path)
+        if validator is _MKINITCPIO and not root_read:
+            # sourcing runs the file's code: only as capless, socketless root, never as a
+            # user whose session bus would be in reach
+            program = None
         if program is None or data is None:
-            why = f"{validator.program} is not installed" if program is None else \
-                "the previewed content is too large or unreadable to check"
+            why = "the previewed content is too large or unreadable to check"
+            if program is None:
+                why = "sourced only by the system daemon" if validator is _MKINITCPIO else \
+                    f"{validator.program} is not installed"
             results.append(ValidatorResult(name=validator.name, target=item.path,
                                            verdict="not checked", output=why))
             continue

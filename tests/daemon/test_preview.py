@@ -9,6 +9,8 @@ from __future__ import annotations
 import hashlib
 import os
 import shutil
+import socket
+import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -19,11 +21,13 @@ from anna_common.preview import PlanPreview
 from anna_common.protocol import SessionEnv
 from anna_common.rules.base import AssessContext
 from anna_common.validate import validate
-from annad.preview import engine
+from annad.preview import engine, overlay
 from annad.records import who_of
 from tests.daemonfix import make_plan
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from anna_common.findings import AnnotatedPlan
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="builds namespaces and overlays as root")
@@ -260,3 +264,47 @@ def test_systemctl_start_uses_the_verb() -> None:
     preview = preview_of(annotated([("s1", "systemctl start anna-nonexistent.service", "MEDIUM")]))
     [unit] = preview.steps[0].units
     assert unit.after.endswith("active") and not unit.after.endswith("inactive")
+
+
+# --------------------------------------------------------------------------- the wall
+
+
+@pytest.fixture
+def open_dir() -> Iterator[Path]:
+    """A directory everyone may enter (so only the confinement can stop a connect)."""
+    base = Path(tempfile.mkdtemp(prefix="anna-preview-wall-"))
+    base.chmod(0o755)
+    (base / "w").mkdir(mode=0o777)
+    (base / "w").chmod(0o777)
+    try:
+        yield base
+    finally:
+        shutil.rmtree(base)
+
+
+@pytest.mark.parametrize("system", [True, False], ids=["root-step", "owner-step"])
+def test_previewed_steps_reach_no_unix_socket_and_no_run(open_dir: Path, system: bool) -> None:
+    sock_path = open_dir / "s.sock"
+    server = socket.socket(socket.AF_UNIX)
+    server.bind(str(sock_path))
+    sock_path.chmod(0o777)
+    server.listen()
+    server.setblocking(False)
+    probe = open_dir / "probe.py"
+    probe.write_text("import socket, sys\ntry:\n    socket.socket(socket.AF_UNIX).connect(sys.argv[1])\n"
+                     "    print('CONNECTED')\nexcept OSError as exc:\n    print('refused', exc)\n")
+    command = (f"python3 {probe} {sock_path}; ls -A /run | wc -l; "
+               f"echo done > {open_dir}/w/out")
+    who = who_of(0 if system else 65534, str(open_dir / "w"), SessionEnv())
+    run = overlay.run([overlay.FileStep(0, command, system)], [str(open_dir / "w")], who,
+                      limits=overlay.Limits())
+    try:
+        assert run.error is None, run.error
+        result = run.steps[0]
+        assert "refused" in result.output and "CONNECTED" not in result.output, result.output
+        assert result.output.splitlines()[1].strip() == "0", "/run is hidden"
+        with pytest.raises(BlockingIOError):
+            server.accept()
+        assert not (open_dir / "w/out").exists()
+    finally:
+        server.close()
