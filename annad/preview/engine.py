@@ -92,7 +92,10 @@ def _plan_step(index: int, step: AnnotatedStep, who: Who, options: Options,
             pending.dirs += overlay.overlay_dirs(step.command, home=who.home, system=system)
         except BackupRefused as exc:
             return StepPreview(step_id=step.id, kind="none", reason=f"no preview: {exc}")
-        pending.steps.append(overlay.FileStep(index, step.command, system))
+        checks = [(path, command) for path in overlay.write_paths(
+            step.command, home=who.home, system=system)
+            if (command := validators.in_overlay(path, options.validator_path)) is not None]
+        pending.steps.append(overlay.FileStep(index, step.command, system, checks))
     elif kind.kind == "packages":
         try:
             preview.packages = pacman.preview(step.command, who.identity(),
@@ -149,7 +152,7 @@ def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: 
         preview.validators = validators.validate(
             preview.files, contents, who.identity(),
             root_read=step.system and not options.user_mode,
-            extra_path=options.validator_path, python=options.python)
+            extra_path=options.validator_path, python=options.python, ran=result.validators)
 
 
 def raise_failed(annotated: AnnotatedPlan, preview: PlanPreview

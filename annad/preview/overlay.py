@@ -49,7 +49,7 @@ class Limits:
     """Wall time of the whole run."""
 
 
-@dataclass(slots=True)
+@dataclass(frozen=True, slots=True)
 class FileStep:
     """One step to run over the overlay."""
 
@@ -59,6 +59,8 @@ class FileStep:
     """The command."""
     system: bool
     """Runs as root in the real run (system scope)."""
+    validate: list[tuple[str, str]] = field(default_factory=list)
+    """(real path, validator command) to run after the step on the previewed tree."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -71,6 +73,8 @@ class StepRun:
     """Upper-layer entries new, changed or gone since the step before."""
     output: str
     """The tail of its output."""
+    validators: dict[str, tuple[int, str]] = field(default_factory=dict)
+    """Real path → (exit status, output) of its validator, run on the previewed tree."""
 
 
 @dataclass(slots=True)
@@ -93,6 +97,12 @@ def _directory_for(path: str, *, inside: bool) -> str:
     while directory != "/" and not os.path.isdir(directory):  # noqa: PTH112
         directory = posixpath.dirname(directory)
     return directory
+
+
+def write_paths(command: str, *, home: str, system: bool) -> list[str]:
+    """The paths ``command`` writes, as the snapshots see them (raises BackupRefused)."""
+    targets, _ = snapshot_targets(command, home=home, cwd="/" if system else home)
+    return [t.path for t in targets]
 
 
 def overlay_dirs(command: str, *, home: str, system: bool) -> list[str]:
@@ -125,15 +135,17 @@ def reduce_dirs(dirs: list[str]) -> list[str]:
 
 
 def _spec_step(step: FileStep, who: Who) -> dict[str, Any]:
+    checks = [{"path": path, "command": command} for path, command in step.validate]
     if step.system:
         env = step_environment(None, who.session, home=who.home)
         env.update(sudo_shims())
         return {"command": step.command, "uid": 0, "gid": 0, "groups": "", "env": env,
-                "cwd": "/"}
+                "cwd": "/", "validate": checks}
     env = step_environment(who.identity(), who.session)
     env.update(sudo_shims())
     return {"command": step.command, "uid": who.uid, "gid": who.gid,
-            "groups": ",".join(str(g) for g in who.groups), "env": env, "cwd": who.home}
+            "groups": ",".join(str(g) for g in who.groups), "env": env, "cwd": who.home,
+            "validate": checks}
 
 
 def run(steps: list[FileStep], overlays: list[str], who: Who, *, limits: Limits,
@@ -141,8 +153,7 @@ def run(steps: list[FileStep], overlays: list[str], who: Who, *, limits: Limits,
     """Run ``steps`` in order over overlays of ``overlays``; never raises."""
     userns = os.geteuid() != 0
     spec = {"steps": [_spec_step(s, who) for s in steps], "overlays": overlays,
-            # /run (system and session buses, sockets) is hidden from every previewed step
-            "userns": userns, "hide_run": True,
+            "userns": userns,
             "limits": {"file": limits.file_bytes, "total": limits.total_bytes,
                        "entries": limits.entries, "tmpfs": limits.tmpfs_bytes,
                        "output": limits.output_bytes}}
@@ -158,8 +169,10 @@ def run(steps: list[FileStep], overlays: list[str], who: Who, *, limits: Limits,
         try:
             item = json.loads(line)
             position = int(item["step"])
+            checks = {str(v["path"]): (int(v["exit"]), str(v["output"]))
+                      for v in item.get("validators", [])}
             out.steps[steps[position].index] = StepRun(int(item["exit"]), list(item["entries"]),
-                                                       str(item.get("output", "")))
+                                                       str(item.get("output", "")), checks)
         except (ValueError, KeyError, IndexError, TypeError):
             out.error = "the preview report could not be read"
     return out

@@ -57,6 +57,8 @@ class Step:
         self.groups = [int(g) for g in str(raw.get("groups", "")).split(",") if g]
         self.env = {str(k): str(v) for k, v in dict(raw.get("env", {})).items()}  # type: ignore[call-overload]
         self.cwd = str(raw.get("cwd", "/"))
+        self.checks = [(str(c["path"]), str(c["command"]))  # type: ignore[index]
+                       for c in list(raw.get("validate", []))]  # type: ignore[call-overload]
 
 
 def _mounts(overlays: list[str], size: int, userns: bool) -> int:
@@ -222,6 +224,28 @@ class Walker:
         return changed
 
 
+def _validate(step: Step, userns: bool, status_fd: int, cap: int) -> list[dict[str, object]]:
+    """The step's validators, run after it on the previewed tree (as the step's identity)."""
+    out: list[dict[str, object]] = []
+    for path, command in step.checks:
+        check = Step({"command": command, "uid": step.uid, "gid": step.gid,
+                      "groups": ",".join(map(str, step.groups)), "env": step.env,
+                      "cwd": "/"})
+        code, output = _run_step(check, userns, status_fd, cap)
+        out.append({"path": path, "exit": code, "output": output.decode("utf-8", "replace")})
+    return out
+
+
+def _empty_run() -> None:
+    """/run as an empty read-only tmpfs holding only ``sshd``, the directory ``sshd -t``
+    insists on: nothing of the host's /run (no bus, no socket) is visible."""
+    ch._mount("anna-run", "/run", "tmpfs", ch.MS_NOSUID | ch.MS_NODEV | ch.MS_NOEXEC,
+              "mode=0755,size=16k")
+    os.mkdir("/run/sshd", 0o755)
+    ch._setattr("/run", ch.MOUNT_ATTR_RDONLY | ch.MOUNT_ATTR_NOSUID | ch.MOUNT_ATTR_NODEV |
+                ch.MOUNT_ATTR_NOEXEC, recursive=False)
+
+
 def _init(spec: dict[str, object], steps: list[Step], walker: Walker, report_fd: int,
           status_fd: int) -> int:
     """PID 1 of the namespace: /proc, then each step and a walk after it."""
@@ -236,7 +260,9 @@ def _init(spec: dict[str, object], steps: list[Step], walker: Walker, report_fd:
         code, output = _run_step(step, bool(spec["userns"]), status_fd,
                                  walker.limits["output"])
         line = {"step": index, "exit": code, "entries": walker.walk(),
-                "output": output.decode("utf-8", "replace")}
+                "output": output.decode("utf-8", "replace"),
+                "validators": _validate(step, bool(spec["userns"]), status_fd,
+                                        walker.limits["output"]) if code == 0 else []}
         os.write(report_fd, json.dumps(line).encode() + b"\n")
         if code != 0:
             break
@@ -256,8 +282,9 @@ def main(argv: list[str]) -> int:
     os.set_inheritable(report_fd, False)
     try:
         ch._namespaces(bool(spec["userns"]))
-        flags = ("u" if spec["userns"] else "") + ("r" if spec["hide_run"] else "") or "-"
+        flags = "u" if spec["userns"] else "-"
         ch._file_tree(ch.Spec(["--", str(status_fd), "0", "0", "", flags, "/", "0", "0", ":"]))
+        _empty_run()
         upper = _mounts(overlays, limits["tmpfs"], bool(spec["userns"]))
         walker = Walker(upper, overlays, limits, bool(spec["userns"]))
         child = os.fork()

@@ -78,15 +78,41 @@ def _which(program: str, extra: tuple[str, ...]) -> str | None:
     return shutil.which(program, path=os.pathsep.join([*extra, SAFE_PATH]))
 
 
+def in_overlay(path: str, extra_path: tuple[str, ...] = ()) -> str | None:
+    """The command validating ``path`` inside the preview overlay (where ``path`` shows the
+    previewed content, and its includes theirs), or None without an installed validator."""
+    validator = validator_for(path)
+    program = None if validator is None else _which(validator.program, extra_path)
+    if validator is None or program is None:
+        return None
+    return validator.template.format(prog=shlex.quote(program), file=shlex.quote(path))
+
+
+def _from_overlay(path: str, ran: tuple[int, str]) -> ValidatorResult | None:
+    validator = validator_for(path)
+    if validator is None:
+        return None
+    code, words = ran
+    return ValidatorResult(name=validator.name, target=path,
+                           verdict="ok" if code == 0 else "failed",
+                           output=words.strip()[-OUTPUT_CAP:])
+
+
 def validate(changes: list[FileChange], contents: dict[str, bytes], identity: Identity, *,
-             root_read: bool, extra_path: tuple[str, ...] = (), python: str | None = None
-             ) -> list[ValidatorResult]:
-    """Validate every created or modified file that has a validator."""
+             root_read: bool, extra_path: tuple[str, ...] = (), python: str | None = None,
+             ran: dict[str, tuple[int, str]] | None = None) -> list[ValidatorResult]:
+    """Validate every created or modified file that has a validator: ``ran`` holds the
+    verdicts already made inside the overlay; the rest run here on a private copy."""
     results: list[ValidatorResult] = []
     for item in changes:
         validator = validator_for(item.path)
         if validator is None or item.change == "deleted":
             continue
+        if ran and item.path in ran:
+            done = _from_overlay(item.path, ran[item.path])
+            if done is not None:
+                results.append(done)
+                continue
         program = _which(validator.program, extra_path)
         data = contents.get(item.path)
         if validator is _MKINITCPIO and not root_read:
