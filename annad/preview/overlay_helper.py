@@ -22,7 +22,7 @@ When the helper ends, the namespace and with it the overlays and the tmpfs are g
 Any failure before the first step is reported as ``E:reason``; nothing falls back.
 """
 
-# ruff: noqa: PTH100, PTH101, PTH103, PTH116, PTH118, PTH120, PTH123 - no pathlib: start-up time
+# ruff: noqa: PTH100, PTH101, PTH102, PTH103, PTH116, PTH118, PTH120, PTH123 - no pathlib: start-up time
 from __future__ import annotations
 
 import base64
@@ -57,7 +57,7 @@ class Step:
         self.groups = [int(g) for g in str(raw.get("groups", "")).split(",") if g]
         self.env = {str(k): str(v) for k, v in dict(raw.get("env", {})).items()}  # type: ignore[call-overload]
         self.cwd = str(raw.get("cwd", "/"))
-        self.checks = [(str(c["path"]), str(c["command"]))  # type: ignore[index]
+        self.checks = [(str(c["path"]), str(c["command"]))
                        for c in list(raw.get("validate", []))]  # type: ignore[call-overload]
 
 
