@@ -235,6 +235,23 @@ def test_a_missing_validator_is_not_checked(scratch: Path) -> None:
         assert (verdict.verdict, verdict.output) == ("not checked", "sshd is not installed")
 
 
+SSHD = shutil.which("sshd", path="/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin")
+
+
+@pytest.mark.skipif(SSHD is None, reason="sshd is not installed (.ci/run installs openssh-server)")
+def test_sshd_rejects_the_previewed_typo_and_the_step_goes_high(scratch: Path) -> None:
+    cfg = scratch / "etc/ssh/sshd_config"
+    plan = annotated([("s1", f"sed -i 's/^#PermitRootLogin.*/PermitRootLogin nope/' {cfg}",
+                       "MEDIUM")])
+    preview = preview_of(plan)
+    [verdict] = preview.steps[0].validators
+    assert (verdict.name, verdict.verdict) == ("sshd -t", "failed"), verdict
+    assert "nope" in verdict.output
+    raised, _ = engine.raise_failed(plan, preview)
+    assert raised.steps[0].final_risk == RiskLevel.HIGH
+    assert "#PermitRootLogin yes" in cfg.read_text()
+
+
 # --------------------------------------------------------------------------- systemd
 
 
