@@ -20,6 +20,7 @@ from pathlib import Path
 from typing import Any
 
 from anna_common.preview import FileChange
+from annad.manifest import printable
 from annad.preview.overlay import content
 
 FILE_LINES = 120
@@ -126,8 +127,8 @@ class DiffBudget:
 
 def _diff(path: str, before: State, after: State, budget: DiffBudget) -> tuple[str | None, int]:
     if after.kind == "l" or before.kind == "l":
-        old = f"symlink -> {before.link}" if before.kind == "l" else None
-        new = f"symlink -> {after.link}" if after.kind == "l" else None
+        old = f"symlink -> {printable(before.link)}" if before.kind == "l" else None
+        new = f"symlink -> {printable(after.link)}" if after.kind == "l" else None
         lines = [f"- {old}"] * (old is not None) + [f"+ {new}"] * (new is not None)
         return budget.cut(lines)
     old_text = [] if before.kind == "absent" else _text(before.data)
@@ -143,13 +144,15 @@ def _diff(path: str, before: State, after: State, budget: DiffBudget) -> tuple[s
 
 
 def change(path: str, before: State, after: State, budget: DiffBudget) -> FileChange | None:
-    """The change from ``before`` to ``after``, or None when nothing visible changed."""
+    """The change from ``before`` to ``after``, or None when nothing visible changed.
+    Names that are not UTF-8 are shown with ``\\xHH`` escapes (the journal and JSON hold text)."""
     if before == after or (before.kind == after.kind == "d" and
                            (before.mode, before.uid, before.gid) ==
                            (after.mode, after.uid, after.gid)):
         return None
     what = "created" if before.kind == "absent" else "deleted" if after.kind == "absent" \
         else "modified"
+    path = printable(path)
     diff, more = _diff(path, before, after, budget)
     present = [s if s.kind != "absent" else None for s in (before, after)]
     return FileChange(

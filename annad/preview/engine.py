@@ -147,8 +147,10 @@ def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: 
             tail = result.output.strip()[-OUTPUT_SHOWN:]
             preview.reason = f"the step failed in the preview (exit status " \
                 f"{result.exit_code}){': ' + tail if tail else ''}"
-        contents = {f.path: data for f in preview.files
-                    if (data := tracker.states[f.path].data) is not None}
+        # keyed by the shown path: a name that is not UTF-8 (shown escaped) is "not checked"
+        contents = {f.path: state.data for f in preview.files
+                    if (state := tracker.states.get(f.path)) is not None and
+                    state.data is not None}
         preview.validators = validators.validate(
             preview.files, contents, who.identity(),
             root_read=step.system and not options.user_mode,

@@ -22,6 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.preview import FileChange, ValidatorResult
+from annad.manifest import printable
 from annad.runner import SAFE_PATH, run_confined
 
 if TYPE_CHECKING:
@@ -93,7 +94,7 @@ def _from_overlay(path: str, ran: tuple[int, str]) -> ValidatorResult | None:
     if validator is None:
         return None
     code, words = ran
-    return ValidatorResult(name=validator.name, target=path,
+    return ValidatorResult(name=validator.name, target=printable(path),
                            verdict="ok" if code == 0 else "failed",
                            output=words.strip()[-OUTPUT_CAP:])
 

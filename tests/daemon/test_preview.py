@@ -38,10 +38,10 @@ def tree_hash(root: Path) -> str:
     digest = hashlib.sha256()
     for path in sorted(root.rglob("*")):
         info = path.lstat()
-        digest.update(f"{path.relative_to(root)}|{info.st_mode:o}|{info.st_uid}|{info.st_gid}|"
-                      .encode())
+        digest.update(os.fsencode(path.relative_to(root)))
+        digest.update(f"|{info.st_mode:o}|{info.st_uid}|{info.st_gid}|".encode())
         if path.is_symlink():
-            digest.update(os.readlink(path).encode())
+            digest.update(os.fsencode(path.readlink()))
         elif path.is_file():
             digest.update(path.read_bytes())
     return digest.hexdigest()
@@ -325,3 +325,15 @@ def test_previewed_steps_reach_no_unix_socket_and_no_run(open_dir: Path, system:
         assert not (open_dir / "w/out").exists()
     finally:
         server.close()
+
+
+def test_names_that_are_not_utf8_are_shown_escaped(scratch: Path) -> None:
+    raw = os.fsencode(scratch) + b"/caf\xe9.txt"
+    with open(raw, "wb") as handle:
+        handle.write(b"precious\n")
+    before = tree_hash(scratch)
+    preview = preview_of(annotated([("s1", f"rm {scratch}/*.txt", "HIGH")]))
+    paths = [f.path for f in preview.steps[0].files]
+    assert f"{scratch}/caf\\xe9.txt" in paths, preview.steps[0]
+    preview.model_dump_json()  # the journal and the wire hold it as text
+    assert tree_hash(scratch) == before
