@@ -48,6 +48,8 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for an ordinary answer."""
 LONG_TIMEOUT = 3600.0
+SUBMIT_TIMEOUT = 120.0
+"""Seconds a submit may take: the daemon previews the plan before it answers."""
 """Seconds to wait for checks and rollbacks (package removals can be slow)."""
 _CLIENT_DEFAULT = -1.0
 """``timeout`` meaning "this client's own timeout"; ``None`` means no timeout at all."""
@@ -164,7 +166,8 @@ class DaemonClient:
         from anna_common.protocol import Route, SubmitResponse
 
         body = {"plan": plan.model_dump(mode="json"), "request": request, "source": source}
-        return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body))
+        return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body,
+                                                        timeout=SUBMIT_TIMEOUT))
 
     def run_checks(self, plan_id: str, *, session: SessionEnv | None = None) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``."""

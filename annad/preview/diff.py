@@ -46,8 +46,9 @@ class State:
     link: str = ""
 
 
-def real_state(path: str) -> State:
-    """The real tree's state of ``path`` (lstat; content read with O_NOFOLLOW, capped)."""
+def real_state(path: str, *, content: bool = True) -> State:
+    """The real tree's state of ``path`` (lstat; content read with O_NOFOLLOW, capped;
+    not at all without ``content``)."""
     try:
         info = os.lstat(path)
     except OSError:
@@ -60,7 +61,7 @@ def real_state(path: str) -> State:
     if not stat.S_ISREG(info.st_mode):
         return State("x", *meta)
     data = None
-    if info.st_size <= READ_CAP:
+    if content and info.st_size <= READ_CAP:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
             try:
@@ -181,7 +182,9 @@ class Tracker:
     def before(self, path: str) -> State:
         """The state before the current step."""
         if path not in self.states:
-            self.states[path] = real_state(path)
+            # once the plan's diff lines are spent, sizes and modes are all that is shown:
+            # a step deleting thousands of files does not make the daemon read them all
+            self.states[path] = real_state(path, content=self.budget.left > 0)
         return self.states[path]
 
     def step(self, entries: list[dict[str, Any]]) -> list[FileChange]:
@@ -190,7 +193,9 @@ class Tracker:
         for entry in sorted(entries, key=self.path_of):
             path = self.path_of(entry)
             before = self.before(path)
-            after = entry_state(entry, real_state(path))
+            # gone from the upper layer: the path shows the real tree again
+            after = real_state(path, content=self.budget.left > 0) \
+                if entry.get("type") == "gone" else entry_state(entry, State())
             self.states[path] = after
             found = change(path, before, after, self.budget)
             if found is not None:

@@ -70,12 +70,14 @@ def compute(annotated: AnnotatedPlan, who: Who, options: Options) -> PlanPreview
     pending = _Pending()
     for index, step in enumerate(annotated.steps):
         previews.append(_plan_step(index, step, who, options, pending))
+    more = 0
     if pending.steps:
-        _overlay(pending, previews, who, options)
+        more = _overlay(pending, previews, who, options)
     for index, calls in pending.units.items():
         if not previews[index].units and not any(s.index == index for s in pending.steps):
             previews[index].units = systemd.changes(calls, {})
-    return PlanPreview(steps=previews, duration_ms=round((time.monotonic() - started) * 1000, 1))
+    return PlanPreview(steps=previews, duration_ms=round((time.monotonic() - started) * 1000, 1),
+                       more_lines=more)
 
 
 def _plan_step(index: int, step: AnnotatedStep, who: Who, options: Options,
@@ -122,14 +124,15 @@ def _unit_dir(path: str) -> str:
 
 
 def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: Options
-             ) -> None:
-    """Run the queued steps over one overlay and fill in their previews."""
+             ) -> int:
+    """Run the queued steps over one overlay and fill in their previews; the diff lines
+    the per-plan cap left out."""
     try:
         dirs = overlay.reduce_dirs(pending.dirs)
     except (BackupRefused, OSError) as exc:
         for step in pending.steps:
             previews[step.index].reason = f"no preview: {exc}"
-        return
+        return 0
     run = overlay.run(pending.steps, dirs, who, limits=options.limits, python=options.python)
     tracker = Tracker(run.overlays)
     for step in pending.steps:
@@ -155,6 +158,7 @@ def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: 
             preview.files, contents, who.identity(),
             root_read=step.system and not options.user_mode,
             extra_path=options.validator_path, python=options.python, ran=result.validators)
+    return tracker.budget.dropped
 
 
 def raise_failed(annotated: AnnotatedPlan, preview: PlanPreview

@@ -25,7 +25,7 @@ if TYPE_CHECKING:
     from anna_common.shell import SimpleCommand
     from annad.runner import Identity
 
-TIMEOUT_S = 60.0
+TIMEOUT_S = 30.0
 """Wall time of one ``pacman --print``."""
 _DROP = frozenset({"--refresh", "--noconfirm", "--confirm", "--noprogressbar"})
 _VALUE_OPTS = frozenset({"--root", "-r", "--dbpath", "-b", "--config", "--sysroot",

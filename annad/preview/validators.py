@@ -30,7 +30,7 @@ if TYPE_CHECKING:
 
 OUTPUT_CAP = 2000
 """Characters of a validator's output kept."""
-TIMEOUT_S = 15.0
+TIMEOUT_S = 10.0
 """Wall time of one validator."""
 _UNIT_SUFFIXES = (".service", ".socket", ".timer", ".path", ".mount", ".target")
 
