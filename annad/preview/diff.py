@@ -16,7 +16,6 @@ import posixpath
 import pwd
 import stat
 from dataclasses import dataclass
-from pathlib import Path
 from typing import Any
 
 from anna_common.preview import FileChange
@@ -46,31 +45,95 @@ class State:
     link: str = ""
 
 
-def real_state(path: str, *, content: bool = True) -> State:
-    """The real tree's state of ``path`` (lstat; content read with O_NOFOLLOW, capped;
-    not at all without ``content``)."""
+@dataclass(frozen=True, slots=True)
+class Reader:
+    """Whose rights the daemon's "before" reads of the real tree follow."""
+
+    uid: int | None = None
+    """The step's owner (None: a root step, which may read anything it would change)."""
+    groups: tuple[int, ...] = ()
+    """The owner's groups."""
+
+    def may(self, info: os.stat_result, bit: int) -> bool:
+        """Whether the owner's permission bits allow ``bit`` (4 read, 1 search)."""
+        if self.uid is None:
+            return True
+        if info.st_uid == self.uid:
+            return bool(info.st_mode & (bit << 6))
+        if info.st_gid in self.groups:
+            return bool(info.st_mode & (bit << 3))
+        return bool(info.st_mode & bit)
+
+
+def _walk_to(base: str, rel: str, reader: Reader) -> tuple[int, str]:
+    """A descriptor of the directory holding ``rel`` below ``base`` and the last name.
+
+    Every directory below ``base`` is opened with O_NOFOLLOW: a step that put a symlink
+    where a directory was (``~/a -> /etc``) cannot make the root daemon read through it.
+    """
+    parts = [p for p in rel.split("/") if p not in ("", ".")]
+    fd = os.open(base, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     try:
-        info = os.lstat(path)
+        for part in parts[:-1]:
+            if not reader.may(os.fstat(fd), 1):
+                raise PermissionError(part)
+            nxt = os.open(part, os.O_RDONLY | os.O_DIRECTORY | os.O_NOFOLLOW | os.O_CLOEXEC,
+                          dir_fd=fd)
+            os.close(fd)
+            fd = nxt
+    except BaseException:
+        os.close(fd)
+        raise
+    return fd, parts[-1] if parts else "."
+
+
+def real_state(base: str, rel: str, reader: Reader, *, content: bool = True) -> State:
+    """The real tree's state of ``base/rel``: lstat, and the content (capped; not at all
+    without ``content``, or when the step's owner may not read it)."""
+    try:
+        dir_fd, name = _walk_to(base, rel, reader)
     except OSError:
         return State()
-    meta = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid, info.st_size)
-    if stat.S_ISLNK(info.st_mode):
-        return State("l", *meta, link=str(Path(path).readlink()))
-    if stat.S_ISDIR(info.st_mode):
-        return State("d", *meta)
-    if not stat.S_ISREG(info.st_mode):
-        return State("x", *meta)
-    data = None
-    if content and info.st_size <= READ_CAP:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC)
+    try:
+        info = os.stat(name, dir_fd=dir_fd, follow_symlinks=False)
+        meta = (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid, info.st_size)
+        if stat.S_ISLNK(info.st_mode):
+            return State("l", *meta, link=os.readlink(name, dir_fd=dir_fd))
+        if stat.S_ISDIR(info.st_mode):
+            return State("d", *meta)
+        if not stat.S_ISREG(info.st_mode):
+            return State("x", *meta)
+        data = None
+        if content and info.st_size <= READ_CAP and reader.may(info, 4) and \
+                reader.may(os.fstat(dir_fd), 1):
+            fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                         dir_fd=dir_fd)
             try:
                 data = os.read(fd, READ_CAP + 1)[:READ_CAP]
             finally:
                 os.close(fd)
-        except OSError:
-            data = None
-    return State("f", *meta, data=data)
+        return State("f", *meta, data=data)
+    except OSError:
+        return State()
+    finally:
+        os.close(dir_fd)
+
+
+def real_names(base: str, rel: str, reader: Reader) -> list[str]:
+    """The names in the real directory ``base/rel`` (nothing when it cannot be listed)."""
+    try:
+        dir_fd, name = _walk_to(base, rel + "/.", reader)
+    except OSError:
+        return []
+    try:
+        del name
+        if not reader.may(os.fstat(dir_fd), 4):
+            return []
+        return sorted(os.listdir(dir_fd))  # noqa: PTH208 - listing a descriptor
+    except OSError:
+        return []
+    finally:
+        os.close(dir_fd)
 
 
 def entry_state(entry: dict[str, Any], real: State) -> State:
@@ -173,49 +236,58 @@ class Tracker:
         self.overlays = overlays
         self.states: dict[str, State] = {}
         self.budget = DiffBudget()
+        self.reader = Reader()
 
     def path_of(self, entry: dict[str, Any]) -> str:
         """The real path an entry stands for."""
         return posixpath.normpath(posixpath.join(self.overlays[int(entry["overlay"])],
                                                  str(entry["rel"])))
 
-    def before(self, path: str) -> State:
+    def _real(self, index: int, rel: str) -> State:
+        # once the plan's diff lines are spent, sizes and modes are all that is shown:
+        # a step deleting thousands of files does not make the daemon read them all
+        return real_state(self.overlays[index], rel, self.reader,
+                          content=self.budget.left > 0)
+
+    def before(self, index: int, rel: str) -> State:
         """The state before the current step."""
+        path = posixpath.normpath(posixpath.join(self.overlays[index], rel))
         if path not in self.states:
-            # once the plan's diff lines are spent, sizes and modes are all that is shown:
-            # a step deleting thousands of files does not make the daemon read them all
-            self.states[path] = real_state(path, content=self.budget.left > 0)
+            self.states[path] = self._real(index, rel)
         return self.states[path]
 
-    def step(self, entries: list[dict[str, Any]]) -> list[FileChange]:
-        """The changes of one step, in path order; the states move on."""
+    def step(self, entries: list[dict[str, Any]], reader: Reader | None = None
+             ) -> list[FileChange]:
+        """The changes of one step, in path order (the real tree read with ``reader``'s
+        rights); the states move on."""
+        self.reader = reader or Reader()
         changes: list[FileChange] = []
         for entry in sorted(entries, key=self.path_of):
             path = self.path_of(entry)
-            before = self.before(path)
+            index, rel = int(entry["overlay"]), str(entry["rel"])
+            before = self.before(index, rel)
             # gone from the upper layer: the path shows the real tree again
-            after = real_state(path, content=self.budget.left > 0) \
-                if entry.get("type") == "gone" else entry_state(entry, State())
+            after = self._real(index, rel) if entry.get("type") == "gone" else \
+                entry_state(entry, State())
             self.states[path] = after
             found = change(path, before, after, self.budget)
             if found is not None:
                 changes.append(found)
             if entry.get("opaque") and before.kind == "d":
-                changes += self._emptied(path, entries)
+                changes += self._emptied(index, rel, entries)
         return changes
 
-    def _emptied(self, path: str, entries: list[dict[str, Any]]) -> list[FileChange]:
+    def _emptied(self, index: int, rel: str, entries: list[dict[str, Any]]
+                 ) -> list[FileChange]:
         """An opaque directory replaced a real one: its real entries are gone."""
         kept = {self.path_of(e) for e in entries}
-        try:
-            names = sorted(child.name for child in Path(path).iterdir())
-        except OSError:
-            return []
         out = []
-        for name in names:
-            child = posixpath.join(path, name)
-            if child not in kept and self.before(child).kind != "absent":
-                found = change(child, self.before(child), State(), self.budget)
+        for name in real_names(self.overlays[index], rel, self.reader):
+            child_rel = posixpath.join(rel, name)
+            child = posixpath.normpath(posixpath.join(self.overlays[index], child_rel))
+            before = self.before(index, child_rel)
+            if child not in kept and before.kind != "absent":
+                found = change(child, before, State(), self.budget)
                 self.states[child] = State()
                 if found is not None:
                     out.append(found)

@@ -22,7 +22,7 @@ from anna_common.protocol import DaemonMode, SessionEnv
 from anna_common.risk import Scope
 from annad.backup import BackupRefused
 from annad.preview import overlay, pacman, systemd, validators
-from annad.preview.diff import Tracker
+from annad.preview.diff import Reader, Tracker
 from annad.preview.kinds import step_kind
 from annad.records import who_of
 
@@ -142,7 +142,8 @@ def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: 
             preview.reason = f"no preview: {run.error}" if run.error else \
                 "not previewed: an earlier step failed in the preview"
             continue
-        preview.files = tracker.step(result.entries)
+        reader = None if step.system else Reader(who.uid, tuple(who.groups))
+        preview.files = tracker.step(result.entries, reader)
         if step.index in pending.units:
             preview.units = systemd.changes(pending.units[step.index],
                                             systemd.answers(result.output))

@@ -96,7 +96,8 @@ def _directory_for(path: str, *, inside: bool) -> str:
     directory = path if inside else posixpath.dirname(path.rstrip("/")) or "/"
     while directory != "/" and not os.path.isdir(directory):  # noqa: PTH112
         directory = posixpath.dirname(directory)
-    return directory
+    # where the mount will really land (a symlinked directory is judged by its target)
+    return os.path.realpath(directory)
 
 
 def write_paths(command: str, *, home: str, system: bool) -> list[str]:

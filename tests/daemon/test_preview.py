@@ -337,3 +337,26 @@ def test_names_that_are_not_utf8_are_shown_escaped(scratch: Path) -> None:
     assert f"{scratch}/caf\\xe9.txt" in paths, preview.steps[0]
     preview.model_dump_json()  # the journal and the wire hold it as text
     assert tree_hash(scratch) == before
+
+
+def test_a_symlink_swapped_in_by_a_user_step_is_never_read_through(tmp_path: Path) -> None:
+    """A user-scope step replaces ``~/a`` (a symlink to a root-only directory) by a directory
+    and writes ``~/a/secret``: the "before" side must not be the root-only file behind the
+    old symlink, read with the daemon's rights."""
+    secret_dir = tmp_path / "rootonly"
+    secret_dir.mkdir(mode=0o700)
+    (secret_dir / "secret").write_text("TOP-SECRET\n")
+    home = Path(tempfile.mkdtemp(prefix="anna-preview-home-"))
+    try:
+        os.chown(home, 65534, 65534)
+        (home / "a").symlink_to(secret_dir)
+        os.lchown(home / "a", 65534, 65534)
+        who = who_of(65534, str(home), SessionEnv())
+        plan = annotated([("s1", f"rm {home}/a && mkdir {home}/a && echo new > {home}/a/secret",
+                           "LOW")], home=str(home))
+        preview = engine.compute(plan, who, engine.Options())
+        text = preview.model_dump_json()
+        assert "TOP-SECRET" not in text
+        assert (home / "a").is_symlink()
+    finally:
+        shutil.rmtree(home)
