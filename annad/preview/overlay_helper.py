@@ -64,7 +64,7 @@ class Step:
 def _mounts(overlays: list[str], size: int, userns: bool) -> int:
     """The tmpfs and the overlays; returns a descriptor of the (detached) tmpfs."""
     ch._mount("anna-preview", SCRATCH, "tmpfs", ch.MS_NOSUID | ch.MS_NODEV,
-              f"mode=0700,size={size}")
+              f"mode=0700,size={size},nr_inodes=200k")
     for index, directory in enumerate(overlays):
         upper, work = f"{SCRATCH}/{index}/u", f"{SCRATCH}/{index}/w"
         os.makedirs(upper)

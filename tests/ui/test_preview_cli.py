@@ -180,3 +180,23 @@ def test_snapshot_details_preview(snap_compare: Any) -> None:
         await pilot.pause()
 
     assert snap_compare(_tui(), run_before=run_before, terminal_size=(110, 60))
+
+
+@ROOT_ONLY
+def test_repl_shows_the_preview_before_ok(anna: Anna) -> None:
+    from .ptyrun import PtyProcess
+
+    target = anna.work / "app.conf"
+    target.write_text("volume=3\n")
+    plan = make_plan([("edit", f"sed -i s/volume=3/volume=9/ {target}", "LOW")])
+    anna.llm.push(json.dumps(plan))
+    term = PtyProcess([*anna.argv, "repl", "--no-templates"],
+                      {**anna.env, "PROMPT_TOOLKIT_NO_CPR": "1"})
+    term.expect(r"anna>")
+    term.send("plan: set the volume\r")
+    term.expect(r"Type ok to run it")
+    assert "Before you approve" in term.text
+    assert "-volume=3" in term.text and "+volume=9" in term.text
+    term.send("\x04")
+    assert term.wait(timeout=20) == 0
+    assert target.read_text() == "volume=3\n"
