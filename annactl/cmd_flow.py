@@ -13,11 +13,14 @@ gets planned, submitted, approved and executed is decided here and in
 
 from __future__ import annotations
 
+import logging
 import os
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
-from anna_common.errors import ErrorCode, PlanError
+from anna_common.errors import AnnaError, ErrorCode, PlanError
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import threading
@@ -178,9 +181,15 @@ class Flow:
     def stored(self, plan_id: str) -> Prepared:
         """A plan the daemon already holds (``apply ID``, ``tui --plan ID``)."""
         record = self.daemon.get_plan(plan_id)
+        preview = None
+        if record.annotated.steps:
+            try:
+                preview = self.daemon.preview(plan_id)
+            except AnnaError as exc:  # the plan is still shown and approvable on its own
+                log.warning("no preview for plan %s: %s", plan_id, exc.message)
         return Prepared(plan_id=record.plan_id, digest=record.digest,
                         annotated=record.annotated, source="stored", request=record.request,
-                        preview=self.daemon.preview(plan_id) if record.annotated.steps else None)
+                        preview=preview)
 
     def run_checks(self, prepared: Prepared) -> list[CheckResult]:
         """Run the plan's read-only checks (the daemon refuses any that are not)."""
