@@ -49,7 +49,8 @@ from anna_common.protocol import (
 from anna_common.validate import validate
 from annad import __version__, retention
 from annad.checks import run_checks
-from annad.journal import PlanRow, StateFull
+from annad.journal import StateFull
+from annad.journal_rows import PlanRow
 from annad.peer import Peer, authorised, served
 from annad.preview import engine
 from annad.records import bound_annotation, home_of, plan_record, plan_summary

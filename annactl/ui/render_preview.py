@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from annactl.console import inert
+from annactl.ui.console import inert
 
 if TYPE_CHECKING:
     from rich.console import RenderableType

@@ -124,8 +124,10 @@ def _run_step(step: Step, userns: bool, status_fd: int, cap: int) -> tuple[int, 
             os.dup2(out_w, 1)
             os.dup2(out_w, 2)
             _drop(step, userns)
-            for signum in (ch.SIGPIPE, ch.SIGXFSZ, ch.SIGTERM, ch.SIGINT, ch.SIGHUP):
-                ch._default_signal(signum)
+            # every catchable signal back to its default, as the confinement of checks does
+            for signum in range(1, 32):
+                if signum not in (ch.SIGKILL, ch.SIGSTOP):
+                    ch._default_signal(signum)
             try:
                 os.chdir(step.cwd)
             except OSError:

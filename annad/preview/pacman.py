@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from anna_common.shell import SimpleCommand
-    from annad.runner import Identity
+    from annad.credentials import Identity
 
 TIMEOUT_S = 30.0
 """Wall time of one ``pacman --print``."""

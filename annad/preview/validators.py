@@ -26,7 +26,7 @@ from annad.manifest import printable
 from annad.runner import SAFE_PATH, run_confined
 
 if TYPE_CHECKING:
-    from annad.runner import Identity
+    from annad.credentials import Identity
 
 OUTPUT_CAP = 2000
 """Characters of a validator's output kept."""

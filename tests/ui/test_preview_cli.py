@@ -23,10 +23,10 @@ from anna_common.preview import (
     UnitChange,
     ValidatorResult,
 )
-from annactl.cmd_flow import Prepared
-from annactl.tui.app import AnnaTui, Source
-from annactl.tui.screens.approval import ApprovalScreen
-from annactl.tui.screens.details import DetailsScreen
+from annactl.commands.prepared import Prepared
+from annactl.interactive.tui.app import AnnaTui, Source
+from annactl.interactive.tui.screens.approval import ApprovalScreen
+from annactl.interactive.tui.screens.details import DetailsScreen
 from annactl.ui.render_preview import preview_json, preview_view
 from tests.daemonfix import make_plan
 
