@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.annotate import raise_to_high
 from anna_common.findings import Finding, FindingCode
+from anna_common.plan import RiskLevel
 from anna_common.preview import PlanPreview, StepPreview
 from anna_common.protocol import DaemonMode, SessionEnv
 from anna_common.risk import Scope
@@ -91,9 +92,12 @@ def _plan_step(index: int, step: AnnotatedStep, who: Who, options: Options,
                            "daemon cannot preview system steps")
     if kind.kind == "files":
         try:
-            pending.dirs += overlay.overlay_dirs(step.command, home=who.home, system=system)
+            dirs = overlay.overlay_dirs(step.command, home=who.home, system=system)
         except BackupRefused as exc:
             return StepPreview(step_id=step.id, kind="none", reason=f"no preview: {exc}")
+        if not dirs and step.final_risk == RiskLevel.INFO:
+            return preview  # proven read-only: "no change", no overlay run
+        pending.dirs += dirs  # none: a write Anna did not foresee fails in the preview
         checks = [(path, command) for path in overlay.write_paths(
             step.command, home=who.home, system=system)
             if (command := validators.in_overlay(path, options.validator_path)) is not None]

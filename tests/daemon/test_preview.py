@@ -360,3 +360,17 @@ def test_a_symlink_swapped_in_by_a_user_step_is_never_read_through(tmp_path: Pat
         assert (home / "a").is_symlink()
     finally:
         shutil.rmtree(home)
+
+
+def test_an_unforeseen_write_alone_still_fails_in_the_preview(tmp_path: Path) -> None:
+    before = tree_hash(tmp_path)
+    command = f"awk 'BEGIN {{ f = \"{tmp_path}\" \"/sneaky\"; print 1 > f }}'"
+    step = preview_of(annotated([("s1", command, "MEDIUM")])).steps[0]
+    assert tree_hash(tmp_path) == before
+    assert step.kind == "none" or "failed in the preview" in (step.reason or ""), step
+
+
+def test_a_read_only_step_needs_no_overlay_run() -> None:
+    preview = preview_of(annotated([("s1", "ls -la /etc", "INFO")]))
+    assert preview.steps[0].kind == "files" and not preview.steps[0].files
+    assert preview.steps[0].reason is None
