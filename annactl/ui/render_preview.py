@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from annactl.ui.console import inert
+from annactl.ui.console import inert, inert_text
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -72,7 +72,24 @@ def _file(text: Text, change: FileChange) -> None:
         text.append(f"      …{change.more_lines} more lines\n", style="dim italic")
 
 
-def _step(text: Text, step: StepPreview, label: str) -> None:
+def _package_table(step: StepPreview) -> RenderableType:
+    """The packages a step installs or removes, one row each (dependencies marked)."""
+    from rich.padding import Padding
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table(box=None, show_edge=False, pad_edge=False, header_style="bold dim")
+    for column in ("action", "package", "version", "size", ""):
+        table.add_column(column, justify="right" if column == "size" else "left")
+    for package in step.packages:
+        style = "red" if package.action == "remove" else "green"
+        table.add_row(Text(package.action, style=style), inert_text(package.name, max_chars=100),
+                      inert_text(package.version, max_chars=60), _size(package.size),
+                      Text("dependency" if package.dependency else "", style="dim"))
+    return Padding(table, (0, 0, 0, 4), expand=False)
+
+
+def _step(text: Text, step: StepPreview, label: str, parts: list[RenderableType]) -> None:
     text.append(f"  {label}", style="bold")
     if step.kind == "none":
         text.append("  no preview possible", style="yellow")
@@ -83,12 +100,12 @@ def _step(text: Text, step: StepPreview, label: str) -> None:
         text.append("    ! " + inert(step.reason, max_chars=700) + "\n", style="yellow")
     for change in step.files:
         _file(text, change)
-    for package in step.packages:
-        style = "red" if package.action == "remove" else "green"
-        text.append(f"    {package.action:<9} ", style=style)
-        text.append(f"{inert(package.name, max_chars=100)} {inert(package.version, max_chars=60)}")
-        text.append(f"  {_size(package.size)}", style="dim")
-        text.append("  (dependency)\n" if package.dependency else "\n", style="dim")
+    if step.packages:
+        flushed = text.copy()
+        flushed.rstrip()  # the table starts on the next line
+        parts.append(flushed)
+        text.truncate(0)
+        parts.append(_package_table(step))
     for unit in step.units:
         text.append(f"    {inert(unit.unit, max_chars=100)}: ")
         text.append(inert(unit.before, max_chars=60), style="dim")
@@ -107,6 +124,7 @@ def _step(text: Text, step: StepPreview, label: str) -> None:
 
 def preview_view(preview: PlanPreview | None, steps: list[AnnotatedStep]) -> RenderableType:
     """The preview section of the plan view (a note when the daemon made none)."""
+    from rich.console import Group
     from rich.text import Text
 
     text = Text()
@@ -114,14 +132,15 @@ def preview_view(preview: PlanPreview | None, steps: list[AnnotatedStep]) -> Ren
     if preview is None:
         text.append("  the daemon made no preview (previews are off)\n", style="yellow")
         return text
+    parts: list[RenderableType] = []
     names = {i: s.id for i, s in enumerate(steps)}
     for index, step in enumerate(preview.steps):
         label = f"{index + 1}. {inert(names.get(index, step.step_id), max_chars=60)}"
-        _step(text, step, label)
+        _step(text, step, label, parts)
     if preview.more_lines:
         text.append(f"  …{preview.more_lines} more diff lines in this plan\n", style="dim")
     text.rstrip()
-    return text
+    return Group(*parts, text)
 
 
 def preview_json(preview: PlanPreview | None, steps: list[AnnotatedStep]

@@ -131,7 +131,10 @@ def test_renderer_shows_every_kind() -> None:
     plan = sample_plan()
     text = plain(preview_view(sample_preview(), plan.steps))
     assert "+PermitRootLogin no" in text and "✓ sshd -t ok" in text
-    assert "htop 3.3.0-1" in text and "libnl 3.9.0-1" in text and "(dependency)" in text
+    rows = {line.split()[1]: line.split() for line in text.splitlines()
+            if line.strip().startswith("install")}
+    assert rows["htop"][:3] == ["install", "htop", "3.3.0-1"] and "dependency" not in rows["htop"]
+    assert rows["libnl"][-1] == "dependency"
     assert "sshd.service: disabled, inactive → enabled, active" in text
     assert "no preview possible: signals processes" in text
 
@@ -166,7 +169,7 @@ async def test_tui_details_has_the_diff_pane() -> None:
         details = await ready(pilot, DetailsScreen, focus="details-pane",
                               selector="#preview-view")
         text = plain(details.query_one("#preview-view").content)  # type: ignore[attr-defined]
-        assert "+PermitRootLogin no" in text and "(dependency)" in text
+        assert "+PermitRootLogin no" in text and "dependency" in text
 
 
 def test_snapshot_details_preview(snap_compare: Any) -> None:
@@ -200,3 +203,13 @@ def test_repl_shows_the_preview_before_ok(anna: Anna) -> None:
     term.send("\x04")
     assert term.wait(timeout=20) == 0
     assert target.read_text() == "volume=3\n"
+
+
+def test_docs_show_the_diff_pane_snapshot() -> None:
+    """docs/tui-preview.svg is the snapshot above (regenerate both together)."""
+    from pathlib import Path
+
+    repo = Path(__file__).resolve().parents[2]
+    snapshot = repo / "tests/ui/__snapshots__/test_preview_cli/test_snapshot_details_preview.svg"
+    assert (repo / "docs/tui-preview.svg").read_bytes() == snapshot.read_bytes()
+    assert "](tui-preview.svg)" in (repo / "docs/usage.md").read_text(encoding="utf-8")
