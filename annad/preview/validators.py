@@ -107,8 +107,8 @@ def validate(changes: list[FileChange], contents: dict[str, bytes], identity: Id
     results: list[ValidatorResult] = []
     for item in changes:
         validator = validator_for(item.path)
-        if validator is None or item.change == "deleted":
-            continue
+        if validator is None or item.change == "deleted" or item.size_after is None:
+            continue  # no validator, or not a regular file (a unit's .wants/ symlink)
         if ran and item.path in ran:
             done = _from_overlay(item.path, ran[item.path])
             if done is not None:

@@ -274,6 +274,7 @@ def test_systemctl_enable_preview_on_a_scratch_root(tmp_path: Path) -> None:
     assert unit.before.startswith("disabled") and unit.after.startswith("enabled"), unit
     wants = root / "etc/systemd/system/multi-user.target.wants/anna-demo.service"
     assert [f.path for f in step.files if f.change == "created"][-1] == str(wants)
+    assert step.validators == [], "a .wants/ symlink is not a unit file to verify"
     assert tree_hash(root) == before
 
 
