@@ -49,7 +49,10 @@ class Validator:
 
 _SSHD = Validator("sshd -t", "sshd", "mkdir -p /run/sshd && {prog} -t -f {file}", ("/run",))
 _VISUDO = Validator("visudo -c", "visudo", "{prog} -c -f {file}")
-_UNIT = Validator("systemd-analyze verify", "systemd-analyze", "{prog} verify {file}")
+# systemd-analyze makes working directories in /tmp (TMPDIR is not consulted) and /run: it runs
+# in a confinement of its own with both throw-away, on a copy kept in /var/tmp
+_UNIT = Validator("systemd-analyze verify", "systemd-analyze", "{prog} verify {file}",
+                  ("/tmp", "/run"))
 _FSTAB = Validator("findmnt --verify", "findmnt", "{prog} --verify --tab-file {file}")
 _BASH = Validator("bash -n", "bash", "{prog} -n {file}")
 _NGINX = Validator("nginx -t", "nginx", "{prog} -t -c {file}")
@@ -84,8 +87,8 @@ def in_overlay(path: str, extra_path: tuple[str, ...] = ()) -> str | None:
     previewed content, and its includes theirs), or None without an installed validator."""
     validator = validator_for(path)
     program = None if validator is None else _which(validator.program, extra_path)
-    if validator is None or program is None:
-        return None
+    if validator is None or program is None or validator.scratch not in ((), ("/run",)):
+        return None  # (the overlay's /run already holds the sshd directory)
     return validator.template.format(prog=shlex.quote(program), file=shlex.quote(path))
 
 
@@ -136,7 +139,8 @@ def validate(changes: list[FileChange], contents: dict[str, bytes], identity: Id
 def _run_one(validator: Validator, program: str, path: str, data: bytes, identity: Identity,
              *, root_read: bool, python: str | None) -> ValidatorResult:
     """Write the previewed copy to a private directory and run the validator on it."""
-    with tempfile.TemporaryDirectory(prefix="anna-validate-") as tmp:
+    base = "/var/tmp" if "/tmp" in validator.scratch else None  # not under the scratch
+    with tempfile.TemporaryDirectory(prefix="anna-validate-", dir=base) as tmp:
         # the confined validator may be the owner, not root: it must reach the copy (which
         # holds only what the preview shows the person anyway)
         Path(tmp).chmod(0o755)

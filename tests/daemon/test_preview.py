@@ -375,3 +375,17 @@ def test_a_read_only_step_needs_no_overlay_run() -> None:
     preview = preview_of(annotated([("s1", "ls -la /etc", "INFO")]))
     assert preview.steps[0].kind == "files" and not preview.steps[0].files
     assert preview.steps[0].reason is None
+
+
+@pytest.mark.skipif(shutil.which("systemd-analyze") is None, reason="systemd-analyze missing")
+@pytest.mark.parametrize(("body", "verdict"), [
+    ("[Service]\\nExecStart=/bin/true\\n", "ok"),
+    ("[Service]\\nExecStart=true-relative\\n", "failed")], ids=["good", "bad"])
+def test_unit_files_are_verified(tmp_path: Path, body: str, verdict: str) -> None:
+    units = tmp_path / "etc/systemd/system"
+    units.mkdir(parents=True)
+    preview = preview_of(annotated([("s1", f"printf '{body}' > {units}/anna-demo.service",
+                                     "MEDIUM")]))
+    [result] = preview.steps[0].validators
+    assert (result.name, result.verdict) == ("systemd-analyze verify", verdict), result
+    assert not (units / "anna-demo.service").exists()
