@@ -45,6 +45,8 @@ FILE_CAPS = (0, 1, 3, 4)
 OPTIONS = "redirect_dir=off,metacopy=off,index=off,xino=off"
 """A renamed directory is copied, never redirected; a chmod copies the data too: the upper
 layer then holds complete files and plain directories only."""
+USERNS_OPTIONS = "metacopy=off,index=off,xino=off,userxattr"
+"""The same inside a user namespace (a per-user daemon)."""
 WHITEOUT = 0
 
 
@@ -75,10 +77,11 @@ def _mounts(overlays: list[str], size: int, userns: bool) -> int:
         with contextlib.suppress(OSError):
             os.chown(upper, info.st_uid, info.st_gid)
         os.chmod(upper, stat.S_IMODE(info.st_mode))
-        # in a user namespace overlayfs keeps its markers in user.* xattrs (userxattr)
-        extra = ",userxattr" if userns else ""
+        # in a user namespace overlayfs keeps its markers in user.* xattrs (userxattr), which
+        # rules redirects out by itself (and refuses to be told so: redirect_dir=off fails)
+        options = USERNS_OPTIONS if userns else OPTIONS
         ch._mount("anna-overlay", directory, "overlay", ch.MS_NOSUID | ch.MS_NODEV,
-                  f"lowerdir={directory},upperdir={upper},workdir={work},{OPTIONS}{extra}")
+                  f"lowerdir={directory},upperdir={upper},workdir={work},{options}")
     fd = os.open(SCRATCH, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
     ch._check(ch._libc.umount2(ch._b(SCRATCH), MNT_DETACH), "detach the upper layers")
     return fd

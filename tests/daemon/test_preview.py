@@ -7,9 +7,11 @@ tests); each test hashes that tree before and after and proves the preview left 
 from __future__ import annotations
 
 import hashlib
+import json
 import os
 import shutil
 import socket
+import subprocess
 import tempfile
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -389,3 +391,52 @@ def test_unit_files_are_verified(tmp_path: Path, body: str, verdict: str) -> Non
     [result] = preview.steps[0].validators
     assert (result.name, result.verdict) == ("systemd-analyze verify", verdict), result
     assert not (units / "anna-demo.service").exists()
+
+
+SYSTEM_PYTHON = "/usr/bin/python3"
+_USERNS_DRIVER = """
+import json, os, sys, tempfile
+sys.path.insert(0, sys.argv[1])
+from annad.runner import run_overlay
+base = tempfile.mkdtemp(prefix="anna-preview-userns-")
+os.makedirs(base + "/d/sub")
+open(base + "/d/sub/f", "w").write("old\\n")
+open(base + "/d/gone", "w").write("bye\\n")
+env = {"PATH": "/usr/bin:/bin", "HOME": base}
+command = ("sed -i s/old/new/ {b}/d/sub/f && rm {b}/d/gone && echo x > {b}/d/n; "
+           "python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1").format(b=base)
+step = {"uid": os.getuid(), "gid": os.getgid(), "groups": "", "env": env, "cwd": base,
+        "command": command, "validate": []}
+spec = {"steps": [step], "overlays": [base + "/d"], "userns": True,
+        "limits": {"file": 65536, "total": 1 << 20, "entries": 100, "tmpfs": 1 << 24,
+                   "output": 4096}}
+result, report = run_overlay(json.dumps(spec), timeout=30, max_output=4096,
+                             python=sys.executable)
+item = json.loads(report.splitlines()[0])
+print(json.dumps({"error": result.error, "output": item["output"],
+                  "entries": sorted((e["rel"], e["type"]) for e in item["entries"]),
+                  "real": open(base + "/d/sub/f").read(),
+                  "gone_kept": os.path.exists(base + "/d/gone")}))
+"""
+
+
+def test_per_user_daemon_previews_in_a_user_namespace() -> None:
+    """The overlay helper as an unprivileged uid (a per-user daemon): userxattr overlays."""
+    probe = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534",
+                            "--clear-groups", "unshare", "-Ur", "true"], check=False,
+                           capture_output=True)
+    if probe.returncode != 0:
+        pytest.skip(f"unprivileged user namespaces are not allowed here: {probe.stderr!r}")
+    if not os.access(SYSTEM_PYTHON, os.X_OK):
+        pytest.skip("no system python3 an unprivileged uid can run")
+    repo = Path(__file__).resolve().parents[2]
+    done = subprocess.run(["setpriv", "--reuid", "65534", "--regid", "65534", "--clear-groups",
+                           SYSTEM_PYTHON, "-c", _USERNS_DRIVER, str(repo)], check=False,
+                          capture_output=True, text=True, cwd="/", timeout=90)
+    assert done.returncode == 0, done.stderr
+    out = json.loads(done.stdout.splitlines()[-1])
+    assert out["error"] is None
+    assert ("sub/f", "f") in map(tuple, out["entries"])
+    assert ("gone", "w") in map(tuple, out["entries"]) and ("n", "f") in map(tuple, out["entries"])
+    assert "Permission denied" in out["output"], "no Unix socket in a user-namespace preview"
+    assert out["real"] == "old\n" and out["gone_kept"]
