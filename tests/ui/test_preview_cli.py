@@ -197,7 +197,7 @@ def test_repl_shows_the_preview_before_ok(anna: Anna) -> None:
                       {**anna.env, "PROMPT_TOOLKIT_NO_CPR": "1"})
     term.expect(r"anna>")
     term.send("plan: set the volume\r")
-    term.expect(r"Type ok to run it")
+    term.expect(r"Type ok to run it\.?\s+anna>")  # the prompt is back: it reads keys again
     assert "Before you approve" in term.text
     assert "-volume=3" in term.text and "+volume=9" in term.text
     term.send("\x04")
