@@ -7,8 +7,7 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from anna_common.plan import ActionPlan, RiskLevel
-from anna_common.risk import Scope
+from anna_common.plan import ActionPlan, RiskLevel, Scope
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 

@@ -21,6 +21,7 @@ from anna_common.findings import AnnotatedPlan, Finding
 from anna_common.plan import ActionPlan
 from anna_common.preview import PlanPreview
 from anna_common.protocol_records import (
+    UNCHANGED_STATES,
     AuditReport,
     ErrorBody,
     ExecEvent,
@@ -36,12 +37,39 @@ from anna_common.protocol_records import (
 from anna_common.telemetry import Telemetry
 
 __all__ = [
-    "API_PREFIX", "API_VERSION", "GROUP", "SESSION_HEADER", "SYSTEM_SOCKET", "SYSTEM_STATE_DIR",
-    "AuditReport", "CheckResult", "ChecksRequest", "ChecksResponse", "DaemonMode", "ErrorBody",
-    "ExecEvent", "ExecEventType", "ExecuteRequest", "GcRemoved", "GcRequest",
-    "GcResponse", "Health", "PlanList", "PlanRecord",
-    "PlanStatus", "PlanSummary", "RollbackRequest", "RollbackResponse", "Route", "SessionEnv",
-    "StepRecord", "StepStatus", "SubmitRequest", "SubmitResponse", "TelemetryResponse",
+    "API_PREFIX",
+    "API_VERSION",
+    "GROUP",
+    "SESSION_HEADER",
+    "SYSTEM_SOCKET",
+    "SYSTEM_STATE_DIR",
+    "UNCHANGED_STATES",
+    "AuditReport",
+    "CheckResult",
+    "ChecksRequest",
+    "ChecksResponse",
+    "DaemonMode",
+    "ErrorBody",
+    "ExecEvent",
+    "ExecEventType",
+    "ExecuteRequest",
+    "GcRemoved",
+    "GcRequest",
+    "GcResponse",
+    "Health",
+    "PlanList",
+    "PlanRecord",
+    "PlanStatus",
+    "PlanSummary",
+    "RollbackRequest",
+    "RollbackResponse",
+    "Route",
+    "SessionEnv",
+    "StepRecord",
+    "StepStatus",
+    "SubmitRequest",
+    "SubmitResponse",
+    "TelemetryResponse",
     "UndoResult",
 ]
 
@@ -87,6 +115,8 @@ class Route(StrEnum):
     submit (computed now when the plan has none)."""
     GC = "/v1/gc"
     """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
+    DRY_RUN = "/v1/plans/{plan_id}/dry-run"
+    """POST: record a submitted plan as shown and not run → :class:`PlanRecord`."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)

@@ -6,11 +6,13 @@ the caller's home); execution is accepted only for the digest it returned at
 submit and only with the confirmations the *daemon's* risk tier demands. The
 caller is the :class:`~annad.peer.Peer` the kernel reported for the connection.
 
-State machine: ``submitted → running → succeeded | failed | rolled_back |
-rollback_failed``; ``succeeded | interrupted | rollback_failed → rolling_back → rolled_back |
-rollback_failed | interrupted`` (a rollback stopped by the daemon's stop);
-``running | rolling_back`` at start-up → ``interrupted``; ``submitted → refused`` when
-another plan is running. One plan runs (or rolls back) at a time.
+State machine: ``answered`` (no steps: nothing to run) is final at submit;
+``submitted → dry_run`` (shown, not run); ``submitted | dry_run → running → succeeded |
+failed | rolled_back | rollback_failed``; ``succeeded | interrupted | rollback_failed →
+rolling_back → rolled_back | rollback_failed | interrupted`` (a rollback stopped by the
+daemon's stop);
+``running | rolling_back`` at start-up → ``interrupted``; ``submitted | dry_run → refused``
+when another plan is running. One plan runs (or rolls back) at a time.
 """
 
 from __future__ import annotations
@@ -77,6 +79,8 @@ MAX_REQUEST_TEXT = 4000
 RECOVERY_RETRY_S = 1.0
 """How often start-up recovery is retried while the state disk is full."""
 _SUBMIT_KEYS = frozenset({"plan", "request", "source"})
+SHORT_ID_MIN = 4
+"""Shortest end of an id accepted for a plan (``history`` shows the last six characters)."""
 
 
 class PlanService:
@@ -218,7 +222,12 @@ class PlanService:
                           group=self.settings.group)
 
     def _owned(self, peer: Peer, plan_id: str) -> PlanRow:
-        row = self.journal.get_plan(plan_id)
+        """The caller's plan by id or by the end of its id (``history`` shows short ids)."""
+        found = self.journal.resolve_id(plan_id) if len(plan_id) >= SHORT_ID_MIN else []
+        if len(found) > 1:
+            raise PlanError(f"{plan_id!r} matches more than one plan; give more of the id",
+                            code=ErrorCode.PLAN_NOT_FOUND)
+        row = self.journal.get_plan(found[0]) if found else None
         # another user's plan is reported as missing: plan ids are not secrets, requests are
         if row is None or (peer.uid not in (0, row.caller_uid)):
             raise PlanError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
@@ -257,11 +266,32 @@ class PlanService:
         """``GET /v1/plans/{id}``."""
         return plan_record(self._owned(self._authorised(peer), plan_id), self.journal)
 
-    def list(self, peer: Peer | None) -> PlanList:
-        """``GET /v1/plans``: the caller's plans (root: everyone's), newest first."""
+    def list(self, peer: Peer | None, *, limit: int = 200, before: str | None = None
+             ) -> PlanList:
+        """``GET /v1/plans``: the caller's plans (root: everyone's), newest first, a page of
+        ``limit`` (0: all) older than plan ``before``."""
         peer = self._authorised(peer)
-        rows = [r for r in self.journal.list_plans() if peer.uid in (0, r.caller_uid)]
-        return PlanList(plans=[plan_summary(r) for r in rows])
+        if limit < 0:
+            raise AnnaError("limit must be 0 (all) or more", code=ErrorCode.BAD_REQUEST)
+        if before is not None:
+            before = self._owned(peer, before).plan_id
+        rows = self.journal.list_plans(limit + 1 if limit else None, before=before,
+                                       uid=None if peer.uid == 0 else peer.uid)
+        more = bool(limit) and len(rows) > limit
+        return PlanList(plans=[plan_summary(r) for r in rows[:limit or None]], more=more)
+
+    def mark_dry_run(self, peer: Peer | None, plan_id: str) -> PlanRecord:
+        """``POST /v1/plans/{id}/dry-run``: a submitted plan was shown and not run."""
+        peer = self._authorised(peer)
+        with self.runs.paused():  # a plan being claimed for execution is not a dry run
+            row = self._owned(peer, plan_id)
+            if row.status is PlanStatus.SUBMITTED:
+                self.journal.mark_unrun(row.plan_id, PlanStatus.DRY_RUN)
+            elif row.status not in (PlanStatus.DRY_RUN, PlanStatus.ANSWERED):
+                raise PlanError(f"plan {row.plan_id} is {row.status}; only a submitted plan "
+                                "can be recorded as a dry run", code=ErrorCode.PLAN_STATE,
+                                detail={"status": str(row.status)})
+        return self.get(peer, row.plan_id)
 
     def audit_verify(self, peer: Peer | None) -> AuditReport:
         """``GET /v1/audit/verify``."""
@@ -293,14 +323,16 @@ class PlanService:
         plan_id = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + \
             secrets.token_hex(3)
         plan_json = canonical_json(annotated.plan.model_dump(mode="json")).decode("utf-8")
-        row = PlanRow(plan_id=plan_id, digest=annotated.digest, status=PlanStatus.SUBMITTED,
+        # an answer with no steps has nothing to run: it is recorded as what it is
+        status = PlanStatus.SUBMITTED if annotated.steps else PlanStatus.ANSWERED
+        row = PlanRow(plan_id=plan_id, digest=annotated.digest, status=status,
                       created_at=now, updated_at=now, caller_uid=peer.uid, source=meta.source,
                       request=meta.request, home=home, plan_json=plan_json,
                       annotated_json=annotated.model_dump_json(), error=None)
         self.journal.add_plan(row, [s.id for s in annotated.steps])
         engine.store(self.journal, plan_id, preview)
         return SubmitResponse(plan_id=plan_id, digest=annotated.digest,
-                              status=PlanStatus.SUBMITTED, annotated=annotated,
+                              status=status, annotated=annotated,
                               warnings=warnings, preview=preview)
 
     def preview(self, peer: Peer | None, plan_id: str) -> PlanPreview:

@@ -88,6 +88,9 @@ class ClientSettings(BaseSettings):
     """Include raw model text in traces, secrets masked (``ANNA_TRACE_RAW=1``)."""
     templates: bool = True
     """Answer common requests from offline templates when they match."""
+    evaluate: bool = True
+    """After a plan ran, the model evaluates its results (``ANNA_EVALUATE``); when off, or
+    when the model fails, Anna summarises them itself."""
     socket: Path | None = None
     """Daemon socket to use (``ANNA_SOCKET``); else the system socket, else a per-user one."""
     system_socket: Path = Path("/run/anna/annad.sock")

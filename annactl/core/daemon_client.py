@@ -218,11 +218,20 @@ class DaemonClient:
         return PlanPreview.model_validate(
             self._call("GET", _plan_path(Route.PREVIEW, plan_id), timeout=LONG_TIMEOUT))
 
-    def list_plans(self) -> PlanList:
-        """``GET /v1/plans``."""
+    def list_plans(self, *, limit: int = 200, before: str | None = None) -> PlanList:
+        """``GET /v1/plans``: ``limit`` plans (0: all) older than plan ``before``."""
         from anna_common.protocol import PlanList, Route
 
-        return PlanList.model_validate(self._call("GET", Route.PLANS))
+        query = f"?limit={int(limit)}"
+        if before is not None:
+            query += "&before=" + quote(before, safe="")
+        return PlanList.model_validate(self._call("GET", Route.PLANS + query))
+
+    def mark_dry_run(self, plan_id: str) -> PlanRecord:
+        """``POST /v1/plans/{id}/dry-run``: the plan was shown and not run."""
+        from anna_common.protocol import PlanRecord, Route
+
+        return PlanRecord.model_validate(self._call("POST", _plan_path(Route.DRY_RUN, plan_id)))
 
     def rollback(self, plan_id: str, *, session: SessionEnv | None = None,
                  confirmed: bool = True, confirm_word: str | None = None) -> RollbackResponse:

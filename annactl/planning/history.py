@@ -67,6 +67,11 @@ def telemetry_digest(telemetry: Telemetry | None) -> dict[str, Any] | None:
 
 def reply_summary(packet: dict[str, Any]) -> str:
     """One line describing a response packet (for the model's view of earlier turns)."""
+    if packet.get("evaluation"):
+        evaluation = packet["evaluation"]
+        met = "goals met" if evaluation.get("goals_met") else "goals not met"
+        return f"evaluation of plan {evaluation.get('plan_id')}: {met}. " \
+               f"{evaluation.get('summary', '')}"[:300]
     if packet.get("error"):
         return f"error {packet['error'].get('code')}: {packet['error'].get('message', '')}"[:300]
     plan = packet.get("plan") or {}
@@ -181,6 +186,28 @@ class History:
             model = outcome.model if outcome is not None else None
             stored_res = self.store(res, model=model or None)
         return stored_req, stored_res
+
+    def record_evaluation(self, request: str, *, results: dict[str, Any],
+                          evaluation: dict[str, Any], model: str | None) -> dict[str, Any]:
+        """Store an evaluation turn: Anna's execution results (an untrusted document) and
+        the evaluation (the model's, or Anna's own). Raises :class:`AnnaError`."""
+        try:
+            with self._db:
+                self._ensure_conversation(request)
+                turn = self.next_turn()
+                req = self._envelope("request", "agent", turn)
+                req.update(input={"text": request, "task": "evaluate"},
+                           context={"documents": [{
+                               "doc_id": f"execution_results:{results.get('plan_id')}",
+                               "kind": "anna.execution_results.v1", "trust": "untrusted",
+                               "source": "annad journal", "content": results}]})
+                stored_req = self.store(req)
+                res = self._envelope("response", "assistant", turn)
+                res.update(in_reply_to={"request_id": stored_req["id"]}, evaluation=evaluation)
+                return self.store(res, model=model)
+        except sqlite3.Error as exc:
+            raise AnnaError(f"the history store {self.path} failed: {exc}",
+                            code=ErrorCode.INTERNAL_ERROR) from None
 
     def packets(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
         """Every packet of a conversation, in order."""

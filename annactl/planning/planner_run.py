@@ -90,6 +90,8 @@ class Run:
         self.preferences: dict[str, str] | None = None
         self.sent = ""
         """The user message sent to the model (what it was told about this machine)."""
+        self.continuation: Messages = []
+        """Turns after the user message (a fix request continues a failed plan)."""
 
     # ------------------------------------------------------------------ progress
     def progress(self, stage: str, tokens: int = 0, message: str = "") -> None:
@@ -108,7 +110,7 @@ class Run:
         self.telemetry = telemetry if telemetry is not None else self.planner.fetch_telemetry()
         self.context = self.planner.assess_context(self.telemetry)
         found: TemplateMatch | None = None
-        if use_templates and self.settings.templates:
+        if use_templates and self.settings.templates and not self.continuation:
             self.progress("template")
             found = self.planner.match_template(self.request, self.telemetry)
             if found is not None and found.rejected:
@@ -118,9 +120,14 @@ class Run:
                 self.tracer.event("TEMPLATE_USED", template=found.template)
                 return self._done(template_outcome(found, self.context, offline_reason=None,
                                                    started=self.started))
+        if found is not None and found.plan is not None and not self.settings.llm_url:
+            # a weak match and no model configured: one quick try, not three slow ones
+            self.planner.quick_model_probe()
         try:
             return self._done(self.model_loop(turns))
         except LLMError as exc:
+            if exc.code in OFFLINE_CODES and (found is None or found.plan is None):
+                self._explain_no_template(exc, found)
             if exc.code not in OFFLINE_CODES or found is None or found.plan is None:
                 raise
             reason = (f"no model reachable ({exc.code}): answered offline by the "
@@ -131,9 +138,24 @@ class Run:
             outcome.model_calls = self.stats.model_calls
             return self._done(outcome)
 
+    def _explain_no_template(self, exc: LLMError, found: TemplateMatch | None) -> None:
+        """Add to a model failure which offline template came close, and why it did not fit."""
+        from annactl.planning.templates.base import Context
+        from annactl.planning.templates.nearmiss import near_miss
+
+        assert self.telemetry is not None and self.context is not None
+        ctx = Context(request=self.request, telemetry=self.telemetry,
+                      assess_context=self.context, home=self.planner.home)
+        why = near_miss(ctx, found)
+        if why is not None:
+            exc.hint = (f"no offline answer either: {why}"
+                        + (f"; {exc.hint}" if exc.hint else ""))
+            exc.detail["template_near_miss"] = why
+
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id
         outcome.telemetry = self.telemetry
+        outcome.user_message = self.sent
         outcome.elapsed_s = time.monotonic() - self.started
         self.progress("done")
         return outcome
@@ -153,7 +175,7 @@ class Run:
                                    preferences=self.preferences, turns=turns)
         self.sent = user
         base: Messages = [{"role": "system", "content": prompt.system_message()},
-                          {"role": "user", "content": user}]
+                          {"role": "user", "content": user}, *self.continuation]
         self.tracer.set("prompt", {"version": prompt.prompts().version,
                                    "sha256": prompt.prompts().sha256,
                                    "system_bytes": len(base[0]["content"].encode()),
