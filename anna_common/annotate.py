@@ -239,3 +239,19 @@ def _summary(plan: ActionPlan, checks: list[AnnotatedStep], steps: list[Annotate
                            if s.final_risk == RiskLevel.HIGH and s.confirm_word), None),
         rollback_status=status,
     )
+
+
+def raise_to_high(annotated: AnnotatedPlan, index: int, reason: str, *, word: str | None
+                  ) -> AnnotatedPlan:
+    """``annotated`` with step ``index`` raised to HIGH for ``reason`` (a daemon finding the
+    text alone cannot show, such as a validator failing on the previewed file). Only ever
+    raises: the step's reasons keep Anna's own, the plan's tier and confirmations follow."""
+    step = annotated.steps[index]
+    raised = step.model_copy(update={
+        "final_risk": RiskLevel.HIGH, "requires_confirmation": True,
+        "reasons": [reason, *step.reasons],
+        "confirm_word": step.confirm_word if step.final_risk == RiskLevel.HIGH and
+        step.confirm_word else word})
+    steps = [*annotated.steps[:index], raised, *annotated.steps[index + 1:]]
+    summary = _summary(annotated.plan, annotated.checks, steps, annotated.rollback)
+    return summary.model_copy(update={"rollback_status": annotated.rollback_status})

@@ -19,6 +19,7 @@ from pydantic import BaseModel, ConfigDict, Field
 
 from anna_common.findings import AnnotatedPlan, Finding
 from anna_common.plan import ActionPlan
+from anna_common.preview import PlanPreview
 from anna_common.protocol_records import (
     UNCHANGED_STATES,
     AuditReport,
@@ -115,6 +116,9 @@ class Route(StrEnum):
     """POST :class:`RollbackRequest` → :class:`RollbackResponse`."""
     AUDIT_VERIFY = "/v1/audit/verify"
     """GET: :class:`AuditReport`."""
+    PREVIEW = "/v1/plans/{plan_id}/preview"
+    """GET: :class:`~anna_common.preview.PlanPreview`, the effect of each step as computed at
+    submit (computed now when the plan has none)."""
     GC = "/v1/gc"
     """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
     DRY_RUN = "/v1/plans/{plan_id}/dry-run"
@@ -230,6 +234,9 @@ class SubmitResponse(BaseModel):
     """The daemon's own assessment of every command."""
     warnings: list[Finding] = Field(default_factory=list)
     """Validation warnings (risk raised, confirmation added)."""
+    preview: PlanPreview | None = None
+    """What each step will do (diffs, packages, units, validators); None when previews are
+    off on the daemon."""
 
 
 class ChecksRequest(BaseModel):

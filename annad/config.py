@@ -125,6 +125,13 @@ class DaemonSettings(BaseSettings):
     """The etckeeper program."""
     etckeeper_conf_dir: Path | None = None
     """``ETCKEEPER_CONF_DIR`` for etckeeper (default: its own, ``/etc/etckeeper``)."""
+    preview: bool = True
+    """Preview every plan at submit: file steps over a throw-away overlay (diffs), pacman
+    through ``--print``, unit states, validators on the previewed files."""
+    preview_timeout_s: float = Field(default=20.0, gt=0, le=600)
+    """Wall time of a plan's overlay preview run."""
+    preview_validator_path: list[Path] = []
+    """Directories searched for validators (sshd, visudo…) before the fixed PATH."""
     log_level: str = "INFO"
     """Logging level for stderr (journald)."""
 

@@ -378,6 +378,14 @@ class Journal:
             rows = self._db.execute(query + " ORDER BY id", args).fetchall()
         return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
 
+    def last_body(self, plan_id: str, kind: str) -> dict[str, Any] | None:
+        """The body of the newest event of this kind for this plan (previews), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT body FROM events WHERE plan_id=? AND kind=? "
+                                   "ORDER BY id DESC LIMIT 1", (plan_id, kind)).fetchone()
+        body = None if row is None else json.loads(row[0])
+        return body if isinstance(body, dict) else None
+
     def unfinished(self) -> list[str]:
         """Plans marked running or rolling back (after a failed :meth:`recover`)."""
         with self._lock:

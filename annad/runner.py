@@ -21,6 +21,7 @@ import pwd
 import re
 import signal
 import subprocess
+import sys
 import threading
 import time
 from collections import deque
@@ -356,6 +357,47 @@ def run_confined(
         result.error = f"confinement could not be started, so the command did not run: " \
             f"{result.error}"
     return result
+
+
+PREVIEW_HELPER = Path(__file__).parent / "preview" / "overlay_helper.py"
+"""The script that runs a plan's file steps over a throw-away overlay."""
+MAX_REPORT = 64 * 1024 * 1024
+"""Bytes of a preview report read back (the helper caps contents far below this)."""
+
+
+def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | None = None
+                ) -> tuple[RunResult, bytes]:
+    """Run :mod:`annad.preview.overlay_helper` with ``spec`` (JSON); its result and report.
+
+    The report travels through a memfd: it is on no file system, so the confined steps
+    (which never hold it: it is close-on-exec) cannot see or forge it. When the confinement
+    cannot be built nothing ran: ``error`` says why and ``exit_code`` is None.
+    """
+    report = os.memfd_create("anna-preview", os.MFD_CLOEXEC)
+    status_r, status_w = os.pipe()
+    child_report = os.dup(report)
+    try:
+        argv = [python or sys.executable, "-I", "-S", str(PREVIEW_HELPER), "--",
+                str(status_w), str(child_report), spec]
+        result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
+                      env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/", on_output=None,
+                      cancel=None, pass_fds=(status_w, child_report))
+        os.set_blocking(status_r, False)
+        try:
+            status = os.read(status_r, 4096)
+        except BlockingIOError:
+            status = b""
+        os.lseek(report, 0, os.SEEK_SET)
+        data = os.read(report, MAX_REPORT)
+    finally:
+        os.close(status_r)
+        os.close(report)
+    if result.error is None and not result.timed_out and not status.startswith(b"R"):
+        why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
+            f"the helper ended (status {result.exit_code}) before the first step started"
+        result.error = f"the preview confinement could not be set up: {why}"
+        result.exit_code = None
+    return result, data
 
 
 def run_argv(

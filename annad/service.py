@@ -56,6 +56,7 @@ from annad.journal import StateFull
 from annad.journal_rows import PlanRow
 from annad.peer import Peer, authorised, served
 from annad.policy_load import PolicyStore, asked_checks, journal_fields, judge
+from annad.preview import engine
 from annad.records import bound_annotation, home_of, plan_record, plan_summary
 from annad.runs import RunManager
 from annad.telemetry.processes import for_caller
@@ -64,6 +65,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from anna_common.findings import AnnotatedPlan
+    from anna_common.preview import PlanPreview
     from anna_common.protocol import ExecuteRequest, RollbackRequest, RollbackResponse
     from anna_common.protocol_policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
     from anna_common.rules.base import AssessContext
@@ -342,7 +344,12 @@ class PlanService:
         if result.plan is None or not result.ok:
             raise PlanError("the plan is not valid", code=ErrorCode.PLAN_INVALID,
                             detail={"findings": findings})
-        annotated = self._judged(result.plan, peer.uid, home, ctx, None, "submit")
+        # a plan the policy denies is refused before any of it runs, even in a preview; the
+        # preview may raise tiers (a failed validator), so the policy judges the result again
+        self._judged(result.plan, peer.uid, home, ctx, None, "submit")
+        annotated, warnings, preview = engine.at_submit(  # may raise tiers: before the seal
+            result.plan, result.warnings, owner=peer.uid, home=home, settings=self.settings)
+        annotated = self._judged(annotated, peer.uid, home, ctx, None, "submit")
         request = str(body.get("request", ""))[:MAX_REQUEST_TEXT]
         meta = SubmitRequest.model_validate({"plan": annotated.plan, "request": request,
                                              "source": body.get("source", "model")})
@@ -358,9 +365,16 @@ class PlanService:
                       annotated_json=annotated.model_dump_json(), error=None)
         self.journal.add_plan(row, [s.id for s in annotated.steps])
         self.journal.event("policy", plan_id, **journal_fields(annotated, "submit"))
+        engine.store(self.journal, plan_id, preview)
         return SubmitResponse(plan_id=plan_id, digest=annotated.digest,
                               status=status, annotated=annotated,
-                              warnings=result.warnings)
+                              warnings=warnings, preview=preview)
+
+    def preview(self, peer: Peer | None, plan_id: str) -> PlanPreview:
+        """``GET /v1/plans/{id}/preview``: the preview stored at submit (made now if none)."""
+        row, annotated = self._bound(self._owned(self._authorised(peer), plan_id))
+        return engine.stored_or_new(self.journal, annotated, plan_id=plan_id,
+                                    owner=row.caller_uid, home=row.home, settings=self.settings)
 
     def checks(self, peer: Peer | None, plan_id: str, request: ChecksRequest) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""

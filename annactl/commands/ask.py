@@ -173,6 +173,7 @@ def _spinner_text(progress: Progress | None, started: float) -> Any:
 def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     """Show, check, confirm, execute and report one plan; returns the exit status."""
     from annactl.ui import render
+    from annactl.ui.render_preview import preview_view
 
     plan = prepared.annotated
     offline_note(consoles, prepared)
@@ -185,6 +186,8 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
                                             warnings=prepared.warnings,
                                             plan_id=prepared.plan_id,
                                             contradictions=prepared.contradictions))
+        if prepared.preview is not None:
+            consoles.out.print(preview_view(prepared.preview, plan.steps))
     req = confirm.requirement(plan)
     if opts.dry_run:
         return _dry_run(flow, consoles, prepared, req, opts)

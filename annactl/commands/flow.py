@@ -13,11 +13,14 @@ gets planned, submitted, approved and executed is decided here and in
 
 from __future__ import annotations
 
+import logging
 import os
 from typing import TYPE_CHECKING, Any
 
-from anna_common.errors import ErrorCode, PlanError
+from anna_common.errors import AnnaError, ErrorCode, PlanError
 from annactl.commands.prepared import Prepared
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     import threading
@@ -123,13 +126,20 @@ class Flow:
         response = self.daemon.submit(plan, request=request, source=source)
         return Prepared(plan_id=response.plan_id, digest=response.digest,
                         annotated=response.annotated, source=source, request=request,
-                        warnings=list(response.warnings))
+                        warnings=list(response.warnings), preview=response.preview)
 
     def stored(self, plan_id: str) -> Prepared:
         """A plan the daemon already holds (``apply ID``, ``tui --plan ID``)."""
         record = self.daemon.get_plan(plan_id)
+        preview = None
+        if record.annotated.steps:
+            try:
+                preview = self.daemon.preview(plan_id)
+            except AnnaError as exc:  # the plan is still shown and approvable on its own
+                log.warning("no preview for plan %s: %s", plan_id, exc.message)
         return Prepared(plan_id=record.plan_id, digest=record.digest,
-                        annotated=record.annotated, source="stored", request=record.request)
+                        annotated=record.annotated, source="stored", request=record.request,
+                        preview=preview)
 
     def run_checks(self, prepared: Prepared) -> list[CheckResult]:
         """Run the plan's read-only checks (the daemon refuses any that are not)."""

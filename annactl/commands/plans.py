@@ -91,6 +91,10 @@ def _plan(consoles: Consoles, request: str, *, as_json: bool, telemetry_file: Pa
                                         warnings=prepared.warnings, plan_id=prepared.plan_id,
                                         contradictions=prepared.outcome.contradictions
                                         if prepared.outcome is not None else ()))
+    if prepared.annotated.steps and prepared.preview is not None:
+        from annactl.ui.render_preview import preview_view
+
+        consoles.out.print(preview_view(prepared.preview, prepared.annotated.steps))
     if prepared.annotated.steps:
         consoles.out.print(Text(f"To run it: annactl apply {prepared.plan_id}", style="dim"))
     return ExitStatus.SUCCESS

@@ -11,6 +11,7 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan, Finding
+    from anna_common.preview import PlanPreview
     from anna_common.protocol import CheckResult
     from anna_common.telemetry import Telemetry
     from annactl.planning.facts import Contradiction
@@ -37,6 +38,8 @@ class Prepared:
     """Outcomes of the read-only checks, once run."""
     outcome: PlanOutcome | None = None
     """The planner's report (model calls, repairs, template), when a model or template made it."""
+    preview: PlanPreview | None = None
+    """What each step will do, as the daemon previewed it (None: no preview was made)."""
 
     @property
     def contradictions(self) -> list[Contradiction]:
@@ -53,7 +56,10 @@ class Prepared:
         return outcome.telemetry
 
     def summary_json(self) -> dict[str, Any]:
-        """The JSON every command prints for a plan: ``plan_id``, ``status``, plan, findings."""
+        """The JSON every command prints for a plan: ``plan_id``, ``status``, plan, findings,
+        and a ``preview`` object per step."""
+        from annactl.ui.render_preview import preview_json
+
         data: dict[str, Any] = {
             "plan_id": self.plan_id,
             # the daemon's rule: a plan with no steps is recorded as answered
@@ -65,6 +71,7 @@ class Prepared:
             "findings": [],
             "warnings": [w.model_dump(mode="json") for w in self.warnings],
             "checks": [c.model_dump(mode="json") for c in self.checks],
+            "preview": preview_json(self.preview, self.annotated.steps),
             "model_calls": 0,
             "repairs": 0,
             "template": None,

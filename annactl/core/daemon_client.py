@@ -29,6 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from anna_common.plan import ActionPlan
+    from anna_common.preview import PlanPreview
     from anna_common.protocol import (
         AuditReport,
         ChecksResponse,
@@ -49,6 +50,8 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for an ordinary answer."""
 LONG_TIMEOUT = 3600.0
+SUBMIT_TIMEOUT = 120.0
+"""Seconds a submit may take: the daemon previews the plan before it answers."""
 """Seconds to wait for checks and rollbacks (package removals can be slow)."""
 _CLIENT_DEFAULT = -1.0
 """``timeout`` meaning "this client's own timeout"; ``None`` means no timeout at all."""
@@ -165,7 +168,8 @@ class DaemonClient:
         from anna_common.protocol import Route, SubmitResponse
 
         body = {"plan": plan.model_dump(mode="json"), "request": request, "source": source}
-        return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body))
+        return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body,
+                                                        timeout=SUBMIT_TIMEOUT))
 
     def run_checks(self, plan_id: str, *, session: SessionEnv | None = None) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``."""
@@ -217,6 +221,14 @@ class DaemonClient:
         from anna_common.protocol import PlanRecord, Route
 
         return PlanRecord.model_validate(self._call("GET", _plan_path(Route.PLAN, plan_id)))
+
+    def preview(self, plan_id: str) -> PlanPreview:
+        """``GET /v1/plans/{id}/preview``: what each step will do."""
+        from anna_common.preview import PlanPreview
+        from anna_common.protocol import Route
+
+        return PlanPreview.model_validate(
+            self._call("GET", _plan_path(Route.PREVIEW, plan_id), timeout=LONG_TIMEOUT))
 
     def list_plans(self, *, limit: int = 200, before: str | None = None) -> PlanList:
         """``GET /v1/plans``: ``limit`` plans (0: all) older than plan ``before``."""

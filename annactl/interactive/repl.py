@@ -170,6 +170,7 @@ class ReplSession:
         from annactl.commands import ask as cmd_ask
         from annactl.planning.memory import Memory
         from annactl.ui import render
+        from annactl.ui.render_preview import preview_view
 
         if not request:
             raise UsageError("say what you want planned")
@@ -200,6 +201,9 @@ class ReplSession:
                                                      warnings=prepared.warnings,
                                                      plan_id=prepared.plan_id,
                                                      contradictions=prepared.contradictions))
+            if prepared.preview is not None:
+                self.consoles.out.print(preview_view(prepared.preview,
+                                                     prepared.annotated.steps))
         if prepared.annotated.steps:
             self.consoles.out.print("Type ok to run it.", style="dim", markup=False)
 
@@ -211,8 +215,11 @@ class ReplSession:
     def _apply_stored(self, plan_id: str) -> None:
         prepared = self.flow.stored(plan_id)
         from annactl.ui import render
+        from annactl.ui.render_preview import preview_view
 
         self.consoles.out.print(render.plan_view(prepared.annotated, plan_id=plan_id))
+        if prepared.annotated.steps and prepared.preview is not None:
+            self.consoles.out.print(preview_view(prepared.preview, prepared.annotated.steps))
         self.last = prepared
         self.loop = None
         self._run(prepared, confirmed=False)

@@ -1,4 +1,5 @@
-"""Routes: submit, list, show, checks, execute (NDJSON stream), cancel, rollback, confirm."""
+"""Routes: submit, list, show, checks, preview, execute (NDJSON stream), cancel, rollback,
+confirm."""
 
 from __future__ import annotations
 
@@ -6,6 +7,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
+from anna_common.preview import PlanPreview
 from anna_common.protocol import (
     ChecksRequest,
     ChecksResponse,
@@ -71,6 +73,12 @@ def checks(service: ServiceDep, peer: PeerDep, plan_id: str,
            body: ChecksRequest | None = None) -> ChecksResponse:
     """Run the plan's necessary checks that the daemon itself rates read-only."""
     return service.checks(peer, plan_id, body or ChecksRequest())
+
+
+@router.get(Route.PREVIEW)
+def preview(service: ServiceDep, peer: PeerDep, plan_id: str) -> PlanPreview:
+    """What each step will do: diffs, packages, unit states, validator verdicts."""
+    return service.preview(peer, plan_id)
 
 
 @router.post(Route.EXECUTE)

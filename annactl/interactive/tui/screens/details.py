@@ -15,6 +15,7 @@ from textual.screen import ModalScreen
 from textual.widgets import Footer, Static
 
 from annactl.ui import render
+from annactl.ui.render_preview import preview_view
 
 if TYPE_CHECKING:
     from annactl.commands.prepared import Prepared
@@ -41,6 +42,10 @@ class DetailsScreen(ModalScreen[None]):
                                 contradictions=self.prepared.contradictions)
         with VerticalScroll(id="details-pane"):
             yield Static(view, id="plan-view")
+            if self.prepared.annotated.steps and self.prepared.preview is not None:
+                # the diff pane: what approving does (diffs, packages, units, validators)
+                yield Static(preview_view(self.prepared.preview, self.prepared.annotated.steps),
+                             id="preview-view")
         yield Footer()
 
     def action_close(self) -> None:

@@ -1,0 +1,236 @@
+"""Compute a plan's preview at submit: one overlay run for the file and unit steps, typed
+previews for pacman, validators on the previewed files, a plain reason for everything else.
+
+Nothing here writes outside the preview confinement: file steps and offline ``systemctl
+--root`` calls run over a throw-away overlay (:mod:`annad.preview.overlay`), ``pacman
+--print`` and validators in the read-only confinement of checks, and the current unit states
+come from read verbs. The result is data for the person; only a failed validator feeds back
+into the risk, and only upwards (:func:`raise_failed`).
+"""
+
+from __future__ import annotations
+
+import logging
+import time
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from anna_common.annotate import raise_to_high
+from anna_common.findings import Finding, FindingCode
+from anna_common.plan import RiskLevel
+from anna_common.preview import PlanPreview, StepPreview
+from anna_common.protocol import DaemonMode, SessionEnv
+from anna_common.risk import Scope
+from annad.backup import BackupRefused
+from annad.preview import overlay, pacman, systemd, validators
+from annad.preview.diff import Reader, Tracker
+from annad.preview.kinds import step_kind
+from annad.records import who_of
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from anna_common.findings import AnnotatedPlan, AnnotatedStep
+    from annad.config import DaemonSettings
+    from annad.executor import Who
+    from annad.journal import Journal
+
+log = logging.getLogger(__name__)
+
+OUTPUT_SHOWN = 600
+"""Characters of a failing step's preview output shown with the reason."""
+
+
+@dataclass(frozen=True, slots=True)
+class Options:
+    """How previews are made on this daemon."""
+
+    user_mode: bool = False
+    """A per-user daemon: only user-scope steps can be previewed."""
+    dbpath: Path | None = None
+    """pacman database for steps that name none (the daemon's ``pacman_dbpath``)."""
+    validator_path: tuple[str, ...] = ()
+    """Directories searched for validators before PATH."""
+    python: str | None = None
+    """Interpreter of the confinement helpers."""
+    limits: overlay.Limits = field(default_factory=overlay.Limits)
+    """Caps of the overlay run."""
+
+
+@dataclass(slots=True)
+class _Pending:
+    steps: list[overlay.FileStep] = field(default_factory=list)
+    dirs: list[str] = field(default_factory=list)
+    units: dict[int, list[systemd.UnitCall]] = field(default_factory=dict)
+
+
+def compute(annotated: AnnotatedPlan, who: Who, options: Options) -> PlanPreview:
+    """The preview of every step of ``annotated`` (never raises for a bad step)."""
+    started = time.monotonic()
+    previews: list[StepPreview] = []
+    pending = _Pending()
+    for index, step in enumerate(annotated.steps):
+        previews.append(_plan_step(index, step, who, options, pending))
+    more = 0
+    if pending.steps:
+        more = _overlay(pending, previews, who, options)
+    for index, calls in pending.units.items():
+        if not previews[index].units and not any(s.index == index for s in pending.steps):
+            previews[index].units = systemd.changes(calls, {})
+    return PlanPreview(steps=previews, duration_ms=round((time.monotonic() - started) * 1000, 1),
+                       more_lines=more)
+
+
+def _plan_step(index: int, step: AnnotatedStep, who: Who, options: Options,
+               pending: _Pending) -> StepPreview:
+    """The step's preview where it needs no overlay; queue it for the overlay otherwise."""
+    kind = step_kind(step.command)
+    preview = StepPreview(step_id=step.id, kind=kind.kind, reason=kind.reason)
+    system = step.scope == Scope.SYSTEM
+    if system and options.user_mode and kind.kind != "none":
+        return StepPreview(step_id=step.id, kind="none", reason="needs root: the per-user "
+                           "daemon cannot preview system steps")
+    if kind.kind == "files":
+        try:
+            dirs = overlay.overlay_dirs(step.command, home=who.home, system=system)
+        except BackupRefused as exc:
+            return StepPreview(step_id=step.id, kind="none", reason=f"no preview: {exc}")
+        if not dirs and step.final_risk == RiskLevel.INFO:
+            return preview  # proven read-only: "no change", no overlay run
+        pending.dirs += dirs  # none: a write Anna did not foresee fails in the preview
+        checks = [(path, command) for path in overlay.write_paths(
+            step.command, home=who.home, system=system)
+            if (command := validators.in_overlay(path, options.validator_path)) is not None]
+        pending.steps.append(overlay.FileStep(index, step.command, system, checks))
+    elif kind.kind == "packages":
+        try:
+            preview.packages = pacman.preview(step.command, who.identity(),
+                                              root_read=not options.user_mode,
+                                              dbpath=options.dbpath, python=options.python)
+        except pacman.PacmanPreviewError as exc:
+            preview.reason = str(exc)
+    elif kind.kind == "units":
+        calls = systemd.unit_calls(step.command)
+        pending.units[index] = calls
+        command = systemd.overlay_command(calls)
+        if command is not None and not options.user_mode:
+            try:
+                pending.dirs += [_unit_dir(path) for path in systemd.unit_dirs(calls)]
+                pending.steps.append(overlay.FileStep(index, command, True))
+            except BackupRefused as exc:
+                preview.reason = f"enablement not previewed: {exc}"
+    return preview
+
+
+def _unit_dir(path: str) -> str:
+    directory = overlay.overlay_dirs(f"touch {path}", home="/", system=True)
+    return directory[0]
+
+
+def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: Options
+             ) -> int:
+    """Run the queued steps over one overlay and fill in their previews; the diff lines
+    the per-plan cap left out."""
+    try:
+        dirs = overlay.reduce_dirs(pending.dirs)
+    except (BackupRefused, OSError) as exc:
+        for step in pending.steps:
+            previews[step.index].reason = f"no preview: {exc}"
+        return 0
+    run = overlay.run(pending.steps, dirs, who, limits=options.limits, python=options.python)
+    tracker = Tracker(run.overlays)
+    for step in pending.steps:
+        preview = previews[step.index]
+        result = run.steps.get(step.index)
+        if result is None:
+            preview.reason = f"no preview: {run.error}" if run.error else \
+                "not previewed: an earlier step failed in the preview"
+            continue
+        reader = None if step.system else Reader(who.uid, tuple(who.groups))
+        preview.files = tracker.step(result.entries, reader)
+        if step.index in pending.units:
+            preview.units = systemd.changes(pending.units[step.index],
+                                            systemd.answers(result.output))
+        if result.exit_code != 0:
+            tail = result.output.strip()[-OUTPUT_SHOWN:]
+            preview.reason = f"the step failed in the preview (exit status " \
+                f"{result.exit_code}){': ' + tail if tail else ''}"
+        # keyed by the shown path: a name that is not UTF-8 (shown escaped) is "not checked"
+        contents = {f.path: state.data for f in preview.files
+                    if (state := tracker.states.get(f.path)) is not None and
+                    state.data is not None}
+        preview.validators = validators.validate(
+            preview.files, contents, who.identity(),
+            root_read=step.system and not options.user_mode,
+            extra_path=options.validator_path, python=options.python, ran=result.validators)
+    return tracker.budget.dropped
+
+
+def raise_failed(annotated: AnnotatedPlan, preview: PlanPreview
+                 ) -> tuple[AnnotatedPlan, list[Finding]]:
+    """Raise every step whose previewed file fails its validator to HIGH (never lower)."""
+    warnings: list[Finding] = []
+    for index, step_preview in enumerate(preview.steps):
+        failed = [v for v in step_preview.validators if v.verdict == "failed"]
+        if not failed or index >= len(annotated.steps):
+            continue
+        first = failed[0]
+        reason = f"{first.name} fails on the previewed {first.target}"
+        annotated = raise_to_high(annotated, index, reason, word=first.target)
+        warnings.append(Finding(code=FindingCode.RISK_RAISED,
+                                path=f"command_plan[{index}].command",
+                                message=f"Anna raised the risk to HIGH: {reason}"))
+    return annotated, warnings
+
+
+PREVIEW_EVENT = "plan_previewed"
+"""Journal event holding a plan's preview (hash-chained with the plan)."""
+
+
+def for_plan(annotated: AnnotatedPlan, *, owner: int, home: str, settings: DaemonSettings
+             ) -> PlanPreview:
+    """The preview of a submitted plan with this daemon's settings."""
+    options = Options(user_mode=settings.mode is DaemonMode.USER, dbpath=settings.pacman_dbpath,
+                      validator_path=tuple(str(p) for p in settings.preview_validator_path),
+                      python=settings.confine_python,
+                      limits=overlay.Limits(timeout_s=settings.preview_timeout_s))
+    try:
+        return compute(annotated, who_of(owner, home, SessionEnv()), options)
+    except Exception as exc:  # a preview is information: it must never keep a plan out
+        log.exception("the preview failed")
+        return PlanPreview(steps=[StepPreview(step_id=s.id, kind="none",
+                                              reason=f"the preview failed ({type(exc).__name__})")
+                                  for s in annotated.steps])
+
+
+def store(journal: Journal, plan_id: str, preview: PlanPreview | None) -> None:
+    """Journal the preview with the plan (an event of the hash chain); None: nothing."""
+    if preview is not None:
+        journal.event(PREVIEW_EVENT, plan_id, preview=preview.model_dump(mode="json"))
+
+
+def stored_or_new(journal: Journal, annotated: AnnotatedPlan, *, plan_id: str, owner: int,
+                  home: str, settings: DaemonSettings) -> PlanPreview:
+    """The preview stored at submit; made (and stored) now when there is none. A preview
+    made after submit cannot raise the sealed tier: its failed validators are shown only."""
+    body = journal.last_body(plan_id, PREVIEW_EVENT)
+    if body is not None:
+        try:
+            return PlanPreview.model_validate(body.get("preview"))
+        except ValueError:
+            pass  # an older or damaged body: make a new one
+    preview = for_plan(annotated, owner=owner, home=home, settings=settings)
+    store(journal, plan_id, preview)
+    return preview
+
+
+def at_submit(annotated: AnnotatedPlan, warnings: list[Finding], *, owner: int, home: str,
+              settings: DaemonSettings
+              ) -> tuple[AnnotatedPlan, list[Finding], PlanPreview | None]:
+    """The plan, its warnings and its preview as submit stores them (raised where a
+    validator failed); unchanged and None when previews are off."""
+    if not settings.preview:
+        return annotated, warnings, None
+    preview = for_plan(annotated, owner=owner, home=home, settings=settings)
+    annotated, raised = raise_failed(annotated, preview)
+    return annotated, [*warnings, *raised], preview

@@ -1,0 +1,164 @@
+"""Validators run on the previewed content of a file — never on the real file.
+
+Chosen by the real path: ``sshd -t -f`` for sshd_config, ``visudo -c -f`` for sudoers,
+``systemd-analyze verify`` for unit files, ``findmnt --verify --tab-file`` for fstab,
+``bash -n`` for shell start-up files, ``nginx -t -c`` for nginx.conf, and sourcing in bash
+for mkinitcpio.conf. The previewed content is written to a private temporary directory
+(same base name, so unit names stay valid) and the validator runs in the confinement of
+checks: read-only tree, no network, no capabilities. A missing validator is "not checked";
+a failing one is "failed" with its own words, which raises the step to HIGH.
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import os
+import posixpath
+import shlex
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from anna_common.preview import FileChange, ValidatorResult
+from annad.manifest import printable
+from annad.runner import SAFE_PATH, run_confined
+
+if TYPE_CHECKING:
+    from annad.credentials import Identity
+
+OUTPUT_CAP = 2000
+"""Characters of a validator's output kept."""
+TIMEOUT_S = 10.0
+"""Wall time of one validator."""
+_UNIT_SUFFIXES = (".service", ".socket", ".timer", ".path", ".mount", ".target")
+
+
+@dataclass(frozen=True, slots=True)
+class Validator:
+    """One validator: its name, its program and how it is called on a copy."""
+
+    name: str
+    program: str
+    template: str
+    """The command; ``{prog}`` and ``{file}`` are replaced (shell-quoted)."""
+    scratch: tuple[str, ...] = ()
+    """Throw-away writable directories it needs (sshd checks /run/sshd exists)."""
+
+
+_SSHD = Validator("sshd -t", "sshd", "mkdir -p /run/sshd && {prog} -t -f {file}", ("/run",))
+_VISUDO = Validator("visudo -c", "visudo", "{prog} -c -f {file}")
+# systemd-analyze makes working directories in /tmp (TMPDIR is not consulted) and /run: it runs
+# in a confinement of its own with both throw-away, on a copy kept in /var/tmp
+_UNIT = Validator("systemd-analyze verify", "systemd-analyze", "{prog} verify {file}",
+                  ("/tmp", "/run"))
+_FSTAB = Validator("findmnt --verify", "findmnt", "{prog} --verify --tab-file {file}")
+_BASH = Validator("bash -n", "bash", "{prog} -n {file}")
+_NGINX = Validator("nginx -t", "nginx", "{prog} -t -c {file}")
+_MKINITCPIO = Validator("mkinitcpio config (sourced)", "bash",
+                        "{prog} --noprofile --norc -c 'set -e; . \"$1\"' _ {file}")
+_RULES: tuple[tuple[str, Validator], ...] = (
+    ("*/sshd_config", _SSHD), ("*/sshd_config.d/*.conf", _SSHD),
+    ("*/sudoers", _VISUDO), ("*/sudoers.d/*", _VISUDO),
+    ("*/fstab", _FSTAB),
+    ("*/.bashrc", _BASH), ("*/.bash_profile", _BASH), ("*/.profile", _BASH),
+    ("*/bash.bashrc", _BASH), ("/etc/profile", _BASH), ("/etc/profile.d/*.sh", _BASH),
+    ("*/nginx.conf", _NGINX), ("/etc/mkinitcpio.conf", _MKINITCPIO),
+)
+
+
+def validator_for(path: str) -> Validator | None:
+    """The validator for a real path, or None."""
+    for pattern, validator in _RULES:
+        if fnmatch.fnmatchcase(path, pattern):
+            return validator
+    if path.endswith(_UNIT_SUFFIXES) and "/systemd/" in path:
+        return _UNIT
+    return None
+
+
+def _which(program: str, extra: tuple[str, ...]) -> str | None:
+    return shutil.which(program, path=os.pathsep.join([*extra, SAFE_PATH]))
+
+
+def in_overlay(path: str, extra_path: tuple[str, ...] = ()) -> str | None:
+    """The command validating ``path`` inside the preview overlay (where ``path`` shows the
+    previewed content, and its includes theirs), or None without an installed validator."""
+    validator = validator_for(path)
+    program = None if validator is None else _which(validator.program, extra_path)
+    if validator is None or program is None or validator.scratch not in ((), ("/run",)):
+        return None  # (the overlay's /run already holds the sshd directory)
+    return validator.template.format(prog=shlex.quote(program), file=shlex.quote(path))
+
+
+def _from_overlay(path: str, ran: tuple[int, str]) -> ValidatorResult | None:
+    validator = validator_for(path)
+    if validator is None:
+        return None
+    code, words = ran
+    return ValidatorResult(name=validator.name, target=printable(path),
+                           verdict="ok" if code == 0 else "failed",
+                           output=words.strip()[-OUTPUT_CAP:])
+
+
+def validate(changes: list[FileChange], contents: dict[str, bytes], identity: Identity, *,
+             root_read: bool, extra_path: tuple[str, ...] = (), python: str | None = None,
+             ran: dict[str, tuple[int, str]] | None = None) -> list[ValidatorResult]:
+    """Validate every created or modified file that has a validator: ``ran`` holds the
+    verdicts already made inside the overlay; the rest run here on a private copy."""
+    results: list[ValidatorResult] = []
+    for item in changes:
+        validator = validator_for(item.path)
+        if validator is None or item.change == "deleted" or item.size_after is None:
+            continue  # no validator, or not a regular file (a unit's .wants/ symlink)
+        if ran and item.path in ran:
+            done = _from_overlay(item.path, ran[item.path])
+            if done is not None:
+                results.append(done)
+                continue
+        program = _which(validator.program, extra_path)
+        data = contents.get(item.path)
+        if validator is _MKINITCPIO and not root_read:
+            # sourcing runs the file's code: only as capless, socketless root, never as a
+            # user whose session bus would be in reach
+            program = None
+        if program is None or data is None:
+            why = "the previewed content is too large or unreadable to check"
+            if program is None:
+                why = "sourced only by the system daemon" if validator is _MKINITCPIO else \
+                    f"{validator.program} is not installed"
+            results.append(ValidatorResult(name=validator.name, target=item.path,
+                                           verdict="not checked", output=why))
+            continue
+        results.append(_run_one(validator, program, item.path, data, identity,
+                                root_read=root_read, python=python))
+    return results
+
+
+def _run_one(validator: Validator, program: str, path: str, data: bytes, identity: Identity,
+             *, root_read: bool, python: str | None) -> ValidatorResult:
+    """Write the previewed copy to a private directory and run the validator on it."""
+    base = "/var/tmp" if "/tmp" in validator.scratch else None  # not under the scratch
+    with tempfile.TemporaryDirectory(prefix="anna-validate-", dir=base) as tmp:
+        # the confined validator may be the owner, not root: it must reach the copy (which
+        # holds only what the preview shows the person anyway)
+        Path(tmp).chmod(0o755)
+        copy = posixpath.join(tmp, posixpath.basename(path))
+        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
+        try:
+            os.write(fd, data)
+        finally:
+            os.close(fd)
+        command = validator.template.format(prog=shlex.quote(program), file=shlex.quote(copy))
+        run = run_confined(command, identity, root_read=root_read, timeout=TIMEOUT_S,
+                           max_output=OUTPUT_CAP * 2, cwd=tmp, scratch=validator.scratch,
+                           python=python)
+    words = run.output.replace(copy, path).strip()[-OUTPUT_CAP:]
+    if run.error is not None:
+        return ValidatorResult(name=validator.name, target=path, verdict="not checked",
+                               output=run.error[:OUTPUT_CAP])
+    verdict = "ok" if run.ok else "failed"
+    if run.timed_out:
+        words = f"timed out after {TIMEOUT_S:g} s"
+    return ValidatorResult(name=validator.name, target=path, verdict=verdict, output=words)
