@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
-from annactl.llm.trace import mask_value
+from annactl.llm.trace import mask, mask_value
 
 if TYPE_CHECKING:
     from anna_common.telemetry import Telemetry
@@ -107,7 +107,8 @@ class History:
 
     def _ensure_conversation(self, title: str) -> None:
         self._db.execute("INSERT OR IGNORE INTO conversations(id, created_at, title) "
-                         "VALUES (?, ?, ?)", (self.conversation_id, now_iso(), title[:120]))
+                         "VALUES (?, ?, ?)", (self.conversation_id, now_iso(),
+                                              mask(title, self._secrets)[:120]))
 
     def next_turn(self) -> int:
         """The turn number the next exchange gets."""

@@ -46,6 +46,7 @@ from anna_common.protocol import (
     SubmitResponse,
     TelemetryResponse,
 )
+from anna_common.redact import redact
 from anna_common.validate import validate
 from annad import __version__, retention
 from annad.checks import run_checks
@@ -282,7 +283,8 @@ class PlanService:
             raise PlanError("the plan is not valid", code=ErrorCode.PLAN_INVALID,
                             detail={"findings": findings})
         annotated = result.plan
-        request = str(body.get("request", ""))[:MAX_REQUEST_TEXT]
+        # the journal keeps the request for audits: never a password typed into it
+        request = redact(str(body.get("request", "")))[:MAX_REQUEST_TEXT]
         meta = SubmitRequest.model_validate({"plan": annotated.plan, "request": request,
                                              "source": body.get("source", "model")})
         now = time.time()
