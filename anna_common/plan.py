@@ -181,6 +181,10 @@ class ActionPlan(BaseModel):
     """Plain-language explanation for the person."""
     meta: PlanMeta
     """Detection results, template id, contract version."""
+    memory_patch: dict[str, str] = Field(
+        default_factory=dict, json_schema_extra={"maxProperties": 8})
+    """Settings the model proposes Anna remember (seed 004); usually empty. Only whitelisted
+    keys are ever offered, and only the person's yes applies them; ``""`` proposes forgetting."""
 
     def digest(self) -> str:
         """sha256 (hex) of this plan's canonical JSON."""
@@ -303,7 +307,8 @@ def without_bounds(schema: dict[str, Any]) -> dict[str, Any]:
     that reject those keywords)."""
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k not in ("maxItems", "maxLength")
+            return {k: strip(v) for k, v in node.items()
+                    if k not in ("maxItems", "maxLength", "maxProperties")
                     and not (k == "enum" and v == [LLM_VERSION])}
         if isinstance(node, list):
             return [strip(v) for v in node]

@@ -1,0 +1,1 @@
+"""Planning: prompts, packets, the planner loop, memory, history, redaction, audit."""
