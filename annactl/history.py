@@ -26,13 +26,21 @@ from typing import TYPE_CHECKING, Any
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
 from annactl.llm.trace import mask, mask_value
+from annactl.planning.packet import (
+    PROTOCOL,
+    UNTRUSTED,
+    RequestSpec,
+    Trace,
+    memory_document,
+    request_packet,
+    response_packet,
+    stored,
+)
 
 if TYPE_CHECKING:
     from anna_common.telemetry import Telemetry
     from annactl.planner import PlanOutcome
 
-PROTOCOL = {"name": "anna.llmcp", "version": 1}
-"""The packet protocol name and version."""
 DB_NAME = "history.sqlite3"
 
 _SCHEMA = """
@@ -77,6 +85,27 @@ def reply_summary(packet: dict[str, Any]) -> str:
         text += f": {steps[0][:120]}"
     notes = plan.get("notes_for_user") or ""
     return f"{text}. {notes}"[:300]
+
+
+def request_text(packet: dict[str, Any]) -> str:
+    """The person's request in a stored request packet (older rows: ``input.text``)."""
+    given = packet.get("input") or {}
+    message = given.get("user_message")
+    if isinstance(message, dict):
+        return str(message.get("text", ""))
+    return str(given.get("text", ""))
+
+
+def _assistant(outcome: PlanOutcome | None, error: AnnaError | None) -> dict[str, Any]:
+    """Title, paragraphs and items of a response packet's ``assistant.render``."""
+    if outcome is not None and outcome.result.plan is not None:
+        plan = outcome.result.plan.plan
+        return {"title": plan.goals[0] if plan.goals else "Answer",
+                "paragraphs": [plan.notes_for_user],
+                "items": [s.command for s in plan.command_plan]}
+    if error is not None:
+        return {"title": f"Error {error.code}", "paragraphs": [error.message]}
+    return {"title": "No plan", "paragraphs": []}
 
 
 class History:
@@ -136,9 +165,14 @@ class History:
 
     def record_exchange(self, request: str, *, mode: str, telemetry: Telemetry | None,
                         preferences: dict[str, str] | None, outcome: PlanOutcome | None,
-                        error: AnnaError | None, trace_id: str) -> tuple[dict[str, Any],
-                                                                          dict[str, Any]]:
+                        error: AnnaError | None, trace_id: str,
+                        packet: dict[str, Any] | None = None) -> tuple[dict[str, Any],
+                                                                       dict[str, Any]]:
         """Store a request packet and its response packet (one turn).
+
+        ``packet`` is the LLMCP request packet the model's user message was rendered from;
+        it is stored in its history form (:func:`packet.stored`: program output as digests)
+        and redacted like everything else.
 
         Raises :class:`AnnaError` (never a bare ``sqlite3`` error) so callers outside this
         module need not know the storage.
@@ -146,27 +180,24 @@ class History:
         try:
             return self._record(request, mode=mode, telemetry=telemetry,
                                 preferences=preferences, outcome=outcome, error=error,
-                                trace_id=trace_id)
+                                trace_id=trace_id, packet=packet)
         except sqlite3.Error as exc:
             raise AnnaError(f"the history store {self.path} failed: {exc}",
                             code=ErrorCode.INTERNAL_ERROR) from None
 
     def _record(self, request: str, *, mode: str, telemetry: Telemetry | None,
                 preferences: dict[str, str] | None, outcome: PlanOutcome | None,
-                error: AnnaError | None, trace_id: str) -> tuple[dict[str, Any],
-                                                                  dict[str, Any]]:
+                error: AnnaError | None, trace_id: str,
+                packet: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
         with self._db:
             self._ensure_conversation(request)
             turn = self.next_turn()
-            req = self._envelope("request", "user", turn)
-            req.update(input={"text": request, "mode": mode},
-                       context={"telemetry": telemetry_digest(telemetry),
-                                "preferences": dict(preferences or {})},
-                       trace={"trace_id": trace_id})
+            req = self._request_packet(request, mode=mode, telemetry=telemetry,
+                                       preferences=preferences, trace_id=trace_id,
+                                       packet=packet, turn=turn)
             stored_req = self.store(req)
-            res = self._envelope("response", "assistant", turn)
-            res["in_reply_to"] = {"request_id": stored_req["id"]}
-            res["trace"] = {"trace_id": trace_id}
+            res = response_packet(stored_req, **_assistant(outcome, error))
+            res["conversation"] = {"id": self.conversation_id, "turn": turn}
             if outcome is not None:
                 annotated = outcome.result.plan
                 res.update(plan=annotated.plan.model_dump(mode="json") if annotated else None,
@@ -182,6 +213,23 @@ class History:
             model = outcome.model if outcome is not None else None
             stored_res = self.store(res, model=model or None)
         return stored_req, stored_res
+
+    def _request_packet(self, request: str, *, mode: str, telemetry: Telemetry | None,
+                        preferences: dict[str, str] | None, trace_id: str,
+                        packet: dict[str, Any] | None, turn: int) -> dict[str, Any]:
+        """The request packet to store: the one sent, or (no model asked) one built here."""
+        if packet is None:
+            docs = [d for d in [memory_document(preferences)] if d is not None]
+            spec = RequestSpec(request, "anna.plan", {"mode": mode}, docs)
+            packet = request_packet(spec, Trace(trace_id))
+            if telemetry is not None:
+                packet["context"]["documents"].append(
+                    {"doc_id": "doc:telemetry", "kind": "telemetry", "trust": UNTRUSTED,
+                     "source": {"program": "annad"}, "content": telemetry_digest(telemetry)})
+        clean = stored(packet)
+        clean["conversation"] = {"id": self.conversation_id, "turn": turn}
+        clean["sender"] = {"role": "agent"}
+        return clean
 
     def packets(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
         """Every packet of a conversation, in order."""
@@ -199,7 +247,7 @@ class History:
         for packet in self.packets(conversation_id):
             turn = packet["conversation"]["turn"]
             if packet["type"] == "request":
-                requests[turn] = str(packet.get("input", {}).get("text", ""))
+                requests[turn] = request_text(packet)
             else:
                 replies[turn] = reply_summary(packet)
         turns = sorted(requests)[-limit:] if limit > 0 else []

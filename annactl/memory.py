@@ -106,6 +106,11 @@ def valid(key: str, value: object) -> bool:
     return True
 
 
+def version_of(memory: dict[str, str] | None) -> str:
+    """A short digest of a memory's contents."""
+    return hashlib.sha256(canonical_json(dict(memory or {}))).hexdigest()[:16]
+
+
 @dataclass
 class PatchReview:
     """A model's ``memory_patch`` sorted into what may be offered and what may not."""
@@ -161,7 +166,7 @@ class Memory:
 
     def version(self) -> str:
         """A short digest of the current memory (what a proposal was made against)."""
-        return hashlib.sha256(canonical_json(self.all())).hexdigest()[:16]
+        return version_of(self.all())
 
     def apply(self, changes: dict[str, str], base_version: str) -> None:
         """Write accepted ``changes`` (``""`` forgets) if the memory is still ``base_version``."""

@@ -24,6 +24,7 @@ import logging
 import os
 import threading
 import time
+import uuid
 from collections.abc import Callable, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -134,6 +135,10 @@ class PlanOutcome:
     """The model's claims about the machine that the telemetry contradicts."""
     telemetry: Telemetry | None = None
     """The snapshot the plan was made from (answers render their facts from it)."""
+    memory_version: str = ""
+    """The memory's version when the request packet was built (a patch applies only to it)."""
+    packet: dict[str, Any] | None = None
+    """The LLMCP request packet the user message was rendered from (full, unredacted)."""
 
     @property
     def confidence(self) -> float:
@@ -159,6 +164,7 @@ class PlanOutcome:
             "tokens_out": self.tokens_out,
             "contradictions": [c.to_dict() for c in self.contradictions],
             "confidence": self.confidence,
+            "memory_patch": dict(self.plan.memory_patch) if self.plan else {},
         }
 
 
@@ -180,6 +186,15 @@ class Planner:
         """The home directory plans are assessed against."""
         self._provider = provider
         self._owns_provider = provider is None
+        from annactl.prompt import prompts
+
+        prompts()  # a damaged prompt file fails here, at start, with its code (seed 003)
+        self.run_id = uuid.uuid4().hex
+        """This session's id (``trace.run_id`` in packets, ``run_id`` in the audit)."""
+        self.session_calls = 0
+        """Model calls made by this session so far (``max_session_calls``)."""
+        self.session_tokens = 0
+        """Prompt + reply tokens this session used so far (``max_session_tokens``)."""
 
     @property
     def provider(self) -> Provider:
