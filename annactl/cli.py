@@ -44,7 +44,7 @@ def _usage_line(exc: BaseException) -> int:
 
 
 COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "show",
-            "rollback", "gc", "doctor", "repl", "tui", "--help", "-h"}
+            "rollback", "gc", "doctor", "repl", "tui", "memory", "--help", "-h"}
 """Known first arguments; anything else is a request for ``ask``."""
 
 

@@ -162,6 +162,7 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
 
     plan = prepared.annotated
     offline_note(consoles, prepared)
+    offer_memory(flow, consoles, prepared, opts)
     if not plan.steps:
         return _answer(consoles, prepared, opts)
     if plan.checks and not prepared.checks:
@@ -182,6 +183,15 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
     approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
     events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json)
     return _report(consoles, prepared, record, events, opts)
+
+
+def offer_memory(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> None:
+    """A model's memory proposal: asked about at a terminal; never applied by --yes/--json."""
+    from annactl.commands import memory
+
+    asks = consoles.interactive and not opts.as_json and not opts.yes
+    memory.offer(consoles, flow.settings.state_dir, prepared.outcome,
+                 confirm.TerminalPrompter(consoles.err) if asks else None)
 
 
 def offline_note(consoles: Consoles, prepared: Prepared) -> None:

@@ -180,8 +180,8 @@ def render(packet: dict[str, Any], template: str) -> str:
     absent memory is no line at all); inserted text is never expanded again.
     """
     docs = {d["kind"]: d for d in packet["context"]["documents"]}
-    values = {"request": packet["input"]["user_message"]["text"],
-              "mode": str(packet["input"]["task"]["args"].get("mode", ""))}
+    values: dict[str, str] = {"request": str(packet["input"]["user_message"]["text"]),
+                              "mode": str(packet["input"]["task"]["args"].get("mode", ""))}
     for kind, doc in docs.items():
         values["preferences" if kind == "memory" else "turns" if kind == "conversation"
                else "results" if kind == "check_results" else kind] = _document_block(doc)

@@ -1,0 +1,1 @@
+"""annactl subcommands (one module per command)."""
