@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import uuid
 from datetime import UTC, datetime
@@ -27,7 +28,6 @@ from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
 from annactl.llm.trace import mask, mask_value
 from annactl.planning.packet import (
-    PROTOCOL,
     UNTRUSTED,
     RequestSpec,
     Trace,
@@ -40,6 +40,8 @@ from annactl.planning.packet import (
 if TYPE_CHECKING:
     from anna_common.telemetry import Telemetry
     from annactl.planner import PlanOutcome
+
+log = logging.getLogger(__name__)
 
 DB_NAME = "history.sqlite3"
 
@@ -144,12 +146,6 @@ class History:
         row = self._db.execute("SELECT COALESCE(MAX(turn), 0) FROM messages WHERE "
                                "conversation_id = ?", (self.conversation_id,)).fetchone()
         return int(row[0]) + 1
-
-    def _envelope(self, packet_type: str, role: str, turn: int) -> dict[str, Any]:
-        return {"protocol": dict(PROTOCOL), "id": uuid.uuid4().hex, "type": packet_type,
-                "created_at": now_iso(), "conversation": {"id": self.conversation_id,
-                                                          "turn": turn},
-                "sender": {"role": role}}
 
     def store(self, packet: dict[str, Any], *, model: str | None = None) -> dict[str, Any]:
         """Redact and store one packet; returns what was stored."""
@@ -260,3 +256,63 @@ class History:
             "LEFT JOIN messages m ON m.conversation_id = c.id GROUP BY c.id "
             "ORDER BY c.created_at DESC LIMIT ?", (limit,)).fetchall()
         return [{"id": r[0], "created_at": r[1], "title": r[2], "turns": r[3]} for r in rows]
+
+
+_AUDIT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS audit (
+  trace_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, mode TEXT NOT NULL,
+  prompt_version TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, schema_sha256 TEXT NOT NULL,
+  parser_version TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
+  loops INTEGER NOT NULL, steps INTEGER NOT NULL, model_calls INTEGER NOT NULL,
+  repairs INTEGER NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL,
+  template TEXT, error_code TEXT, started_at TEXT NOT NULL, completed_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS idx_audit_started ON audit(started_at);
+"""
+
+
+class AuditStore:
+    """The ``audit`` table beside the history (rows from :mod:`annactl.planning.audit`).
+
+    Best-effort: a full disk or a locked database is logged, never raised.
+    """
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / DB_NAME
+        """The SQLite file."""
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path.touch(mode=0o600, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=5.0)
+        db.executescript(_AUDIT_SCHEMA)
+        return db
+
+    def insert(self, row: dict[str, Any]) -> bool:
+        """Store one row (keys are the audit record's own field names, never input)."""
+        names, marks = ", ".join(row), ", ".join("?" for _ in row)
+        try:
+            db = self._connect()
+            try:
+                with db:
+                    db.execute(f"INSERT OR REPLACE INTO audit({names}) VALUES ({marks})",  # noqa: S608
+                               tuple(row.values()))
+            finally:
+                db.close()
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("could not write the audit record to %s: %s", self.path, exc)
+            return False
+        return True
+
+    def rows(self, names: list[str], limit: int) -> list[tuple[Any, ...]]:
+        """The newest ``limit`` rows, columns ``names`` (the record's own field names)."""
+        try:
+            db = self._connect()
+            try:
+                return db.execute(f"SELECT {', '.join(names)} FROM audit "  # noqa: S608
+                                  "ORDER BY started_at DESC, rowid DESC LIMIT ?",
+                                  (limit,)).fetchall()
+            finally:
+                db.close()
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("could not read the audit records in %s: %s", self.path, exc)
+            return []

@@ -16,13 +16,13 @@ reason for planning to fail.
 from __future__ import annotations
 
 import logging
-import sqlite3
 from dataclasses import asdict, dataclass, fields
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anna_common import __version__ as _common_version
 from anna_common.plan import LLM_VERSION, schema_sha256
+from annactl.history import AuditStore
 
 if TYPE_CHECKING:
     from anna_common.errors import AnnaError
@@ -33,19 +33,6 @@ log = logging.getLogger(__name__)
 
 PARSER_VERSION = f"anna_common.validate/{_common_version}/{LLM_VERSION}"
 """Identifies the reply parser and contract a run was judged with."""
-DB_NAME = "history.sqlite3"
-
-_SCHEMA = """
-CREATE TABLE IF NOT EXISTS audit (
-  trace_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, mode TEXT NOT NULL,
-  prompt_version TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, schema_sha256 TEXT NOT NULL,
-  parser_version TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
-  loops INTEGER NOT NULL, steps INTEGER NOT NULL, model_calls INTEGER NOT NULL,
-  repairs INTEGER NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL,
-  template TEXT, error_code TEXT, started_at TEXT NOT NULL, completed_at TEXT NOT NULL);
-CREATE INDEX IF NOT EXISTS idx_audit_started ON audit(started_at);
-"""
-
 
 @dataclass(frozen=True)
 class AuditRecord:
@@ -92,53 +79,22 @@ class AuditRecord:
 
 
 class AuditLog:
-    """The ``audit`` table."""
+    """The ``audit`` table (stored by :class:`annactl.history.AuditStore`)."""
 
     def __init__(self, state_dir: Path) -> None:
-        self.path = state_dir / DB_NAME
+        self._store = AuditStore(state_dir)
+        self.path = self._store.path
         """The SQLite file (shared with the history)."""
-
-    def _connect(self) -> sqlite3.Connection:
-        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-        self.path.touch(mode=0o600, exist_ok=True)
-        db = sqlite3.connect(self.path, timeout=5.0)
-        db.executescript(_SCHEMA)
-        return db
 
     def write(self, record: AuditRecord) -> bool:
         """Store one record; False (and a warning) when the database refused."""
-        row = asdict(record)
-        names = ", ".join(row)
-        marks = ", ".join("?" for _ in row)
-        try:
-            db = self._connect()
-            try:
-                with db:
-                    # column names are this dataclass's own fields, never input
-                    db.execute(f"INSERT OR REPLACE INTO audit({names}) VALUES ({marks})",  # noqa: S608
-                               tuple(row.values()))
-            finally:
-                db.close()
-        except (OSError, sqlite3.Error) as exc:
-            log.warning("could not write the audit record to %s: %s", self.path, exc)
-            return False
-        return True
+        return self._store.insert(asdict(record))
 
     def records(self, limit: int = 50) -> list[AuditRecord]:
         """The newest records first."""
         names = [f.name for f in fields(AuditRecord)]
-        try:
-            db = self._connect()
-            try:
-                rows = db.execute(f"SELECT {', '.join(names)} FROM audit "  # noqa: S608
-                                  "ORDER BY started_at DESC, rowid DESC LIMIT ?",
-                                  (limit,)).fetchall()
-            finally:
-                db.close()
-        except (OSError, sqlite3.Error) as exc:
-            log.warning("could not read the audit records in %s: %s", self.path, exc)
-            return []
-        return [AuditRecord(**dict(zip(names, r, strict=True))) for r in rows]
+        return [AuditRecord(**dict(zip(names, r, strict=True)))
+                for r in self._store.rows(names, limit)]
 
 
 def as_dict(record: AuditRecord) -> dict[str, Any]:
