@@ -125,7 +125,7 @@ class Run:
                 return self._done(template_outcome(found, self.context, offline_reason=None,
                                                    started=self.started))
         try:
-            return self._done(self.model_loop(turns))
+            return self._done(self.model_loop())
         except LLMError as exc:
             if exc.code not in OFFLINE_CODES or found is None or found.plan is None:
                 raise
@@ -171,7 +171,7 @@ class Run:
         self.progress("done")
         return outcome
 
-    def model_loop(self, turns: list[tuple[str, str]]) -> PlanOutcome:
+    def model_loop(self) -> PlanOutcome:
         """Ask the model, repair once if needed, then refine through necessary checks."""
         assert self.telemetry is not None
         provider = self.planner.provider
@@ -192,7 +192,6 @@ class Run:
                                    "sha256": prompt.prompts().sha256,
                                    "system_bytes": len(base[0]["content"].encode()),
                                    "user_bytes": len(user.encode())})
-        del turns  # already in the packet
         result, reply = self.ask_valid(base, "plan")
         while self._wants_checks(result):
             results = self.run_checks(result)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import sqlite3
 
 from tests.fakellm import plan_json
 
@@ -45,6 +46,9 @@ def test_one_shot_sends_memory_and_yes_never_applies_a_proposal(anna: Anna) -> N
     assert "annactl memory set aur_helper yay" in proc.stderr
     assert "sudoers" in proc.stderr and "SCOPE_VIOLATION" in proc.stderr
     assert anna.json("memory", "show")[1]["memory"] == {"aur_helper": "paru"}
+    with sqlite3.connect(anna.daemon.state / "journal.sqlite3") as db:
+        journal = "\n".join(db.iterdump())
+    assert "sudoers" not in journal  # the proposal never reaches the daemon
 
 
 def test_plan_json_carries_the_proposal_and_applies_nothing(anna: Anna) -> None:
