@@ -16,17 +16,17 @@ def test_repl_asks_before_remembering_a_model_proposal(anna: Anna) -> None:
                       {**anna.env, "PROMPT_TOOLKIT_NO_CPR": "1"})
     term.expect(r"anna>")
     term.send("plan: remember helix as my editor\r")
-    term.expect(r"proposes to remember: editor = helix")
-    term.expect(r"Remember this\?")
+    term.expect(r"editor = helix\s+Remember this\?")
     term.send("y\r")
-    term.expect(r"Remembered\.")
-    term.expect(r"anna>")
+    # expect() searches the whole transcript, so each pattern must be one that appears once
+    term.expect(r"Notes: Noted\.\s+anna>")
+    assert "Remembered." in term.text
     term.send("plan: remember fish as my shell\r")
-    term.expect(r"Remember this\?")
+    term.expect(r"shell = fish\s+Remember this\?")
     term.send("n\r")
-    term.expect(r"anna>")
+    term.expect(r"Noted too\.\s+anna>")
     term.send("/memory\r")
-    term.expect(r"editor = helix")
+    term.expect(r"editor = helix\s+anna>")
     term.send("\x04")
     assert term.wait(timeout=20) == 0
     assert anna.json("memory", "show")[1]["memory"] == {"editor": "helix"}
