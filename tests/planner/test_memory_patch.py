@@ -138,6 +138,7 @@ def test_a_conflicting_change_is_reported_not_applied(fake_llm, make_settings):
     consoles, err = _consoles()
     result = memory_cmd.offer(consoles, settings.state_dir, outcome, Answer(True))
     assert result is not None and result["error"] == "VERSION_CONFLICT"
+    assert "VERSION_CONFLICT" in err.getvalue()
     assert Memory(settings.state_dir).get("editor") == "vim"
 
 
