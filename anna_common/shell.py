@@ -115,6 +115,9 @@ class _Walker(NestedCode, Assignments):
         for bucket in self._collect:
             bucket.append(cmd)
 
+    def _analyse_nested(self, code: str) -> Analysis:
+        return analyse(code, depth=self.depth + 1, budget=self.budget)
+
     # -- statements -------------------------------------------------------------
 
     def visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:

@@ -35,6 +35,11 @@ class NestedCode:
     def visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
         raise NotImplementedError  # provided by the walker
 
+    def _analyse_nested(self, code: str) -> Analysis:
+        """Analyse *code* one level deeper on the same budget (provided by the walker, so this
+        module never imports the parser that imports it)."""
+        raise NotImplementedError
+
     def _inspect_program(self, cmd: SimpleCommand, program: str) -> None:
         """Shells, eval, source, find -exec and interpreters: what code do they run?"""
         if program in SHELLS:
@@ -120,10 +125,8 @@ class NestedCode:
             self.result.opaque.append("too much nested code to analyse")
             self.result.parse_ok = False
             return
-        from anna_common.shell import analyse
-
         self.budget.spend("nested code blocks")
-        inner = analyse(code.text, depth=self.depth + 1, budget=self.budget)
+        inner = self._analyse_nested(code.text)
         origin = f"{cmd.program} -c" if how == "code" and cmd.program in SHELLS else (
             f"{cmd.program}" if how == "code" else f"{how} into {cmd.program}")
         for sub in inner.commands:

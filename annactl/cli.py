@@ -1,8 +1,8 @@
 """annactl's entry point: ``main()``, the bare-text shorthand, and the one error edge.
 
 ``annactl "TEXT"`` is shorthand for ``annactl ask "TEXT"``. Every error becomes
-one line on stderr and an exit status from :mod:`annactl.exit_codes`. The
-commands are declared in :mod:`annactl.cmd_app` (Typer), imported only when a
+one line on stderr and an exit status from :mod:`annactl.core.exit_codes`. The
+commands are declared in :mod:`annactl.app` (Typer), imported only when a
 command has to be parsed, so ``annactl --version`` and ``annactl status`` start
 fast (``bench/startup.py``).
 """
@@ -16,8 +16,8 @@ from annactl import __version__
 
 def _report(error: BaseException) -> int:
     from anna_common.errors import AnnaError
-    from annactl.console import inert
-    from annactl.exit_codes import ExitStatus, exit_status_for
+    from annactl.core.exit_codes import ExitStatus, exit_status_for
+    from annactl.ui.console import inert
 
     status = exit_status_for(error)
     if isinstance(error, AnnaError):
@@ -57,8 +57,8 @@ def _fast_status(args: list[str]) -> int | None:
     """
     if not args or args[0] != "status" or not set(args[1:]) <= {"--json"}:
         return None
-    from annactl import status as status_cmd
-    from annactl.console import make_consoles
+    from annactl.commands import status as status_cmd
+    from annactl.ui.console import make_consoles
 
     return status_cmd.run(make_consoles(), as_json="--json" in args[1:])
 
@@ -98,7 +98,7 @@ def main(argv: list[str] | None = None) -> int:
         fast = _fast_status(args)
         if fast is not None:
             return fast
-        from annactl.cmd_app import app
+        from annactl.app import app
 
         # without standalone mode click *returns* the code of a typer.Exit instead of raising
         result = app(args=args, prog_name="annactl", standalone_mode=False)

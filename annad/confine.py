@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterable, Sequence
 
-    from annad.runner import Identity
+    from annad.credentials import Identity
 
 HELPER = Path(__file__).with_name("confine_helper.py")
 """The script that builds the namespaces and runs the command (standard library only)."""

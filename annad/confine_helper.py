@@ -78,7 +78,7 @@ DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 """The device nodes a confined command gets: nothing that reaches hardware or memory."""
 BASH = "/bin/bash"
 EXIT_REFUSED = 125
-SIGHUP, SIGINT, SIGKILL, SIGPIPE, SIGTERM, SIGXFSZ = 1, 2, 9, 13, 15, 25
+SIGKILL, SIGSTOP = 9, 19
 
 _libc = ctypes.CDLL(None, use_errno=True)
 _libc.syscall.restype = ctypes.c_long
@@ -276,8 +276,12 @@ def _default_signal(signum: int) -> None:
 
 
 def _exec_command(spec: Spec) -> None:
-    for signum in (SIGPIPE, SIGXFSZ, SIGTERM, SIGINT, SIGHUP):
-        _default_signal(signum)
+    # every catchable signal back to its default: Python ignores SIGPIPE/SIGXFSZ, and a daemon
+    # started from a non-interactive shell's background job inherits SIGINT/SIGQUIT ignored —
+    # a command must see the dispositions a login shell would give it
+    for signum in range(1, 32):
+        if signum not in (SIGKILL, SIGSTOP):
+            _default_signal(signum)
     try:
         os.chdir(spec.cwd or "/")
     except OSError:

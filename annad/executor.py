@@ -27,13 +27,14 @@ from annad import manifest as manifests
 from annad import statefs
 from annad.backup import BackupRefused, BlobStore, Budget, snapshot, snapshot_listing
 from annad.confine import unasked_identity
+from annad.credentials import Identity
 from annad.identity import HashBudget
 from annad.identity import record as record_identity
-from annad.journal import UndoRow
+from annad.journal_rows import UndoRow
 from annad.leftovers import clean_leftovers, remove_empty
 from annad.manifest import StepManifest, printable
 from annad.prestate import package_states, query_packages, unit_states
-from annad.runner import Identity, kill_orphan_group, process_start_time, run_confined
+from annad.runner import kill_orphan_group, process_start_time, run_confined
 from annad.targets import snapshot_targets
 from annad.undo import UndoEnv, identity_of, undo_step
 from annad.undofiles import after_tree, record_new_entries

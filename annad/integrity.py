@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Any
 from anna_common.plan import canonical_json
 
 if TYPE_CHECKING:
-    from annad.journal import PlanRow
+    from annad.journal_rows import PlanRow
 
 SEAL_FIELDS = ("digest", "plan_sha256", "annotated_sha256", "request_sha256", "caller_uid",
                "home", "source")

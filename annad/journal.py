@@ -37,7 +37,6 @@ import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from anna_common.errors import AnnaError, ErrorCode
@@ -45,6 +44,7 @@ from anna_common.plan import canonical_json
 from anna_common.protocol import AuditReport, PlanStatus, StepStatus
 from annad import integrity
 from annad.integrity import GENESIS, MIGRATED_KIND, seal_of
+from annad.journal_rows import PlanRow, StepRow, UndoRow
 from annad.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
 
 if TYPE_CHECKING:
@@ -76,48 +76,6 @@ CREATE TABLE IF NOT EXISTS events(
     id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, plan_id TEXT, kind TEXT NOT NULL,
     step_id TEXT, body TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
 """
-
-
-@dataclass(frozen=True, slots=True)
-class PlanRow:
-    """A stored plan."""
-
-    plan_id: str
-    digest: str
-    status: PlanStatus
-    created_at: float
-    updated_at: float
-    caller_uid: int
-    source: str
-    request: str
-    home: str
-    plan_json: str
-    annotated_json: str
-    error: dict[str, Any] | None
-
-
-@dataclass(frozen=True, slots=True)
-class StepRow:
-    """A stored step."""
-
-    idx: int
-    step_id: str
-    status: StepStatus
-    exit_code: int | None
-    output: str
-    started_at: float | None
-    finished_at: float | None
-
-
-@dataclass(frozen=True, slots=True)
-class UndoRow:
-    """A stored undo action outcome."""
-
-    step_id: str
-    action: str
-    target: str
-    ok: bool
-    message: str
 
 
 _EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"

@@ -20,7 +20,8 @@ from annad.manifest import PackageState, UnitState
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from annad.runner import Identity, RunResult
+    from annad.credentials import Identity
+    from annad.runner import RunResult
 
 PACKAGE_PROGRAMS = frozenset({"pacman", "yay", "paru"})
 """Package managers whose changes the daemon records (the helpers drive pacman)."""

@@ -23,7 +23,8 @@ from annad.runner import SESSION_KEYS
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from annad.journal import Journal, PlanRow
+    from annad.journal import Journal
+    from annad.journal_rows import PlanRow
 
 
 def annotated_of(row: PlanRow) -> AnnotatedPlan:

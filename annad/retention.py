@@ -30,7 +30,8 @@ from anna_common.protocol import GcRemoved, GcRequest, GcResponse, PlanStatus
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
-    from annad.journal import Journal, PlanRow
+    from annad.journal import Journal
+    from annad.journal_rows import PlanRow
     from annad.runs import RunManager
 
 log = logging.getLogger(__name__)

@@ -29,6 +29,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from annad.confine import Confinement, helper_argv
+from annad.credentials import Identity
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -70,22 +71,6 @@ SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_B
                 "HYPRLAND_INSTANCE_SIGNATURE", "SWAYSOCK")
 """Session variables passed to user-scope steps (compositor sockets included: hyprctl and
 swaymsg need them to reach the session)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Identity:
-    """Who a process runs as."""
-
-    uid: int
-    """User id."""
-    gid: int
-    """Primary group id."""
-    groups: tuple[int, ...] = ()
-    """Supplementary groups."""
-    home: str = "/"
-    """HOME for the process."""
-    user: str = ""
-    """User name (USER, LOGNAME)."""
 
 
 @dataclass(slots=True)

@@ -37,7 +37,8 @@ if TYPE_CHECKING:
 
     from anna_common.findings import AnnotatedPlan
     from annad.executor import Executor, StepSpec, Who
-    from annad.journal import Journal, PlanRow
+    from annad.journal import Journal
+    from annad.journal_rows import PlanRow
 
 log = logging.getLogger(__name__)
 

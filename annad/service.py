@@ -50,7 +50,8 @@ from anna_common.redact import redact
 from anna_common.validate import validate
 from annad import __version__, retention
 from annad.checks import run_checks
-from annad.journal import PlanRow, StateFull
+from annad.journal import StateFull
+from annad.journal_rows import PlanRow
 from annad.peer import Peer, authorised, served
 from annad.records import bound_annotation, home_of, plan_record, plan_summary
 from annad.runs import RunManager

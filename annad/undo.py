@@ -24,9 +24,10 @@ from typing import TYPE_CHECKING, Protocol
 
 from anna_common.protocol import UndoResult
 from annad.backup import BackupRefused, BlobStore
+from annad.credentials import Identity
 from annad.manifest import printable
 from annad.prestate import HelperRunner, query_packages, unit_state
-from annad.runner import Identity, RunResult
+from annad.runner import RunResult
 from annad.undofiles import Progress, undo_targets
 
 if TYPE_CHECKING:

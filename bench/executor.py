@@ -12,7 +12,7 @@ Prints, with the goals of issue 3:
   spawned the same number of times in the same run (goal ≤ 15 ms); the same for a step
   that writes a file in the temporary home (the daemon snapshots it first);
 - idle RSS of the daemon process after start-up and after the runs (goal ≤ 60 MB);
-- the client: import time of ``annactl.daemon_client`` (stdlib http.client) against
+- the client: import time of ``annactl.core.daemon_client`` (stdlib http.client) against
   ``httpx``, and one ``health`` round trip with each.
 
 Everything happens in a temporary directory (socket, state, home); the plans touch
@@ -74,7 +74,7 @@ def client_costs(daemon: RunningDaemon) -> dict[str, float]:
     same cost for either and is reported on its own line).
     """
     code = {
-        "stdlib": "import time; t=time.perf_counter(); import annactl.daemon_client as d; "
+        "stdlib": "import time; t=time.perf_counter(); import annactl.core.daemon_client as d; "
                   "i=time.perf_counter(); d.DaemonClient(__import__('pathlib').Path(S))"
                   "._call('GET', '/v1/health'); print(i-t, time.perf_counter()-i)",
         "httpx": "import time; t=time.perf_counter(); import httpx; i=time.perf_counter(); "

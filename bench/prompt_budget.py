@@ -20,8 +20,8 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _telemetry import telemetry
 
-from annactl.prompt import prompts, system_message, user_message
-from annactl.telemetry_trim import compact, trim
+from annactl.planning.prompt import prompts, system_message, user_message
+from annactl.planning.telemetry_trim import compact, trim
 
 REQUESTS = (
     "how is my system?",

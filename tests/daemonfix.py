@@ -39,7 +39,7 @@ from typing import Any
 
 import pytest
 
-from annactl.daemon_client import DaemonClient
+from annactl.core.daemon_client import DaemonClient
 
 REPO = Path(__file__).resolve().parent.parent
 START_TIMEOUT_S = 30.0

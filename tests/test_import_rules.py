@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import ast
+import functools
 from pathlib import Path
 
 import pytest
@@ -51,14 +52,14 @@ def test_import_rules(path: Path) -> None:
     if package == "annactl":
         assert "annad" not in tops, "annactl never imports annad"
     if "subprocess" in tops:
-        assert rel in {"annad/runner.py", "annactl/daemon_client.py", "annactl/autostart.py"}, (
+        assert rel in {"annad/runner.py", "annactl/core/daemon_client.py", "annactl/core/autostart.py"}, (
             "subprocess only in annad/runner.py and the client's daemon autostart")
     if "sqlite3" in tops:
-        assert rel in {"annad/journal.py", "annactl/history.py"}
+        assert rel in {"annad/journal.py", "annactl/planning/history.py"}
     if "fastapi" in tops:
         assert rel == "annad/app.py" or rel.startswith("annad/api/")
     if "textual" in tops:
-        assert rel.startswith("annactl/tui/")
+        assert rel.startswith("annactl/interactive/tui/")
 
 
 _SPAWNS = {"fork", "forkpty", "system", "popen", "posix_spawn", "posix_spawnp", "execv",
@@ -85,3 +86,108 @@ _STDLIB = set(sys.stdlib_module_names) | {"__future__"}
 
 def test_rules_see_every_package() -> None:
     assert len(_modules()) > 10
+
+
+# --- the client's layers and the no-circles rule (issue 12: "a client whose folders show its
+# design"). Lowest layer first; a module imports only from its own layer or lower ones.
+_CLIENT_LAYERS = {"core": 0, "planning": 1, "ui": 2, "commands": 3, "interactive": 4}
+_CLIENT_TOP = 5  # annactl/app.py and annactl/cli.py: the composition root
+
+
+def _module_name(path: Path) -> str:
+    parts = list(path.relative_to(REPO).with_suffix("").parts)
+    if parts[-1] == "__init__":
+        parts.pop()
+    return ".".join(parts)
+
+
+def _client_layer(module: str) -> int | None:
+    parts = module.split(".")
+    if parts[0] != "annactl" or len(parts) == 1:
+        return None  # annactl/__init__.py (the version) may be imported from anywhere
+    return _CLIENT_LAYERS.get(parts[1], _CLIENT_TOP)
+
+
+@functools.cache
+def _edges() -> dict[str, set[str]]:
+    """Every import between Anna's own modules, lazy and type-checking-only ones included: a
+    circle hidden inside a function is still a circle in the design."""
+    known = {_module_name(p) for p in _modules()}
+    graph: dict[str, set[str]] = {}
+    for path in _modules():
+        tree = ast.parse(path.read_text(encoding="utf-8"), filename=str(path))
+        targets: set[str] = set()
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                targets.update(alias.name for alias in node.names)
+            elif isinstance(node, ast.ImportFrom) and node.module and node.level == 0:
+                targets.add(node.module)
+                targets.update(f"{node.module}.{alias.name}" for alias in node.names)
+        graph[_module_name(path)] = {t for t in targets if t in known} - {_module_name(path)}
+    return graph
+
+
+@pytest.mark.parametrize("path", [p for p in _modules() if p.parts[-2:][0] != "anna_common"
+                                  and _rel(p).startswith("annactl/")], ids=_rel)
+def test_client_layers(path: Path) -> None:
+    me = _client_layer(_module_name(path))
+    if me is None:
+        return
+    for target in _edges()[_module_name(path)]:
+        layer = _client_layer(target)
+        if layer is not None:
+            assert layer <= me, f"{_module_name(path)} (layer {me}) imports {target} (layer {layer})"
+
+
+def _cycles(graph: dict[str, set[str]]) -> list[list[str]]:
+    """Strongly connected components of more than one module (Tarjan, iterative)."""
+    index: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    on_stack: set[str] = set()
+    found: list[list[str]] = []
+    counter = 0
+    for root in sorted(graph):
+        if root in index:
+            continue
+        work = [(root, iter(sorted(graph[root])))]
+        index[root] = low[root] = counter
+        counter += 1
+        stack.append(root)
+        on_stack.add(root)
+        while work:
+            node, children = work[-1]
+            child = next(children, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = counter
+                    counter += 1
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter(sorted(graph.get(child, ())))))
+                elif child in on_stack:
+                    low[node] = min(low[node], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == index[node]:
+                component: list[str] = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == node:
+                        break
+                if len(component) > 1:
+                    found.append(sorted(component))
+    return found
+
+
+def test_no_import_circles() -> None:
+    assert _cycles(_edges()) == []
+
+
+def test_cycle_finder_finds_a_circle() -> None:
+    """The rule above cannot pass vacuously: a planted two-module circle is reported."""
+    assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]

@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out
+from anna_common.rules.readonly import read_only
 from anna_common.shellarith import has_code, plain, subscript_index, unquote
 from anna_common.shellwords import Word
 from anna_common.writes import options
@@ -146,8 +147,6 @@ def declare(cmd: SimpleCommand, out: Out) -> None:
         if eq and ("i" in flags or "n" in flags) and not value.startswith("("):
             found = evaluate(value, out, f"{prog} -{'n' if 'n' in flags else 'i'}") or found
     if not found and "n" not in flags:
-        from anna_common.rules.general import read_only
-
         read_only(cmd, out)
 
 

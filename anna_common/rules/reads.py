@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING
 
 from anna_common import paths
 from anna_common.rules.base import Code, Out
-from anna_common.rules.general import READ_ONLY
+from anna_common.rules.readonly import READ_ONLY
 from anna_common.writes import operands
 
 if TYPE_CHECKING:

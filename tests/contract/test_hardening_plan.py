@@ -18,8 +18,8 @@ from anna_common.findings import AnnotatedPlan, AnnotatedStep
 from anna_common.plan import ActionPlan, RiskLevel, canonical_json, plan_digest
 from anna_common.risk import AssessContext, Assessment, Scope
 from anna_common.validate import validate
-from annactl import confirm
-from annactl.confirm import Tier
+from annactl.ui import confirm
+from annactl.ui.confirm import Tier
 from tests.daemonfix import make_plan
 
 HOME = "/home/ann"

@@ -134,7 +134,7 @@ def test_checks_run_only_when_the_daemon_rates_them_info(user_daemon: RunningDae
 
 @pytest.mark.shared_daemon
 def test_missing_socket_is_daemon_unavailable(user_daemon: RunningDaemon) -> None:
-    from annactl.daemon_client import DaemonClient
+    from annactl.core.daemon_client import DaemonClient
 
     try:
         DaemonClient(user_daemon.base / "absent.sock").health()

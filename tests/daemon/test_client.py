@@ -16,8 +16,8 @@ from pathlib import Path
 import pytest
 
 from anna_common.errors import AnnaError, ErrorCode
-from annactl.config import load_settings, runtime_dir
-from annactl.daemon_client import DaemonClient, connect
+from annactl.core.config import load_settings, runtime_dir
+from annactl.core.daemon_client import DaemonClient, connect
 from tests.daemonfix import RunningDaemon
 
 

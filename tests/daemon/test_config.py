@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 
 from anna_common.errors import AnnaError, ErrorCode
-from annactl.config import runtime_dir
+from annactl.core.config import runtime_dir
 from annad.config import load_settings
 from tests.daemonfix import REPO
 

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from annad.confine import needs_root_read
-from annad.runner import Identity, RunResult, run_confined
+from annad.credentials import Identity
+from annad.runner import RunResult, run_confined
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

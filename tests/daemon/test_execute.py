@@ -16,7 +16,7 @@ from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent
-from annactl.daemon_client import DaemonClient
+from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import RunningDaemon, make_plan, running_daemon
 from tests.waiting import wait_until
 

@@ -427,7 +427,7 @@ def test_plan_running_has_its_own_exit_status_and_the_refused_plan_is_marked() -
 
 @pytest.mark.parametrize("status", ["refused"])
 def test_a_refused_plan_maps_to_the_plan_running_status(status: str) -> None:
-    from annactl.exit_codes import ExitStatus, exit_status_for_plan
+    from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 
     assert exit_status_for_plan(status) is ExitStatus.PLAN_RUNNING
     assert exit_status_for_plan("interrupted", after_rollback=True) is \
@@ -460,9 +460,9 @@ def _follower(status: str, down: int, wait_s: float
     from anna_common.errors import DaemonError
     from anna_common.protocol import PlanRecord, StepRecord
     from anna_common.validate import validate
-    from annactl.cmd_flow import Prepared
-    from annactl.environment import local_context
-    from annactl.follow import Follower
+    from annactl.commands.follow import Follower
+    from annactl.commands.prepared import Prepared
+    from annactl.core.environment import local_context
 
     annotated = validate(make_plan([("a", "echo a > ~/a.txt", "LOW")]), local_context()).plan
     assert annotated is not None

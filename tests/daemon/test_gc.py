@@ -19,7 +19,8 @@ import pytest
 from anna_common.errors import ErrorCode
 from anna_common.protocol import PlanStatus
 from annad import retention
-from annad.journal import Journal, PlanRow
+from annad.journal import Journal
+from annad.journal_rows import PlanRow
 from annad.retention import DAY_S, Policy, Retention
 from tests.daemon.test_execute import refused, run
 from tests.daemonfix import REPO, RunningDaemon, http, make_plan, new_daemon, running_daemon

@@ -27,11 +27,12 @@ from anna_common import tiers
 from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent, PlanStatus, SessionEnv
 from anna_common.risk import assess
-from annactl.daemon_client import DaemonClient
+from annactl.core.daemon_client import DaemonClient
 from annad import manifest as manifests
 from annad import runner
 from annad.executor import Executor, Limits, StepSpec, Who
-from annad.journal import Journal, PlanRow
+from annad.journal import Journal
+from annad.journal_rows import PlanRow
 from annad.manifest import Entry, Ident, StepManifest, TargetSnapshot, escape_path, unescape_path
 from annad.targets import snapshot_targets
 from annad.undo import TMP_ROOTS, allowed_roots

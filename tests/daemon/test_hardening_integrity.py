@@ -24,9 +24,9 @@ from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan, RiskLevel, canonical_json, plan_digest
 from anna_common.protocol import SubmitResponse
-from annactl import confirm
-from annactl.confirm import Tier
-from annactl.daemon_client import DaemonClient
+from annactl.core.daemon_client import DaemonClient
+from annactl.ui import confirm
+from annactl.ui.confirm import Tier
 from annad.integrity import row_hash
 from annad.journal import _SCHEMA, GENESIS, Journal
 from tests.daemonfix import RunningDaemon, http, make_plan

@@ -13,9 +13,10 @@ import pytest
 
 from anna_common.shell import analyse
 from annad.backup import BackupRefused, BlobStore
+from annad.credentials import Identity
 from annad.manifest import StepManifest, UnitState
 from annad.prestate import pacman_call, unit_calls, unit_states
-from annad.runner import Identity, RunResult
+from annad.runner import RunResult
 from annad.undo import UndoEnv, undo_step
 
 

@@ -7,8 +7,8 @@ import subprocess
 import threading
 import time
 
+from annad.credentials import Identity
 from annad.runner import (
-    Identity,
     kill_orphan_group,
     process_start_time,
     run_argv,

@@ -8,7 +8,7 @@ DAEMON_UNAVAILABLE after 30 s of silence while the plan went on in the daemon.
 from __future__ import annotations
 
 from anna_common.plan import ActionPlan
-from annactl.daemon_client import DaemonClient
+from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import RunningDaemon, make_plan
 
 

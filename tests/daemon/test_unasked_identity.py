@@ -14,7 +14,8 @@ from typing import TYPE_CHECKING
 import pytest
 
 from annad.confine import NOBODY_UID, unasked_identity
-from annad.runner import Identity, run_confined
+from annad.credentials import Identity
+from annad.runner import run_confined
 
 if TYPE_CHECKING:
     from pathlib import Path

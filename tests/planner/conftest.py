@@ -22,7 +22,7 @@ from anna_common.telemetry import (
     SystemInfo,
     Telemetry,
 )
-from annactl.config import ClientSettings
+from annactl.core.config import ClientSettings
 from tests.daemonfix import shared_user_daemon, user_daemon  # noqa: F401 - fixtures by name
 from tests.fakellm import FakeLLM
 

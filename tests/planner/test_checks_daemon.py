@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from annactl.planner import Planner
-from annactl.prompt import system_message
+from annactl.planning.planner import Planner
+from annactl.planning.prompt import system_message
 from tests.fakellm import plan_json
 
 

@@ -7,12 +7,13 @@ import json
 import pytest
 
 from anna_common.errors import ErrorCode, LLMError
-from annactl.llm import make_provider
-from annactl.llm.base import ChatRequest
-from annactl.llm.cache import StoredProvider, request_key
-from annactl.llm.replay import ReplayProvider
-from annactl.llm.trace import mask
-from annactl.planner import Planner
+from annactl.planning.llm import make_provider
+from annactl.planning.llm.base import ChatRequest
+from annactl.planning.llm.cache import StoredProvider
+from annactl.planning.llm.keys import request_key
+from annactl.planning.llm.replay import ReplayProvider
+from annactl.planning.llm.trace import mask
+from annactl.planning.planner import Planner
 from tests.fakellm import FakeLLM, plan_json
 
 

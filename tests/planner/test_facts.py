@@ -8,9 +8,9 @@ import pytest
 
 from anna_common.plan import ActionPlan
 from anna_common.telemetry import DesktopInfo
-from annactl.facts import confidence, contradictions, telemetry_facts
-from annactl.history import History
-from annactl.planner import Planner
+from annactl.planning.facts import confidence, contradictions, telemetry_facts
+from annactl.planning.history import History
+from annactl.planning.planner import Planner
 from tests.fakellm import plan_json
 from tests.planner.conftest import make_telemetry
 

@@ -14,10 +14,10 @@ import pytest
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.findings import FindingCode
 from anna_common.validate import validate_text
-from annactl.grounding import echo_findings, examples
-from annactl.offrequest import action_verb, off_request_findings
-from annactl.planner import Planner
-from annactl.prompt import system_message
+from annactl.planning.grounding import echo_findings, examples
+from annactl.planning.offrequest import action_verb, off_request_findings
+from annactl.planning.planner import Planner
+from annactl.planning.prompt import system_message
 from tests.fakellm import plan_json
 from tests.planner.conftest import make_telemetry
 

@@ -9,9 +9,9 @@ import stat
 import pytest
 
 from anna_common.errors import ErrorCode, LLMError, UsageError
-from annactl.history import History
-from annactl.memory import WHITELIST, Memory, parse_remember
-from annactl.planner import Planner
+from annactl.planning.history import History
+from annactl.planning.memory import WHITELIST, Memory, parse_remember
+from annactl.planning.planner import Planner
 from tests.fakellm import plan_json
 from tests.planner.conftest import make_telemetry
 

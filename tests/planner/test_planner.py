@@ -11,8 +11,9 @@ import pytest
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError, UsageError
 from anna_common.findings import FindingCode
-from annactl.planner import Planner, Progress
-from annactl.prompt import system_message
+from annactl.planning.outcome import Progress
+from annactl.planning.planner import Planner
+from annactl.planning.prompt import system_message
 from tests.fakellm import FakeLLM, Reply, plan_json
 from tests.planner.conftest import make_telemetry
 

@@ -13,8 +13,8 @@ from anna_common.plan import model_json_schema
 from anna_common.risk import AssessContext
 from anna_common.telemetry import ProcessInfo
 from anna_common.validate import validate
-from annactl import prompt
-from annactl.telemetry_trim import cut, trim
+from annactl.planning import prompt
+from annactl.planning.telemetry_trim import cut, trim
 from tests.planner.conftest import make_telemetry
 
 TYPICAL = ("how is my system?", "install htop", "change my wallpaper to /home/user/a.png",

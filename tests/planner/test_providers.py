@@ -12,9 +12,9 @@ import pytest
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from anna_common.plan import model_json_schema, without_bounds
-from annactl.llm.base import ChatRequest, RetryPolicy
-from annactl.llm.ollama import OllamaProvider
-from annactl.llm.openai_compat import OpenAIProvider
+from annactl.planning.llm.base import ChatRequest, RetryPolicy
+from annactl.planning.llm.ollama import OllamaProvider
+from annactl.planning.llm.openai_compat import OpenAIProvider
 from tests.fakellm import FakeLLM, Reply, plan_json
 
 

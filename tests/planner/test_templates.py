@@ -9,7 +9,7 @@ from anna_common.plan import RiskLevel
 from anna_common.risk import assess
 from anna_common.telemetry import DesktopInfo
 from anna_common.validate import validate
-from annactl import templates
+from annactl.planning import templates
 from tests.planner.conftest import make_telemetry
 
 HOME = "/home/user"

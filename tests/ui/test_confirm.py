@@ -6,9 +6,9 @@ import pytest
 
 from anna_common.errors import AnnaError, ErrorCode, PlanError
 from anna_common.findings import AnnotatedPlan
-from annactl import confirm
-from annactl.confirm import Approval, Tier
-from annactl.exit_codes import ExitStatus, exit_status_for
+from annactl.core.exit_codes import ExitStatus, exit_status_for
+from annactl.ui import confirm
+from annactl.ui.confirm import Approval, Tier
 
 from .plans import annotate_dict, plan_dict
 

@@ -5,8 +5,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from annactl.config import ClientSettings
-from annactl.exit_codes import ExitStatus
+from annactl.core.config import ClientSettings
+from annactl.core.exit_codes import ExitStatus
 
 REPO = Path(__file__).resolve().parents[2]
 SNAPSHOT = REPO / "tests/ui/__snapshots__/test_tui/test_snapshot_approval_wallpaper.svg"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import json
 
-from annactl.prompt import system_message
+from annactl.planning.prompt import system_message
 from tests.fakellm import plan_json
 
 from .conftest import Anna

@@ -7,15 +7,15 @@ from typing import Any
 
 import pytest
 
-from annactl.cmd_flow import Flow
-from annactl.config import ClientSettings
-from annactl.daemon_client import DaemonClient
-from annactl.exit_codes import ExitStatus
-from annactl.tui.app import AnnaTui, Source
-from annactl.tui.screens.approval import ApprovalScreen
-from annactl.tui.screens.progress import ProgressScreen
-from annactl.tui.screens.result import ResultScreen
-from annactl.tui.screens.word import WordScreen
+from annactl.commands.flow import Flow
+from annactl.core.config import ClientSettings
+from annactl.core.daemon_client import DaemonClient
+from annactl.core.exit_codes import ExitStatus
+from annactl.interactive.tui.app import AnnaTui, Source
+from annactl.interactive.tui.screens.approval import ApprovalScreen
+from annactl.interactive.tui.screens.progress import ProgressScreen
+from annactl.interactive.tui.screens.result import ResultScreen
+from annactl.interactive.tui.screens.word import WordScreen
 from tests.daemonfix import make_plan
 
 from .conftest import Anna

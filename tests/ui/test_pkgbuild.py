@@ -90,8 +90,8 @@ def test_makepkg_builds_the_package_with_units_sysusers_tmpfiles(tree: Path) -> 
                    "usr/lib/sysusers.d/anna.conf", "usr/lib/tmpfiles.d/anna.conf",
                    "etc/anna/annad.toml", "usr/share/doc/anna/usage.md"):
         assert wanted in listing, wanted
-    assert any(p.endswith("annactl/tui/anna.tcss") for p in listing)
-    assert any(p.endswith("annactl/prompts/") or "/annactl/prompts/" in p for p in listing)
+    assert any(p.endswith("annactl/interactive/tui/anna.tcss") for p in listing)
+    assert any(p.endswith("annactl/planning/prompts/") or "/annactl/planning/prompts/" in p for p in listing)
     info = subprocess.run(["bsdtar", "-xOf", str(built[0]), ".PKGINFO"], capture_output=True,
                           text=True, check=True).stdout
     assert "depend = python-textual" in info and "backup = etc/anna/annad.toml" in info

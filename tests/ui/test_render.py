@@ -8,7 +8,7 @@ from rich.console import Console
 
 from anna_common.findings import AnnotatedPlan
 from anna_common.protocol import ExecEvent, ExecEventType
-from annactl import render
+from annactl.ui import render
 
 from .plans import annotate_dict, plan_dict
 

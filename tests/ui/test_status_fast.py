@@ -9,9 +9,9 @@ from pathlib import Path
 import pytest
 
 from anna_common.protocol import API_VERSION, SessionEnv
-from annactl import status
-from annactl.config import config_file, load_settings, runtime_dir
-from annactl.daemon_client import SOCKET_NAME
+from annactl.commands import status
+from annactl.core.config import config_file, load_settings, runtime_dir
+from annactl.core.daemon_client import SOCKET_NAME
 
 from .conftest import Anna
 

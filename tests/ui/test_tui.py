@@ -14,13 +14,13 @@ from textual.widgets import RichLog
 
 from anna_common.findings import AnnotatedPlan
 from anna_common.protocol import ExecEvent, ExecEventType
-from annactl.cmd_flow import Prepared
-from annactl.exit_codes import ExitStatus
-from annactl.tui.app import AnnaTui, Source
-from annactl.tui.screens.approval import ApprovalScreen
-from annactl.tui.screens.details import DetailsScreen
-from annactl.tui.screens.progress import ProgressScreen
-from annactl.tui.screens.word import WordScreen
+from annactl.commands.prepared import Prepared
+from annactl.core.exit_codes import ExitStatus
+from annactl.interactive.tui.app import AnnaTui, Source
+from annactl.interactive.tui.screens.approval import ApprovalScreen
+from annactl.interactive.tui.screens.details import DetailsScreen
+from annactl.interactive.tui.screens.progress import ProgressScreen
+from annactl.interactive.tui.screens.word import WordScreen
 
 from .plans import HOSTILE_NOTES
 from .tuiwait import notified, ready, until
@@ -247,7 +247,7 @@ def _record(plan: AnnotatedPlan, status: str) -> Any:
 
 @pytest.mark.parametrize("status", ["succeeded", "rolled_back"])
 def test_snapshot_result(snap_compare: Any, high_plan: AnnotatedPlan, status: str) -> None:
-    from annactl.tui.screens.result import ResultScreen
+    from annactl.interactive.tui.screens.result import ResultScreen
 
     app = _app(high_plan)
 
@@ -260,8 +260,8 @@ def test_snapshot_result(snap_compare: Any, high_plan: AnnotatedPlan, status: st
 
 
 async def test_result_offers_rollback_only_where_it_applies(high_plan: AnnotatedPlan) -> None:
-    from annactl.tui.screens import Decision
-    from annactl.tui.screens.result import ResultScreen
+    from annactl.interactive.tui.screens import Decision
+    from annactl.interactive.tui.screens.result import ResultScreen
 
     app = _app(high_plan)
     async with app.run_test(size=SIZE) as pilot:

@@ -1,0 +1,305 @@
+"""``annactl ask`` (and the bare ``annactl "TEXT"``), and running any prepared plan.
+
+Plan with a spinner (stderr, terminals only), show the daemon's annotated plan,
+run its read-only checks, get the confirmation its tier demands
+(:mod:`annactl.ui.confirm`), execute with live progress, report the result. Ctrl-C
+while the model works cancels planning (exit 130); during execution it asks the
+daemon to stop and roll back.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from contextlib import contextmanager
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from anna_common.errors import AnnaError, ErrorCode
+from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
+from annactl.ui import confirm
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Iterator
+
+    from anna_common.protocol import ExecEvent, PlanRecord
+    from annactl.commands.flow import Flow
+    from annactl.commands.prepared import Prepared
+    from annactl.planning.outcome import Progress
+    from annactl.ui.console import Consoles
+
+CANCEL_GRACE_S = 2.0
+"""How long Ctrl-C waits for the planner to notice the cancel before leaving anyway."""
+
+
+@dataclass
+class RunOptions:
+    """How a prepared plan is run."""
+
+    yes: bool = False
+    """Approve up to MEDIUM without asking."""
+    allow_high: bool = False
+    """With ``yes``: approve HIGH too."""
+    dry_run: bool = False
+    """Show the plan and run only its read-only checks."""
+    as_json: bool = False
+    """Print one JSON document instead of text (never prompts)."""
+
+
+def interrupted(message: str) -> AnnaError:
+    """The error for Ctrl-C (exit 130)."""
+    return AnnaError(message, code=ErrorCode.CANCELLED)
+
+
+@contextmanager
+def showing_rejections(consoles: Consoles, *, as_json: bool) -> Iterator[None]:
+    """Show a plan that validation refused (a banned one with its BANNED badges and reasons)
+    before its error ends the command; nothing of it was stored or run."""
+    from annactl.commands.flow import PlanRejected
+
+    try:
+        yield
+    except PlanRejected as exc:
+        if exc.annotated is not None:
+            from annactl.ui import render
+            from annactl.ui.console import emit_json
+
+            if as_json:
+                emit_json(consoles, {"plan_id": None, "status": "rejected",
+                                     "code": str(exc.code),
+                                     "findings": exc.detail.get("findings", []),
+                                     "annotated": exc.annotated.model_dump(mode="json")})
+            else:
+                consoles.out.print(render.plan_view(exc.annotated))
+        raise
+
+
+@contextmanager
+def json_failures(consoles: Consoles, *, as_json: bool) -> Iterator[None]:
+    """With ``--json``, every failure is a JSON document on stdout too (then the usual line
+    on stderr and exit status): ``{"status": "error", "code", "message", "findings", …}``.
+
+    A refused plan already printed its own document (:func:`showing_rejections`).
+    """
+    from annactl.commands.flow import PlanRejected
+
+    try:
+        yield
+    except AnnaError as exc:
+        if as_json and not (isinstance(exc, PlanRejected) and exc.annotated is not None):
+            from annactl.ui.console import emit_json
+
+            emit_json(consoles, error_json(exc))
+        raise
+
+
+def error_json(exc: AnnaError) -> dict[str, Any]:
+    """The JSON document of a failure (untrusted strings stay JSON-escaped)."""
+    detail = dict(exc.detail)
+    findings = detail.pop("findings", [])
+    return {"status": "error", "code": str(exc.code), "message": exc.message,
+            "hint": exc.hint, "findings": findings if isinstance(findings, list) else [],
+            "trace_id": detail.pop("trace_id", None), "detail": detail}
+
+
+def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
+                      show_spinner: bool) -> Prepared:
+    """Run ``make(on_progress=..., cancel=...)`` in a thread, with a spinner; Ctrl-C cancels."""
+    cancel = threading.Event()
+    box: dict[str, Any] = {}
+    latest: list[Progress] = []
+
+    def work() -> None:
+        try:
+            box["value"] = make(on_progress=latest.append, cancel=cancel)
+        except BaseException as exc:  # handed to the main thread, which reports it
+            box["error"] = exc
+
+    # A daemon thread: if the model never answers a cancel, leaving must not wait for it.
+    thread = threading.Thread(target=work, name="planner", daemon=True)
+    started = time.monotonic()
+    thread.start()
+    try:
+        _wait(thread, consoles, latest, started, show_spinner)
+    except KeyboardInterrupt:
+        cancel.set()
+        thread.join(CANCEL_GRACE_S)
+        raise interrupted("planning cancelled; nothing was run") from None
+    if "error" in box:
+        raise box["error"]
+    result: Prepared = box["value"]
+    return result
+
+
+def _wait(thread: threading.Thread, consoles: Consoles, latest: list[Progress],
+          started: float, show_spinner: bool) -> None:
+    if not show_spinner:
+        while thread.is_alive():
+            thread.join(0.1)
+        return
+    with consoles.err.status("Planning…", spinner="dots") as spinner:
+        while thread.is_alive():
+            thread.join(0.1)
+            spinner.update(_spinner_text(latest[-1] if latest else None, started))
+
+
+def _spinner_text(progress: Progress | None, started: float) -> Any:
+    from rich.text import Text
+
+    from annactl.ui.console import inert
+
+    elapsed = time.monotonic() - started
+    if progress is None:
+        return Text(f"Planning… {elapsed:.1f} s")
+    line = Text(f"Planning… {inert(progress.stage, max_chars=20)} · {elapsed:.1f} s")
+    if progress.tokens:
+        line.append(f" · {progress.tokens} tokens")
+    return line
+
+
+def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
+    """Show, check, confirm, execute and report one plan; returns the exit status."""
+    from annactl.ui import render
+
+    plan = prepared.annotated
+    offline_note(consoles, prepared)
+    offer_memory(flow, consoles, prepared, opts)
+    if not plan.steps:
+        return _answer(consoles, prepared, opts)
+    if plan.checks and not prepared.checks:
+        flow.run_checks(prepared)
+    if not opts.as_json:
+        consoles.out.print(render.plan_view(plan, checks=prepared.checks,
+                                            warnings=prepared.warnings,
+                                            plan_id=prepared.plan_id,
+                                            contradictions=_contradictions(prepared)))
+    req = confirm.requirement(plan)
+    if opts.dry_run:
+        return _dry_run(consoles, prepared, req, opts)
+    if req.tier == confirm.Tier.BANNED:
+        raise confirm.banned_error(req)
+    prompter = None
+    if consoles.interactive and not opts.as_json:
+        prompter = confirm.TerminalPrompter(consoles.err)
+    approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
+    events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json)
+    return _report(consoles, prepared, record, events, opts)
+
+
+def offer_memory(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> None:
+    """A model's memory proposal: asked about at a terminal; never applied by --yes/--json."""
+    from annactl.commands import memory
+
+    asks = consoles.interactive and not opts.as_json and not opts.yes
+    memory.offer(consoles, flow.settings.state_dir, prepared.outcome,
+                 confirm.TerminalPrompter(consoles.err) if asks else None)
+
+
+def offline_note(consoles: Consoles, prepared: Prepared) -> None:
+    """Say so when a template answered because no model could (stderr, one line)."""
+    from annactl.ui.console import inert
+
+    reason = prepared.outcome.offline_reason if prepared.outcome is not None else None
+    if reason:
+        consoles.err.print("note: " + inert(reason, max_chars=300), style="yellow",
+                           markup=False, highlight=False)
+
+
+def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
+    from annactl.ui import render
+    from annactl.ui.console import emit_json
+
+    if opts.as_json:
+        emit_json(consoles, {**prepared.summary_json(), "status": "answered"})
+    else:
+        outcome = prepared.outcome
+        model_answer = outcome is not None and outcome.template is None
+        consoles.out.print(render.notes_only(
+            prepared.annotated, telemetry=outcome.telemetry if model_answer and outcome else None,
+            contradictions=_contradictions(prepared)))
+    return ExitStatus.SUCCESS
+
+
+def _contradictions(prepared: Prepared) -> list[Any]:
+    return list(prepared.outcome.contradictions) if prepared.outcome is not None else []
+
+
+def _dry_run(consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
+             opts: RunOptions) -> int:
+    from rich.text import Text
+
+    from annactl.ui.console import emit_json
+
+    if opts.as_json:
+        emit_json(consoles, {**prepared.summary_json(), "status": "dry_run",
+                             "requires": str(req.tier), "confirm_word": req.word})
+    else:
+        consoles.err.print(Text(f"dry run: nothing was changed. To run it: annactl apply "
+                                f"{prepared.plan_id}", style="dim"))
+    return ExitStatus.PLAN_INVALID if req.tier == confirm.Tier.BANNED else ExitStatus.SUCCESS
+
+
+def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confirm.Approval,
+            *, show: bool) -> tuple[list[ExecEvent], PlanRecord]:
+    """Execute with live progress; Ctrl-C asks the daemon to stop and roll back (exit 130)."""
+    from annactl.ui import render
+
+    events: list[ExecEvent] = []
+    lines = render.OutputLines()
+    streamed: set[str | None] = set()
+    try:
+        for event in flow.execute(prepared, approval):
+            events.append(event)
+            if not show:
+                continue
+            if event.type == "step_output":
+                streamed.add(event.step_id)
+                for line in lines.feed(event.step_id, event.output):
+                    consoles.err.print(render.output_line(line))
+                continue
+            if event.type == "step_finished":
+                for line in lines.flush(event.step_id):
+                    consoles.err.print(render.output_line(line))
+            view = render.event_view(event, streamed=event.step_id in streamed)
+            if view is not None:
+                consoles.err.print(view)
+    except KeyboardInterrupt:
+        consoles.err.print("Stopping: asking the daemon to stop and roll back…",
+                           style="bold yellow", markup=False)
+        record = flow.cancel(prepared.plan_id)
+        if show:
+            consoles.out.print(render.result_view(record))
+        raise interrupted(f"stopped; plan {prepared.plan_id} is {record.status}") from None
+    return events, flow.record(prepared.plan_id)
+
+
+def _report(consoles: Consoles, prepared: Prepared, record: PlanRecord,
+            events: list[ExecEvent], opts: RunOptions) -> int:
+    from annactl.ui import render
+    from annactl.ui.console import emit_json
+
+    if opts.as_json:
+        emit_json(consoles, {**prepared.summary_json(), "status": str(record.status),
+                             "events": [e.model_dump(mode="json") for e in events],
+                             "record": record.model_dump(mode="json")})
+    else:
+        consoles.out.print(render.result_view(record))
+    return exit_status_for_plan(str(record.status))
+
+
+def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:
+    """``annactl ask TEXT``: plan, then :func:`run_prepared`."""
+    from annactl.commands.flow import connect_flow
+    from annactl.core.config import load_settings
+
+    with json_failures(consoles, as_json=opts.as_json):
+        settings = load_settings()
+        flow = connect_flow(settings)
+
+        def make(**hooks: Any) -> Prepared:
+            return flow.plan_text(request, mode="one-shot",
+                                  use_templates=use_templates and settings.templates, **hooks)
+
+        with showing_rejections(consoles, as_json=opts.as_json):
+            prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
+        return run_prepared(flow, consoles, prepared, opts)

@@ -1,0 +1,153 @@
+"""``annactl assess`` and ``annactl validate``: the contract package from the command line."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from anna_common.errors import UsageError
+from annactl.core.exit_codes import ExitStatus
+
+if TYPE_CHECKING:
+    from anna_common.findings import ValidationResult
+    from anna_common.risk import Assessment
+    from annactl.ui.console import Consoles
+
+ASSESS_FIELDS = ("command", "risk", "banned", "scope", "codes", "reasons", "parse_ok")
+"""The keys of one ``assess --jsonl`` output object."""
+
+
+def assessment_json(verdict: Assessment) -> dict[str, Any]:
+    """The JSON form of an assessment (the documented keys plus writes and confirm_word)."""
+    data = verdict.model_dump(mode="json")
+    keep = (*ASSESS_FIELDS, "read_only", "writes", "confirm_word")
+    return {k: data[k] for k in keep}
+
+
+def assess_one(command: str, *, distro: str | None, as_json: bool, consoles: Consoles) -> int:
+    """Assess one command and print the verdict."""
+    from anna_common.risk import assess
+    from annactl.core.environment import local_context
+
+    verdict = assess(command, local_context(distro))
+    if as_json:
+        consoles.out.print_json(data=assessment_json(verdict))
+        return ExitStatus.SUCCESS
+    _print_assessment(verdict, consoles)
+    return ExitStatus.SUCCESS
+
+
+def _print_assessment(verdict: Assessment, consoles: Consoles) -> None:
+    from rich.text import Text
+
+    from annactl.ui.console import inert_text
+    from annactl.ui.render import risk_badge
+
+    line = risk_badge(verdict.risk, banned=verdict.banned)
+    line.append(f"  scope: {verdict.scope}")
+    if not verdict.parse_ok:
+        line.append("  (does not parse)", style="red")
+    consoles.out.print(line)
+    consoles.out.print(inert_text(verdict.command, "dim"))
+    for reason in verdict.reasons:
+        consoles.out.print(Text("  • ") + inert_text(reason))
+
+
+def assess_stream(lines: Any, out: Any, *, distro: str | None) -> int:
+    """``assess --jsonl``: one JSON object per input line, in order; bad lines never abort."""
+    from anna_common.risk import assess
+    from annactl.core.environment import local_context
+
+    ctx = local_context(distro)
+    for number, raw in enumerate(lines, start=1):
+        line = raw.rstrip("\n")
+        if not line.strip():
+            continue
+        command: str | None = None
+        error = None
+        try:
+            value = json.loads(line)
+            if isinstance(value, str):
+                command = value
+            elif isinstance(value, dict) and isinstance(value.get("command"), str):
+                command = value["command"]
+            else:
+                error = 'expected a JSON string or {"command": "..."}'
+        except json.JSONDecodeError as exc:
+            error = f"not JSON: {exc.msg}"
+        if command is None:
+            record: dict[str, Any] = {"line": number, "error": {"code": "BAD_INPUT",
+                                                               "message": error}}
+        else:
+            record = assessment_json(assess(command, ctx))
+        out.write(json.dumps(record, ensure_ascii=False) + "\n")
+        out.flush()
+    return ExitStatus.SUCCESS
+
+
+def read_plan_text(source: str) -> str:
+    """Read FILE or ``-`` (stdin); unreadable input is a usage error."""
+    if source == "-":
+        return sys.stdin.read()
+    path = Path(source)
+    try:
+        return path.read_text(encoding="utf-8", errors="replace")
+    except OSError as exc:
+        raise UsageError(f"cannot read {source}: {exc.strerror or exc}",
+                         hint="give a plan JSON file, or - for standard input") from None
+
+
+def validation_json(result: ValidationResult) -> dict[str, Any]:
+    """``{"ok", "errors", "warnings", "plan"}`` as documented."""
+    data = result.model_dump(mode="json")
+    return {"ok": data["ok"], "errors": data["errors"], "warnings": data["warnings"],
+            "plan": data["plan"]}
+
+
+def validate_file(source: str, *, distro: str | None, as_json: bool, consoles: Consoles) -> int:
+    """Validate a plan file and print findings and the annotated plan."""
+    from anna_common.validate import validate_text
+    from annactl.core.environment import local_context
+
+    text = read_plan_text(source)
+    result = validate_text(text, local_context(distro))
+    if as_json:
+        consoles.out.print_json(data=validation_json(result))
+    else:
+        _print_validation(result, consoles)
+    return ExitStatus.SUCCESS if result.ok else ExitStatus.PLAN_INVALID
+
+
+def _print_validation(result: ValidationResult, consoles: Consoles) -> None:
+    from rich.table import Table
+    from rich.text import Text
+
+    from annactl.ui.console import inert_text
+    from annactl.ui.render import risk_badge
+
+    if result.plan is not None:
+        plan = result.plan
+        table = Table(title=None, show_lines=False, expand=False)
+        for col in ("kind", "id", "risk", "scope", "command"):
+            table.add_column(col)
+        for step in [*plan.checks, *plan.steps, *plan.rollback]:
+            badge = risk_badge(step.final_risk, banned=step.banned)
+            table.add_row(step.kind, inert_text(step.id, max_chars=40), badge, str(step.scope),
+                          inert_text(step.command, max_chars=200))
+        consoles.out.print(table)
+        summary = Text("plan risk: ")
+        summary.append(risk_badge(plan.final_risk))
+        summary.append(f"  confirmations: {plan.confirmations}  rollback: {plan.rollback_status}")
+        consoles.out.print(summary)
+    for finding in result.errors:
+        consoles.out.print(Text("error ", style="bold red") + Text(f"{finding.code} ") +
+                           inert_text(f"{finding.path}: {finding.message}" if finding.path
+                                      else finding.message))
+    for finding in result.warnings:
+        consoles.out.print(Text("warning ", style="yellow") + Text(f"{finding.code} ") +
+                           inert_text(f"{finding.path}: {finding.message}" if finding.path
+                                      else finding.message))
+    consoles.out.print(Text("valid" if result.ok else "invalid",
+                            style="bold green" if result.ok else "bold red"))

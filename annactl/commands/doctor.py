@@ -1,0 +1,264 @@
+"""``annactl doctor``: is everything Anna needs in place? Each check says how to fix it.
+
+Checks, in order: configuration valid; a daemon reachable (system or per-user
+socket) with room on its state disk; the model server reachable; the configured
+model present (``/api/tags`` or ``/v1/models``); structured output honoured (one tiny chat
+whose reply must follow a two-field JSON Schema); the pacman database
+readable (as the daemon sees it). Nothing here changes the machine.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+from dataclasses import asdict, dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Any, Literal
+
+from anna_common.errors import AnnaError
+from annactl.core.exit_codes import ExitStatus
+from annactl.ui.console import inert
+
+if TYPE_CHECKING:
+    from annactl.core.config import ClientSettings
+    from annactl.ui.console import Consoles
+
+PROBE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"ok": {"type": "boolean"}, "word": {"type": "string"}},
+    "required": ["ok", "word"],
+    "additionalProperties": False,
+}
+"""What the structured-output probe asks the model to follow."""
+PROBE_TIMEOUT_S = 60.0
+"""The probe may have to wait for the model to load."""
+PACMAN_LOCAL = Path("/var/lib/pacman/local")
+"""Where pacman keeps its local database (checked only when no daemon answers)."""
+
+
+@dataclass
+class Check:
+    """One diagnosis."""
+
+    name: str
+    """Stable name (``config``, ``daemon``, ``model_server``, ``model``, ...)."""
+    status: Literal["ok", "warn", "fail", "skip"]
+    """``fail`` stops Anna from working; ``warn`` degrades it."""
+    detail: str
+    """What was found (may quote outside text: made inert before printing)."""
+    fix: str = ""
+    """What to do about it."""
+
+
+FAIL_STATUS = {"config": ExitStatus.USAGE, "daemon": ExitStatus.DAEMON_UNAVAILABLE,
+               "model_server": ExitStatus.MODEL_UNAVAILABLE, "model": ExitStatus.MODEL_UNAVAILABLE,
+               "structured_output": ExitStatus.MODEL_UNAVAILABLE, "pacman": ExitStatus.ERROR}
+"""The exit status of ``doctor`` when that check fails (the first failure decides)."""
+
+
+def check_config() -> tuple[Check, ClientSettings]:
+    """The settings load (file and ANNA_* variables)."""
+    from annactl.core.config import ClientSettings, config_file, load_settings
+
+    try:
+        settings = load_settings()
+    except AnnaError as exc:
+        # go on with defaults so the other checks still say something useful
+        return (Check("config", "fail", exc.message, exc.hint or ""),
+                ClientSettings.model_construct())
+    where = config_file()
+    found = f"{where}" if where.exists() else f"defaults (no {where})"
+    return Check("config", "ok", f"valid: {found}; provider {settings.llm_provider}, model "
+                 f"{settings.llm_model} at {settings.resolved_llm_url}"), settings
+
+
+def check_daemon() -> tuple[Check, dict[str, Any] | None, Path | None]:
+    """Which socket answers /v1/health, in the order annactl tries them."""
+    from annactl.commands.status import API_VERSION, candidate_sockets, unix_get
+
+    tried = []
+    for path in candidate_sockets():
+        try:
+            health = unix_get(path, "/v1/health", timeout=2.0)
+        except AnnaError as exc:
+            tried.append(f"{path}: {exc.message}")
+            continue
+        if health.get("api_version") != API_VERSION:
+            return Check("daemon", "fail", f"{path} speaks protocol {health.get('api_version')}, "
+                         f"annactl speaks {API_VERSION}", "restart annad after upgrading anna"), \
+                None, None
+        mode = health.get("mode", "?")
+        problem = health.get("state_problem")
+        if problem:  # it answers, but cannot journal or back up: it says what it needs
+            return Check("daemon", "warn", f"{mode} daemon at {path}: {problem}",
+                         "free space on annad's state disk (see docs/operations.md, "
+                         "\"When the disk is full\"); annad resumes by itself"), health, path
+        note = "" if health.get("caller_authorised") else " (read-only for you)"
+        check = Check("daemon", "ok" if note == "" else "warn",
+                      f"{mode} daemon {health.get('daemon_version', '?')} at {path}{note}",
+                      "" if not note else "add yourself to group anna: "
+                      "sudo usermod -aG anna $USER (then log in again)")
+        return check, health, path
+    explicit = bool(os.environ.get("ANNA_SOCKET"))
+    fix = ("check ANNA_SOCKET, or unset it" if explicit else
+           "start the system daemon: sudo systemctl enable --now annad.service; or let annactl "
+           "start a per-user one (autostart = true in the config)")
+    return Check("daemon", "fail", "no daemon answered: " + "; ".join(tried), fix), None, None
+
+
+def _http_get(settings: ClientSettings, path: str) -> Any:
+    import httpx
+
+    headers = {"User-Agent": "annactl-doctor"}
+    if settings.llm_api_key is not None:
+        headers["Authorization"] = f"Bearer {settings.llm_api_key.get_secret_value()}"
+    url = settings.resolved_llm_url + path
+    # trust_env=False: like the providers, never send local traffic through a proxy variable
+    with httpx.Client(timeout=httpx.Timeout(10.0, connect=settings.llm_connect_timeout),
+                      trust_env=False, headers=headers) as client:
+        response = client.get(url)
+    response.raise_for_status()
+    return response.json()
+
+
+def check_model(settings: ClientSettings) -> list[Check]:
+    """Server reachable, model listed."""
+    import httpx
+
+    ollama = settings.llm_provider == "ollama"
+    where = settings.resolved_llm_url
+    try:
+        listing = _http_get(settings, "/api/tags" if ollama else "/models")
+    except (httpx.HTTPError, ValueError) as exc:
+        fix = ("start Ollama (systemctl start ollama, or ollama serve) or set ANNA_LLM_URL"
+               if ollama else "start the server or set ANNA_LLM_URL (with /v1)")
+        return [Check("model_server", "fail", f"{where}: {type(exc).__name__}: {exc}", fix),
+                Check("model", "skip", "server not reachable")]
+    entries = listing.get("models" if ollama else "data", []) if isinstance(listing, dict) \
+        else []
+    names = {str(e.get("name") or e.get("model") or e.get("id") or "") for e in entries
+             if isinstance(e, dict)}
+    server = Check("model_server", "ok", f"{settings.llm_provider} server at {where} answers, "
+                   f"{len(names)} model(s)")
+    wanted = settings.llm_model
+    present = wanted in names or (ollama and f"{wanted}:latest" in names)
+    if present:
+        return [server, Check("model", "ok", f"{wanted} is available")]
+    fix = f"ollama pull {wanted}" if ollama else "load the model in the server"
+    shown = ", ".join(sorted(names)[:8]) or "none"
+    return [server, Check("model", "fail", f"{wanted} is not on the server (it has: "
+                          f"{shown})", f"{fix}, or set ANNA_LLM_MODEL to one it has")]
+
+
+def check_structured_output(settings: ClientSettings) -> Check:
+    """One tiny chat that must come back as JSON following :data:`PROBE_SCHEMA`."""
+    from annactl.planning.llm.base import ChatRequest
+
+    provider: Any
+    if settings.llm_provider == "openai":
+        from annactl.planning.llm.openai_compat import OpenAIProvider
+
+        provider = OpenAIProvider(settings.model_copy(update={"llm_timeout": PROBE_TIMEOUT_S}))
+    else:
+        from annactl.planning.llm.ollama import OllamaProvider
+
+        provider = OllamaProvider(settings.model_copy(update={"llm_timeout": PROBE_TIMEOUT_S}))
+    request = ChatRequest(
+        messages=({"role": "system", "content": "Reply with JSON only."},
+                  {"role": "user", "content": 'Reply {"ok": true, "word": "anna"}.'}),
+        schema=PROBE_SCHEMA, purpose="doctor",
+        options={"temperature": 0, "max_tokens": 64, "num_ctx": 2048})
+    try:
+        result = provider.chat(request)
+    except AnnaError as exc:
+        return Check("structured_output", "fail", f"{exc.code}: {exc.message}", exc.hint or "")
+    finally:
+        provider.close()
+    try:
+        value = json.loads(result.text)
+    except ValueError:
+        value = None
+    if not isinstance(value, dict) or not isinstance(value.get("ok"), bool):
+        return Check("structured_output", "fail", f"the reply did not follow the schema "
+                     f"(format {result.response_format}): {result.text[:80]!r}",
+                     "use a server with JSON Schema output: Ollama >= 0.5, llama.cpp server, "
+                     "vLLM, LM Studio")
+    if result.response_format in {"ollama_schema", "json_schema"}:
+        return Check("structured_output", "ok", f"JSON Schema honoured "
+                     f"({result.response_format}, {result.latency_s:.1f} s)")
+    return Check("structured_output", "warn", f"the server refused JSON Schema; Anna falls back "
+                 f"to {result.response_format}, and small models then fail more often",
+                 "use a server with JSON Schema output (llama.cpp server, vLLM, Ollama >= 0.5)")
+
+
+def check_pacman(socket_path: Path | None) -> Check:
+    """The pacman database, as the daemon reads it (or locally when no daemon answers)."""
+    if socket_path is not None:
+        from annactl.commands.status import unix_get
+
+        try:
+            packages = unix_get(socket_path, "/v1/telemetry")["telemetry"]["packages"]
+        except (AnnaError, KeyError, TypeError) as exc:
+            return Check("pacman", "warn", f"telemetry unavailable: {exc}", "see annad's log")
+        if packages.get("available"):
+            return Check("pacman", "ok", f"{packages.get('count', 0)} packages in "
+                         f"{packages.get('dbpath') or 'the pacman database'}")
+        return Check("pacman", "warn", str(packages.get("reason") or "not readable"),
+                     "on Arch, check /var/lib/pacman and annad's --pacman-dbpath")
+    if (PACMAN_LOCAL).is_dir() and os.access(PACMAN_LOCAL, os.R_OK | os.X_OK):
+        return Check("pacman", "ok", f"{PACMAN_LOCAL} is readable (no daemon to ask)")
+    return Check("pacman", "warn", f"no readable {PACMAN_LOCAL}: not an Arch system?",
+                 "package steps need pacman; the rest of Anna works without it")
+
+
+def collect() -> list[Check]:
+    """Every check, in order."""
+    config, settings = check_config()
+    daemon, _health, socket_path = check_daemon()
+    checks = [config, daemon]
+    if settings.llm_replay is not None:
+        checks.append(Check("model_server", "skip", f"replay mode: answers come from "
+                            f"{settings.llm_replay}"))
+    else:
+        model_checks = check_model(settings)
+        checks.extend(model_checks)
+        if model_checks[-1].status == "ok":
+            checks.append(check_structured_output(settings))
+        else:
+            checks.append(Check("structured_output", "skip", "no model to ask"))
+    checks.append(check_pacman(socket_path))
+    return checks
+
+
+def exit_status(checks: list[Check]) -> ExitStatus:
+    """The first failure's status, or success."""
+    for check in checks:
+        if check.status == "fail":
+            return FAIL_STATUS.get(check.name, ExitStatus.ERROR)
+    return ExitStatus.SUCCESS
+
+
+_MARKS = {"ok": ("✔", "green"), "warn": ("!", "yellow"), "fail": ("✘", "bold red"),
+          "skip": ("–", "dim")}
+
+
+def run(consoles: Consoles, *, as_json: bool) -> int:
+    """``annactl doctor [--json]``."""
+    from rich.text import Text
+
+    from annactl.ui.console import emit_json
+
+    checks = collect()
+    status = exit_status(checks)
+    if as_json:
+        emit_json(consoles, {"status": "ok" if status == ExitStatus.SUCCESS else "failed",
+                             "checks": [asdict(c) for c in checks]})
+        return status
+    for check in checks:
+        mark, style = _MARKS[check.status]
+        line = Text(f"{mark} {check.name:<18}", style=style)
+        line.append(inert(check.detail, max_chars=400))
+        consoles.out.print(line)
+        if check.fix and check.status != "ok":
+            consoles.out.print(Text("    fix: " + inert(check.fix, max_chars=400), style="dim"))
+    return status

@@ -1,0 +1,204 @@
+"""The one path a plan takes through the client, shared by one-shot, REPL and TUI.
+
+request or file or stored id → (planner) → ``daemon.submit`` → the *daemon's*
+annotated plan → read-only checks → (confirmation, by the front end) →
+``daemon.execute`` → events → the journal's record → (rollback). When the daemon
+stops answering mid-plan, the events go on with :mod:`annactl.commands.follow`: it waits for
+the daemon to come back and ends with the plan's real outcome.
+
+The front ends differ only in how they show things and how they ask; what
+gets planned, submitted, approved and executed is decided here and in
+:mod:`annactl.ui.confirm`.
+"""
+
+from __future__ import annotations
+
+import os
+from typing import TYPE_CHECKING, Any
+
+from anna_common.errors import ErrorCode, PlanError
+from annactl.commands.prepared import Prepared
+
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable, Iterator
+
+    from anna_common.findings import AnnotatedPlan, Finding
+    from anna_common.protocol import (
+        CheckResult,
+        ExecEvent,
+        PlanRecord,
+        RollbackResponse,
+        SessionEnv,
+    )
+    from anna_common.telemetry import Telemetry
+    from annactl.commands.follow import Follower
+    from annactl.core.config import ClientSettings
+    from annactl.core.daemon_client import DaemonClient
+    from annactl.planning.outcome import Progress
+    from annactl.ui.confirm import Approval
+
+
+def session_env() -> SessionEnv:
+    """The caller's whitelisted session environment (desktop detection, user-scope steps)."""
+    from anna_common.protocol import SessionEnv
+
+    return SessionEnv.from_environ(dict(os.environ))
+
+
+class PlanRejected(PlanError):
+    """A plan failed validation (or is banned); carries Anna's annotation so it can be shown."""
+
+    def __init__(self, message: str, *, code: ErrorCode, detail: dict[str, Any],
+                 annotated: AnnotatedPlan | None) -> None:
+        super().__init__(message, code=code, detail=detail)
+        self.annotated = annotated
+
+
+def invalid_plan(message: str, findings: list[Finding],
+                 annotated: AnnotatedPlan | None = None) -> PlanRejected:
+    """The error for a plan that failed validation, findings attached (exit 3)."""
+    banned = any(f.code == "BANNED_COMMAND" for f in findings) or bool(
+        annotated is not None and annotated.banned)
+    lines = "; ".join(f"{f.code} {f.path}: {f.message}" if f.path else f"{f.code}: {f.message}"
+                      for f in findings[:5])
+    return PlanRejected(f"{message}: {lines}" if lines else message,
+                        code=ErrorCode.PLAN_BANNED if banned else ErrorCode.PLAN_INVALID,
+                        detail={"findings": [f.model_dump(mode="json") for f in findings]},
+                        annotated=annotated)
+
+
+class Flow:
+    """Plans, submits, checks, executes and rolls back through one daemon client."""
+
+    def __init__(self, settings: ClientSettings, daemon: DaemonClient) -> None:
+        self.settings = settings
+        self.daemon = daemon
+        self._planner: Any = None
+        self._followed: dict[str, Follower] = {}
+        self._final: dict[str, PlanRecord] = {}
+
+    def planner(self) -> Any:
+        """The planner (built on first use: only commands that plan pay for it)."""
+        if self._planner is None:
+            from annactl.planning.planner import Planner
+
+            self._planner = Planner(self.settings, daemon=self.daemon, history=_history(
+                self.settings))
+        return self._planner
+
+    def plan_text(self, request: str, *, mode: str = "one-shot", use_templates: bool = True,
+                  turns: list[tuple[str, str]] | None = None,
+                  preferences: dict[str, str] | None = None, telemetry: Telemetry | None = None,
+                  on_progress: Callable[[Progress], None] | None = None,
+                  cancel: threading.Event | None = None) -> Prepared:
+        """Ask the planner for a plan and store it in the daemon."""
+        outcome = self.planner().plan(request, mode=mode, telemetry=telemetry,
+                                      use_templates=use_templates, turns=list(turns or []),
+                                      preferences=preferences, on_progress=on_progress,
+                                      cancel=cancel)
+        if outcome.plan is None or not outcome.result.ok:
+            raise invalid_plan("the model's plan cannot be offered", outcome.result.errors,
+                               outcome.result.plan)
+        source = "template" if outcome.template else "model"
+        prepared = self.submit(outcome.plan, request=request, source=source)
+        prepared.outcome = outcome
+        prepared.checks = list(outcome.checks)
+        return prepared
+
+    def plan_file_text(self, text: str, *, name: str = "plan file") -> Prepared:
+        """A plan from a file goes through the same validation as a model reply."""
+        from anna_common.validate import validate_text
+        from annactl.core.environment import local_context
+
+        result = validate_text(text, local_context())
+        if not result.ok or result.plan is None:
+            raise invalid_plan(f"{name} is not a valid plan", result.errors, result.plan)
+        return self.submit(result.plan.plan, request=f"(from {name})", source="file")
+
+    def submit(self, plan: Any, *, request: str, source: str) -> Prepared:
+        """Store a plan; the daemon validates and annotates it itself."""
+        response = self.daemon.submit(plan, request=request, source=source)
+        return Prepared(plan_id=response.plan_id, digest=response.digest,
+                        annotated=response.annotated, source=source, request=request,
+                        warnings=list(response.warnings))
+
+    def stored(self, plan_id: str) -> Prepared:
+        """A plan the daemon already holds (``apply ID``, ``tui --plan ID``)."""
+        record = self.daemon.get_plan(plan_id)
+        return Prepared(plan_id=record.plan_id, digest=record.digest,
+                        annotated=record.annotated, source="stored", request=record.request)
+
+    def run_checks(self, prepared: Prepared) -> list[CheckResult]:
+        """Run the plan's read-only checks (the daemon refuses any that are not)."""
+        if not prepared.annotated.checks:
+            return []
+        prepared.checks = list(self.daemon.run_checks(prepared.plan_id,
+                                                      session=session_env()).results)
+        return prepared.checks
+
+    def execute(self, prepared: Prepared, approval: Approval) -> Iterator[ExecEvent]:
+        """Execute exactly the plan shown (by digest) with the approval given.
+
+        Refusals raise here. The events follow the plan to its end even if the daemon
+        stops answering on the way (then :meth:`record` returns the outcome read after).
+        """
+        from annactl.commands.follow import Follower
+
+        stream = self.daemon.execute(prepared.plan_id, prepared.digest,
+                                     confirmed=approval.confirmed,
+                                     high_confirmed=approval.high_confirmed,
+                                     session=session_env(), confirm_word=approval.word)
+        follower = Follower(self.daemon, prepared, wait_s=self.settings.reconnect_wait_s)
+        self._followed[prepared.plan_id] = follower
+        return _followed(follower, stream)
+
+    def record(self, plan_id: str) -> PlanRecord:
+        """The journal's view of a plan (for a plan just executed: as read at its end)."""
+        follower = self._followed.pop(plan_id, None)
+        if follower is not None and follower.record is not None:
+            return follower.record
+        final = self._final.pop(plan_id, None)
+        return final if final is not None else self.daemon.get_plan(plan_id)
+
+    def cancel(self, plan_id: str) -> PlanRecord:
+        """Stop a running plan; the daemon rolls it back."""
+        return self.daemon.cancel(plan_id)
+
+    def rollback(self, plan_id: str, *, confirm_word: str | None = None) -> RollbackResponse:
+        """Undo a finished (or interrupted, or failed) plan (``confirm_word``: the word a
+        HIGH rollback command needs).
+
+        A daemon being stopped answers the rollback (it waits for it, or stops it between
+        two steps: ``interrupted``) and may be gone a moment later: :meth:`record` then
+        returns the plan as the rollback's answer described it.
+        """
+        from annactl.commands.follow import after_rollback
+
+        before = self.daemon.get_plan(plan_id)
+        response = self.daemon.rollback(plan_id, session=session_env(),
+                                         confirm_word=confirm_word)
+        self._final[plan_id] = after_rollback(self.daemon, before, response)
+        return response
+
+
+def _followed(follower: Follower, stream: Iterator[ExecEvent]) -> Iterator[ExecEvent]:
+    yield from follower.events(stream)
+    yield from follower.final_record()
+
+
+def _history(settings: ClientSettings) -> Any:
+    """The conversation store, or None when it cannot be opened (planning still works)."""
+    try:
+        from annactl.planning.history import History
+
+        return History(settings.state_dir)
+    except Exception:  # history is a convenience, never a reason to fail planning
+        return None
+
+
+def connect_flow(settings: ClientSettings) -> Flow:
+    """A :class:`Flow` on the daemon that :func:`~annactl.core.daemon_client.connect` finds."""
+    from annactl.core.daemon_client import connect
+
+    return Flow(settings, connect(settings))

@@ -1,0 +1,184 @@
+"""``annactl plan``, ``apply``, ``show``, ``history`` and ``rollback``: plans in the daemon.
+
+Every JSON output carries ``plan_id`` and ``status`` (for ``history``, each entry does).
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+from anna_common.errors import UsageError
+from annactl.commands.ask import (
+    RunOptions,
+    json_failures,
+    offer_memory,
+    offline_note,
+    plan_with_spinner,
+    run_prepared,
+    showing_rejections,
+)
+from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
+from annactl.ui import confirm
+
+if TYPE_CHECKING:
+    from anna_common.telemetry import Telemetry
+    from annactl.commands.flow import Flow
+    from annactl.commands.prepared import Prepared
+    from annactl.ui.console import Consoles
+
+
+def _flow() -> tuple[Flow, Any]:
+    from annactl.commands.flow import connect_flow
+    from annactl.core.config import load_settings
+
+    settings = load_settings()
+    return connect_flow(settings), settings
+
+
+def load_telemetry(path: Path) -> Telemetry:
+    """A saved telemetry snapshot (bare, or as ``GET /v1/telemetry`` returned it)."""
+    from pydantic import ValidationError
+
+    from anna_common.telemetry import Telemetry
+
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+        if isinstance(data, dict) and "telemetry" in data and "age_s" in data:
+            data = data["telemetry"]
+        return Telemetry.model_validate(data)
+    except OSError as exc:
+        raise UsageError(f"cannot read {path}: {exc.strerror or exc}") from None
+    except (ValueError, ValidationError) as exc:
+        first = str(exc).splitlines()[0][:200]
+        raise UsageError(f"{path} is not a telemetry snapshot: {first}",
+                         hint="save one with: annactl status --json") from None
+
+
+def plan(consoles: Consoles, request: str, *, as_json: bool, telemetry_file: Path | None,
+         use_templates: bool) -> int:
+    """Plan, validate and store; print it with the id ``apply`` takes (``--json``: a JSON
+    document on every outcome, failures included)."""
+    with json_failures(consoles, as_json=as_json):
+        return _plan(consoles, request, as_json=as_json, telemetry_file=telemetry_file,
+                     use_templates=use_templates)
+
+
+def _plan(consoles: Consoles, request: str, *, as_json: bool, telemetry_file: Path | None,
+          use_templates: bool) -> int:
+    from rich.text import Text
+
+    from annactl.ui import render
+    from annactl.ui.console import emit_json
+
+    telemetry = load_telemetry(telemetry_file) if telemetry_file is not None else None
+    flow, settings = _flow()
+
+    def make(**hooks: Any) -> Prepared:
+        return flow.plan_text(request, mode="one-shot", telemetry=telemetry,
+                              use_templates=use_templates and settings.templates, **hooks)
+
+    with showing_rejections(consoles, as_json=as_json):
+        prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal
+                                     and not as_json)
+    if as_json:
+        emit_json(consoles, prepared.summary_json())
+        return ExitStatus.SUCCESS
+    offline_note(consoles, prepared)
+    offer_memory(flow, consoles, prepared, RunOptions())
+    consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
+                                        warnings=prepared.warnings, plan_id=prepared.plan_id,
+                                        contradictions=prepared.outcome.contradictions
+                                        if prepared.outcome is not None else ()))
+    if prepared.annotated.steps:
+        consoles.out.print(Text(f"To run it: annactl apply {prepared.plan_id}", style="dim"))
+    return ExitStatus.SUCCESS
+
+
+def _is_file(target: str) -> bool:
+    return target == "-" or target.endswith(".json") or Path(target).is_file()
+
+
+def apply(consoles: Consoles, target: str, opts: RunOptions) -> int:
+    """``apply FILE.json|ID``: a file is validated like a model reply; an id is fetched."""
+    from annactl.commands.contract import read_plan_text
+
+    flow, _ = _flow()
+    if _is_file(target):
+        name = "standard input" if target == "-" else target
+        with showing_rejections(consoles, as_json=opts.as_json):
+            prepared = flow.plan_file_text(read_plan_text(target), name=name)
+    else:
+        prepared = flow.stored(target)
+    return run_prepared(flow, consoles, prepared, opts)
+
+
+def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
+    """The stored plan, its steps' states and its outcome."""
+    from annactl.ui import render
+    from annactl.ui.console import emit_json
+
+    flow, _ = _flow()
+    record = flow.record(plan_id)
+    if as_json:
+        emit_json(consoles, {"plan_id": record.plan_id, "status": str(record.status),
+                             "record": record.model_dump(mode="json")})
+    else:
+        consoles.out.print(render.record_view(record))
+    return ExitStatus.SUCCESS
+
+
+def history(consoles: Consoles, *, as_json: bool) -> int:
+    """Plans the daemon knows, newest first."""
+    from annactl.ui import render
+    from annactl.ui.console import emit_json
+
+    flow, _ = _flow()
+    plans = flow.daemon.list_plans()
+    if as_json:
+        emit_json(consoles, {"status": "ok", "plans": plans.model_dump(mode="json")["plans"]})
+    elif not plans.plans:
+        consoles.out.print("No plans yet.", markup=False)
+    else:
+        consoles.out.print(render.history_table(plans))
+    return ExitStatus.SUCCESS
+
+
+def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
+             allow_high: bool = False) -> int:
+    """Undo a plan after asking (``--yes`` skips the question; no terminal needs it).
+
+    A plan whose rollback commands include a HIGH one needs, as at execute, the typed word
+    too (``--yes --allow-high`` without a terminal); the daemon checks it.
+    """
+    from annactl.ui import render
+    from annactl.ui.console import emit_json, inert
+
+    flow, _ = _flow()
+    record = flow.record(plan_id)
+    req = confirm.rollback_requirement(record.annotated)
+    granted = confirm.by_flags(req, yes=yes, allow_high=allow_high)
+    if granted is None:
+        if as_json or not consoles.interactive:
+            need = "--yes --allow-high" if req.tier == confirm.Tier.TWO else "--yes"
+            raise confirm.declined("rolling back needs a confirmation and there is no "
+                                   "terminal to ask on", hint=f"pass {need}")
+        title = inert(record.annotated.plan.goals[0] if record.annotated.plan.goals else "",
+                      max_chars=80)
+        question = f"Roll back plan {record.plan_id} ({title}, now {record.status})? [y/N]"
+        prompter = confirm.TerminalPrompter(consoles.err)
+        if not prompter.yes_no(question):
+            raise confirm.declined("declined; nothing was rolled back")
+        typed = None
+        if req.tier == confirm.Tier.TWO:
+            typed = prompter.text(f"A rollback command is HIGH-risk. Type {req.word!r} to run "
+                                  "it:")
+        granted = confirm.approval(req, confirmed=True, typed_word=typed)
+    response = flow.rollback(plan_id, confirm_word=granted.word)
+    if as_json:
+        emit_json(consoles, {"plan_id": response.plan_id, "status": str(response.status),
+                             "undo": [u.model_dump(mode="json") for u in response.undo]})
+    else:
+        consoles.out.print(render.result_view(flow.record(plan_id)))
+    return exit_status_for_plan(str(response.status), after_rollback=True)

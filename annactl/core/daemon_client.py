@@ -1,0 +1,319 @@
+"""The client's connection to annad: HTTP over the daemon's Unix socket.
+
+A small stdlib HTTP client (``http.client`` on an ``AF_UNIX`` socket): it starts
+quickly, where httpx would add its import time to every ``annactl`` command
+(``bench/executor.py`` measures both). Each call opens
+its own connection, so a stream being read never blocks another call.
+Non-2xx answers become :class:`~anna_common.errors.AnnaError` through
+``AnnaError.from_dict``; a daemon that cannot be reached raises
+``DaemonError(DAEMON_UNAVAILABLE)``. Protocol models are imported when first
+needed.
+
+:func:`connect` finds the daemon: ``ANNA_SOCKET``, else the system socket if it
+answers and lets this user change things, else the per-user socket — starting a
+per-user ``annad --user-mode`` there when none answers.
+"""
+
+from __future__ import annotations
+
+import http.client
+import json
+import socket
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+from urllib.parse import quote
+
+from anna_common.errors import AnnaError, DaemonError, ErrorCode
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+    from anna_common.plan import ActionPlan
+    from anna_common.protocol import (
+        AuditReport,
+        ChecksResponse,
+        ExecEvent,
+        GcResponse,
+        Health,
+        PlanList,
+        PlanRecord,
+        RollbackResponse,
+        SessionEnv,
+        SubmitResponse,
+        TelemetryResponse,
+    )
+    from annactl.core.config import ClientSettings
+
+DEFAULT_TIMEOUT = 30.0
+"""Seconds to wait for an ordinary answer."""
+LONG_TIMEOUT = 3600.0
+"""Seconds to wait for checks and rollbacks (package removals can be slow)."""
+_CLIENT_DEFAULT = -1.0
+"""``timeout`` meaning "this client's own timeout"; ``None`` means no timeout at all."""
+SOCKET_NAME = "annad.sock"
+"""File name of a per-user daemon's socket under ``runtime_dir()``."""
+
+
+class _UnixConnection(http.client.HTTPConnection):
+    """``HTTPConnection`` that connects to a Unix socket path."""
+
+    def __init__(self, path: Path, timeout: float | None) -> None:
+        super().__init__("annad", timeout=timeout)
+        self._path = path
+
+    def connect(self) -> None:
+        """Open the Unix socket (instead of TCP)."""
+        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        sock.settimeout(self.timeout)
+        try:
+            sock.connect(str(self._path))
+        except OSError:
+            sock.close()
+            raise
+        self.sock = sock
+
+
+def _unavailable(path: Path, exc: BaseException) -> DaemonError:
+    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return DaemonError(f"annad at {path} is not answering: {reason}",
+                       code=ErrorCode.DAEMON_UNAVAILABLE)
+
+
+class DaemonClient:
+    """Calls to one daemon socket; every method maps to one API route."""
+
+    def __init__(self, socket_path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+        self.socket_path = Path(socket_path)
+        self.timeout = timeout
+
+    # ------------------------------------------------------------------ transport
+
+    def _send(self, method: str, path: str, body: Any = None,
+              *, headers: dict[str, str] | None = None,
+              timeout: float | None = _CLIENT_DEFAULT
+              ) -> tuple[_UnixConnection, http.client.HTTPResponse]:
+        # None must reach the socket as None: the event stream of a running plan has no
+        # read timeout (a step may be silent for minutes; a timeout there would report the
+        # daemon as gone while the plan goes on)
+        conn = _UnixConnection(self.socket_path,
+                               self.timeout if timeout == _CLIENT_DEFAULT else timeout)
+        payload = None if body is None else json.dumps(body).encode("utf-8")
+        sent = {"Accept": "application/json", **(headers or {})}
+        if payload is not None:
+            sent["Content-Type"] = "application/json"
+        try:
+            conn.request(method, path, body=payload, headers=sent)
+            response = conn.getresponse()
+        except (OSError, http.client.HTTPException) as exc:
+            conn.close()
+            raise _unavailable(self.socket_path, exc) from None
+        if not 200 <= response.status < 300:
+            raw = response.read()
+            conn.close()
+            raise _error(response.status, raw)
+        return conn, response
+
+    def _call(self, method: str, path: str, body: Any = None,
+              *, headers: dict[str, str] | None = None,
+              timeout: float | None = _CLIENT_DEFAULT) -> Any:
+        conn, response = self._send(method, path, body, headers=headers, timeout=timeout)
+        try:
+            raw = response.read()
+        except (OSError, http.client.HTTPException) as exc:
+            raise _unavailable(self.socket_path, exc) from None
+        finally:
+            conn.close()
+        try:
+            return json.loads(raw)
+        except ValueError:
+            raise DaemonError("annad answered with something that is not JSON",
+                              code=ErrorCode.DAEMON_UNAVAILABLE) from None
+
+    # ------------------------------------------------------------------ API
+
+    def health(self) -> Health:
+        """``GET /v1/health``."""
+        from anna_common.protocol import Health, Route
+
+        return Health.model_validate(self._call("GET", Route.HEALTH))
+
+    def check_version(self) -> Health:
+        """Health, refusing a daemon that speaks another protocol version."""
+        from anna_common.protocol import API_VERSION
+
+        health = self.health()
+        if health.api_version != API_VERSION:
+            raise AnnaError(f"annad speaks protocol v{health.api_version}; this annactl speaks "
+                            f"v{API_VERSION}", code=ErrorCode.API_VERSION_MISMATCH,
+                            hint="restart annad after upgrading Anna")
+        return health
+
+    def telemetry(self, *, fresh: bool = False, session: SessionEnv | None = None
+                  ) -> TelemetryResponse:
+        """``GET /v1/telemetry`` (the session goes in the ``X-Anna-Session`` header)."""
+        from anna_common.protocol import SESSION_HEADER, Route, TelemetryResponse
+
+        headers = {SESSION_HEADER: session.model_dump_json(exclude_none=True)} if session else {}
+        path = Route.TELEMETRY + ("?fresh=1" if fresh else "")
+        return TelemetryResponse.model_validate(self._call("GET", path, headers=headers))
+
+    def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model"
+               ) -> SubmitResponse:
+        """``POST /v1/plans``: the daemon validates, classifies and stores the plan."""
+        from anna_common.protocol import Route, SubmitResponse
+
+        # a memory proposal is the client's business (asked about here, never run): the daemon
+        # and its journal never see it
+        data = plan.model_dump(mode="json")
+        data.pop("memory_patch", None)
+        body = {"plan": data, "request": request, "source": source}
+        return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body))
+
+    def run_checks(self, plan_id: str, *, session: SessionEnv | None = None) -> ChecksResponse:
+        """``POST /v1/plans/{id}/checks``."""
+        from anna_common.protocol import ChecksResponse, Route
+
+        body = {"session": _session(session)}
+        return ChecksResponse.model_validate(
+            self._call("POST", _plan_path(Route.CHECKS, plan_id), body, timeout=LONG_TIMEOUT))
+
+    def execute(self, plan_id: str, digest: str, *, confirmed: bool, high_confirmed: bool,
+                session: SessionEnv | None = None, confirm_word: str | None = None
+                ) -> Iterator[ExecEvent]:
+        """``POST /v1/plans/{id}/execute``: yields events until the plan finishes.
+
+        ``confirm_word``: for a HIGH plan, the word the person typed (the daemon compares it
+        with its own). Refusals (digest, confirmations, PLAN_RUNNING, ...) raise before the
+        first event.
+        """
+        from anna_common.protocol import Route
+
+        body: dict[str, Any] = {"digest": digest, "confirmed": confirmed,
+                                "high_confirmed": high_confirmed, "session": _session(session)}
+        if confirm_word is not None:
+            body["confirm_word"] = confirm_word
+        # no read timeout: a step may run for minutes without printing anything
+        conn, response = self._send("POST", _plan_path(Route.EXECUTE, plan_id), body,
+                                    timeout=None)
+        return _events(conn, response, self.socket_path)
+
+    def cancel(self, plan_id: str) -> PlanRecord:
+        """``POST /v1/plans/{id}/cancel``: stop the running plan and undo it."""
+        from anna_common.protocol import PlanRecord, Route
+
+        return PlanRecord.model_validate(
+            self._call("POST", _plan_path(Route.CANCEL, plan_id), timeout=LONG_TIMEOUT))
+
+    def get_plan(self, plan_id: str) -> PlanRecord:
+        """``GET /v1/plans/{id}``."""
+        from anna_common.protocol import PlanRecord, Route
+
+        return PlanRecord.model_validate(self._call("GET", _plan_path(Route.PLAN, plan_id)))
+
+    def list_plans(self) -> PlanList:
+        """``GET /v1/plans``."""
+        from anna_common.protocol import PlanList, Route
+
+        return PlanList.model_validate(self._call("GET", Route.PLANS))
+
+    def rollback(self, plan_id: str, *, session: SessionEnv | None = None,
+                 confirmed: bool = True, confirm_word: str | None = None) -> RollbackResponse:
+        """``POST /v1/plans/{id}/rollback`` (call it once the person has confirmed).
+
+        ``confirm_word``: when a rollback command is HIGH, the word the person typed.
+        """
+        from anna_common.protocol import RollbackResponse, Route
+
+        body: dict[str, Any] = {"confirmed": confirmed, "session": _session(session)}
+        if confirm_word is not None:
+            body.update(high_confirmed=True, confirm_word=confirm_word)
+        return RollbackResponse.model_validate(
+            self._call("POST", _plan_path(Route.ROLLBACK, plan_id), body, timeout=LONG_TIMEOUT))
+
+    def gc(self, *, dry_run: bool = False, include_rollbackable: bool = False,
+           plan_ids: list[str] | None = None) -> GcResponse:
+        """``POST /v1/gc``: remove backups the policy (or, for named plans, the person)
+        allows; ``include_rollbackable`` only once the person has confirmed."""
+        from anna_common.protocol import GcResponse, Route
+
+        body = {"dry_run": dry_run, "include_rollbackable": include_rollbackable,
+                "plan_ids": list(plan_ids or [])}
+        return GcResponse.model_validate(self._call("POST", Route.GC, body,
+                                                    timeout=LONG_TIMEOUT))
+
+    def audit_verify(self) -> AuditReport:
+        """``GET /v1/audit/verify``."""
+        from anna_common.protocol import AuditReport, Route
+
+        return AuditReport.model_validate(self._call("GET", Route.AUDIT_VERIFY))
+
+    def close(self) -> None:
+        """Nothing is held between calls; kept for symmetry with other clients."""
+
+
+def _plan_path(route: str, plan_id: str) -> str:
+    return route.replace("{plan_id}", quote(plan_id, safe=""))
+
+
+def _session(session: SessionEnv | None) -> dict[str, Any]:
+    return session.model_dump(exclude_none=True) if session is not None else {}
+
+
+def _error(status: int, raw: bytes) -> AnnaError:
+    try:
+        body = json.loads(raw)
+    except ValueError:
+        body = None
+    if isinstance(body, dict) and "code" in body:
+        return AnnaError.from_dict(body)
+    return DaemonError(f"annad answered HTTP {status} outside the protocol",
+                       code=ErrorCode.DAEMON_UNAVAILABLE)
+
+
+def _events(conn: _UnixConnection, response: http.client.HTTPResponse, path: Path
+            ) -> Iterator[ExecEvent]:
+    from anna_common.protocol import ExecEvent
+
+    try:
+        while line := response.readline():
+            if line.strip():
+                yield ExecEvent.model_validate_json(line)
+    except (OSError, http.client.HTTPException) as exc:
+        raise _unavailable(path, exc) from None
+    finally:
+        conn.close()
+
+
+def connect(settings: ClientSettings, *, autostart: bool | None = None) -> DaemonClient:
+    """The daemon to use, starting a per-user one if needed (see the module docstring)."""
+    from annactl.core.config import runtime_dir
+
+    if settings.socket is not None:
+        client = DaemonClient(settings.socket)
+        client.check_version()
+        return client
+    system = DaemonClient(settings.system_socket)
+    if _usable(system, need_authorised=True):
+        return system
+    user = DaemonClient(runtime_dir() / SOCKET_NAME)
+    if _usable(user, need_authorised=False):
+        return user
+    if not (settings.autostart if autostart is None else autostart):
+        raise DaemonError("no annad is running", code=ErrorCode.DAEMON_UNAVAILABLE,
+                          hint="start it (systemctl start annad) or allow autostart")
+    from annactl.core.autostart import start_user_daemon
+
+    start_user_daemon(user.socket_path, log_dir=settings.state_dir,
+                      probe=lambda: _usable(user, need_authorised=False))
+    return user
+
+
+def _usable(client: DaemonClient, *, need_authorised: bool) -> bool:
+    """The daemon answers with our protocol version (and lets us change things)."""
+    if not client.socket_path.exists():
+        return False
+    try:
+        health = client.check_version()
+    except DaemonError:
+        return False
+    return health.caller_authorised or not need_authorised

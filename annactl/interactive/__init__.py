@@ -1,0 +1,1 @@
+"""The interactive front-ends, the REPL and the Textual TUI, built on ``annactl.commands``."""

@@ -1,0 +1,37 @@
+"""``annactl tui [--plan-file F | --plan ID | "TEXT"]``: start the approval screen."""
+
+from __future__ import annotations
+
+import sys
+from typing import TYPE_CHECKING
+
+from anna_common.errors import UsageError
+from annactl.core.exit_codes import ExitStatus
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+    from annactl.ui.console import Consoles
+
+
+def run(consoles: Consoles, *, text: str | None, plan_file: Path | None, plan_id: str | None,
+        use_templates: bool) -> int:
+    """Check the arguments, then run the Textual app; its result is the exit status."""
+    given = [x for x in (text, plan_file, plan_id) if x]
+    if len(given) != 1:
+        raise UsageError("give exactly one of TEXT, --plan-file FILE or --plan ID")
+    if not (sys.stdin.isatty() and sys.stdout.isatty()):
+        raise UsageError("the approval screen needs a terminal",
+                         hint="use annactl ask or annactl apply without a terminal")
+    if plan_file is not None and not plan_file.is_file():
+        raise UsageError(f"cannot read {plan_file}: no such file")
+    from annactl.commands.flow import connect_flow
+    from annactl.core.config import load_settings
+    from annactl.interactive.tui.app import AnnaTui, Source
+
+    settings = load_settings()  # a broken config is reported before the screen starts
+    app = AnnaTui(Source(text=text, plan_file=plan_file, plan_id=plan_id,
+                         use_templates=use_templates and settings.templates),
+                  connect=lambda: connect_flow(settings))
+    result = app.run()
+    return int(result) if result is not None else int(ExitStatus.DECLINED)

@@ -1,0 +1,71 @@
+"""Every message the TUI's workers and screens send, in one place.
+
+Workers run in threads (daemon and model calls block); they report back only
+by posting these messages (``post_message`` is thread-safe), so widgets are
+touched only on the app's own thread.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from textual.message import Message
+
+if TYPE_CHECKING:
+    from anna_common.protocol import CheckResult, ExecEvent, PlanRecord, RollbackResponse
+    from annactl.commands.prepared import Prepared
+    from annactl.planning.outcome import Progress
+
+
+@dataclass
+class PlanningProgress(Message):
+    """The planner moved on (stage, elapsed time, tokens received)."""
+
+    progress: Progress
+
+
+@dataclass
+class PlanReady(Message):
+    """A plan is stored in the daemon and annotated: show the approval box."""
+
+    prepared: Prepared
+
+
+@dataclass
+class ChecksDone(Message):
+    """The plan's read-only checks ran."""
+
+    results: list[CheckResult]
+
+
+@dataclass
+class ExecEventArrived(Message):
+    """One line of the daemon's execution stream."""
+
+    event: ExecEvent
+
+
+@dataclass
+class ExecutionDone(Message):
+    """The plan finished (in whatever state); the journal's record of it."""
+
+    record: PlanRecord
+
+
+@dataclass
+class RollbackDone(Message):
+    """A rollback the person asked for finished; the journal's record after it."""
+
+    response: RollbackResponse
+    record: PlanRecord
+
+
+@dataclass
+class WorkFailed(Message):
+    """A worker failed; ``code`` is an ErrorCode value, ``message`` untrusted text."""
+
+    stage: str
+    code: str
+    message: str
+    exit_status: int

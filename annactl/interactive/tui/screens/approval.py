@@ -1,0 +1,98 @@
+"""The approval box (seed 000): title, ``Risk:``, ``Steps:``, ``Rollback:`` and three buttons.
+
+Focus starts on Cancel: Enter on a fresh screen never approves anything that
+changes the system. A banned plan shows why and its Approve button is disabled.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from rich.text import Text
+from textual.app import ComposeResult
+from textual.binding import Binding
+from textual.containers import Horizontal, Vertical
+from textual.screen import ModalScreen
+from textual.widgets import Button, Footer, Static
+
+from annactl.interactive.tui.screens import Decision
+from annactl.interactive.tui.widgets import RiskLine, title_text
+from annactl.ui import confirm
+
+if TYPE_CHECKING:
+    from annactl.commands.prepared import Prepared
+
+
+def _tier_note(req: confirm.Requirement) -> Text | None:
+    if req.tier == confirm.Tier.BANNED:
+        note = Text("BANNED: this plan can never be approved\n", style="bold red")
+        for reason in req.reasons[:4]:
+            note.append(f"• {reason}\n")
+        return note
+    if req.tier == confirm.Tier.TWO:
+        return Text(f"HIGH: approving asks you to type {req.word!r}", style="bold red")
+    if req.tier == confirm.Tier.NONE:
+        return Text("Read-only: nothing is changed", style="blue")
+    return None
+
+
+class ApprovalScreen(ModalScreen[Decision]):
+    """Approve or cancel one plan; ``d`` opens the details."""
+
+    BINDINGS = [  # noqa: RUF012 - Textual's declared type
+        Binding("d", "details", "Show Details"),
+        Binding("a", "approve", "Approve"),
+        Binding("c", "cancel", "Cancel"),
+        Binding("escape", "cancel", "Cancel", show=False),
+    ]
+    AUTO_FOCUS = "#cancel"
+
+    def __init__(self, prepared: Prepared) -> None:
+        super().__init__()
+        self.prepared = prepared
+        self.requirement = confirm.requirement(prepared.annotated)
+
+    def compose(self) -> ComposeResult:
+        """The box."""
+        plan = self.prepared.annotated
+        with Vertical(id="box") as box:
+            box.border_title = title_text(plan)
+            box.border_subtitle = f"plan {self.prepared.plan_id}"
+            yield RiskLine(plan, id="risk")
+            yield Static(f"Steps: {len(plan.steps)}", id="steps")
+            yield Static(f"Rollback: {plan.rollback_status}", id="rollback")
+            note = _tier_note(self.requirement)
+            if note is not None:
+                yield Static(note, id="tier-note")
+            with Horizontal(id="buttons"):
+                yield Button("Show Details", id="details")
+                yield Button("Approve", id="approve", variant="success",
+                             disabled=self.requirement.tier == confirm.Tier.BANNED)
+                yield Button("Cancel", id="cancel", variant="error")
+        yield Footer()
+
+    def on_button_pressed(self, event: Button.Pressed) -> None:
+        """Buttons do what their keys do."""
+        actions = {"details": self.action_details, "approve": self.action_approve,
+                   "cancel": self.action_cancel}
+        action = actions.get(event.button.id or "")
+        if action is not None:
+            action()
+
+    def action_details(self) -> None:
+        """Open the step table, checks and their output."""
+        from annactl.interactive.tui.screens.details import DetailsScreen
+
+        self.app.push_screen(DetailsScreen(self.prepared))
+
+    def action_approve(self) -> None:
+        """Approve (a banned plan refuses, saying why)."""
+        if self.requirement.tier == confirm.Tier.BANNED:
+            self.notify("This plan contains a hard-banned command and cannot be approved.",
+                        severity="error", markup=False)
+            return
+        self.dismiss(Decision.APPROVE)
+
+    def action_cancel(self) -> None:
+        """Do nothing."""
+        self.dismiss(Decision.CANCEL)

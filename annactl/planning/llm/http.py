@@ -1,0 +1,210 @@
+"""The HTTP part both adapters share: timeouts, bounded retries, error codes.
+
+Retries happen only where trying again can help: connection failures and 5xx
+answers, at most :attr:`RetryPolicy.attempts` attempts with exponential
+backoff. A 4xx is the request's fault and is never retried; a read timeout is
+not retried either (a model that was too slow once will be again, and the
+person would wait three times as long).
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import threading
+import time
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any, TypeVar
+
+import httpx
+
+from anna_common.errors import AnnaError, ErrorCode, LLMError
+from annactl.planning.llm.base import EventSink, RetryPolicy, check_cancel, llm_error, no_events
+from annactl.planning.llm.trace import mask, settings_secrets
+
+if TYPE_CHECKING:
+    from annactl.core.config import ClientSettings
+
+log = logging.getLogger(__name__)
+
+T = TypeVar("T")
+
+MAX_ERROR_CHARS = 200
+"""Longest piece of a server's error text quoted in a message."""
+
+
+class RetryableError(Exception):
+    """A failure worth another attempt (connection error, 5xx)."""
+
+    def __init__(self, error: LLMError) -> None:
+        super().__init__(error.message)
+        self.error = error
+
+
+def error_text(response: httpx.Response) -> str:
+    """The server's error message from a JSON body (OpenAI or Ollama shape), else raw text."""
+    try:
+        body = response.json()
+    except ValueError:
+        return response.text[:MAX_ERROR_CHARS]
+    if isinstance(body, dict):
+        err = body.get("error", body.get("message", body))
+        if isinstance(err, dict):
+            message, code = err.get("message"), err.get("code")
+            err = f"{message} ({code})" if message and code else message or code or err
+        return str(err)[:MAX_ERROR_CHARS]
+    return str(body)[:MAX_ERROR_CHARS]
+
+
+class HttpProvider:
+    """Base of the HTTP adapters: one ``httpx.Client``, retries and error mapping."""
+
+    name = "http"
+    """Provider name (overridden)."""
+
+    def __init__(self, settings: ClientSettings, *, transport: httpx.BaseTransport | None = None,
+                 retry: RetryPolicy | None = None) -> None:
+        self.model = settings.llm_model
+        """The model name sent to the server."""
+        self.url = settings.resolved_llm_url
+        """Server base URL."""
+        self.timeout_s = settings.llm_timeout
+        self.retry = retry or RetryPolicy()
+        self._secrets = settings_secrets(settings)
+        headers = {"User-Agent": "annactl"}
+        if settings.llm_api_key is not None:
+            headers["Authorization"] = f"Bearer {settings.llm_api_key.get_secret_value()}"
+        try:
+            self._client = httpx.Client(
+                base_url=self.url,
+                timeout=httpx.Timeout(settings.llm_timeout, connect=settings.llm_connect_timeout),
+                headers=headers,
+                transport=transport,
+                trust_env=False,  # a proxy variable must not send local prompts elsewhere
+            )
+        except (httpx.InvalidURL, ValueError):
+            raise bad_url(mask(self.url, self._secrets)) from None
+
+    def close(self) -> None:
+        """Release connections."""
+        self._client.close()
+
+    @property
+    def where(self) -> str:
+        """The server URL for messages, with any password masked."""
+        return mask(self.url, self._secrets)
+
+    def _unavailable_hint(self) -> str:
+        return (f"is the {self.name} server running at {self.where}? "
+                "(ANNA_LLM_URL, ANNA_LLM_PROVIDER)")
+
+    def _timeout(self, events: EventSink, path: str) -> LLMError:
+        events("LLM_REQUEST_TIMEOUT", path=path, timeout_s=self.timeout_s)
+        return llm_error(ErrorCode.LLM_TIMEOUT,
+                         f"the model server at {self.where} did not answer within "
+                         f"{self.timeout_s:g} s",
+                         f"raise ANNA_LLM_TIMEOUT or use a smaller model than {self.model}")
+
+    def status_error(self, response: httpx.Response, path: str) -> LLMError:
+        """A coded error for a non-2xx answer (adapters refine model-not-found)."""
+        text = mask(error_text(response), self._secrets)
+        status = response.status_code
+        lowered = text.lower()
+        if status == 404 and "model" in lowered and any(
+                word in lowered for word in ("not found", "not_found", "does not exist")):
+            return self.model_not_found(text)
+        hint = None
+        if status in (401, 403):
+            hint = "check ANNA_LLM_API_KEY"
+        elif status >= 500:
+            hint = f"the {self.name} server failed; see its log"
+        return llm_error(ErrorCode.LLM_HTTP_ERROR,
+                         f"the model server answered {status} on {path}: {text}", hint,
+                         status=status, server=text)
+
+    def model_not_found(self, text: str) -> LLMError:
+        """The configured model is not on the server."""
+        return llm_error(ErrorCode.LLM_MODEL_NOT_FOUND,
+                         f"the model {self.model!r} is not on the server at {self.where}: "
+                         f"{text[:MAX_ERROR_CHARS]}",
+                         "set ANNA_LLM_MODEL to a model the server has")
+
+    @contextmanager
+    def _open(self, path: str, body: dict[str, Any]) -> Iterator[httpx.Response]:
+        """POST ``body``; yield a 2xx streaming response, or raise a coded error."""
+        try:
+            with self._client.stream("POST", path, json=body) as response:
+                if response.status_code >= 400:
+                    response.read()
+                    error = self.status_error(response, path)
+                    if response.status_code >= 500:
+                        raise RetryableError(error)
+                    raise error
+                yield response
+        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError,
+                httpx.ReadError, httpx.WriteError) as exc:
+            raise RetryableError(llm_error(
+                ErrorCode.LLM_UNAVAILABLE,
+                f"cannot reach the model server at {self.where} ({type(exc).__name__})",
+                self._unavailable_hint())) from None
+
+    def post(self, path: str, body: dict[str, Any], handle: Callable[[httpx.Response], T], *,
+             cancel: threading.Event | None = None, events: EventSink = no_events) -> T:
+        """POST with retries; ``handle`` reads the 2xx response (it may stream)."""
+        last: LLMError | None = None
+        for attempt in range(self.retry.attempts):
+            check_cancel(cancel)
+            if attempt:
+                delay = self.retry.delay(attempt - 1)
+                events("LLM_RETRY", attempt=attempt + 1, delay_s=delay,
+                       code=str(last.code) if last else None)
+                if cancel is not None:
+                    if cancel.wait(delay):
+                        check_cancel(cancel)
+                else:
+                    time.sleep(delay)
+            try:
+                with self._open(path, body) as response:
+                    return handle(response)
+            except RetryableError as exc:
+                last = exc.error
+                log.debug("attempt %d on %s failed: %s", attempt + 1, path, last.message)
+            except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout):
+                raise self._timeout(events, path) from None
+            except (httpx.UnsupportedProtocol, httpx.InvalidURL):
+                raise bad_url(self.where) from None
+            except httpx.HTTPError as exc:
+                raise llm_error(ErrorCode.LLM_UNAVAILABLE,
+                                f"talking to {self.where} failed ({type(exc).__name__})",
+                                self._unavailable_hint()) from None
+        assert last is not None
+        last.detail["attempts"] = self.retry.attempts
+        last.message += f" (after {self.retry.attempts} attempts)"
+        raise last
+
+    def deadline_check(self, started: float, events: EventSink, path: str) -> None:
+        """A streamed reply that trickles in forever still ends at the read timeout."""
+        if time.monotonic() - started > self.timeout_s:
+            raise self._timeout(events, path)
+
+    def bad_stream(self, what: str) -> LLMError:
+        """The server answered outside the API it was configured as."""
+        return llm_error(ErrorCode.LLM_HTTP_ERROR,
+                         f"the server at {self.where} answered outside the {self.name} API "
+                         f"({what})", "check ANNA_LLM_PROVIDER and ANNA_LLM_URL")
+
+
+def bad_url(url: str) -> AnnaError:
+    """The configured URL cannot be used at all (a configuration error, not a model error)."""
+    return AnnaError(f"the model server URL {url!r} is not a usable http(s) URL",
+                     code=ErrorCode.CONFIG_INVALID,
+                     hint="set ANNA_LLM_URL to e.g. http://127.0.0.1:11434")
+
+
+def parse_json_line(line: str) -> Any:
+    """One JSON value from a stream line, or None when it is not JSON."""
+    try:
+        return json.loads(line)
+    except ValueError:
+        return None

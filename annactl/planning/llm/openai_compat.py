@@ -1,0 +1,205 @@
+"""OpenAI-compatible adapter: ``POST {url}/chat/completions`` (llama.cpp, LM Studio, vLLM, ...).
+
+Structured output is asked for with ``response_format: {type: "json_schema",
+json_schema: {name, schema, strict: true}}``. Not every server accepts that:
+a 4xx whose message mentions the response format makes the adapter fall back
+to ``{"type": "json_object"}`` and then to no response format at all (the
+system prompt still demands JSON). Each fallback is reported as a
+``LLM_RESPONSE_FORMAT_FALLBACK`` trace event and remembered for the rest of
+the session, so the rejected form is not sent again.
+
+``finish_reason: "length"`` marks a reply cut off at the token limit; the
+planner treats it as a failed reply. ``usage`` and llama.cpp's ``timings``
+(the server's own milliseconds) are read into the :class:`ChatResult`.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import TYPE_CHECKING, Any
+
+from anna_common.errors import ErrorCode, LLMError
+from anna_common.plan import without_bounds
+from annactl.planning.llm.base import (
+    ChatRequest,
+    ChatResult,
+    EventSink,
+    TokenCallback,
+    check_cancel,
+    llm_error,
+    no_events,
+)
+from annactl.planning.llm.http import HttpProvider, parse_json_line
+
+if TYPE_CHECKING:
+    import httpx
+
+    from annactl.core.config import ClientSettings
+
+CHAT = "/chat/completions"
+FORMATS = ("json_schema", "json_schema_unbounded", "json_object", "none")
+"""Structured-output forms, most to least constrained."""
+SCHEMA_NAME = "ActionPlan"
+_FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
+
+
+class OpenAIProvider(HttpProvider):
+    """Talks to any server that speaks the OpenAI chat completions API."""
+
+    name = "openai"
+
+    def __init__(self, settings: ClientSettings, **kwargs: Any) -> None:
+        super().__init__(settings, **kwargs)
+        self.format_level = 0
+        """Index into :data:`FORMATS`: the strongest form this server accepted so far."""
+
+    def body(self, request: ChatRequest, fmt: str, *, stream: bool) -> dict[str, Any]:
+        """The request body for structured-output form ``fmt``."""
+        body: dict[str, Any] = {
+            "model": self.model,
+            "messages": [dict(m) for m in request.messages],
+            "temperature": request.options.get("temperature", 0),
+            "max_tokens": request.options.get("max_tokens", 2048),
+            "stream": stream,
+        }
+        if stream:
+            body["stream_options"] = {"include_usage": True}
+        if request.schema is not None and fmt.startswith("json_schema"):
+            # some strict servers reject maxItems/maxLength: the second form drops them
+            schema = request.schema if fmt == "json_schema" else without_bounds(request.schema)
+            body["response_format"] = {"type": "json_schema", "json_schema": {
+                "name": SCHEMA_NAME, "schema": schema, "strict": True}}
+        elif request.schema is not None and fmt == "json_object":
+            body["response_format"] = {"type": "json_object"}
+        return body
+
+    def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
+             cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
+        """Send one request, falling back to weaker response formats when rejected."""
+        stream = on_tokens is not None
+        while True:
+            fmt = FORMATS[self.format_level] if request.schema is not None else "none"
+            started = time.monotonic()
+
+            def read(response: httpx.Response, started: float = started) -> ChatResult:
+                if stream:
+                    return self._read_stream(response, started, on_tokens, cancel, events)
+                response.read()
+                return self._read_whole(response)
+
+            try:
+                result = self.post(CHAT, self.body(request, fmt, stream=stream), read,
+                                   cancel=cancel, events=events)
+            except LLMError as exc:
+                if fmt == "none" or not _format_rejected(exc):
+                    raise
+                self.format_level += 1
+                if fmt == "json_schema" and not _bounds_rejected(exc):
+                    self.format_level += 1  # the schema itself was refused, not its bounds
+                events("LLM_RESPONSE_FORMAT_FALLBACK", rejected=fmt,
+                       next=FORMATS[self.format_level], status=exc.detail.get("status"),
+                       server=str(exc.detail.get("server", ""))[:200])
+                continue
+            result.response_format = fmt
+            result.latency_s = time.monotonic() - started
+            return result
+
+    def _read_whole(self, response: httpx.Response) -> ChatResult:
+        body = parse_json_line(response.text)
+        if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
+            raise self.bad_stream("no choices in the reply")
+        if not body["choices"]:
+            raise self.bad_stream("an empty choices list")
+        choice = body["choices"][0] if isinstance(body["choices"][0], dict) else {}
+        message = choice.get("message") if isinstance(choice.get("message"), dict) else {}
+        content = message.get("content") if isinstance(message, dict) else None
+        result = ChatResult(text=content if isinstance(content, str) else "",
+                            model=str(body.get("model") or self.model),
+                            finish_reason=_str(choice.get("finish_reason")))
+        _usage(result, body)
+        return result
+
+    def _read_stream(self, response: httpx.Response, started: float,
+                     on_tokens: TokenCallback | None, cancel: threading.Event | None,
+                     events: EventSink) -> ChatResult:
+        result = ChatResult(text="", model=self.model)
+        parts: list[str] = []
+        chunks = 0
+        for line in response.iter_lines():
+            check_cancel(cancel)
+            self.deadline_check(started, events, CHAT)
+            if not line.startswith("data:"):
+                continue
+            data = line[5:].strip()
+            if data == "[DONE]":
+                break
+            obj = parse_json_line(data)
+            if not isinstance(obj, dict):
+                raise self.bad_stream("an event that is not a JSON object")
+            if "error" in obj:
+                raise llm_error(ErrorCode.LLM_HTTP_ERROR, "the server failed mid-reply: "
+                                f"{str(obj['error'])[:200]}", "see the server's log")
+            result.model = str(obj.get("model") or result.model)
+            for choice in obj.get("choices") or []:
+                delta = choice.get("delta") if isinstance(choice, dict) else None
+                if isinstance(delta, dict) and isinstance(delta.get("content"), str):
+                    parts.append(delta["content"])
+                    chunks += 1
+                    if on_tokens is not None:
+                        on_tokens(chunks)
+                if isinstance(choice, dict) and choice.get("finish_reason"):
+                    result.finish_reason = _str(choice["finish_reason"])
+            _usage(result, obj)
+        result.text = "".join(parts)
+        if result.completion_tokens == 0:
+            result.completion_tokens = chunks
+        return result
+
+
+def _format_rejected(exc: LLMError) -> bool:
+    """A 4xx that complains about the response format (not auth, not a missing model)."""
+    status = exc.detail.get("status")
+    if exc.code != ErrorCode.LLM_HTTP_ERROR or not isinstance(status, int):
+        return False
+    if not 400 <= status < 500 or status in (401, 403, 404, 429):
+        return False
+    text = str(exc.detail.get("server", "")).lower()
+    return any(word in text for word in _FORMAT_WORDS)
+
+
+_BOUND_WORDS = ("maxitems", "maxlength", "max_items", "max_length", "keyword", "enum")
+
+
+def _bounds_rejected(exc: LLMError) -> bool:
+    """The rejection names the bound keywords: retry json_schema without them."""
+    text = str(exc.detail.get("server", "")).lower()
+    return any(word in text for word in _BOUND_WORDS)
+
+
+def _usage(result: ChatResult, body: dict[str, Any]) -> None:
+    usage = body.get("usage")
+    if isinstance(usage, dict):
+        result.prompt_tokens = _int(usage.get("prompt_tokens")) or result.prompt_tokens
+        result.completion_tokens = (_int(usage.get("completion_tokens"))
+                                    or result.completion_tokens)
+        details = usage.get("prompt_tokens_details")
+        if isinstance(details, dict):
+            result.cached_tokens = _int(details.get("cached_tokens"))
+    timings = body.get("timings")
+    if isinstance(timings, dict):
+        prompt_ms = timings.get("prompt_ms")
+        predicted_ms = timings.get("predicted_ms")
+        if isinstance(prompt_ms, int | float) and isinstance(predicted_ms, int | float):
+            result.server_ms = float(prompt_ms) + float(predicted_ms)
+        cache_n = timings.get("cache_n")
+        if isinstance(cache_n, int) and not result.cached_tokens:
+            result.cached_tokens = cache_n
+
+
+def _int(value: object) -> int:
+    return int(value) if isinstance(value, int | float) else 0
+
+
+def _str(value: object) -> str | None:
+    return str(value) if value is not None else None

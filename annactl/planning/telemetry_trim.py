@@ -1,0 +1,196 @@
+"""Telemetry trimmed to what one request needs (the "context diet" of the user message).
+
+A full snapshot can hold 1,500 package names and long command lines; sending
+it whole would cost thousands of tokens and bury the facts that matter. This
+module keeps: the machine summary (distro, CPU, memory, disks, desktop, boot,
+failed units), the top processes, and only the *relevant* packages, meaning
+names the request mentions plus the backends its intent needs (a wallpaper
+request gets hyprpaper, swaybg, ...), never the whole list. Long strings are
+cut head-and-tail with a marker, and the result is shrunk step by step until
+it fits the character budget.
+
+Every string here is still untrusted; :mod:`annactl.planning.prompt` puts the result in
+the user message inside a block labelled untrusted, escaped so it cannot close
+that block.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    from anna_common.telemetry import Telemetry
+
+DEFAULT_BUDGET = 4200
+"""Characters of compact JSON the trimmed telemetry may take (the user message stays < 6,000)."""
+
+GB = 1024**3
+
+INTENT_PACKAGES: dict[tuple[str, ...], tuple[str, ...]] = {
+    ("wallpaper", "background", "backdrop"): (
+        "hyprpaper", "swaybg", "swww", "feh", "nitrogen", "xwallpaper", "variety", "hyprland",
+        "sway", "gnome-shell", "xfdesktop", "xfconf", "plasma-workspace", "wpaperd"),
+    ("install", "remove", "uninstall", "package", "upgrade", "update", "aur"): (
+        "pacman", "pacman-contrib", "yay", "paru", "base-devel"),
+    ("cache", "clean", "paccache", "space"): ("pacman-contrib",),
+    ("service", "restart", "enable", "disable", "failed", "systemd", "unit", "daemon"): (
+        "systemd",),
+    ("editor", "vim", "nvim", "edit"): ("vim", "neovim", "nano", "emacs", "helix", "code",
+                                       "kate", "gedit"),
+    ("network", "wifi", "wi-fi", "internet", "ethernet", "dns"): (
+        "networkmanager", "iwd", "wpa_supplicant", "dhcpcd", "systemd-resolvconf"),
+    ("sound", "audio", "speaker", "microphone", "volume"): (
+        "pipewire", "pipewire-pulse", "wireplumber", "pulseaudio", "alsa-utils"),
+    ("bluetooth",): ("bluez", "bluez-utils", "blueman"),
+    ("firewall", "port", "ports"): ("ufw", "firewalld", "nftables", "iptables", "iptables-nft"),
+    ("boot", "kernel", "grub", "initramfs"): (
+        "linux", "linux-lts", "linux-zen", "grub", "efibootmgr", "mkinitcpio", "dracut"),
+    ("docker", "container", "podman"): ("docker", "docker-compose", "podman"),
+    ("shell", "zsh", "fish", "bash"): ("bash", "zsh", "fish"),
+    ("font", "fonts"): ("fontconfig", "noto-fonts", "ttf-dejavu", "ttf-liberation"),
+    ("gpu", "graphics", "driver", "nvidia", "display", "monitor"): (
+        "mesa", "nvidia", "nvidia-utils", "xorg-server", "xf86-video-amdgpu", "vulkan-radeon"),
+}
+"""Request keywords → packages whose presence the plan depends on."""
+
+_STOP = frozenset("""the and for with from into onto that this what which how why when where who
+please could would should can you your my mine me our install remove uninstall package packages
+delete add update upgrade show list check make change set use using get give tell about need want
+enable disable restart start stop service services status system machine computer is are was
+it its to of in on at by an a do does did not all any some new old now""".split())  # noqa: SIM905
+_WORD = re.compile(r"[a-z0-9][a-z0-9@._+-]*")
+MAX_MATCHED = 30
+"""At most this many packages matched by name."""
+
+
+def cut(text: str, limit: int) -> str:
+    """``text`` cut to about ``limit`` characters, keeping head and tail around a marker."""
+    if len(text) <= limit:
+        return text
+    head = max(1, int(limit * 0.6))
+    tail = max(1, limit - head - 20)
+    return f"{text[:head]}…[cut {len(text) - head - tail} chars]…{text[-tail:]}"
+
+
+def request_words(request: str) -> list[str]:
+    """Lower-case words of the request that could name a package."""
+    words = _WORD.findall(request.lower())
+    return [w.strip("._-") for w in words if len(w) >= 2 and w not in _STOP]
+
+
+def intent_packages(request: str) -> set[str]:
+    """Packages the request's intent depends on (backends, tools)."""
+    words = set(_WORD.findall(request.lower()))
+    wanted: set[str] = set()
+    for keys, packages in INTENT_PACKAGES.items():
+        if words & set(keys):
+            wanted.update(packages)
+    return wanted
+
+
+def relevant_packages(telemetry: Telemetry, request: str) -> dict[str, Any]:
+    """Package summary, the intent's backends (installed or not) and name matches."""
+    pk = telemetry.packages
+    installed = {p.name: p.version for p in pk.packages}
+    summary: dict[str, Any] = {"manager": pk.manager, "available": pk.available,
+                               "count": pk.count, "explicit_count": pk.explicit_count}
+    if pk.reason:
+        summary["reason"] = cut(pk.reason, 120)
+    backends = sorted(intent_packages(request))
+    if backends:
+        summary["intent_packages"] = {name: cut(installed[name], 40) if name in installed
+                                      else "not installed" for name in backends}
+    words = request_words(request)
+    exact = [w for w in words if w in installed]
+    partial = sorted({n for n in installed for w in words
+                      if len(w) >= 4 and w in n and n not in exact},
+                     key=lambda n: (len(n), n))
+    matched = (exact + partial)[:MAX_MATCHED]
+    if matched:
+        summary["matching_installed"] = {n: cut(installed[n], 40) for n in matched}
+    missing = [w for w in words if w not in installed and len(w) >= 3]
+    if missing and pk.available:
+        summary["not_installed_words"] = missing[:10]
+    return summary
+
+
+def _process(p: Any, cmd_chars: int) -> dict[str, Any]:
+    entry: dict[str, Any] = {"pid": p.pid, "name": cut(p.name, 48), "user": p.user,
+                             "cpu": round(p.cpu_percent, 1), "mem": round(p.memory_percent, 1)}
+    if cmd_chars and p.cmdline:
+        entry["cmd"] = cut(p.cmdline, cmd_chars)
+    return entry
+
+
+def _processes(telemetry: Telemetry, top: int, cmd_chars: int) -> dict[str, Any]:
+    pr = telemetry.processes
+    seen: set[int] = set()
+    listed = []
+    for p in [*pr.top_cpu[:top], *pr.top_memory[: max(1, top // 2)]]:
+        if p.pid not in seen:
+            seen.add(p.pid)
+            listed.append(_process(p, cmd_chars))
+    return {"count": pr.count, "top": listed}
+
+
+def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
+    m = t.memory
+    return {
+        "system": {"distro": t.system.distro_id, "distro_name": cut(t.system.distro_name or "", 60),
+                   "kernel": cut(t.system.kernel, 60), "hostname": cut(t.system.hostname, 40),
+                   "uptime_h": round(t.system.uptime_seconds / 3600, 1)},
+        "cpu": {"model": cut(t.cpu.model or "", 60), "cores": t.cpu.cores_logical,
+                "load_1": round(t.cpu.load_1, 2), "load_5": round(t.cpu.load_5, 2),
+                "percent": t.cpu.percent},
+        "memory": {"total_gb": round(m.total_bytes / GB, 1), "used_gb": round(m.used_bytes / GB, 1),
+                   "percent": round(m.percent, 1), "swap_percent": round(m.swap_percent, 1)},
+        "disks": [{"mount": cut(d.mountpoint, 60), "fs": d.fstype,
+                   "size_gb": round(d.total_bytes / GB, 1), "free_gb": round(d.free_bytes / GB, 1),
+                   "percent": round(d.percent, 1)} for d in t.disks[:disks]],
+        "temperatures_c": {cut(x.label, 40): round(x.celsius, 1)
+                           for x in sorted(t.temperatures, key=lambda x: -x.celsius)[:3]},
+        "desktop": t.desktop.model_dump(mode="json"),
+        "boot": t.boot.model_dump(mode="json"),
+        "failed_units": {"count": len(t.services.failed), "available": t.services.available,
+                         "units": [{"name": cut(u.name, 60), "description": cut(u.description, 60)}
+                                   for u in t.services.failed[:failed]]},
+    }
+
+
+_LEVELS = (  # (top processes, cmdline chars, matched packages, disks, failed units)
+    (6, 80, MAX_MATCHED, 8, 8),
+    (4, 40, 15, 6, 5),
+    (3, 0, 8, 4, 3),
+    (0, 0, 3, 2, 1),
+)
+
+
+def trim(telemetry: Telemetry, request: str, *, budget: int = DEFAULT_BUDGET) -> dict[str, Any]:
+    """The telemetry a request needs, as a JSON-ready dict of at most ``budget`` characters."""
+    result: dict[str, Any] = {}
+    for top, cmd_chars, matched, disks, failed in _LEVELS:
+        result = _machine(telemetry, disks, failed)
+        if top:
+            result["processes"] = _processes(telemetry, top, cmd_chars)
+        packages = relevant_packages(telemetry, request)
+        if "matching_installed" in packages:
+            kept = list(packages["matching_installed"].items())[:matched]
+            packages["matching_installed"] = dict(kept)
+        result["packages"] = packages
+        if telemetry.errors:
+            result["collector_errors"] = [cut(e, 80) for e in telemetry.errors[:3]]
+        if len(compact(result)) <= budget:
+            return result
+    # Last resort: keep only the summary sections, each cut hard.
+    for key in ("temperatures_c", "collector_errors", "boot", "processes"):
+        result.pop(key, None)
+        if len(compact(result)) <= budget:
+            return result
+    return {"system": result["system"], "note": "telemetry cut to fit the prompt budget"}
+
+
+def compact(value: Any) -> str:
+    """Compact JSON text (how the block is measured and sent)."""
+    return json.dumps(value, ensure_ascii=False, separators=(",", ":"))

@@ -1,0 +1,62 @@
+"""Offline templates: common requests answered from telemetry without a model.
+
+Each template is a function ``(Context) -> TemplateMatch | None``. A
+*confident* match (the whole request has the template's shape) is answered
+without asking the model; a weak match (a keyword only) is used only when no
+model is reachable, and the planner says so. The plans are ordinary
+ActionPlans with ``meta.template_used`` set, validated like any other.
+
+Templates: system status, failed services, disk usage, wallpaper change
+(hyprpaper, swww, swaybg, GNOME, XFCE, feh), install and remove a package
+(pacman), restart or enable a service, clean the package cache (paccache).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import TYPE_CHECKING
+
+from annactl.planning.templates.base import Context, TemplateMatch
+from annactl.planning.templates.info import disk_usage, failed_services, system_status
+from annactl.planning.templates.packages import clean_cache, install_package, remove_package
+from annactl.planning.templates.services import service_action
+from annactl.planning.templates.wallpaper import change_wallpaper
+
+if TYPE_CHECKING:
+    from anna_common.rules.base import AssessContext
+    from anna_common.telemetry import Telemetry
+
+__all__ = ["TEMPLATES", "Context", "TemplateMatch", "match"]
+
+TEMPLATES: tuple[Callable[[Context], TemplateMatch | None], ...] = (
+    install_package,
+    remove_package,
+    clean_cache,
+    service_action,
+    change_wallpaper,
+    failed_services,
+    disk_usage,
+    system_status,
+)
+"""Every template, most specific first (system status catches the most)."""
+
+MAX_TEMPLATE_REQUEST = 300
+"""Longer requests are never answered by a template."""
+
+
+def match(request: str, telemetry: Telemetry, *, context: AssessContext,
+          home: str) -> TemplateMatch | None:
+    """The best template answer: the first confident match, else the first weak one."""
+    text = " ".join(request.split())
+    if not text or len(text) > MAX_TEMPLATE_REQUEST:
+        return None
+    ctx = Context(request=text, telemetry=telemetry, assess_context=context, home=home)
+    weak: TemplateMatch | None = None
+    for template in TEMPLATES:
+        found = template(ctx)
+        if found is None:
+            continue
+        if found.confident:
+            return found
+        weak = weak or found
+    return weak
