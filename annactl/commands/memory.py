@@ -1,12 +1,12 @@
 """``annactl memory [show|set|forget]``, and offering a model's ``memory_patch`` to the person.
 
-The memory (``annactl/memory.py``) holds a few whitelisted settings. People
+The memory (``annactl/planning/memory.py``) holds a few whitelisted settings. People
 change it here or with "remember my editor is nvim" in the REPL; a model can
 only *propose* a change (``memory_patch``), which :func:`offer` shows and
 applies after an explicit yes. ``--yes`` approves plans, never memory: with it
 (or with ``--json``, or without a terminal) the proposal is shown with the
 command that would save it, and nothing is written.
-Values are untrusted text wherever they are shown (:func:`annactl.console.inert`).
+Values are untrusted text wherever they are shown (:func:`annactl.ui.console.inert`).
 """
 
 from __future__ import annotations
@@ -14,15 +14,15 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, UsageError
-from annactl.exit_codes import ExitStatus
+from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from annactl.confirm import Prompter
-    from annactl.console import Consoles
-    from annactl.memory import PatchReview
-    from annactl.planner import PlanOutcome
+    from annactl.planning.memory import PatchReview
+    from annactl.planning.outcome import PlanOutcome
+    from annactl.ui.confirm import Prompter
+    from annactl.ui.console import Consoles
 
 ACTIONS = ("show", "set", "forget")
 """Subcommands."""
@@ -30,8 +30,8 @@ ACTIONS = ("show", "set", "forget")
 
 def run(consoles: Consoles, action: str, args: list[str], *, as_json: bool) -> int:
     """``annactl memory ACTION [KEY [VALUE...]]``; returns the exit status."""
-    from annactl.config import load_settings
-    from annactl.memory import WHITELIST, Memory
+    from annactl.core.config import load_settings
+    from annactl.planning.memory import WHITELIST, Memory
 
     if action not in ACTIONS:
         raise UsageError(f"unknown memory action {action[:40]!r}",
@@ -57,8 +57,8 @@ def run(consoles: Consoles, action: str, args: list[str], *, as_json: bool) -> i
 
 def show(consoles: Consoles, values: dict[str, str], *, as_json: bool, version: str) -> None:
     """Print the memory (JSON: ``{"memory": {...}, "version": "...", "keys": [...]}``)."""
-    from annactl.console import emit_json, inert
-    from annactl.memory import WHITELIST
+    from annactl.planning.memory import WHITELIST
+    from annactl.ui.console import emit_json, inert
 
     if as_json:
         emit_json(consoles, {"memory": values, "version": version,
@@ -73,7 +73,7 @@ def show(consoles: Consoles, values: dict[str, str], *, as_json: bool, version: 
 
 def review_for(state_dir: Path, outcome: PlanOutcome | None) -> PatchReview | None:
     """The model's proposal sorted against the memory, or None when it proposed nothing."""
-    from annactl.memory import Memory, review_patch
+    from annactl.planning.memory import Memory, review_patch
 
     plan = outcome.plan if outcome is not None else None
     if outcome is None or plan is None or not plan.memory_patch:
@@ -84,7 +84,7 @@ def review_for(state_dir: Path, outcome: PlanOutcome | None) -> PatchReview | No
 
 def apply(state_dir: Path, review: PatchReview) -> AnnaError | None:
     """Write the accepted changes (after the person's yes); the error if the memory moved."""
-    from annactl.memory import Memory
+    from annactl.planning.memory import Memory
 
     try:
         Memory(state_dir).apply(review.changes, review.base_version)
@@ -95,7 +95,7 @@ def apply(state_dir: Path, review: PatchReview) -> AnnaError | None:
 
 def describe(review: PatchReview) -> str:
     """One line naming the proposed changes (values made inert)."""
-    from annactl.console import inert
+    from annactl.ui.console import inert
 
     return "; ".join(f"{k} = {inert(v, max_chars=200)}" if v else f"forget {k}"
                      for k, v in review.changes.items())
@@ -107,7 +107,7 @@ def offer(consoles: Consoles, state_dir: Path, outcome: PlanOutcome | None,
 
     Returns what happened (for ``--json`` output), or None when nothing was proposed.
     """
-    from annactl.console import inert
+    from annactl.ui.console import inert
 
     review = review_for(state_dir, outcome)
     if review is None:

@@ -22,12 +22,12 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common import __version__ as _common_version
 from anna_common.plan import LLM_VERSION, schema_sha256
-from annactl.history import AuditStore
+from annactl.planning.history import AuditStore
 
 if TYPE_CHECKING:
     from anna_common.errors import AnnaError
     from anna_common.plan import ActionPlan
-    from annactl.planner import PlanOutcome
+    from annactl.planning.outcome import PlanOutcome
 
 log = logging.getLogger(__name__)
 
@@ -79,7 +79,7 @@ class AuditRecord:
 
 
 class AuditLog:
-    """The ``audit`` table (stored by :class:`annactl.history.AuditStore`)."""
+    """The ``audit`` table (stored by :class:`annactl.planning.history.AuditStore`)."""
 
     def __init__(self, state_dir: Path) -> None:
         self._store = AuditStore(state_dir)
@@ -107,7 +107,7 @@ def run_record(*, trace_id: str, run_id: str, mode: str, stats: PlanOutcome,
                started_at: str) -> AuditRecord:
     """The record of one planning run from its outcome (or its partial stats on failure)."""
     from annactl.planning.packet import now_iso
-    from annactl.prompt import prompts
+    from annactl.planning.prompt import prompts
 
     loaded = prompts()
     return AuditRecord(

@@ -30,7 +30,7 @@ from datetime import UTC, datetime
 from typing import Any
 
 from anna_common.plan import canonical_json
-from annactl.telemetry_trim import compact, cut
+from annactl.planning.telemetry_trim import compact, cut
 
 PROTOCOL = {"name": "anna.llmcp", "version": 1}
 """Protocol name and version of every packet."""

@@ -19,6 +19,7 @@ from anna_common.findings import Finding, FindingCode, ValidationResult
 from anna_common.plan import canonical_json, model_json_schema, schema_sha256
 from anna_common.validate import validate_text
 from annactl.planning import prompt
+from annactl.planning.audit import AuditLog, run_record
 from annactl.planning.facts import contradictions
 from annactl.planning.grounding import echo_findings
 from annactl.planning.llm.base import ChatRequest, ChatResult, check_cancel, llm_error
@@ -33,7 +34,6 @@ from annactl.planning.outcome import (
     template_outcome,
     usage_checks,
 )
-from annactl.planning.audit import AuditLog, run_record
 from annactl.planning.packet import Trace, now_iso, stored
 
 if TYPE_CHECKING:
@@ -139,7 +139,7 @@ class Run:
 
     def _load_memory(self, preferences: dict[str, str] | None) -> None:
         """The memory goes to the model in every mode: the caller's, or the stored one."""
-        from annactl.memory import Memory, version_of
+        from annactl.planning.memory import Memory, version_of
 
         if preferences is None:
             preferences = Memory(self.settings.state_dir).all()

@@ -11,11 +11,11 @@ from pathlib import Path
 import pytest
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError
-from annactl import prompt
-from annactl.exit_codes import ExitStatus, exit_status_for
-from annactl.planner import Planner
+from annactl.core.exit_codes import ExitStatus, exit_status_for
+from annactl.planning import prompt
 from annactl.planning.audit import PARSER_VERSION, AuditLog
 from annactl.planning.codes import EXCHANGE_FAILURES
+from annactl.planning.planner import Planner
 from tests.fakellm import Reply, plan_json
 from tests.planner.conftest import make_telemetry
 

@@ -10,9 +10,9 @@ from rich.console import Console
 
 from anna_common.errors import AnnaError, ErrorCode, UsageError
 from annactl.commands import memory as memory_cmd
-from annactl.console import Consoles
-from annactl.memory import Memory, parse_remember, review_patch, version_of
-from annactl.planner import Planner
+from annactl.planning.memory import Memory, parse_remember, review_patch, version_of
+from annactl.planning.planner import Planner
+from annactl.ui.console import Consoles
 from tests.fakellm import plan_json
 from tests.planner.conftest import make_telemetry
 

@@ -6,10 +6,9 @@ import json
 
 import pytest
 
-from annactl import prompt
-from annactl.history import History
-from annactl.memory import Memory
-from annactl.planner import Planner
+from annactl.planning import prompt
+from annactl.planning.history import History
+from annactl.planning.memory import Memory
 from annactl.planning.packet import (
     KINDS,
     RequestSpec,
@@ -19,6 +18,7 @@ from annactl.planning.packet import (
     render,
     request_packet,
 )
+from annactl.planning.planner import Planner
 from tests.fakellm import plan_json
 from tests.planner.conftest import make_telemetry
 

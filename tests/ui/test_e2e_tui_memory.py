@@ -7,13 +7,13 @@ from pathlib import Path
 
 import pytest
 
-from annactl.cmd_flow import Flow
-from annactl.config import ClientSettings
-from annactl.daemon_client import DaemonClient
-from annactl.memory import Memory
-from annactl.tui.app import AnnaTui, Source
-from annactl.tui.screens.approval import ApprovalScreen
-from annactl.tui.screens.memory import MemoryScreen
+from annactl.commands.flow import Flow
+from annactl.core.config import ClientSettings
+from annactl.core.daemon_client import DaemonClient
+from annactl.interactive.tui.app import AnnaTui, Source
+from annactl.interactive.tui.screens.approval import ApprovalScreen
+from annactl.interactive.tui.screens.memory import MemoryScreen
+from annactl.planning.memory import Memory
 from tests.daemonfix import make_plan
 
 from .conftest import Anna

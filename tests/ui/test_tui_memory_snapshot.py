@@ -6,14 +6,14 @@ from typing import Any
 
 from textual.app import App
 
-from annactl.memory import review_patch
-from annactl.tui.screens.memory import MemoryScreen
+from annactl.interactive.tui.screens.memory import MemoryScreen
+from annactl.planning.memory import review_patch
 
 from .tuiwait import ready
 
 
 class _Host(App[None]):
-    CSS_PATH = "../../annactl/tui/anna.tcss"
+    CSS_PATH = "../../annactl/interactive/tui/anna.tcss"
 
     def on_mount(self) -> None:
         review = review_patch({"editor": "helix", "wallpaper_dir": "~/Pictures/walls",

@@ -201,7 +201,7 @@ class AnnaTui(App[int]):
         prepared = self.prepared = message.prepared
         if self._flow is not None and prepared.outcome is not None:
             from annactl.commands.memory import review_for
-            from annactl.tui.screens.memory import MemoryScreen
+            from annactl.interactive.tui.screens.memory import MemoryScreen
 
             state_dir = self._flow.settings.state_dir
             review = review_for(state_dir, prepared.outcome)

@@ -16,11 +16,11 @@ from textual.containers import Horizontal, Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Button, Static
 
-from annactl.console import inert
-from annactl.tui.screens import Decision
+from annactl.interactive.tui.screens import Decision
+from annactl.ui.console import inert
 
 if TYPE_CHECKING:
-    from annactl.memory import PatchReview
+    from annactl.planning.memory import PatchReview
 
 
 class MemoryScreen(ModalScreen[Decision]):
