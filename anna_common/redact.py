@@ -38,22 +38,33 @@ _WORD = (r"(?:pass(?:word|wd|phrase)|pwd|secret|token|api[_-]?key|apikey|access[
          r"private[_-]?key|credentials?|auth[_-]?key)")
 _QUOTED = r"\"(?:[^\"\\\n]|\\.)*\"|'[^'\n]*'|\\\"(?:[^\"\\\n])*\\\""
 _BARE = r"[^\s\"',&;)}\]]+"
-_SEP = r"(?:\\?\"|')?\s*(?:[:=]|%3[dDaA])\s*"
+_SEP = r"(?:\\?\"|')?\s*(?:=>|[:=]|%(?:25)?3[dDaA])\s*"
+# secret_key_base, password_file: a suffix after the strong words (never after "token",
+# whose suffixed names are counters: tokens_in, max_tokens)
+_SUFFIX = r"(?:(?:(?<=secret)|(?<=ssword)|(?<=sswd)|(?<=phrase))[_.-][A-Za-z0-9_.-]*)?"
 
 _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
     # PEM private keys first: their body would otherwise be cut into pieces.
     (re.compile(r"-----BEGIN[A-Z0-9 ]*PRIVATE KEY-----(?:.*?-----END[A-Z0-9 ]*PRIVATE KEY-----"
                 r"|.*\Z)", re.S), f"-----PRIVATE KEY {MASK}-----"),
     # Authorization headers: the whole value (scheme and credentials) up to the line end.
-    (re.compile(r"(?i)\b((?:proxy-)?authorization|cookie|set-cookie)(\\?[\"']?\s*:\s*)"
-                r"([^\n\"'\\]+)"), rf"\1\2{MASK}"),
-    (re.compile(r"(?i)\b(bearer|basic)(\s+|%20)[A-Za-z0-9._~+/=-]{4,}"), rf"\1\2{MASK}"),
+    (re.compile(r"(?i)\b((?:proxy-)?authorization|cookie|set-cookie)(\\?[\"']?\s*(?::|%3A)\s*)"
+                r"([^\n\"'\\&]+)"), rf"\1\2{MASK}"),
+    # a bearer token anywhere ("Basic" only after Authorization:, above: it is an English word)
+    (re.compile(r"(?i)(?<![A-Za-z])(bearer)(\s+|%20|\+)[A-Za-z0-9._~+/=%-]{8,}"),
+     rf"\1\2{MASK}"),
     # NAME=value where NAME carries a secret word (prefixes such as DB_ or aws_ included).
-    (re.compile(rf"(?i)(?<![A-Za-z0-9])([A-Za-z0-9_.-]*?{_WORD})({_SEP})({_QUOTED}|{_BARE})"),
-     "value"),
+    (re.compile(rf"(?i)(?<![A-Za-z0-9])([A-Za-z0-9_.-]*?{_WORD}{_SUFFIX})({_SEP})"
+                rf"({_QUOTED}|{_BARE})"), "value"),
     # --password x / --db-password=x / -password 'x y'
     (re.compile(rf"(?i)(?<![\w-])(--?[A-Za-z0-9-]*?{_WORD})(\s+|=)(?!-)({_QUOTED}|{_BARE})"),
      "value"),
+    # sshpass -p secret; mysql -psecret; curl -u user:secret
+    (re.compile(r"(\bsshpass\b(?:\s+-[A-Za-z]\S*)*?\s+-p\s*)(\S+)"), rf"\1{MASK}"),
+    (re.compile(r"(\b(?:mysql|mysqldump|mysqladmin|mariadb)\b[^\n|;&]*?\s-p)([^\s-]\S*)"),
+     rf"\1{MASK}"),
+    (re.compile(r"(\bcurl\b[^\n|;&]*?\s(?:-u|--user)[\s=]*['\"]?[^\s:'\"]*):([^\s'\"]+)"),
+     rf"\1:{MASK}"),
     # scheme://user:secret@host
     (re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]*):[^/\s@]+@"), rf"\1:{MASK}@"),
     # user:password | chpasswd
@@ -72,12 +83,15 @@ _PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
 )
 
 
-_SECRET_KEY = re.compile(rf"(?i)^[A-Za-z0-9_.-]*?{_WORD}$")
+_SECRET_KEY = re.compile(rf"(?i)^[A-Za-z0-9_.-]*?{_WORD}{_SUFFIX}$")
+_LITERAL = re.compile(r"^(?:true|false|null|-?\d+(?:\.\d+)?)$")
 
 
 def _masked_value(found: re.Match[str]) -> str:
     """NAME, separator, then the value masked with its quotes kept (stored JSON stays JSON)."""
     value = found.group(3)
+    if _LITERAL.match(value):  # keep JSON valid: `"password_set": true` → `"***"`
+        return f'{found.group(1)}{found.group(2)}"{MASK}"'
     for quote in ('\\"', '"', "'"):
         if len(value) >= 2 * len(quote) and value.startswith(quote) and value.endswith(quote):
             return f"{found.group(1)}{found.group(2)}{quote}{MASK}{quote}"

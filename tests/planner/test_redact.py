@@ -34,6 +34,7 @@ LEAKS = [
     f"Proxy-Authorization: Negotiate {SECRET}",
     f"Cookie: session={SECRET}",
     f"use bearer {SECRET} please",
+    f"Authorization: Basic {SECRET}=",
     f"https://admin:{SECRET}@example.com/x",
     f"ftp://:{SECRET}@host",
     f"echo 'root:{SECRET}' | chpasswd",
@@ -44,6 +45,20 @@ LEAKS = [
     f'{{\\"password\\": \\"{SECRET}\\"}}',
     f"-----BEGIN OPENSSH PRIVATE KEY-----\nb3Blbn{SECRET}\n-----END OPENSSH PRIVATE KEY-----",
     f"-----BEGIN RSA PRIVATE KEY-----\nMIIE{SECRET}",
+    f"password => '{SECRET}'",
+    f"PASSWORD:\"{SECRET}\"",
+    f"secret_key_base = {SECRET}",
+    f"DB_PASSWORD_FILE_CONTENT={SECRET}",
+    f"password%253D{SECRET}",
+    f"Authorization%3A%20Bearer%20{SECRET}",
+    f"X-Auth-Token: {SECRET}",
+    f"PGPASSWORD={SECRET} psql -U app",
+    f"sshpass -p {SECRET} ssh host",
+    f"sshpass -p'{SECRET}' ssh host",
+    f"mysql -u root -p{SECRET} db",
+    f"curl -u admin:{SECRET} https://x",
+    f"curl --user 'admin:{SECRET}' https://x",
+    f"password: {SECRET}",
 ]
 
 TOKENS = [
@@ -69,6 +84,11 @@ BENIGN = [
     "ssh-keygen -t ed25519 -f ~/.ssh/id_ed25519",
     "tool --token-file /etc/app/token.path",
     "systemctl restart sshd",
+    "mysql -u root -p db",
+    "curl -u admin https://x",
+    "sshpass -f ~/.pw ssh host",
+    "show basic system information",
+    "the bearer of bad news",
 ]
 
 
@@ -98,7 +118,8 @@ def test_literal_secrets_and_idempotence() -> None:
 
 def test_json_stays_json_after_redaction() -> None:
     doc = {"request": f"log in with password=\"{SECRET}\" and token: {SECRET}",
-           "password": SECRET, "nested": [{"api_key": SECRET}], "tokens_in": 5}
+           "password": SECRET, "nested": [{"api_key": SECRET}], "tokens_in": 5,
+           "password_set": True, "pin_password": 1234, "api_key_set": False}
     text = redact(json.dumps(doc))
     back = json.loads(text)
     assert SECRET not in text and back["tokens_in"] == 5
