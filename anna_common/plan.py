@@ -20,7 +20,13 @@ from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import (
+    BaseModel,
+    ConfigDict,
+    Field,
+    SerializerFunctionWrapHandler,
+    model_serializer,
+)
 
 LLM_VERSION = "anna_runtime_v3"
 """The ``meta.llm_version`` the contract names."""
@@ -185,6 +191,16 @@ class ActionPlan(BaseModel):
         default_factory=dict, json_schema_extra={"maxProperties": 8})
     """Settings the model proposes Anna remember (seed 004); usually empty. Only whitelisted
     keys are ever offered, and only the person's yes applies them; ``""`` proposes forgetting."""
+
+    @model_serializer(mode="wrap")
+    def _without_empty_memory_patch(self, handler: SerializerFunctionWrapHandler
+                                    ) -> dict[str, Any]:
+        # an empty proposal is left out, so a plan's JSON and digest are what they were
+        # before memory_patch existed (stored plans and recordings keep verifying)
+        data: dict[str, Any] = handler(self)
+        if not data.get("memory_patch"):
+            data.pop("memory_patch", None)
+        return data
 
     def digest(self) -> str:
         """sha256 (hex) of this plan's canonical JSON."""
