@@ -187,8 +187,7 @@ class ActionPlan(BaseModel):
     """Plain-language explanation for the person."""
     meta: PlanMeta
     """Detection results, template id, contract version."""
-    memory_patch: dict[str, str] = Field(
-        default_factory=dict, json_schema_extra={"maxProperties": 8})
+    memory_patch: dict[str, str] = Field(default_factory=dict)
     """Settings the model proposes Anna remember (seed 004); usually empty. Only whitelisted
     keys are ever offered, and only the person's yes applies them; ``""`` proposes forgetting."""
 
@@ -255,6 +254,8 @@ def _require_all(node: Any) -> None:
             _require_all(value)
 
 
+_MEMORY_PATCH_KEYS = 8
+"""At most this many entries in a proposed memory_patch (bounded schema only)."""
 MODEL_BOUNDS: dict[str, dict[str, int]] = {
     # list property -> maxItems; the validation limit stays MAX_LIST_ENTRIES
     "maxItems": {"goals": 4, "necessary_checks": 5, "command_plan": 10, "rollback_plan": 10,
@@ -289,6 +290,8 @@ def _bound(node: Any) -> None:
                     for variant in [prop, *prop.get("anyOf", [])]:
                         if isinstance(variant, dict) and variant.get("type") == "string":
                             variant["maxLength"] = MODEL_BOUNDS["maxLength"][name]
+                if name == "memory_patch" and prop.get("type") == "object":
+                    prop["maxProperties"] = _MEMORY_PATCH_KEYS
                 if name == "llm_version" and prop.get("type") == "string":
                     prop["enum"] = [LLM_VERSION]
         for value in node.values():
