@@ -25,6 +25,8 @@ class ErrorCode(StrEnum):
     """The request body or parameters did not match the protocol models."""
     USAGE_ERROR = "USAGE_ERROR"
     """The command line was wrong (unknown option, missing argument, bad file)."""
+    UNKNOWN_COMMAND = "UNKNOWN_COMMAND"
+    """One bare word that is no annactl command (``annactl version``): no model was asked."""
     CONFIG_INVALID = "CONFIG_INVALID"
     """A configuration file or ANNA_*/ANNAD_* variable could not be read."""
     API_VERSION_MISMATCH = "API_VERSION_MISMATCH"
@@ -89,6 +91,8 @@ class ErrorCode(StrEnum):
     """The reply copied a prompt example instead of planning the request, even after repair."""
     LLM_OFF_REQUEST = "LLM_OFF_REQUEST"
     """The plan does not do what was asked (no step could), even after one repair."""
+    LLM_BAD_EVALUATION = "LLM_BAD_EVALUATION"
+    """The model's evaluation of a finished plan was not valid (Anna's own summary is shown)."""
 
     # --- prompt files and model proposals (seed 003's codes) -----------------
     PROMPT_JSON_INVALID = "PROMPT_JSON_INVALID"
@@ -109,6 +113,12 @@ class ErrorCode(StrEnum):
     """The person declined the plan at a confirmation prompt."""
     CANCELLED = "CANCELLED"
     """The person pressed Ctrl-C."""
+
+    # --- policy --------------------------------------------------------------
+    POLICY_INVALID = "POLICY_INVALID"
+    """A policy file is malformed; ``detail`` names the file and line. Never "allow all"."""
+    POLICY_DENIED = "POLICY_DENIED"
+    """A policy rule denies a command of the plan; ``detail.rule`` names the rule."""
 
 
 class AnnaError(Exception):

@@ -7,8 +7,8 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict
 
-from anna_common.plan import ActionPlan, RiskLevel
-from anna_common.risk import Scope
+from anna_common.plan import ActionPlan, RiskLevel, Scope
+from anna_common.policy_mark import PolicyMark
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
 
@@ -105,6 +105,8 @@ class AnnotatedStep(BaseModel):
     """For HIGH steps: what the person must type to confirm."""
     writes: list[str] = []
     """Paths it writes, as Anna resolved them."""
+    policy: PolicyMark | None = None
+    """The policy rule that decided it (set by the daemon; None when no rule matched)."""
 
 
 class AnnotatedPlan(BaseModel):

@@ -41,6 +41,15 @@ MAX_ID_CHARS = 200
 """At most this many characters in an id or rollback reference."""
 
 
+class Scope(StrEnum):
+    """Who a step must run as (Anna decides it from the parsed command, never the model)."""
+
+    USER = "user"
+    """The caller's own uid, home and session."""
+    SYSTEM = "system"
+    """root, in the system daemon."""
+
+
 class RiskLevel(StrEnum):
     """Risk tiers, ordered ``INFO < LOW < MEDIUM < HIGH``.
 

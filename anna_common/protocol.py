@@ -20,6 +20,7 @@ from pydantic import BaseModel, ConfigDict, Field
 from anna_common.findings import AnnotatedPlan, Finding
 from anna_common.plan import ActionPlan
 from anna_common.protocol_records import (
+    UNCHANGED_STATES,
     AuditReport,
     ErrorBody,
     ExecEvent,
@@ -35,12 +36,39 @@ from anna_common.protocol_records import (
 from anna_common.telemetry import Telemetry
 
 __all__ = [
-    "API_PREFIX", "API_VERSION", "GROUP", "SESSION_HEADER", "SYSTEM_SOCKET", "SYSTEM_STATE_DIR",
-    "AuditReport", "CheckResult", "ChecksRequest", "ChecksResponse", "DaemonMode", "ErrorBody",
-    "ExecEvent", "ExecEventType", "ExecuteRequest", "GcRemoved", "GcRequest",
-    "GcResponse", "Health", "PlanList", "PlanRecord",
-    "PlanStatus", "PlanSummary", "RollbackRequest", "RollbackResponse", "Route", "SessionEnv",
-    "StepRecord", "StepStatus", "SubmitRequest", "SubmitResponse", "TelemetryResponse",
+    "API_PREFIX",
+    "API_VERSION",
+    "GROUP",
+    "SESSION_HEADER",
+    "SYSTEM_SOCKET",
+    "SYSTEM_STATE_DIR",
+    "UNCHANGED_STATES",
+    "AuditReport",
+    "CheckResult",
+    "ChecksRequest",
+    "ChecksResponse",
+    "DaemonMode",
+    "ErrorBody",
+    "ExecEvent",
+    "ExecEventType",
+    "ExecuteRequest",
+    "GcRemoved",
+    "GcRequest",
+    "GcResponse",
+    "Health",
+    "PlanList",
+    "PlanRecord",
+    "PlanStatus",
+    "PlanSummary",
+    "RollbackRequest",
+    "RollbackResponse",
+    "Route",
+    "SessionEnv",
+    "StepRecord",
+    "StepStatus",
+    "SubmitRequest",
+    "SubmitResponse",
+    "TelemetryResponse",
     "UndoResult",
 ]
 
@@ -83,6 +111,13 @@ class Route(StrEnum):
     """GET: :class:`AuditReport`."""
     GC = "/v1/gc"
     """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
+    DRY_RUN = "/v1/plans/{plan_id}/dry-run"
+    """POST: record a submitted plan as shown and not run → :class:`PlanRecord`."""
+    POLICY = "/v1/policy"
+    """GET: :class:`~anna_common.protocol_policy.PolicyView` (the caller's rules in force)."""
+    POLICY_CHECK = "/v1/policy/check"
+    """POST :class:`~anna_common.protocol_policy.PolicyCheckRequest` →
+    :class:`~anna_common.protocol_policy.PolicyCheckResponse`."""
 
 
 _MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)

@@ -44,6 +44,16 @@ class PlanStatus(StrEnum):
     INTERRUPTED = "interrupted"
     REFUSED = "refused"
     """Never run: execution was refused because another plan was running (plan again)."""
+    ANSWERED = "answered"
+    """An answer with no steps: nothing to run, nothing changed."""
+    DRY_RUN = "dry_run"
+    """Shown and its read-only checks run, not executed (``ask --dry-run``); it can still be
+    applied (``annactl apply ID``)."""
+
+
+UNCHANGED_STATES = frozenset({PlanStatus.SUBMITTED, PlanStatus.ANSWERED, PlanStatus.DRY_RUN,
+                              PlanStatus.REFUSED})
+"""States in which the plan changed nothing on the machine: no rollback to offer."""
 
 
 class StepStatus(StrEnum):
@@ -157,12 +167,14 @@ class PlanSummary(BaseModel):
 
 
 class PlanList(BaseModel):
-    """``GET /v1/plans``."""
+    """``GET /v1/plans?limit=N&before=ID`` (``limit=0``: all)."""
 
     model_config = _MODEL
 
     plans: list[PlanSummary]
     """Newest first."""
+    more: bool = False
+    """Older plans exist beyond this page (ask again with ``before`` = the last id)."""
 
 
 class PlanRecord(BaseModel):

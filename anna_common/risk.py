@@ -17,13 +17,12 @@ sees through them.
 from __future__ import annotations
 
 import re
-from enum import StrEnum
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
 from anna_common import paths
-from anna_common.plan import RiskLevel
+from anna_common.plan import RiskLevel, Scope  # Scope lives with the plan models (light)
 from anna_common.rules.base import HISTORY_VARS, AssessContext, Code, Out, Reason, help_only
 from anna_common.rules.builtins import judge_arithmetic, prepare
 from anna_common.rules.code import (
@@ -79,15 +78,6 @@ _LIBRARY_CHECK_EXEMPT = frozenset({"ldd", "file", "readelf", "objdump", "nm", "l
 _PRELOAD_VARS = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH",
                            "PERL5LIB", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "GCONV_PATH"})
 _STARTUP_VARS = frozenset({"PROMPT_COMMAND", "BASH_ENV", "ENV", "ZDOTDIR", "PS4"})
-
-
-class Scope(StrEnum):
-    """Who a step must run as."""
-
-    USER = "user"
-    """The caller's own uid, home and session."""
-    SYSTEM = "system"
-    """root, in the system daemon."""
 
 
 class Assessment(BaseModel):

@@ -53,12 +53,25 @@ def plan_risk(plan: AnnotatedPlan) -> RiskLevel:
 
 
 def confirmations_needed(plan: AnnotatedPlan) -> int:
-    """0 (INFO), 1 (LOW/MEDIUM, or a step or rollback asks for one) or 2 (HIGH)."""
+    """0 (INFO), 1 (LOW/MEDIUM, or a step or rollback asks for one) or 2 (HIGH).
+
+    The daemon's policy marks (:mod:`anna_common.policy`) move it between 0 and 1 only:
+    an ``ask`` on any item makes it at least 1; ``allow`` on every item of an INFO/LOW plan
+    waives its single confirmation. HIGH's two are never touched.
+    """
     risk = plan_risk(plan)
     if risk == RiskLevel.HIGH or plan.confirmations >= 2:
         return 2
-    asks = any(s.requires_confirmation for s in [*plan.steps, *plan.rollback])
-    return 1 if risk >= RiskLevel.LOW or plan.confirmations == 1 or asks else 0
+    items = [*plan.steps, *plan.rollback]
+    asks = any(s.requires_confirmation for s in items)
+    needed = 1 if risk >= RiskLevel.LOW or plan.confirmations == 1 or asks else 0
+    if any(s.policy is not None and s.policy.action == "ask" for s in [*plan.checks, *items]):
+        return 1
+    asking = [s for s in items if s.final_risk >= RiskLevel.LOW or s.requires_confirmation]
+    if needed == 1 and risk <= RiskLevel.LOW and items and all(
+            s.policy is not None and s.policy.action == "allow" for s in asking or items):
+        return 0
+    return needed
 
 
 def high_steps(plan: AnnotatedPlan) -> list[AnnotatedStep]:

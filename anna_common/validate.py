@@ -1,7 +1,7 @@
 """Validating a plan: findings with stable codes, and an annotated view. Never edits the plan.
 
-``extract_json(text)`` pulls the first top-level JSON object out of a model
-reply. ``validate(plan, context)`` checks the schema, the limits, ids and
+``extract_json(text)`` (:mod:`anna_common.extract`) takes the one top-level JSON
+object out of a model reply. ``validate(plan, context)`` checks the schema, the limits, ids and
 references, and assesses every command (checks, steps, rollback) with
 :func:`anna_common.risk.assess`. It returns findings and an
 :class:`AnnotatedPlan` whose steps carry Anna's ``final_risk`` (the maximum of
@@ -12,13 +12,12 @@ a confirmation, never remove one.
 
 from __future__ import annotations
 
-import json
-import re
 from typing import Any
 
 from pydantic import ValidationError
 
 from anna_common.annotate import annotate
+from anna_common.extract import MAX_REPLY_CHARS, ExtractError, extract_json
 from anna_common.findings import (
     AnnotatedPlan,
     AnnotatedStep,
@@ -35,91 +34,6 @@ from anna_common.plan import (
     canonical_json,
 )
 from anna_common.risk import AssessContext, Assessment
-
-# --------------------------------------------------------------------------- extract_json
-
-_THINK = re.compile(r"<think>.*?</think>", re.DOTALL | re.IGNORECASE)
-_FENCE = re.compile(r"```[a-zA-Z0-9_-]*\s*\n?(.*?)```", re.DOTALL)
-MAX_REPLY_CHARS = 1_000_000
-"""Longer model replies are refused outright."""
-
-
-class ExtractError(ValueError):
-    """No JSON object could be taken from the text."""
-
-
-def _loads(text: str) -> Any:
-    # strict=False: raw control characters inside strings are tolerated (a small model under
-    # schema-constrained decoding emits raw newlines and tabs in strings; we measured it).
-    return json.loads(text, strict=False)
-
-
-def _first_object(text: str) -> str | None:
-    """The first balanced ``{...}`` in ``text``, string- and escape-aware."""
-    start = text.find("{")
-    while start != -1:
-        depth = 0
-        in_string = False
-        escape = False
-        for i in range(start, len(text)):
-            ch = text[i]
-            if in_string:
-                if escape:
-                    escape = False
-                elif ch == "\\":
-                    escape = True
-                elif ch == '"':
-                    in_string = False
-                continue
-            if ch == '"':
-                in_string = True
-            elif ch == "{":
-                depth += 1
-            elif ch == "}":
-                depth -= 1
-                if depth == 0:
-                    candidate = text[start : i + 1]
-                    try:
-                        if isinstance(_loads(candidate), dict):
-                            return candidate
-                    except (ValueError, RecursionError):
-                        pass
-                    break
-        start = text.find("{", start + 1)
-    return None
-
-
-def extract_json(text: str) -> dict[str, Any]:
-    """The first top-level JSON object in a model reply.
-
-    The whole reply is tried first. A ``<think>`` block or a code fence is
-    removed only when what remains parses; otherwise the first balanced object
-    in the text is taken. Raises :class:`ExtractError`.
-    """
-    if not isinstance(text, str):
-        raise ExtractError("the reply is not text")
-    if len(text) > MAX_REPLY_CHARS:
-        raise ExtractError(f"the reply is longer than {MAX_REPLY_CHARS} characters")
-    attempts = [text.strip()]
-    without_think = _THINK.sub("", text).strip()
-    if without_think != attempts[0]:
-        attempts.append(without_think)
-    attempts.extend(m.group(1).strip() for m in _FENCE.finditer(without_think))
-    for attempt in attempts:
-        try:
-            value = _loads(attempt)
-        except (ValueError, RecursionError):
-            continue
-        if isinstance(value, dict):
-            return value
-    for attempt in (without_think, text):
-        candidate = _first_object(attempt)
-        if candidate is not None:
-            value = _loads(candidate)
-            if isinstance(value, dict):
-                return value
-    raise ExtractError("no JSON object found in the reply")
-
 
 # --------------------------------------------------------------------------- validate
 
@@ -211,6 +125,7 @@ def validate(plan: ActionPlan | dict[str, Any] | Any,
 
 
 __all__ = [
+    "MAX_REPLY_CHARS",
     "AnnotatedPlan",
     "AnnotatedStep",
     "Assessment",

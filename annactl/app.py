@@ -10,20 +10,45 @@ from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Optional
+from typing import TYPE_CHECKING, Annotated, Any, Optional
 
 import typer
+import typer.main
+from typer.core import TyperArgument
 
 if TYPE_CHECKING:
     from annactl.ui.console import Consoles
 
+HELP = """Anna: a careful system-administration assistant. The model plans; Anna decides.
+
+\b
+Say what you want, in quotes (the same as annactl ask "REQUEST"):
+  annactl "why is my disk full?"
+  annactl ask --dry-run "install htop"   show the plan, run only its checks
+  annactl history; annactl rollback ID    what ran, and undoing it
+
+What you are asked depends on Anna's own risk for each step: INFO runs without asking,
+LOW and MEDIUM ask once, HIGH asks you to type what it touches, banned never runs.
+"""
+
 app = typer.Typer(
-    add_completion=False,
+    add_completion=True,
     no_args_is_help=True,
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
-    help="Anna: a careful system-administration assistant. The model plans; Anna decides.",
+    help=HELP,
 )
+
+
+@app.callback()
+def _root(version: Annotated[bool, typer.Option(
+        "--version", help="Print annactl's version and exit.", is_eager=True)] = False,
+          ) -> None:
+    if version:  # annactl.cli.main answers --version first; this keeps --help truthful
+        from annactl import __version__
+
+        typer.echo(f"annactl {__version__}")
+        raise typer.Exit(0)
 
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
 DistroOpt = Annotated[
@@ -36,7 +61,9 @@ AllowHighOpt = Annotated[bool, typer.Option("--allow-high",
                                             help="With --yes: approve HIGH risk too.")]
 NoTemplatesOpt = Annotated[bool, typer.Option("--no-templates",
                                               help="Always ask the model (no offline answers).")]
-TextArg = Annotated[list[str], typer.Argument(metavar="TEXT", help="What you want done.")]
+TextArg = Annotated[list[str], typer.Argument(
+    metavar="REQUEST", show_default=False,
+    help='What you want done, in your words (quote it: "install htop").')]
 
 
 def _consoles() -> Consoles:
@@ -95,11 +122,15 @@ def ask(
         "--dry-run", help="Show the plan; run only read-only checks.")] = False,
     as_json: JsonOpt = False,
     no_templates: NoTemplatesOpt = False,
+    fix: Annotated[bool, typer.Option(
+        "--fix", help="If the plan misses its goals, ask the model for a fix (a new plan, "
+                      "approved again; with --yes up to MEDIUM, at most 2 rounds).")] = False,
 ) -> None:
-    """Plan a request, confirm by its risk, execute, report (also: annactl "TEXT")."""
+    """Plan a request, confirm by its risk, execute, evaluate, report (also: annactl "REQUEST")."""
     from annactl.commands import ask as cmd_ask
 
-    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, dry_run=dry_run, as_json=as_json)
+    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, dry_run=dry_run, as_json=as_json,
+                              fix=fix)
     raise typer.Exit(cmd_ask.ask(_consoles(), _request(text), opts,
                                  use_templates=not no_templates))
 
@@ -140,17 +171,26 @@ def apply(
 @app.command()
 def show(plan_id: Annotated[str, typer.Argument(metavar="ID")], as_json: JsonOpt = False) -> None:
     """Show a stored plan, its steps' states and its outcome."""
-    from annactl.commands import plans as cmd_plans
+    from annactl.commands import listing
 
-    raise typer.Exit(cmd_plans.show(_consoles(), plan_id, as_json=as_json))
+    raise typer.Exit(listing.show(_consoles(), plan_id, as_json=as_json))
 
 
 @app.command()
-def history(as_json: JsonOpt = False) -> None:
-    """List plans, newest first."""
-    from annactl.commands import plans as cmd_plans
+def history(
+    limit: Annotated[int, typer.Option("--limit", "-n", metavar="N",
+                                       help="Show N plans (default 20).")] = 20,
+    before: Annotated[Optional[str], typer.Option(  # noqa: UP045 - Typer
+        "--before", metavar="ID", help="Only plans older than plan ID (the next page).")
+    ] = None,
+    show_all: Annotated[bool, typer.Option("--all", help="Every plan.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """List plans, newest first, a page at a time."""
+    from annactl.commands import listing
 
-    raise typer.Exit(cmd_plans.history(_consoles(), as_json=as_json))
+    raise typer.Exit(listing.history(_consoles(), as_json=as_json,
+                                       limit=0 if show_all else limit, before=before))
 
 
 @app.command()
@@ -182,6 +222,27 @@ def gc(plan_ids: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 -
     raise typer.Exit(cmd_gc.gc(_consoles(), list(plan_ids or []), dry_run=dry_run,
                                include_rollbackable=include_rollbackable, yes=yes,
                                as_json=as_json))
+
+
+policy_app = typer.Typer(no_args_is_help=True, help="The policy the daemon enforces.")
+app.add_typer(policy_app, name="policy")
+
+
+@policy_app.command("show")
+def policy_show(as_json: JsonOpt = False) -> None:
+    """The administrator's and your rules, in the order they are evaluated."""
+    from annactl.commands import policy as policy_cmd
+
+    raise typer.Exit(policy_cmd.show(_consoles(), as_json=as_json))
+
+
+@policy_app.command("check")
+def policy_check(command: Annotated[str, typer.Argument(help="The shell command.")],
+                 as_json: JsonOpt = False) -> None:
+    """What the policy decides for COMMAND as a plan step: decision, matched rule, tier."""
+    from annactl.commands import policy as policy_cmd
+
+    raise typer.Exit(policy_cmd.check(_consoles(), command, as_json=as_json))
 
 
 @app.command()
@@ -222,7 +283,7 @@ def repl(no_templates: NoTemplatesOpt = False) -> None:
 @app.command()
 def tui(
     text: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045
-        metavar="[TEXT]", help="A request to plan.")] = None,
+        metavar="[REQUEST]", help="A request to plan.")] = None,
     plan_file: Annotated[Optional[Path], typer.Option(  # noqa: UP045
         "--plan-file", help="A plan JSON file.")] = None,
     plan_id: Annotated[Optional[str], typer.Option(  # noqa: UP045
@@ -235,3 +296,29 @@ def tui(
     raise typer.Exit(cmd_tui.run(_consoles(), text=" ".join(text or []).strip() or None,
                                  plan_file=plan_file, plan_id=plan_id,
                                  use_templates=not no_templates))
+
+
+class _WordsArgument(TyperArgument):
+    """A request's words in help: ``REQUEST...``, not ``{TEXT}...`` and ``<list[str]>``."""
+
+    def _usage_display_name(self) -> str:
+        return f"{self.display_name_raw}..."
+
+    def _rich_display_name(self) -> str:
+        return f"{self.display_name_raw}..."
+
+    def display_type_rich(self, ctx: Any) -> str | None:
+        """No Python type in the help of a plain words argument."""
+        del ctx
+        return None
+
+
+def command() -> Any:
+    """The click command behind :data:`app`, its word-list arguments shown as words."""
+    built = typer.main.get_command(app)
+    commands = getattr(built, "commands", {})
+    for sub in commands.values():
+        for param in sub.params:
+            if isinstance(param, TyperArgument) and param.nargs == -1:
+                param.__class__ = _WordsArgument
+    return built

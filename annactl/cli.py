@@ -9,6 +9,7 @@ fast (``bench/startup.py``).
 
 from __future__ import annotations
 
+import re
 import sys
 
 from annactl import __version__
@@ -44,23 +45,78 @@ def _usage_line(exc: BaseException) -> int:
 
 
 COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "show",
-            "rollback", "gc", "doctor", "repl", "tui", "memory", "--help", "-h"}
+            "rollback", "gc", "policy", "doctor", "repl", "tui", "memory", "--help", "-h"}
 """Known first arguments; anything else is a request for ``ask``."""
 
 
+_WORD = re.compile(r"[a-z][a-z0-9_-]{0,30}")
+"""One bare lowercase word: a mistyped command, never sent to the model as a request."""
+ALIASES = {"version": "--version", "help": "--help", "list": "history", "log": "history",
+           "undo": "rollback", "check": "doctor", "info": "status", "run": "apply",
+           "chat": "repl", "shell": "repl", "ui": "tui"}
+"""Words people try first, and the option or command they meant."""
+
+
+def unknown_command(word: str) -> BaseException:
+    """``annactl WORD`` where WORD is no command: say which one was probably meant."""
+    import difflib
+
+    from anna_common.errors import AnnaError, ErrorCode
+
+    known = [*sorted(COMMANDS - {"-h"}), "--version"]
+    guess = ALIASES.get(word) or next(iter(difflib.get_close_matches(word, known, n=1)), None)
+    message = f"no such command: {word}" + (f"; did you mean {guess}?" if guess else "")
+    return AnnaError(message, code=ErrorCode.UNKNOWN_COMMAND,
+                     hint=f'to ask Anna, say more or use ask: annactl ask {word}; '
+                     'every command: annactl --help')
+
+
 def _fast_status(args: list[str]) -> int | None:
-    """``status [--json]`` without Typer, whose option parsing imports pydantic (~50 ms).
+    """``status [--json]``, ``history [...]`` and ``show ID [--json]`` without Typer, whose
+    option parsing imports pydantic (~50 ms).
 
     ``annactl status`` must start within 12x a bare interpreter (bench/startup.py); every
     other command needs pydantic anyway. Anything unusual (``--help``, typos) falls
     through to Typer and its usual messages.
     """
+    if args[:1] in (["history"], ["show"]):
+        from annactl.commands import listing
+
+        parse = listing.parse_history_args if args[0] == "history" else listing.parse_show_args
+        opts = parse(args[1:])
+        if opts is None:
+            return None
+        from annactl.ui.console import make_consoles
+
+        run = listing.history if args[0] == "history" else listing.show
+        return int(run(make_consoles(), **opts))
+    if args[:1] == ["apply"]:
+        return _fast_apply(args[1:])
     if not args or args[0] != "status" or not set(args[1:]) <= {"--json"}:
         return None
     from annactl.commands import status as status_cmd
     from annactl.ui.console import make_consoles
 
     return status_cmd.run(make_consoles(), as_json="--json" in args[1:])
+
+
+APPLY_FLAGS = frozenset({"--yes", "-y", "--allow-high", "--json"})
+"""The flags ``apply`` takes (anything else goes through Typer and its messages)."""
+
+
+def _fast_apply(args: list[str]) -> int | None:
+    """``apply TARGET [--yes] [--allow-high] [--json]`` without Typer (issue 12: apply of a
+    trivial plan within 15x a bare interpreter)."""
+    targets = [a for a in args if a not in APPLY_FLAGS]
+    if len(targets) != 1 or (targets[0].startswith("-") and targets[0] != "-"):
+        return None
+    from annactl.commands import plans as cmd_plans
+    from annactl.commands.ask import RunOptions
+    from annactl.ui.console import make_consoles
+
+    opts = RunOptions(yes="--yes" in args or "-y" in args, allow_high="--allow-high" in args,
+                      as_json="--json" in args)
+    return cmd_plans.apply(make_consoles(), targets[0], opts)
 
 
 def _ended(exc: BaseException) -> int:
@@ -92,16 +148,18 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["--version"]:
         print(f"annactl {__version__}")
         return 0
+    if len(args) == 1 and _WORD.fullmatch(args[0]) and args[0] not in COMMANDS:
+        return _report(unknown_command(args[0]))
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         args.insert(0, "ask")
     try:
         fast = _fast_status(args)
         if fast is not None:
             return fast
-        from annactl.app import app
+        from annactl.app import command
 
         # without standalone mode click *returns* the code of a typer.Exit instead of raising
-        result = app(args=args, prog_name="annactl", standalone_mode=False)
+        result = command().main(args=args, prog_name="annactl", standalone_mode=False)
         if isinstance(result, int):
             return result
     except (KeyboardInterrupt, Exception) as exc:  # the one place errors end

@@ -18,6 +18,7 @@ from anna_common.errors import AnnaError, ErrorCode
 from annad import __version__
 from annad.api import errors
 from annad.api.plans import router as plans_router
+from annad.api.policy import router as policy_router
 from annad.api.system import router as system_router
 
 if TYPE_CHECKING:
@@ -96,5 +97,6 @@ def create_app(service: PlanService, activity: Activity | None = None) -> FastAP
     errors.install(app)
     app.include_router(system_router)
     app.include_router(plans_router)
+    app.include_router(policy_router)
     app.add_middleware(_Guard, activity=activity or Activity())
     return app

@@ -100,6 +100,10 @@ class DaemonSettings(BaseSettings):
     confine_python: str | None = None
     """Interpreter that runs the confinement helper of checks and INFO steps (default: the
     daemon's own). If it cannot build the confinement, those commands do not run."""
+    policy_file: Path = Path("/etc/anna/policy.toml")
+    """The administrator's policy (docs/policy.md); a malformed one stops the daemon."""
+    user_policy: bool = True
+    """Also apply each plan owner's ``~/.config/anna/policy.toml`` (restrictions only)."""
     log_level: str = "INFO"
     """Logging level for stderr (journald)."""
 

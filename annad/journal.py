@@ -33,6 +33,7 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
+import re
 import sqlite3
 import threading
 import time
@@ -64,6 +65,7 @@ CREATE TABLE IF NOT EXISTS plans(
     source TEXT NOT NULL, request TEXT NOT NULL, home TEXT NOT NULL,
     plan_json TEXT NOT NULL, annotated_json TEXT NOT NULL, error_json TEXT);
 CREATE INDEX IF NOT EXISTS plans_created ON plans(created_at);
+CREATE INDEX IF NOT EXISTS plans_newest ON plans(created_at, plan_id);
 CREATE TABLE IF NOT EXISTS steps(
     plan_id TEXT NOT NULL, idx INTEGER NOT NULL, step_id TEXT NOT NULL, status TEXT NOT NULL,
     exit_code INTEGER, output TEXT NOT NULL DEFAULT '', started_at REAL, finished_at REAL,
@@ -370,12 +372,51 @@ class Journal:
                 "SELECT plan_id FROM plans WHERE status IN (?, ?)",
                 (str(PlanStatus.RUNNING), str(PlanStatus.ROLLING_BACK)))]
 
-    def list_plans(self, limit: int = 200) -> list[PlanRow]:
-        """Newest first."""
+    def list_plans(self, limit: int | None = 200, *, before: str | None = None,
+                   uid: int | None = None) -> list[PlanRow]:
+        """Newest first: at most ``limit`` (None: all) plans older than plan ``before``,
+        only caller ``uid``'s when given. One indexed query, so a page costs the same at
+        ten plans or ten thousand."""
+        where: list[str] = []
+        args: list[Any] = []
+        if uid is not None:
+            where.append("caller_uid=?")
+            args.append(uid)
+        if before is not None:
+            where.append("(created_at, plan_id) < (SELECT created_at, plan_id FROM plans "
+                         "WHERE plan_id=?)")
+            args.append(before)
+        sql = (f"SELECT {_PLAN_COLUMNS} FROM plans"  # noqa: S608 - fixed text, values bound
+               + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY created_at DESC, plan_id DESC LIMIT ?")
+        args.append(-1 if limit is None else limit)
         with self._lock:
-            ids = [r[0] for r in self._db.execute(
-                "SELECT plan_id FROM plans ORDER BY created_at DESC LIMIT ?", (limit,))]
-        return [p for p in (self.get_plan(i) for i in ids) if p is not None]
+            return [_plan_row(r) for r in self._db.execute(sql, args)]
+
+    def resolve_id(self, text: str) -> list[str]:
+        """Plan ids equal to ``text`` or ending with it (a short id as ``history`` shows it);
+        at most two, which is enough to tell unique from ambiguous."""
+        with self._lock:
+            exact = self._db.execute("SELECT plan_id FROM plans WHERE plan_id=?",
+                                     (text,)).fetchone()
+            if exact is not None:
+                return [exact[0]]
+            # the suffix is matched literally: LIKE's wildcards in it are escaped
+            pattern = "%" + re.sub(r"([%_\\])", r"\\\1", text)
+            return [r[0] for r in self._db.execute(
+                "SELECT plan_id FROM plans WHERE plan_id LIKE ? ESCAPE '\\' LIMIT 2",
+                (pattern,))]
+
+    @_recording
+    def mark_unrun(self, plan_id: str, status: PlanStatus) -> None:
+        """Record a plan shown and not run (``dry_run``): its steps read ``skipped``."""
+        now = time.time()
+        with self._tx():
+            self._db.execute("UPDATE plans SET status=?, updated_at=? WHERE plan_id=?",
+                             (str(status), now, plan_id))
+            self._db.execute("UPDATE steps SET status=? WHERE plan_id=? AND status=?",
+                             (str(StepStatus.SKIPPED), plan_id, str(StepStatus.PENDING)))
+            self._append(f"plan_{status}", plan_id, None, {"status": str(status)})
 
     @_recording
     def recover(self) -> list[str]:

@@ -83,9 +83,13 @@ def serve(settings: DaemonSettings) -> int:
     from annad.executor import Executor, Limits
     from annad.journal import Journal
     from annad.peer import PeerH11Protocol, group_id
+    from annad.policy_load import PolicyStore
     from annad.service import PlanService
     from annad.telemetry_source import open_telemetry
 
+    # a malformed policy is a start-up error naming the file and line, before anything binds
+    policy = PolicyStore(settings.policy_file, user_files=settings.user_policy)
+    admin = policy.admin()
     os.umask(0o077)  # journal, backups and lock are the daemon's alone
     system = settings.mode is DaemonMode.SYSTEM
     socket_path = settings.socket_path
@@ -107,13 +111,15 @@ def serve(settings: DaemonSettings) -> int:
     telemetry = open_telemetry(pacman_dbpath=settings.pacman_dbpath,
                                refresh_s=settings.telemetry_refresh_s)
     service = PlanService(settings, journal=journal, executor=executor, telemetry=telemetry,
-                          runner=runner)
+                          runner=runner, policy=policy)
     activity = Activity()
     config = uvicorn.Config(create_app(service, activity), http=PeerH11Protocol, ws="none",
                             lifespan="on", log_config=None, access_log=False, loop="asyncio",
                             timeout_graceful_shutdown=CLOSE_GRACE_S)
     server = _draining_server(config, service)
     log.info("annad %s mode on %s, state in %s", settings.mode, socket_path, state)
+    log.info("policy: %d rules from %s", len(admin.rules),
+             ", ".join(admin.sources) or f"no file at {settings.policy_file}")
     # uvicorn re-raises a captured SIGTERM/SIGINT after its graceful shutdown, through the
     # handler that was installed before it: make that a no-op so cleanup below still runs
     for sig in (signal.SIGTERM, signal.SIGINT):

@@ -53,6 +53,8 @@ EXECUTE = "execute"
 """A run that applies a plan."""
 ROLLBACK = "rollback"
 """A run that undoes a plan."""
+RUNNABLE = (PlanStatus.SUBMITTED, PlanStatus.DRY_RUN)
+"""States a plan can be executed from: stored and never run (a dry run only showed it)."""
 
 
 @dataclass
@@ -103,7 +105,7 @@ class RunManager:
             row = self.journal.get_plan(plan_id)
             if self._run is not None:
                 running = self._run.plan_id
-                if kind == EXECUTE and row is not None and row.status is PlanStatus.SUBMITTED:
+                if kind == EXECUTE and row is not None and row.status in RUNNABLE:
                     self._refuse(plan_id, running)
                 raise PlanError(f"plan {running} is running; one plan runs at a time, and plan "
                                 f"{plan_id} was not run", code=ErrorCode.PLAN_RUNNING,
@@ -163,7 +165,7 @@ class RunManager:
         if self.user_mode:
             _refuse_system_steps(specs)
         who = who_of(row.caller_uid, row.home, session)
-        run = self._claim(row.plan_id, (PlanStatus.SUBMITTED,),
+        run = self._claim(row.plan_id, RUNNABLE,
                           lambda r: self._work(r, specs, who))
         return _stream(run)
 

@@ -6,11 +6,13 @@ the caller's home); execution is accepted only for the digest it returned at
 submit and only with the confirmations the *daemon's* risk tier demands. The
 caller is the :class:`~annad.peer.Peer` the kernel reported for the connection.
 
-State machine: ``submitted → running → succeeded | failed | rolled_back |
-rollback_failed``; ``succeeded | interrupted | rollback_failed → rolling_back → rolled_back |
-rollback_failed | interrupted`` (a rollback stopped by the daemon's stop);
-``running | rolling_back`` at start-up → ``interrupted``; ``submitted → refused`` when
-another plan is running. One plan runs (or rolls back) at a time.
+State machine: ``answered`` (no steps: nothing to run) is final at submit;
+``submitted → dry_run`` (shown, not run); ``submitted | dry_run → running → succeeded |
+failed | rolled_back | rollback_failed``; ``succeeded | interrupted | rollback_failed →
+rolling_back → rolled_back | rollback_failed | interrupted`` (a rollback stopped by the
+daemon's stop);
+``running | rolling_back`` at start-up → ``interrupted``; ``submitted | dry_run → refused``
+when another plan is running. One plan runs (or rolls back) at a time.
 """
 
 from __future__ import annotations
@@ -48,11 +50,12 @@ from anna_common.protocol import (
 )
 from anna_common.redact import redact
 from anna_common.validate import validate
-from annad import __version__, retention
+from annad import __version__, policy_load, retention
 from annad.checks import run_checks
 from annad.journal import StateFull
 from annad.journal_rows import PlanRow
 from annad.peer import Peer, authorised, served
+from annad.policy_load import PolicyStore, asked_checks, journal_fields, judge
 from annad.records import bound_annotation, home_of, plan_record, plan_summary
 from annad.runs import RunManager
 from annad.telemetry.processes import for_caller
@@ -62,6 +65,7 @@ if TYPE_CHECKING:
 
     from anna_common.findings import AnnotatedPlan
     from anna_common.protocol import ExecuteRequest, RollbackRequest, RollbackResponse
+    from anna_common.protocol_policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
     from anna_common.rules.base import AssessContext
     from annad.config import DaemonSettings
     from annad.executor import Executor
@@ -76,14 +80,19 @@ MAX_REQUEST_TEXT = 4000
 RECOVERY_RETRY_S = 1.0
 """How often start-up recovery is retried while the state disk is full."""
 _SUBMIT_KEYS = frozenset({"plan", "request", "source"})
+SHORT_ID_MIN = 4
+"""Shortest end of an id accepted for a plan (``history`` shows the last six characters)."""
 
 
 class PlanService:
     """Health, telemetry, plans, execution, rollback and audit for one daemon."""
 
     def __init__(self, settings: DaemonSettings, *, journal: Journal, executor: Executor,
-                 telemetry: TelemetryProvider, runner: Runner) -> None:
+                 telemetry: TelemetryProvider, runner: Runner,
+                 policy: PolicyStore | None = None) -> None:
         self.settings = settings
+        self.policy = policy or PolicyStore(settings.policy_file,
+                                            user_files=settings.user_policy)
         self.mode = settings.mode
         self.journal = journal
         self.telemetry_provider = telemetry
@@ -217,7 +226,12 @@ class PlanService:
                           group=self.settings.group)
 
     def _owned(self, peer: Peer, plan_id: str) -> PlanRow:
-        row = self.journal.get_plan(plan_id)
+        """The caller's plan by id or by the end of its id (``history`` shows short ids)."""
+        found = self.journal.resolve_id(plan_id) if len(plan_id) >= SHORT_ID_MIN else []
+        if len(found) > 1:
+            raise PlanError(f"{plan_id!r} matches more than one plan; give more of the id",
+                            code=ErrorCode.PLAN_NOT_FOUND)
+        row = self.journal.get_plan(found[0]) if found else None
         # another user's plan is reported as missing: plan ids are not secrets, requests are
         if row is None or (peer.uid not in (0, row.caller_uid)):
             raise PlanError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
@@ -256,11 +270,46 @@ class PlanService:
         """``GET /v1/plans/{id}``."""
         return plan_record(self._owned(self._authorised(peer), plan_id), self.journal)
 
-    def list(self, peer: Peer | None) -> PlanList:
-        """``GET /v1/plans``: the caller's plans (root: everyone's), newest first."""
+    def list(self, peer: Peer | None, *, limit: int = 200, before: str | None = None
+             ) -> PlanList:
+        """``GET /v1/plans``: the caller's plans (root: everyone's), newest first, a page of
+        ``limit`` (0: all) older than plan ``before``."""
         peer = self._authorised(peer)
-        rows = [r for r in self.journal.list_plans() if peer.uid in (0, r.caller_uid)]
-        return PlanList(plans=[plan_summary(r) for r in rows])
+        if limit < 0:
+            raise AnnaError("limit must be 0 (all) or more", code=ErrorCode.BAD_REQUEST)
+        if before is not None:
+            before = self._owned(peer, before).plan_id
+        rows = self.journal.list_plans(limit + 1 if limit else None, before=before,
+                                       uid=None if peer.uid == 0 else peer.uid)
+        more = bool(limit) and len(rows) > limit
+        return PlanList(plans=[plan_summary(r) for r in rows[:limit or None]], more=more)
+
+    def mark_dry_run(self, peer: Peer | None, plan_id: str) -> PlanRecord:
+        """``POST /v1/plans/{id}/dry-run``: a submitted plan was shown and not run."""
+        peer = self._authorised(peer)
+        with self.runs.paused():  # a plan being claimed for execution is not a dry run
+            row = self._owned(peer, plan_id)
+            if row.status is PlanStatus.SUBMITTED:
+                self.journal.mark_unrun(row.plan_id, PlanStatus.DRY_RUN)
+            elif row.status not in (PlanStatus.DRY_RUN, PlanStatus.ANSWERED):
+                raise PlanError(f"plan {row.plan_id} is {row.status}; only a submitted plan "
+                                "can be recorded as a dry run", code=ErrorCode.PLAN_STATE,
+                                detail={"status": str(row.status)})
+        return self.get(peer, row.plan_id)
+
+    def policy_view(self, peer: Peer | None) -> PolicyView:
+        """``GET /v1/policy``: the rules in force for the caller."""
+        peer = self._served(peer)
+        return policy_load.view(self.policy, peer.uid,
+                                home_of(peer.uid, self.settings.home_override))
+
+    def policy_check(self, peer: Peer | None, request: PolicyCheckRequest
+                     ) -> PolicyCheckResponse:
+        """``POST /v1/policy/check``: what the policy decides for one command."""
+        peer = self._served(peer)
+        home = home_of(peer.uid, self.settings.home_override)
+        return policy_load.check(self.policy, request.command, self.context(home), peer.uid,
+                                 home)
 
     def audit_verify(self, peer: Peer | None) -> AuditReport:
         """``GET /v1/audit/verify``."""
@@ -275,7 +324,8 @@ class PlanService:
         if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
             raise AnnaError("expected {plan, request, source}", code=ErrorCode.BAD_REQUEST)
         home = home_of(peer.uid, self.settings.home_override)
-        result = validate(body["plan"], self.context(home))
+        ctx = self.context(home)
+        result = validate(body["plan"], ctx)
         findings = [f.model_dump(mode="json") for f in result.errors]
         if result.plan is not None and result.plan.banned:
             raise PlanError("the plan contains a hard-banned command; it can never run",
@@ -283,7 +333,7 @@ class PlanService:
         if result.plan is None or not result.ok:
             raise PlanError("the plan is not valid", code=ErrorCode.PLAN_INVALID,
                             detail={"findings": findings})
-        annotated = result.plan
+        annotated = self._judged(result.plan, peer.uid, home, ctx, None, "submit")
         # the journal keeps the request for audits: never a password typed into it
         request = redact(str(body.get("request", "")))[:MAX_REQUEST_TEXT]
         meta = SubmitRequest.model_validate({"plan": annotated.plan, "request": request,
@@ -292,22 +342,28 @@ class PlanService:
         plan_id = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + \
             secrets.token_hex(3)
         plan_json = canonical_json(annotated.plan.model_dump(mode="json")).decode("utf-8")
-        row = PlanRow(plan_id=plan_id, digest=annotated.digest, status=PlanStatus.SUBMITTED,
+        # an answer with no steps has nothing to run: it is recorded as what it is
+        status = PlanStatus.SUBMITTED if annotated.steps else PlanStatus.ANSWERED
+        row = PlanRow(plan_id=plan_id, digest=annotated.digest, status=status,
                       created_at=now, updated_at=now, caller_uid=peer.uid, source=meta.source,
                       request=meta.request, home=home, plan_json=plan_json,
                       annotated_json=annotated.model_dump_json(), error=None)
         self.journal.add_plan(row, [s.id for s in annotated.steps])
+        self.journal.event("policy", plan_id, **journal_fields(annotated, "submit"))
         return SubmitResponse(plan_id=plan_id, digest=annotated.digest,
-                              status=PlanStatus.SUBMITTED, annotated=annotated,
+                              status=status, annotated=annotated,
                               warnings=result.warnings)
 
     def checks(self, peer: Peer | None, plan_id: str, request: ChecksRequest) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""
         peer = self._authorised(peer)
         row, annotated = self._bound(self._owned(peer, plan_id))
-        results = run_checks(annotated, self.context(row.home),
-                             owner=row.caller_uid, home=row.home, session=request.session,
-                             settings=self.settings, user_mode=self.user_mode)
+        ctx = self.context(row.home)
+        annotated = self._judged(annotated, row.caller_uid, row.home, ctx, plan_id, "checks")
+        unasked, merge = asked_checks(annotated)
+        results = merge(run_checks(unasked, ctx, owner=row.caller_uid, home=row.home,
+                                   session=request.session, settings=self.settings,
+                                   user_mode=self.user_mode))
         self.journal.event("checks_run", plan_id, ran=sum(r.ran for r in results),
                            refused=sum(not r.ran for r in results))
         return ChecksResponse(plan_id=plan_id, results=results)
@@ -324,6 +380,9 @@ class PlanService:
                             code=ErrorCode.DIGEST_MISMATCH)
         if annotated.banned:
             raise PlanError("the plan contains a hard-banned command", code=ErrorCode.PLAN_BANNED)
+        # the policy is read again: the file may have changed since submit
+        annotated = self._judged(annotated, row.caller_uid, row.home, self.context(row.home),
+                                 plan_id, "execute")
         _check_confirmations(annotated, request)
         return self.runs.execute(row, annotated, request.session)
 
@@ -343,6 +402,12 @@ class PlanService:
                             "altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
         return row, bound_annotation(row)
 
+    def _judged(self, annotated: AnnotatedPlan, uid: int, home: str, ctx: AssessContext,
+                plan_id: str | None, phase: str, *, items: str = "all") -> AnnotatedPlan:
+        """The annotation marked by the policy as its files are now (see ``judge``)."""
+        return judge(self.policy, self.journal, annotated, owner=(uid, home), ctx=ctx,
+                     plan_id=plan_id, phase=phase, items=items)
+
     def cancel(self, peer: Peer | None, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/cancel``: stop the running plan, wait for its undo."""
         peer = self._authorised(peer)
@@ -359,6 +424,8 @@ class PlanService:
             raise AnnaError("a rollback changes the system: confirm it",
                             code=ErrorCode.CONFIRMATION_REQUIRED)
         row, annotated = self._bound(row)
+        self._judged(annotated, row.caller_uid, row.home, self.context(row.home), plan_id,
+                     "rollback", items="rollback")
         word = tiers.rollback_word(annotated)
         # a HIGH rollback command is as HIGH at rollback time as it was at execute
         if word is not None and not (request.high_confirmed and

@@ -127,13 +127,15 @@ def main() -> int:
     parser.add_argument("--provider", default="openai", choices=("openai", "ollama"))
     parser.add_argument("--runs", type=int, default=1)
     parser.add_argument("--ctx", type=int, default=0, help="server context (for the report)")
+    parser.add_argument("--ids", choices=("positional", "free"), default="positional",
+                        help="who writes plan ids (ANNA_LLM_IDS): before/after issue 11.9")
     parser.add_argument("--max-tokens", type=int, default=512,
                         help="output token cap per call (0: Anna's default, 2048)")
     args = parser.parse_args()
 
     state = Path(tempfile.mkdtemp(prefix="anna-bench-"))
     settings = ClientSettings(llm_provider=args.provider, llm_url=args.url, llm_model=args.model,
-                              llm_timeout=600, state_dir=state, trace=True)
+                              llm_timeout=600, state_dir=state, trace=True, llm_ids=args.ids)
     provider = Counting(make_provider(settings), args.max_tokens)
     planner = Planner(settings, daemon=None, provider=provider)
     snapshot = telemetry()
@@ -167,6 +169,7 @@ def main() -> int:
             row["cached"] = sum(r.cached_tokens for r in replies)
             row["truncated"] = sum(r.truncated for r in replies)
             row["cache_hits"] = sum(1 for r in replies if r.cached_tokens > 0)
+            row["prompt_tokens"] = sum(r.prompt_tokens for r in replies)
             row.update(grounded([r.text for r in replies], request,
                                 planner.assess_context(snapshot)))
             rows.append(row)
@@ -189,7 +192,8 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, settings: Clien
     codes = Counter(r["code"] for r in rows if r["code"])
     print()
     print(f"model {args.model} at {args.url} (ctx {args.ctx or '?'}, output cap "
-          f"{args.max_tokens or 2048} tokens), {len(rows)} requests, templates off, no daemon")
+          f"{args.max_tokens or 2048} tokens, ids {args.ids}), {len(rows)} requests, "
+          "templates off, no daemon")
     print(f"{'replies cut at the token cap':40} {sum(r['truncated'] for r in rows)}/{replies}")
     print(f"{'parse rate (reply is one JSON object)':40} {parsed}/{replies} = "
           f"{100 * parsed / max(replies, 1):.0f} %")
@@ -207,8 +211,12 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, settings: Clien
     print(f"{'contradictions in accepted plans':40} {sum(r['contradictions'] for r in rows)}")
     print(f"{'plans that address the request':40} {valid}/{len(rows)} (accepted plans pass "
           "the echo and off-request checks)")
-    print(f"{'prefix-cache hits (cached_tokens > 0)':40} "
-          f"{sum(r['cache_hits'] for r in rows)}/{replies}")
+    hits = sum(r["cache_hits"] for r in rows)
+    prompt_tokens = sum(r["prompt_tokens"] for r in rows)
+    cached = sum(r["cached"] for r in rows)
+    print(f"{'prefix-cache hit rate (cached_tokens > 0)':40} {hits}/{replies} = "
+          f"{100 * hits / max(replies, 1):.0f} %; {cached} of {prompt_tokens} prompt tokens "
+          f"reused ({100 * cached / max(prompt_tokens, 1):.0f} %)")
     print(f"{'median end-to-end latency':40} {statistics.median(r['e2e_s'] for r in rows):.2f} s")
     print(f"{'total end-to-end / server / HTTP wait':40} {e2e:.2f} s / {server:.2f} s / "
           f"{llm:.2f} s")

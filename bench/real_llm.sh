@@ -16,6 +16,7 @@
 # ANNA_BENCH_CTX (context tokens, default 8192: the system prompt alone is ~2,000 Gemma tokens,
 # so shared/real-llm.md's 4,096 leaves too little room), ANNA_BENCH_RUNS (passes over the set,
 # 1), ANNA_BENCH_MAX_TOKENS (output cap per call, 512; see bench/real_llm.py),
+# ANNA_BENCH_IDS (positional: the decoder writes per-position ids; free: the model does),
 # ANNA_BENCH_SWA_FULL (1: pass --swa-full so the static system prompt stays cached; 0: the
 # exact flags of shared/real-llm.md).
 set -euo pipefail
@@ -98,4 +99,5 @@ build_server
 fetch_model
 serve
 "$PY" "$REPO/bench/real_llm.py" --url "http://127.0.0.1:$PORT/v1" --model gemma-3-270m \
-    --runs "${ANNA_BENCH_RUNS:-1}" --ctx "$CTX" --max-tokens "${ANNA_BENCH_MAX_TOKENS:-512}"
+    --runs "${ANNA_BENCH_RUNS:-1}" --ctx "$CTX" --max-tokens "${ANNA_BENCH_MAX_TOKENS:-512}" \
+    --ids "${ANNA_BENCH_IDS:-positional}"

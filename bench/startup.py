@@ -1,14 +1,16 @@
 """Start-up time of annactl against a bare interpreter, measured side by side in one run.
 
-Goals (issue 5): ``annactl --version`` within 5x and ``annactl status`` within 12x the start
-of a bare ``python3 -c pass``. The runs are interleaved (one of each per round) so a busy
-machine slows all of them alike; the figures are medians. ``status`` talks to a real
-per-user ``annad`` started here in a temporary directory (state, socket and home all
-inside it); its first call is not counted (the daemon's first telemetry snapshot).
+Goals (issues 5 and 12), as ratios to a bare ``python3 -c pass`` in the same run:
+``annactl --version`` within 5x; ``status``, ``history``, ``show ID`` within 12x (``history``
+also with 10,000 journalled plans: it must stay flat); ``apply`` of a trivial INFO plan within
+15x. The runs are interleaved (one of each per round) so a busy machine slows all of them
+alike; the figures are medians. Real per-user ``annad`` daemons run here in a temporary
+directory (state, socket and home all inside it): one with a few plans, one whose journal
+holds ``--plans`` plans. The first call of each is not counted (the first telemetry snapshot).
 
 Also reports which heavy modules each command imported (there should be none).
 
-Run: .venv/bin/python bench/startup.py [--rounds N]
+Run: .venv/bin/python bench/startup.py [--rounds N] [--plans N]
 """
 
 from __future__ import annotations
@@ -22,16 +24,27 @@ import subprocess
 import sys
 import tempfile
 import time
+from collections.abc import Callable
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
 BIN = Path(sys.executable).parent
-GOALS = {"annactl --version": 5.0, "annactl status": 12.0}
+GOALS = {"annactl --version": 5.0, "annactl status": 12.0, "annactl history": 12.0,
+         "annactl show ID": 12.0, "annactl history (big journal)": 12.0,
+         "annactl apply ID (INFO)": 15.0}
 HEAVY = ("fastapi", "textual", "httpx", "pydantic", "uvicorn", "prompt_toolkit", "anna_common.plan")
 PROBE = ("import sys, runpy; sys.argv = ['annactl'] + sys.argv[1:]; "
          "from annactl.cli import main; code = main(); "
          "print('MODULES', ' '.join(sorted(sys.modules)), file=sys.stderr); "
          "raise SystemExit(code)")
+TRIVIAL = {"analysis": "bench", "goals": ["Print the kernel release"], "necessary_checks": [],
+           "command_plan": [{"id": "uname", "description": "kernel release",
+                             "command": "uname -r", "risk_level": "INFO",
+                             "requires_confirmation": False, "rollback_id": None}],
+           "rollback_plan": [], "notes_for_user": "bench",
+           "meta": {"detection_results": {"de": None, "wm": None, "wallpaper_backends": [],
+                                          "display_protocol": None}, "template_used": None}}
+"""A trivial INFO plan: ``apply`` of it measures the client's apply path."""
 
 
 def timed(argv: list[str], env: dict[str, str]) -> float:
@@ -52,14 +65,14 @@ def heavy_modules(args: list[str], env: dict[str, str]) -> list[str]:
     return sorted(m for m in loaded if m.split(".")[0] in HEAVY or m in HEAVY)
 
 
-def start_daemon(tmp: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
-    socket = tmp / "annad.sock"
+def start_daemon(base: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
+    socket = base / "annad.sock"
     proc = subprocess.Popen(
         [str(BIN / "annad"), "--user-mode", "--socket", str(socket), "--state-dir",
-         str(tmp / "state"), "--idle-exit", "600"],
-        env={**env, "ANNAD_HOME_OVERRIDE": str(tmp / "home")},
+         str(base / "state"), "--idle-exit", "600"],
+        env={**env, "ANNAD_HOME_OVERRIDE": env["HOME"]},
         stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
-    deadline = time.monotonic() + 30
+    deadline = time.monotonic() + 60
     while not socket.exists():
         if proc.poll() is not None or time.monotonic() > deadline:
             raise SystemExit(f"annad did not start: {proc.stderr.read().decode()[-800:] if proc.stderr else ''}")
@@ -67,9 +80,53 @@ def start_daemon(tmp: Path, env: dict[str, str]) -> subprocess.Popen[bytes]:
     return proc
 
 
+def submit(socket: Path, count: int) -> list[str]:
+    """Store ``count`` copies of the trivial plan; their ids."""
+    from anna_common.plan import ActionPlan
+    from annactl.core.daemon_client import DaemonClient
+
+    client = DaemonClient(socket)
+    try:
+        plan = ActionPlan.model_validate(TRIVIAL)
+        return [client.submit(plan, request="bench").plan_id for _ in range(count)]
+    finally:
+        client.close()
+
+
+def fill_journal(state: Path, template_socket: Path, plans: int) -> None:
+    """A journal holding ``plans`` plans (written directly: submitting each would take
+    minutes), all copies of one plan the small daemon stored and annotated."""
+    from anna_common.plan import canonical_json
+    from anna_common.protocol import PlanStatus
+    from annactl.core.daemon_client import DaemonClient
+    from annad.journal import Journal, PlanRow
+
+    client = DaemonClient(template_socket)
+    try:
+        record = client.get_plan(submit(template_socket, 1)[0])
+    finally:
+        client.close()
+    annotated = record.annotated
+    plan_json = canonical_json(annotated.plan.model_dump(mode="json")).decode("utf-8")
+    journal = Journal(state / "journal.sqlite3")
+    start = time.time() - plans
+    try:
+        for i in range(plans):
+            journal.add_plan(PlanRow(
+                plan_id=f"20200101-000000-{i:06x}", digest=record.digest,
+                status=PlanStatus.SUBMITTED, created_at=start + i, updated_at=start + i,
+                caller_uid=os.getuid(), source="model", request="bench", home=str(state),
+                plan_json=plan_json, annotated_json=annotated.model_dump_json(), error=None),
+                [s.id for s in annotated.steps])
+    finally:
+        journal.close()
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=20)
+    parser.add_argument("--plans", type=int, default=10_000,
+                        help="plans in the big journal (history must stay flat)")
     args = parser.parse_args()
     tmp = Path(tempfile.mkdtemp(prefix="anna-bench-"))
     home = tmp / "home"
@@ -79,44 +136,59 @@ def main() -> None:
                XDG_STATE_HOME=str(home / ".local/state"), XDG_RUNTIME_DIR=str(tmp),
                ANNA_SOCKET=str(tmp / "annad.sock"), ANNA_AUTOSTART="false",
                ANNA_LLM_URL="http://127.0.0.1:9")
-    daemon = start_daemon(tmp, env)
+    big = tmp / "big"
+    big_env = {**env, "ANNA_SOCKET": str(big / "annad.sock")}
+    daemons = [start_daemon(tmp, env)]
     try:
-        commands = {
-            "python -c pass": [sys.executable, "-c", "pass"],
-            "annactl --version": [str(BIN / "annactl"), "--version"],
-            "annactl status": [str(BIN / "annactl"), "status"],
-            "annactl status --json": [str(BIN / "annactl"), "status", "--json"],
+        shown = submit(tmp / "annad.sock", 21)[0]  # a full page for history, as in the big one
+        applied = submit(tmp / "annad.sock", args.rounds + 1)
+        fill_journal(big / "state", tmp / "annad.sock", args.plans)
+        daemons.append(start_daemon(big, big_env))
+        annactl = str(BIN / "annactl")
+        commands: dict[str, tuple[Callable[[], list[str]], dict[str, str]]] = {
+            "python -c pass": (lambda: [sys.executable, "-c", "pass"], env),
+            "annactl --version": (lambda: [annactl, "--version"], env),
+            "annactl status": (lambda: [annactl, "status"], env),
+            "annactl status --json": (lambda: [annactl, "status", "--json"], env),
+            "annactl history": (lambda: [annactl, "history"], env),
+            "annactl history (big journal)": (lambda: [annactl, "history"], big_env),
+            "annactl show ID": (lambda: [annactl, "show", shown], env),
+            "annactl apply ID (INFO)": (lambda: [annactl, "apply", applied.pop(), "--yes"], env),
         }
-        timed(commands["annactl status"], env)  # warm the daemon's telemetry cache
+        for argv, run_env in commands.values():  # warm each daemon's telemetry cache
+            timed(argv(), run_env)
         samples: dict[str, list[float]] = {name: [] for name in commands}
         for _ in range(args.rounds):
-            for name, argv in commands.items():
-                samples[name].append(timed(argv, env))
-        report(samples, env, args.rounds)
+            for name, (argv, run_env) in commands.items():
+                samples[name].append(timed(argv(), run_env))
+        report(samples, env, args.rounds, args.plans)
     finally:
-        daemon.terminate()
-        daemon.wait(10)
+        for daemon in daemons:
+            daemon.terminate()
+            daemon.wait(10)
         shutil.rmtree(tmp, ignore_errors=True)
 
 
-def report(samples: dict[str, list[float]], env: dict[str, str], rounds: int) -> None:
+def report(samples: dict[str, list[float]], env: dict[str, str], rounds: int,
+           plans: int) -> None:
     base = statistics.median(samples["python -c pass"])
     rows = []
-    print(f"{'command':<24}{'median ms':>11}{'p90 ms':>9}{'ratio':>8}{'goal':>7}")
+    print(f"big journal: {plans} plans")
+    print(f"{'command':<32}{'median ms':>11}{'p90 ms':>9}{'ratio':>8}{'goal':>7}")
     for name, values in samples.items():
         med = statistics.median(values)
         p90 = sorted(values)[int(0.9 * (len(values) - 1))]
         goal = GOALS.get(name)
         ratio = med / base
         verdict = "" if goal is None else ("ok" if ratio <= goal else "MISSED")
-        print(f"{name:<24}{med * 1000:>11.1f}{p90 * 1000:>9.1f}{ratio:>8.2f}"
+        print(f"{name:<32}{med * 1000:>11.1f}{p90 * 1000:>9.1f}{ratio:>8.2f}"
               f"{'' if goal is None else f'{goal:.0f}x':>7} {verdict}")
         rows.append({"command": name, "median_ms": round(med * 1000, 2),
                      "p90_ms": round(p90 * 1000, 2), "ratio": round(ratio, 2), "goal": goal})
-    for args in (["--version"], ["status"]):
+    for args in (["--version"], ["status"], ["history"]):
         print(f"heavy modules imported by annactl {' '.join(args)}: "
               f"{', '.join(heavy_modules(args, env)) or 'none'}")
-    print(json.dumps({"rounds": rounds, "results": rows}))
+    print(json.dumps({"rounds": rounds, "plans": plans, "results": rows}))
 
 
 if __name__ == "__main__":

@@ -131,6 +131,8 @@ def new_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
         "HOME": str(home), "XDG_RUNTIME_DIR": str(base / "run"),
         "XDG_STATE_HOME": str(base / "xdg-state"),
         "ANNAD_CONFIG": str(base / "no-such-annad.toml"),
+        # never the machine's /etc/anna/policy.toml (tests/daemon/test_policy*.py write one here)
+        "ANNAD_POLICY_FILE": str(base / "policy.toml"),
         "ANNAD_HOME_OVERRIDE": str(home),
         # judge plans as on Arch: pacman is the native package manager in these tests
         "ANNAD_DISTRO": "arch",

@@ -22,6 +22,8 @@ Scripting
         llm.push(Reply(status=500), Reply(delay=5.0), Reply(drop=True))
         llm.reject_formats = {"json_schema"}   # 400 for that response_format type
         llm.reject_bounds = True               # 400 for a schema using maxItems/maxLength
+        llm.reject_schema_words = {"prefixItems"}  # llama-server's "JSON schema conversion failed"
+        llm.accepted_fields = STRICT_OPENAI_FIELDS  # 400 for any other top-level field
         settings = ClientSettings(llm_url=llm.ollama_url, llm_model="m")
         ...
         llm.chat_bodies()        # JSON bodies of the chat requests received, in order
@@ -42,6 +44,10 @@ from collections import deque
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
+
+STRICT_OPENAI_FIELDS = frozenset({"model", "messages", "temperature", "max_tokens", "stream",
+                                  "stream_options", "response_format"})
+"""What a strict OpenAI-style server accepts when it knows no thinking controls."""
 
 
 @dataclass
@@ -216,6 +222,8 @@ class _Handler(BaseHTTPRequestHandler):
                 '"maxItems"' in json.dumps(fmt):
             self._error(True, 400, "Invalid schema: keyword 'maxItems' is not supported")
             return
+        if openai and self._strict_rejects(body, fmt):
+            return
         reply = self._next_reply()
         if not self._wait(reply.delay):
             return
@@ -231,6 +239,24 @@ class _Handler(BaseHTTPRequestHandler):
             self._openai(body, reply, model, bool(stream))
         else:
             self._ollama(reply, model, bool(stream))
+
+    def _strict_rejects(self, body: dict[str, Any], fmt: Any) -> bool:
+        """Answer like a strict server: unknown fields, schemas it cannot convert."""
+        fake = self.server.fake
+        if fake.accepted_fields is not None:
+            unknown = sorted(set(body) - fake.accepted_fields)
+            if unknown:
+                self._send_json(400, {"error": {
+                    "message": f"Unrecognized request argument supplied: {unknown[0]}",
+                    "type": "invalid_request_error", "param": unknown[0], "code": None}})
+                return True
+        text = json.dumps(fmt) if isinstance(fmt, dict) else ""
+        if any(f'"{word}"' in text for word in fake.reject_schema_words):
+            # llama-server's words, verbatim (measured, shared/real-llm.md)
+            self._error(True, 400, "JSON schema conversion failed:\nUnrecognized schema: "
+                        + text[:80])
+            return True
+        return False
 
     # ------------------------------------------------------------------ Ollama
     def _ollama(self, reply: Reply, model: str, stream: bool) -> None:
@@ -307,9 +333,14 @@ class FakeLLM:
         self.capabilities = capabilities
         """What ``/api/show`` reports (``thinking`` makes Ollama clients send think=false)."""
         self.reject_formats: set[str] = set(reject_formats or ())
+        """OpenAI ``response_format`` types answered with a 400."""
         self.reject_bounds = False
         """True: 400 for a json_schema that uses maxItems (like strict servers that lack it)."""
-        """OpenAI ``response_format`` types answered with a 400."""
+        self.reject_schema_words: set[str] = set()
+        """Schema keywords answered with llama-server's 400 "JSON schema conversion failed"."""
+        self.accepted_fields: frozenset[str] | None = None
+        """None: unknown request fields are ignored (llama-server); a set: any other top-level
+        field is a 400 naming it (a strict server, e.g. :data:`STRICT_OPENAI_FIELDS`)."""
         self.default = default or Reply(status=500, error="fakellm: no scripted reply left")
         """The answer when the queue is empty."""
         self.port = port

@@ -44,6 +44,17 @@ class RunOptions:
     """Show the plan and run only its read-only checks."""
     as_json: bool = False
     """Print one JSON document instead of text (never prompts)."""
+    fix: bool = False
+    """When the plan misses its goals, ask the model for a fix without asking first; with
+    ``yes``, approve that fix up to MEDIUM (a HIGH fix always needs its typed word)."""
+    offer_fix: str = "prompt"
+    """After a failure: ``prompt`` asks "Ask for a fix?" on a terminal; ``repl`` only hints
+    (the person types ``fix``)."""
+    loop: Any = None
+    """The request's :class:`annactl.planning.fix.FixLoop` (rounds are counted across fixes)."""
+    into: dict[str, Any] | None = None
+    """With ``as_json``: fill this document (a fix nested in its parent's) instead of
+    printing one."""
 
 
 def interrupted(message: str) -> AnnaError:
@@ -172,10 +183,10 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
         consoles.out.print(render.plan_view(plan, checks=prepared.checks,
                                             warnings=prepared.warnings,
                                             plan_id=prepared.plan_id,
-                                            contradictions=_contradictions(prepared)))
+                                            contradictions=prepared.contradictions))
     req = confirm.requirement(plan)
     if opts.dry_run:
-        return _dry_run(consoles, prepared, req, opts)
+        return _dry_run(flow, consoles, prepared, req, opts)
     if req.tier == confirm.Tier.BANNED:
         raise confirm.banned_error(req)
     prompter = None
@@ -183,7 +194,7 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
         prompter = confirm.TerminalPrompter(consoles.err)
     approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
     events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json)
-    return _report(consoles, prepared, record, events, opts)
+    return _report(flow, consoles, prepared, record, events, opts)
 
 
 def offer_memory(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> None:
@@ -207,31 +218,27 @@ def offline_note(consoles: Consoles, prepared: Prepared) -> None:
 
 def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     from annactl.ui import render
-    from annactl.ui.console import emit_json
 
     if opts.as_json:
-        emit_json(consoles, {**prepared.summary_json(), "status": "answered"})
+        _emit(consoles, opts, {**prepared.summary_json(), "status": "answered"})
     else:
-        outcome = prepared.outcome
-        model_answer = outcome is not None and outcome.template is None
         consoles.out.print(render.notes_only(
-            prepared.annotated, telemetry=outcome.telemetry if model_answer and outcome else None,
-            contradictions=_contradictions(prepared)))
+            prepared.annotated, telemetry=prepared.answer_telemetry,
+            contradictions=prepared.contradictions))
     return ExitStatus.SUCCESS
 
 
-def _contradictions(prepared: Prepared) -> list[Any]:
-    return list(prepared.outcome.contradictions) if prepared.outcome is not None else []
-
-
-def _dry_run(consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
+def _dry_run(flow: Flow, consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
              opts: RunOptions) -> int:
     from rich.text import Text
 
-    from annactl.ui.console import emit_json
+
+    if prepared.plan_id and req.tier != confirm.Tier.BANNED:
+        # the journal records what happened: shown, checks run, nothing executed
+        flow.daemon.mark_dry_run(prepared.plan_id)
 
     if opts.as_json:
-        emit_json(consoles, {**prepared.summary_json(), "status": "dry_run",
+        _emit(consoles, opts, {**prepared.summary_json(), "status": "dry_run",
                              "requires": str(req.tier), "confirm_word": req.word})
     else:
         consoles.err.print(Text(f"dry run: nothing was changed. To run it: annactl apply "
@@ -273,18 +280,74 @@ def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confir
     return events, flow.record(prepared.plan_id)
 
 
-def _report(consoles: Consoles, prepared: Prepared, record: PlanRecord,
-            events: list[ExecEvent], opts: RunOptions) -> int:
-    from annactl.ui import render
+def _emit(consoles: Consoles, opts: RunOptions, doc: dict[str, Any]) -> None:
+    """Print the JSON document, or fill the parent's (a fix's document nests in it)."""
     from annactl.ui.console import emit_json
 
+    if opts.into is not None:
+        opts.into.update(doc)
+    else:
+        emit_json(consoles, doc)
+
+
+def _report(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanRecord,
+            events: list[ExecEvent], opts: RunOptions) -> int:
+    """The result, then its evaluation and perhaps a fix (:mod:`annactl.commands.loop`)."""
+    from annactl.commands.loop import after_execution
+    from annactl.ui import render
+
+    doc: dict[str, Any] | None = None
     if opts.as_json:
-        emit_json(consoles, {**prepared.summary_json(), "status": str(record.status),
-                             "events": [e.model_dump(mode="json") for e in events],
-                             "record": record.model_dump(mode="json")})
+        doc = {**prepared.summary_json(), "status": str(record.status),
+               "events": [e.model_dump(mode="json") for e in events],
+               "record": record.model_dump(mode="json")}
     else:
         consoles.out.print(render.result_view(record))
-    return exit_status_for_plan(str(record.status))
+    status = int(exit_status_for_plan(str(record.status)))
+    if after_execution(flow, consoles, prepared, record, opts, doc):
+        status = run_fix(flow, consoles, opts, status, doc)
+    if doc is not None:
+        _emit(consoles, opts, doc)
+    return status
+
+
+def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
+            doc: dict[str, Any] | None) -> int:
+    """Ask the model for a fix, then show, confirm (afresh) and run it like any plan
+    (:mod:`annactl.planning.fix`); returns the exit status. A fix that cannot be planned,
+    or that the person declines, leaves ``status`` as it was.
+    """
+    from contextlib import nullcontext
+    from dataclasses import replace
+
+    from annactl.ui.console import inert_text
+
+    loop = opts.loop
+    fix_doc: dict[str, Any] | None = {} if doc is not None else None
+    if doc is not None:
+        doc["fix"] = fix_doc
+    # --yes stands for the fix's one confirmation only when --fix was given; never HIGH
+    fix_opts = replace(opts, yes=opts.yes and opts.fix, allow_high=False, dry_run=False,
+                       into=fix_doc)
+    try:
+        # a refused fix is shown as text; with --json its error goes into the fix's document
+        shown = (nullcontext() if opts.as_json
+                 else showing_rejections(consoles, as_json=False))
+        with shown:
+            prepared = plan_with_spinner(
+                consoles, lambda **hooks: loop.plan_fix(flow, **hooks),
+                show_spinner=consoles.err.is_terminal and not opts.as_json)
+        fixed = run_prepared(flow, consoles, prepared, fix_opts)
+    except AnnaError as exc:
+        if exc.code == ErrorCode.CANCELLED:
+            raise  # Ctrl-C while the fix was planned or ran: exit 130 as anywhere else
+        if fix_doc is not None:
+            fix_doc.update(error_json(exc))
+        consoles.err.print(f"fix: {exc.code}: ", style="red", end="", markup=False)
+        consoles.err.print(inert_text(exc.message, max_chars=500))
+        return status
+    # a fix that answers without steps (the model says it cannot) fixes nothing
+    return fixed if prepared.annotated.steps else status
 
 
 def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:

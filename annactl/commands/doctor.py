@@ -244,8 +244,6 @@ _MARKS = {"ok": ("✔", "green"), "warn": ("!", "yellow"), "fail": ("✘", "bold
 
 def run(consoles: Consoles, *, as_json: bool) -> int:
     """``annactl doctor [--json]``."""
-    from rich.text import Text
-
     from annactl.ui.console import emit_json
 
     checks = collect()
@@ -254,11 +252,23 @@ def run(consoles: Consoles, *, as_json: bool) -> int:
         emit_json(consoles, {"status": "ok" if status == ExitStatus.SUCCESS else "failed",
                              "checks": [asdict(c) for c in checks]})
         return status
+    consoles.out.print(_table(checks))
+    return status
+
+
+def _table(checks: list[Check]) -> Any:
+    """One row per check: its mark and name, then what was found and the fix, which fold
+    under themselves at 80 columns (not under the names)."""
+    from rich.table import Table
+    from rich.text import Text
+
+    table = Table.grid(padding=(0, 1))
+    table.add_column(no_wrap=True)
+    table.add_column(overflow="fold")
     for check in checks:
         mark, style = _MARKS[check.status]
-        line = Text(f"{mark} {check.name:<18}", style=style)
-        line.append(inert(check.detail, max_chars=400))
-        consoles.out.print(line)
+        found = Text(inert(check.detail, max_chars=400))
         if check.fix and check.status != "ok":
-            consoles.out.print(Text("    fix: " + inert(check.fix, max_chars=400), style="dim"))
-    return status
+            found.append("\nfix: " + inert(check.fix, max_chars=400), style="dim")
+        table.add_row(Text(f"{mark} {check.name}", style=style), found)
+    return table

@@ -91,12 +91,14 @@ class Flow:
                   turns: list[tuple[str, str]] | None = None,
                   preferences: dict[str, str] | None = None, telemetry: Telemetry | None = None,
                   on_progress: Callable[[Progress], None] | None = None,
-                  cancel: threading.Event | None = None) -> Prepared:
-        """Ask the planner for a plan and store it in the daemon."""
+                  cancel: threading.Event | None = None,
+                  continuation: list[dict[str, str]] | None = None) -> Prepared:
+        """Ask the planner for a plan and store it in the daemon (``continuation``: the
+        turns of a fix request, :mod:`annactl.planning.fix`)."""
         outcome = self.planner().plan(request, mode=mode, telemetry=telemetry,
                                       use_templates=use_templates, turns=list(turns or []),
                                       preferences=preferences, on_progress=on_progress,
-                                      cancel=cancel)
+                                      cancel=cancel, continuation=continuation or ())
         if outcome.plan is None or not outcome.result.ok:
             raise invalid_plan("the model's plan cannot be offered", outcome.result.errors,
                                outcome.result.plan)

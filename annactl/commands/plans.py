@@ -1,4 +1,5 @@
-"""``annactl plan``, ``apply``, ``show``, ``history`` and ``rollback``: plans in the daemon.
+"""``annactl plan``, ``apply`` and ``rollback``: plans in the daemon (``show`` and
+``history`` read them in :mod:`annactl.commands.listing`).
 
 Every JSON output carries ``plan_id`` and ``status`` (for ``history``, each entry does).
 """
@@ -23,6 +24,7 @@ from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 from annactl.ui import confirm
 
 if TYPE_CHECKING:
+    from anna_common.protocol import PlanRecord
     from anna_common.telemetry import Telemetry
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
@@ -114,35 +116,16 @@ def apply(consoles: Consoles, target: str, opts: RunOptions) -> int:
     return run_prepared(flow, consoles, prepared, opts)
 
 
-def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
-    """The stored plan, its steps' states and its outcome."""
+def _something_to_undo(record: PlanRecord) -> None:
+    """A finished plan that changed nothing (only INFO steps ran, or a failed one whose
+    changes were all undone) is not rolled back: there is nothing to undo."""
+    from anna_common.errors import ErrorCode, PlanError
     from annactl.ui import render
-    from annactl.ui.console import emit_json
 
-    flow, _ = _flow()
-    record = flow.record(plan_id)
-    if as_json:
-        emit_json(consoles, {"plan_id": record.plan_id, "status": str(record.status),
-                             "record": record.model_dump(mode="json")})
-    else:
-        consoles.out.print(render.record_view(record))
-    return ExitStatus.SUCCESS
-
-
-def history(consoles: Consoles, *, as_json: bool) -> int:
-    """Plans the daemon knows, newest first."""
-    from annactl.ui import render
-    from annactl.ui.console import emit_json
-
-    flow, _ = _flow()
-    plans = flow.daemon.list_plans()
-    if as_json:
-        emit_json(consoles, {"status": "ok", "plans": plans.model_dump(mode="json")["plans"]})
-    elif not plans.plans:
-        consoles.out.print("No plans yet.", markup=False)
-    else:
-        consoles.out.print(render.history_table(plans))
-    return ExitStatus.SUCCESS
+    if str(record.status) in ("succeeded", "failed") and not render.rollback_offered(record):
+        why = "its changes were already undone" if record.undo else "it changed nothing"
+        raise PlanError(f"plan {record.plan_id} is {record.status} and {why}: there is "
+                        "nothing to roll back", code=ErrorCode.PLAN_STATE)
 
 
 def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
@@ -157,6 +140,7 @@ def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
 
     flow, _ = _flow()
     record = flow.record(plan_id)
+    _something_to_undo(record)
     req = confirm.rollback_requirement(record.annotated)
     granted = confirm.by_flags(req, yes=yes, allow_high=allow_high)
     if granted is None:

@@ -12,6 +12,8 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan, Finding
     from anna_common.protocol import CheckResult
+    from anna_common.telemetry import Telemetry
+    from annactl.planning.facts import Contradiction
     from annactl.planning.outcome import PlanOutcome
 
 
@@ -36,11 +38,26 @@ class Prepared:
     outcome: PlanOutcome | None = None
     """The planner's report (model calls, repairs, template), when a model or template made it."""
 
+    @property
+    def contradictions(self) -> list[Contradiction]:
+        """The model's claims that the telemetry contradicts (shown wherever the plan is)."""
+        return list(self.outcome.contradictions) if self.outcome is not None else []
+
+    @property
+    def answer_telemetry(self) -> Telemetry | None:
+        """For a model's answer with no steps: the telemetry Anna shows beside its prose
+        (a template's notes already come from telemetry)."""
+        outcome = self.outcome
+        if outcome is None or outcome.template is not None or self.annotated.steps:
+            return None
+        return outcome.telemetry
+
     def summary_json(self) -> dict[str, Any]:
         """The JSON every command prints for a plan: ``plan_id``, ``status``, plan, findings."""
         data: dict[str, Any] = {
             "plan_id": self.plan_id,
-            "status": "submitted",
+            # the daemon's rule: a plan with no steps is recorded as answered
+            "status": "submitted" if self.annotated.steps else "answered",
             "digest": self.digest,
             "source": self.source,
             "plan": self.annotated.plan.model_dump(mode="json"),

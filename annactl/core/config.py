@@ -70,6 +70,9 @@ class ClientSettings(BaseSettings):
     """Seconds to wait for a connection."""
     llm_keep_alive: str = "30m"
     """Ollama ``keep_alive``: how long the model stays loaded."""
+    llm_ids: Literal["positional", "free"] = "positional"
+    """``positional``: the decoder writes per-position ids (c1, s1, r1; see
+    anna_common/positional.py); ``free``: the model writes ids (the plain schema)."""
     llm_cache: Literal["off", "read", "write", "readwrite"] = "off"
     """Deterministic response cache mode."""
     llm_record: Path | None = None
@@ -92,6 +95,9 @@ class ClientSettings(BaseSettings):
     """Include raw model text in traces, secrets masked (``ANNA_TRACE_RAW=1``)."""
     templates: bool = True
     """Answer common requests from offline templates when they match."""
+    evaluate: bool = True
+    """After a plan ran, the model evaluates its results (``ANNA_EVALUATE``); when off, or
+    when the model fails, Anna summarises them itself."""
     socket: Path | None = None
     """Daemon socket to use (``ANNA_SOCKET``); else the system socket, else a per-user one."""
     system_socket: Path = Path("/run/anna/annad.sock")

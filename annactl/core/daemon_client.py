@@ -42,6 +42,7 @@ if TYPE_CHECKING:
         SubmitResponse,
         TelemetryResponse,
     )
+    from anna_common.protocol_policy import PolicyCheckResponse, PolicyView
     from annactl.core.config import ClientSettings
 
 DEFAULT_TIMEOUT = 30.0
@@ -210,11 +211,20 @@ class DaemonClient:
 
         return PlanRecord.model_validate(self._call("GET", _plan_path(Route.PLAN, plan_id)))
 
-    def list_plans(self) -> PlanList:
-        """``GET /v1/plans``."""
+    def list_plans(self, *, limit: int = 200, before: str | None = None) -> PlanList:
+        """``GET /v1/plans``: ``limit`` plans (0: all) older than plan ``before``."""
         from anna_common.protocol import PlanList, Route
 
-        return PlanList.model_validate(self._call("GET", Route.PLANS))
+        query = f"?limit={int(limit)}"
+        if before is not None:
+            query += "&before=" + quote(before, safe="")
+        return PlanList.model_validate(self._call("GET", Route.PLANS + query))
+
+    def mark_dry_run(self, plan_id: str) -> PlanRecord:
+        """``POST /v1/plans/{id}/dry-run``: the plan was shown and not run."""
+        from anna_common.protocol import PlanRecord, Route
+
+        return PlanRecord.model_validate(self._call("POST", _plan_path(Route.DRY_RUN, plan_id)))
 
     def rollback(self, plan_id: str, *, session: SessionEnv | None = None,
                  confirmed: bool = True, confirm_word: str | None = None) -> RollbackResponse:
@@ -240,6 +250,21 @@ class DaemonClient:
                 "plan_ids": list(plan_ids or [])}
         return GcResponse.model_validate(self._call("POST", Route.GC, body,
                                                     timeout=LONG_TIMEOUT))
+
+    def policy_view(self) -> PolicyView:
+        """``GET /v1/policy``: the rules in force for this caller."""
+        from anna_common.protocol import Route
+        from anna_common.protocol_policy import PolicyView
+
+        return PolicyView.model_validate(self._call("GET", Route.POLICY))
+
+    def policy_check(self, command: str) -> PolicyCheckResponse:
+        """``POST /v1/policy/check``: what the policy decides for one command."""
+        from anna_common.protocol import Route
+        from anna_common.protocol_policy import PolicyCheckResponse
+
+        return PolicyCheckResponse.model_validate(
+            self._call("POST", Route.POLICY_CHECK, {"command": command}))
 
     def audit_verify(self) -> AuditReport:
         """``GET /v1/audit/verify``."""

@@ -14,6 +14,7 @@
 | PERMISSION_DENIED | 9 | the daemon refused the caller (not root or group anna) |
 | PLAN_RUNNING | 10 | another plan is running; nothing was run (the refused plan is ``refused``) |
 | OFF_REQUEST | 11 | the model did not address the request (``LLM_OFF_REQUEST``); nothing ran |
+| UNKNOWN_COMMAND | 12 | one bare word that is no command (``annactl version``); no model asked |
 | INTERRUPTED | 130 | Ctrl-C |
 """
 
@@ -39,15 +40,19 @@ class ExitStatus(IntEnum):
     PERMISSION_DENIED = 9
     PLAN_RUNNING = 10
     OFF_REQUEST = 11
+    UNKNOWN_COMMAND = 12
     INTERRUPTED = 130
 
 
 _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.USAGE_ERROR: ExitStatus.USAGE,
+    ErrorCode.UNKNOWN_COMMAND: ExitStatus.UNKNOWN_COMMAND,
     ErrorCode.CONFIG_INVALID: ExitStatus.USAGE,
     ErrorCode.BAD_REQUEST: ExitStatus.USAGE,
     ErrorCode.PLAN_INVALID: ExitStatus.PLAN_INVALID,
     ErrorCode.PLAN_BANNED: ExitStatus.PLAN_INVALID,
+    ErrorCode.POLICY_DENIED: ExitStatus.PLAN_INVALID,
+    ErrorCode.POLICY_INVALID: ExitStatus.USAGE,
     ErrorCode.CHECK_NOT_READ_ONLY: ExitStatus.PLAN_INVALID,
     ErrorCode.DIGEST_MISMATCH: ExitStatus.PLAN_INVALID,
     ErrorCode.PLAN_NOT_FOUND: ExitStatus.USAGE,
@@ -70,6 +75,7 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.LLM_BAD_REPLY: ExitStatus.PLAN_INVALID,
     ErrorCode.LLM_ECHOED_EXAMPLE: ExitStatus.PLAN_INVALID,
     ErrorCode.LLM_OFF_REQUEST: ExitStatus.OFF_REQUEST,
+    ErrorCode.LLM_BAD_EVALUATION: ExitStatus.PLAN_INVALID,
     ErrorCode.LLM_BUDGET_EXCEEDED: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.LLM_REPLAY_MISS: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.CANCELLED: ExitStatus.INTERRUPTED,
@@ -87,6 +93,8 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
 _BY_PLAN_STATUS: dict[str, ExitStatus] = {
     "succeeded": ExitStatus.SUCCESS,
     "submitted": ExitStatus.SUCCESS,
+    "answered": ExitStatus.SUCCESS,
+    "dry_run": ExitStatus.SUCCESS,
     "failed": ExitStatus.EXECUTION_FAILED,
     "rolled_back": ExitStatus.EXECUTION_FAILED,
     "interrupted": ExitStatus.EXECUTION_FAILED,

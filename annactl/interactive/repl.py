@@ -5,7 +5,9 @@ Persistent history (``state_dir/repl_history``), Ctrl-R reverse search
 Free text is planned in ``repl`` mode with the previous turns as context and
 then confirmed like a one-shot request; ``plan: …`` only plans; ``ok``,
 ``apply`` or ``yes`` run the last plan shown (that word is its one
-confirmation; a HIGH plan still asks for its confirmation word);
+confirmation; a HIGH plan still asks for its confirmation word). After a run
+the evaluation is shown; when the plan missed its goals, ``fix`` asks the model
+for a new plan, shown and confirmed afresh (at most two per request);
 "remember …" stores a whitelisted preference. Output goes through the same
 renderers as one-shot, so text from outside stays inert here too.
 """
@@ -26,9 +28,11 @@ if TYPE_CHECKING:
     from prompt_toolkit.completion import CompleteEvent
     from prompt_toolkit.document import Document
 
+    from annactl.commands.ask import RunOptions
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
     from annactl.core.config import ClientSettings
+    from annactl.planning.fix import FixLoop
     from annactl.ui.console import Consoles
 
 SLASH_COMMANDS = {
@@ -36,6 +40,7 @@ SLASH_COMMANDS = {
     "/history": "plans, newest first",
     "/show": "/show ID: a stored plan and its outcome",
     "/apply": "/apply [ID]: run the last plan shown, or a stored one",
+    "/fix": "ask the model for a new plan after the last one failed (also: fix)",
     "/rollback": "/rollback ID: undo a plan",
     "/memory": "remembered preferences (/memory forget KEY)",
     "/help": "this list",
@@ -85,6 +90,8 @@ class ReplSession:
         self.turns: list[tuple[str, str]] = []
         self.last: Prepared | None = None
         self.known_ids: list[str] = []
+        self.loop: FixLoop | None = None
+        """The evaluate → fix rounds of the last request."""
 
     @property
     def flow(self) -> Flow:
@@ -111,6 +118,8 @@ class ReplSession:
             return self._slash(text)
         if text.lower().rstrip(".!") in APPLY_WORDS:
             self._apply_last(confirmed=True)
+        elif text.lower().rstrip(".!") == "fix":
+            self._fix()
         elif text.lower().startswith("plan:"):
             self._plan(text[5:].strip(), run=False)
         elif text.lower().startswith("remember"):
@@ -120,7 +129,6 @@ class ReplSession:
         return True
 
     def _slash(self, text: str) -> bool:
-        from annactl.commands import plans as cmd_plans
         from annactl.commands import status
 
         command, _, arg = text.partition(" ")
@@ -133,13 +141,19 @@ class ReplSession:
         elif command == "/status":
             status.run(self.consoles, as_json=False)
         elif command == "/history":
+            from annactl.commands import listing
+
             self.known_ids = [p.plan_id for p in self.flow.daemon.list_plans().plans]
-            cmd_plans.history(self.consoles, as_json=False)
+            listing.history(self.consoles, as_json=False)
         elif command == "/memory":
             self._memory(arg)
         elif command in {"/show", "/rollback"} and arg:
-            run = cmd_plans.show if command == "/show" else self._rollback
+            from annactl.commands import listing
+
+            run = listing.show if command == "/show" else self._rollback
             run(self.consoles, arg, as_json=False)
+        elif command == "/fix":
+            self._fix()
         elif command == "/apply":
             self._apply_stored(arg) if arg else self._apply_last(confirmed=False)
         else:
@@ -169,6 +183,7 @@ class ReplSession:
         prepared = cmd_ask.plan_with_spinner(self.consoles, make,
                                              show_spinner=self.consoles.err.is_terminal)
         self.last = prepared
+        self.loop = None  # a new request starts its own fix rounds
         self.known_ids.insert(0, prepared.plan_id)
         self.turns.append((request, _turn_summary(prepared)))
         from annactl.commands import memory
@@ -176,12 +191,19 @@ class ReplSession:
         memory.offer(self.consoles, self.settings.state_dir, prepared.outcome,
                      confirm.TerminalPrompter(self.consoles.err))
         if run:
-            cmd_ask.run_prepared(self.flow, self.consoles, prepared, cmd_ask.RunOptions())
+            cmd_ask.run_prepared(self.flow, self.consoles, prepared, self._options(prepared))
+            self._note_result()
             return
         cmd_ask.offline_note(self.consoles, prepared)
-        self.consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
-                                                 warnings=prepared.warnings,
-                                                 plan_id=prepared.plan_id))
+        if not prepared.annotated.steps:  # an answer: Anna's facts beside the model's prose
+            self.consoles.out.print(render.notes_only(
+                prepared.annotated, telemetry=prepared.answer_telemetry,
+                contradictions=prepared.contradictions))
+        else:
+            self.consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
+                                                     warnings=prepared.warnings,
+                                                     plan_id=prepared.plan_id,
+                                                     contradictions=prepared.contradictions))
         if prepared.annotated.steps:
             self.consoles.out.print("Type ok to run it.", style="dim", markup=False)
 
@@ -196,6 +218,7 @@ class ReplSession:
 
         self.consoles.out.print(render.plan_view(prepared.annotated, plan_id=plan_id))
         self.last = prepared
+        self.loop = None
         self._run(prepared, confirmed=False)
 
     def _run(self, prepared: Prepared, *, confirmed: bool) -> None:
@@ -210,6 +233,49 @@ class ReplSession:
         approval = confirm.ask(req, prompter, already_confirmed=confirmed)
         _, record = cmd_ask.execute(self.flow, self.consoles, prepared, approval, show=True)
         self.consoles.out.print(render.result_view(record))
+        from annactl.commands.loop import after_execution
+
+        # the REPL never fixes on its own: the person types `fix`
+        after_execution(self.flow, self.consoles, prepared, record, self._options(prepared), None)
+        self._note_result()
+
+    def _note_result(self) -> None:
+        """Add how the last run went to its turn, so the next request has it as context."""
+        loop = self.loop
+        evaluation = loop.evaluation if loop is not None else None
+        if loop is None or evaluation is None or not self.turns or \
+                self.turns[-1][0] != loop.request:
+            return
+        verdict = "goals met" if evaluation.goals_met else "goals not met"
+        request, answer = self.turns[-1]
+        self.turns[-1] = (request, inert(f"{answer} Ran it: {evaluation.status}, {verdict}. "
+                                         f"{evaluation.evaluation.summary}", max_chars=600))
+
+    def _options(self, prepared: Prepared) -> RunOptions:
+        """How the REPL runs a plan: it asks; after a failure it hints at ``fix``."""
+        from annactl.commands.ask import RunOptions
+        from annactl.planning.fix import FixLoop
+
+        if self.loop is None:
+            self.loop = FixLoop(prepared.request, mode="repl",
+                                planned=prepared.outcome is not None)
+        return RunOptions(offer_fix="repl", loop=self.loop)
+
+    def _fix(self) -> None:
+        """``fix``: a new plan from the model for the last request, confirmed afresh."""
+        from annactl.commands import ask as cmd_ask
+
+        loop = self.loop
+        if loop is None or not loop.can_fix:
+            raise UsageError("no fix to ask for: " + (loop.why_not() if loop is not None
+                                                      else "no plan has run yet"))
+        prepared = cmd_ask.plan_with_spinner(
+            self.consoles, lambda **hooks: loop.plan_fix(self.flow, **hooks),
+            show_spinner=self.consoles.err.is_terminal)
+        self.last = prepared
+        self.known_ids.insert(0, prepared.plan_id)
+        cmd_ask.run_prepared(self.flow, self.consoles, prepared, self._options(prepared))
+        self._note_result()
 
     def _remember(self, text: str) -> None:
         from annactl.planning.memory import Memory, parse_remember

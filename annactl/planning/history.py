@@ -28,6 +28,7 @@ from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
 from annactl.planning.llm.trace import mask, mask_value
 from annactl.planning.packet import (
+    PROTOCOL,
     UNTRUSTED,
     RequestSpec,
     Trace,
@@ -77,6 +78,11 @@ def telemetry_digest(telemetry: Telemetry | None) -> dict[str, Any] | None:
 
 def reply_summary(packet: dict[str, Any]) -> str:
     """One line describing a response packet (for the model's view of earlier turns)."""
+    if packet.get("evaluation"):
+        evaluation = packet["evaluation"]
+        met = "goals met" if evaluation.get("goals_met") else "goals not met"
+        return f"evaluation of plan {evaluation.get('plan_id')}: {met}. " \
+               f"{evaluation.get('summary', '')}"[:300]
     if packet.get("error"):
         return f"error {packet['error'].get('code')}: {packet['error'].get('message', '')}"[:300]
     plan = packet.get("plan") or {}
@@ -146,6 +152,12 @@ class History:
         row = self._db.execute("SELECT COALESCE(MAX(turn), 0) FROM messages WHERE "
                                "conversation_id = ?", (self.conversation_id,)).fetchone()
         return int(row[0]) + 1
+
+    def _envelope(self, packet_type: str, role: str, turn: int) -> dict[str, Any]:
+        return {"protocol": dict(PROTOCOL), "id": uuid.uuid4().hex, "type": packet_type,
+                "created_at": now_iso(), "conversation": {"id": self.conversation_id,
+                                                          "turn": turn},
+                "sender": {"role": role}}
 
     def store(self, packet: dict[str, Any], *, model: str | None = None) -> dict[str, Any]:
         """Redact and store one packet; returns what was stored."""
@@ -226,6 +238,27 @@ class History:
         clean["conversation"] = {"id": self.conversation_id, "turn": turn}
         clean["sender"] = {"role": "agent"}
         return clean
+    def record_evaluation(self, request: str, *, results: dict[str, Any],
+                          evaluation: dict[str, Any], model: str | None) -> dict[str, Any]:
+        """Store an evaluation turn: Anna's execution results (an untrusted document) and
+        the evaluation (the model's, or Anna's own). Raises :class:`AnnaError`."""
+        try:
+            with self._db:
+                self._ensure_conversation(request)
+                turn = self.next_turn()
+                req = self._envelope("request", "agent", turn)
+                req.update(input={"text": request, "task": "evaluate"},
+                           context={"documents": [{
+                               "doc_id": f"execution_results:{results.get('plan_id')}",
+                               "kind": "anna.execution_results.v1", "trust": "untrusted",
+                               "source": "annad journal", "content": results}]})
+                stored_req = self.store(req)
+                res = self._envelope("response", "assistant", turn)
+                res.update(in_reply_to={"request_id": stored_req["id"]}, evaluation=evaluation)
+                return self.store(res, model=model)
+        except sqlite3.Error as exc:
+            raise AnnaError(f"the history store {self.path} failed: {exc}",
+                            code=ErrorCode.INTERNAL_ERROR) from None
 
     def packets(self, conversation_id: str | None = None) -> list[dict[str, Any]]:
         """Every packet of a conversation, in order."""

@@ -31,6 +31,8 @@ if TYPE_CHECKING:
     from annactl.planning.llm.base import Provider
     from annactl.planning.templates import TemplateMatch
 
+QUICK_CONNECT_S = 1.0
+"""Connect timeout of the one model attempt made before a weak offline answer."""
 MAX_ROUNDS = 2
 """Rounds of necessary checks followed by a refined plan."""
 
@@ -116,6 +118,8 @@ class PlanOutcome:
     """The memory's version when the request packet was built (a patch applies only to it)."""
     packet: dict[str, Any] | None = None
     """The LLMCP request packet the user message was rendered from (full, unredacted)."""
+    user_message: str = ""
+    """The user message the model planned from ("" for a template): evaluation continues it."""
 
     @property
     def confidence(self) -> float:
@@ -210,6 +214,15 @@ class PlanningSession(Protocol):
 
     def match_template(self, request: str, telemetry: Telemetry) -> TemplateMatch | None:
         """The best offline template for the request, if any."""
+        ...
+
+    @property
+    def home(self) -> str:
+        """The caller's home directory (templates expand ``~/`` with it)."""
+        ...
+
+    def quick_model_probe(self) -> None:
+        """Make the model's next request a single attempt with a short connect timeout."""
         ...
 
 

@@ -30,7 +30,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.distro import context_from_telemetry
 from anna_common.errors import AnnaError
-from annactl.planning.outcome import DaemonAPI, PlanOutcome, Progress
+from annactl.planning.outcome import QUICK_CONNECT_S, DaemonAPI, PlanOutcome, Progress
 
 if TYPE_CHECKING:
     from anna_common.rules.base import AssessContext
@@ -74,6 +74,15 @@ class Planner:
             self._provider = make_provider(self.settings)
         return self._provider
 
+    def quick_model_probe(self) -> None:
+        """One attempt with a short connect timeout (a weak offline answer is waiting and no
+        model was configured); only for a provider this planner built itself."""
+        if not self._owns_provider:
+            return
+        quick = getattr(self.provider, "quick", None)
+        if callable(quick):
+            quick(QUICK_CONNECT_S)
+
     def close(self) -> None:
         """Close the provider if this planner built it."""
         if self._provider is not None and self._owns_provider:
@@ -83,11 +92,17 @@ class Planner:
              use_templates: bool = True, turns: Sequence[tuple[str, str]] = (),
              preferences: dict[str, str] | None = None,
              on_progress: Callable[[Progress], None] | None = None,
-             cancel: threading.Event | None = None) -> PlanOutcome:
-        """Plan one request. Raises a coded error when no plan could be made."""
+             cancel: threading.Event | None = None,
+             continuation: Sequence[dict[str, str]] = ()) -> PlanOutcome:
+        """Plan one request. Raises a coded error when no plan could be made.
+
+        ``continuation``: turns after the user message (a failed plan and the fix request,
+        :mod:`annactl.planning.fix`); the reply is validated like any plan.
+        """
         from annactl.planning.planner_run import Run
 
         run = Run(self, request, mode=mode, on_progress=on_progress, cancel=cancel)
+        run.continuation = [dict(m) for m in continuation]
         outcome: PlanOutcome | None = None
         error: AnnaError | None = None
         try:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from anna_common.findings import Finding, FindingCode, ValidationResult
 from anna_common.plan import canonical_json, model_json_schema, schema_sha256
+from anna_common.positional import positional_schema
 from anna_common.validate import validate_text
 from annactl.planning import prompt
 from annactl.planning.audit import AuditLog, run_record
@@ -95,6 +96,8 @@ class Run:
         self.packet: dict[str, Any] | None = None
         """The LLMCP request packet :attr:`sent` was rendered from."""
         self.started_at = now_iso()
+        self.continuation: Messages = []
+        """Turns after the user message (a fix request continues a failed plan)."""
 
     # ------------------------------------------------------------------ progress
     def progress(self, stage: str, tokens: int = 0, message: str = "") -> None:
@@ -114,7 +117,7 @@ class Run:
         self.context = self.planner.assess_context(self.telemetry)
         self.packet = self._plan_packet(turns)
         found: TemplateMatch | None = None
-        if use_templates and self.settings.templates:
+        if use_templates and self.settings.templates and not self.continuation:
             self.progress("template")
             found = self.planner.match_template(self.request, self.telemetry)
             if found is not None and found.rejected:
@@ -124,9 +127,14 @@ class Run:
                 self.tracer.event("TEMPLATE_USED", template=found.template)
                 return self._done(template_outcome(found, self.context, offline_reason=None,
                                                    started=self.started))
+        if found is not None and found.plan is not None and not self.settings.llm_url:
+            # a weak match and no model configured: one quick try, not three slow ones
+            self.planner.quick_model_probe()
         try:
             return self._done(self.model_loop())
         except LLMError as exc:
+            if exc.code in OFFLINE_CODES and (found is None or found.plan is None):
+                self._explain_no_template(exc, found)
             if exc.code not in OFFLINE_CODES or found is None or found.plan is None:
                 raise
             reason = (f"no model reachable ({exc.code}): answered offline by the "
@@ -161,12 +169,26 @@ class Run:
 
     def _trace(self, step: int) -> Trace:
         return Trace(self.tracer.trace_id, self.planner.run_id, step)
+    def _explain_no_template(self, exc: LLMError, found: TemplateMatch | None) -> None:
+        """Add to a model failure which offline template came close, and why it did not fit."""
+        from annactl.planning.templates.base import Context
+        from annactl.planning.templates.nearmiss import near_miss
+
+        assert self.telemetry is not None and self.context is not None
+        ctx = Context(request=self.request, telemetry=self.telemetry,
+                      assess_context=self.context, home=self.planner.home)
+        why = near_miss(ctx, found)
+        if why is not None:
+            exc.hint = (f"no offline answer either: {why}"
+                        + (f"; {exc.hint}" if exc.hint else ""))
+            exc.detail["template_near_miss"] = why
 
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id
         outcome.packet = self.packet
         outcome.memory_version = self.stats.memory_version
         outcome.telemetry = self.telemetry
+        outcome.user_message = self.sent
         outcome.elapsed_s = time.monotonic() - self.started
         self.progress("done")
         return outcome
@@ -187,7 +209,7 @@ class Run:
         self.sent = user
         self.tracer.set("packet", stored(self.packet))
         base: Messages = [{"role": "system", "content": prompt.system_message()},
-                          {"role": "user", "content": user}]
+                          {"role": "user", "content": user}, *self.continuation]
         self.tracer.set("prompt", {"version": prompt.prompts().version,
                                    "sha256": prompt.prompts().sha256,
                                    "system_bytes": len(base[0]["content"].encode()),
@@ -299,8 +321,11 @@ class Run:
 
     def _request(self, messages: Messages, purpose: str) -> ChatRequest:
         prompts = prompt.prompts()
+        positional = self.settings.llm_ids == "positional"
         return ChatRequest(messages=tuple(dict(m) for m in messages),
-                           schema=model_json_schema(), schema_sha=schema_sha256(),
+                           schema=model_json_schema(),
+                           schema_sha=schema_sha256() + ("+positional" if positional else ""),
+                           strict_schema=positional_schema() if positional else None,
                            prompt_version=prompts.version, prompt_sha=prompts.sha256,
                            purpose=purpose)
 

@@ -38,6 +38,7 @@ from annactl.planning.packet import (
     request_packet,
     telemetry_document,
 )
+from annactl.planning.packet import untrusted_json as _untrusted_json
 from annactl.planning.telemetry_trim import DEFAULT_BUDGET, cut, trim
 
 if TYPE_CHECKING:
@@ -55,6 +56,8 @@ MAX_REQUEST_CHARS = 2000
 """Longest request sent to the model (longer ones are refused by the planner)."""
 MAX_REPLY_ECHO = 6000
 """At most this much of a failed reply is sent back in a repair call."""
+untrusted_json = _untrusted_json
+"""Compact JSON that cannot close a tag block (defined in :mod:`annactl.planning.packet`)."""
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 

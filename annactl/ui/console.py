@@ -13,7 +13,7 @@ from __future__ import annotations
 import re
 import sys
 from dataclasses import dataclass
-from typing import TYPE_CHECKING
+from typing import IO, TYPE_CHECKING
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -84,11 +84,51 @@ def emit_json(consoles: Consoles, data: object) -> None:
     consoles.out.file.flush()
 
 
+class TrimmedLines:
+    """A text stream that drops the spaces Rich pads lines with (table cells, grids) before
+    each newline, for output that goes to a pipe or a file (``annactl status | cat``)."""
+
+    def __init__(self, stream: IO[str]) -> None:
+        self.stream = stream
+        self._tail = ""
+
+    def write(self, text: str) -> int:
+        """Write every complete line without trailing blanks; keep the last partial one."""
+        lines = (self._tail + text).split("\n")
+        self._tail = lines.pop()
+        if lines:
+            self.stream.write("".join(line.rstrip(" ") + "\n" for line in lines))
+        return len(text)
+
+    def flush(self) -> None:
+        """Write what is pending and flush the stream."""
+        if self._tail:
+            self.stream.write(self._tail)
+            self._tail = ""
+        self.stream.flush()
+
+    def isatty(self) -> bool:
+        """Never a terminal (only pipes and files are wrapped)."""
+        return False
+
+    def fileno(self) -> int:
+        """The underlying descriptor."""
+        return self.stream.fileno()
+
+
 def make_consoles(*, no_color: bool = False) -> Consoles:
-    """Consoles for a real process (colour follows the terminal and NO_COLOR)."""
+    """Consoles for a real process (colour follows the terminal and NO_COLOR).
+
+    On a terminal, results fit its width. To a pipe or a file, prose is not hard-wrapped
+    (``soft_wrap``), tables keep the width ``COLUMNS`` says (80 when unset) and fold only
+    their long cells, and no line ends in blanks.
+    """
     from rich.console import Console
 
-    return Consoles(
-        out=Console(no_color=no_color or None, highlight=False, soft_wrap=False),
-        err=Console(stderr=True, no_color=no_color or None, highlight=False),
-    )
+    tty = sys.stdout.isatty()
+    out = Console(no_color=no_color or None, highlight=False, soft_wrap=not tty,
+                  file=None if tty else TrimmedLines(sys.stdout))  # type: ignore[arg-type]
+    # stderr (notes, errors, progress) to a file or pipe: one message, one line
+    err = Console(stderr=True, no_color=no_color or None, highlight=False,
+                  soft_wrap=not sys.stderr.isatty())
+    return Consoles(out=out, err=err)

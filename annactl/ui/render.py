@@ -13,29 +13,19 @@ from datetime import datetime
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
-from rich.syntax import Syntax
 from rich.table import Table
 from rich.text import Text
 
 from annactl.ui.console import inert, inert_text
+from annactl.ui.styles import RISK_STYLE, STATUS_STYLE
 
 if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep, Finding
-    from anna_common.protocol import CheckResult, ExecEvent, PlanList, PlanRecord, UndoResult
+    from anna_common.protocol import CheckResult, ExecEvent, PlanRecord, UndoResult
     from anna_common.telemetry import Telemetry
     from annactl.planning.facts import Contradiction
-
-RISK_STYLE = {"INFO": "bold white on blue", "LOW": "bold black on green",
-              "MEDIUM": "bold black on yellow", "HIGH": "bold white on red"}
-"""Badge colours (seed 000): INFO blue, LOW green, MEDIUM yellow, HIGH red."""
-
-STATUS_STYLE = {"succeeded": "green", "failed": "red", "rolled_back": "yellow",
-                "rollback_failed": "bold red", "interrupted": "magenta", "running": "cyan",
-                "submitted": "blue", "rolling_back": "yellow", "pending": "dim",
-                "skipped": "dim", "undone": "yellow", "undo_failed": "bold red"}
-"""Colours of plan and step states."""
 
 OUTPUT_TAIL_LINES = 6
 """Lines of a step's output shown under its progress line."""
@@ -51,6 +41,8 @@ def risk_badge(level: str, *, banned: bool = False) -> Text:
 
 def command_text(command: str, *, max_chars: int = 600) -> RenderableType:
     """A command with shell highlighting (inert first: highlighting never interprets it)."""
+    from rich.syntax import Syntax  # pygments: imported only when a command is shown
+
     code = inert(command, max_chars=max_chars)
     return Syntax(code, "bash", theme="ansi_dark", word_wrap=True, background_color="default")
 
@@ -96,8 +88,11 @@ def checks_table(plan: AnnotatedPlan, results: list[CheckResult] | None = None) 
     outcome = {r.id: r for r in results or []}
     table = Table(title="Checks (read-only, run without asking)", title_justify="left",
                   expand=True)
-    for col in ("id", "command", "risk", "result"):
-        table.add_column(col, overflow="fold")
+    # only the long cells fold: a short id and the badge stay whole
+    table.add_column("id", overflow="fold", max_width=18)
+    table.add_column("command", overflow="fold", ratio=2)
+    table.add_column("risk", no_wrap=True)
+    table.add_column("result", overflow="fold", ratio=3)
     for check in plan.checks:
         result = outcome.get(check.id)
         if result is None:
@@ -150,6 +145,7 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if plan.steps:
         parts.append(step_table(plan))
         parts.extend(_uncaptured_notes(plan))
+    parts.extend(policy_notes(plan))
     if plan.plan.notes_for_user.strip():
         parts.append(Text("Notes: ", style="bold") + inert_text(plan.plan.notes_for_user,
                                                                max_chars=4000))
@@ -162,6 +158,28 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if plan.steps:
         parts.append(summary_line(plan))
     return Group(*parts)
+
+
+_POLICY_STYLE = {"deny": "bold red", "ask": "yellow", "allow": "green", "default": "dim"}
+
+
+def policy_notes(plan: AnnotatedPlan) -> list[Text]:
+    """One line per check, step or rollback command a policy rule decided: the action, the
+    rule and where it is written (the daemon set these; rule text is an admin's, inert)."""
+    lines: list[Text] = []
+    for step in (*plan.checks, *plan.steps, *plan.rollback):
+        mark = step.policy
+        if mark is None:
+            continue
+        what = {"deny": "denied", "ask": "asks for a confirmation", "allow": "allowed",
+                "default": "matched, no effect"}[mark.action]
+        line = Text(f"policy: {step.kind} {step.id}: {what} by rule ",
+                    style=_POLICY_STYLE[mark.action])
+        line += inert_text(f"{mark.rule} ({mark.source})", max_chars=300)
+        if mark.note:
+            line += Text(" — ") + inert_text(mark.note, max_chars=300)
+        lines.append(line)
+    return lines
 
 
 _UNCAPTURED = "uncaptured_write"  # Code.UNCAPTURED_WRITE: writes no snapshot can restore
@@ -320,9 +338,31 @@ def result_view(record: PlanRecord) -> Group:
     undone = bool(record.undo) and all(u.ok for u in record.undo)
     if record.status == "failed" and undone:
         parts.append(Text("A step failed; every change made was undone.", style="yellow"))
-    elif record.status in {"succeeded", "interrupted", "failed"}:
+    elif rollback_offered(record):
         parts.append(Text(f"To undo it: annactl rollback {record.plan_id}", style="dim"))
+    elif record.status == "dry_run":
+        parts.append(Text(f"Nothing was run. To run it: annactl apply {record.plan_id}",
+                          style="dim"))
+    elif record.status in {"succeeded", "failed"}:
+        parts.append(Text("Nothing was changed: no rollback needed.", style="dim"))
     return Group(*parts)
+
+
+ROLLBACK_STATES = frozenset({"succeeded", "failed", "interrupted"})
+"""Plan states a rollback may apply to (when a step that can change something ran)."""
+_RAN = frozenset({"running", "succeeded", "failed", "undo_failed"})
+
+
+def rollback_offered(record: PlanRecord) -> bool:
+    """Whether rolling the plan back can undo anything: it is in a rollback state and a
+    step that may change the machine ran (INFO steps run confined read-only)."""
+    if str(record.status) not in ROLLBACK_STATES:
+        return False
+    if str(record.status) == "failed" and record.undo and all(u.ok for u in record.undo):
+        return False
+    risk = {s.id: str(s.final_risk) for s in record.annotated.steps}
+    return any(str(s.status) in _RAN and risk.get(s.step_id, "HIGH") != "INFO"
+               for s in record.steps)
 
 
 def execution_table(record: PlanRecord) -> Table:
@@ -349,20 +389,6 @@ def record_view(record: PlanRecord) -> Group:
         parts.append(execution_table(record))
     parts.append(result_view(record))
     return Group(*parts)
-
-
-def history_table(plans: PlanList) -> Table:
-    """``annactl history``: newest first."""
-    table = Table(expand=True)
-    for col in ("id", "when", "status", "risk"):
-        table.add_column(col, no_wrap=True)  # ids are typed back: never broken across lines
-    table.add_column("steps", justify="right")
-    table.add_column("title", overflow="fold", ratio=1)
-    for item in plans.plans:
-        table.add_row(item.plan_id, _when(item.created_at), status_text(item.status),
-                      risk_badge(item.final_risk), str(item.steps),
-                      inert_text(item.title, max_chars=80))
-    return table
 
 
 def _when(ts: float) -> str:

@@ -27,6 +27,8 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.CONFIG_INVALID: 500,
     ErrorCode.PLAN_INVALID: 422,
     ErrorCode.PLAN_BANNED: 422,
+    ErrorCode.POLICY_DENIED: 422,
+    ErrorCode.POLICY_INVALID: 500,
     ErrorCode.CHECK_NOT_READ_ONLY: 422,
     ErrorCode.PLAN_NOT_FOUND: 404,
     ErrorCode.PLAN_RUNNING: 409,

@@ -54,9 +54,10 @@ async def submit(request: Request, service: ServiceDep, peer: PeerDep,
 
 
 @router.get(Route.PLANS)
-def list_plans(service: ServiceDep, peer: PeerDep) -> PlanList:
-    """The caller's plans, newest first."""
-    return service.list(peer)
+def list_plans(service: ServiceDep, peer: PeerDep, limit: int = 200,
+               before: str | None = None) -> PlanList:
+    """The caller's plans, newest first: ``limit`` of them (0: all) older than ``before``."""
+    return service.list(peer, limit=limit, before=before)
 
 
 @router.get(Route.PLAN)
@@ -90,6 +91,12 @@ def rollback(service: ServiceDep, peer: PeerDep, plan_id: str,
              body: RollbackRequest | None = None) -> RollbackResponse:
     """Undo a succeeded or interrupted plan."""
     return service.rollback(peer, plan_id, body or RollbackRequest())
+
+
+@router.post(Route.DRY_RUN)
+def dry_run(service: ServiceDep, peer: PeerDep, plan_id: str) -> PlanRecord:
+    """Record a submitted plan as a dry run: shown, checks run, nothing executed."""
+    return service.mark_dry_run(peer, plan_id)
 
 
 @router.post(Route.GC)

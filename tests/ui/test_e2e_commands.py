@@ -68,7 +68,7 @@ def test_plan_then_apply_by_id(anna: Anna) -> None:
     assert code == 0 and history["plans"][0]["plan_id"] == planned["plan_id"]
     assert history["plans"][0]["status"] == "succeeded"
     text = anna.run("history").stdout
-    assert planned["plan_id"] in text and "succeeded" in text
+    assert planned["plan_id"][-6:] in text and "succeeded" in text  # history shows short ids
 
 
 def test_dry_run_runs_only_the_checks(anna: Anna) -> None:

@@ -58,8 +58,13 @@ def test_version_and_status_import_nothing_heavy(anna: Anna) -> None:
     assert "Memory" in out
     code, heavy, out = _heavy(anna, "status", "--json")
     assert code == 0 and heavy == [] and '"telemetry"' in out
+    # history and show read plans without Typer, the settings models or the telemetry models
+    code, heavy, out = _heavy(anna, "history")
+    assert code == 0 and heavy == [], heavy
+    code, heavy, _ = _heavy(anna, "history", "--limit", "5", "--json")
+    assert code == 0 and heavy == [], heavy
     # anything else goes through Typer (and may import what it needs)
-    code, heavy, _ = _heavy(anna, "history")
+    code, heavy, _ = _heavy(anna, "history", "--help")
     assert code == 0 and "typer" in heavy
 
 

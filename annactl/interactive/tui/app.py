@@ -3,9 +3,12 @@
 The app shows one plan (from a request, a plan file or a stored id) in the
 approval box; approval follows :mod:`annactl.ui.confirm` (a HIGH plan needs the
 confirmation word in a second modal); execution streams into a progress view;
-the result screen offers rollback. Every daemon and model call runs in a
-``@work`` thread worker that reports back with the messages in
-:mod:`annactl.interactive.tui.messages`; failures become notifications, never tracebacks.
+the result screen offers rollback, shows the evaluation of the results when it
+arrives and, for a plan that missed its goals, a Fix button: the model's new plan
+comes back to the approval box for a fresh decision (at most two fixes). Every
+daemon and model call runs in a ``@work`` thread worker that reports back with the
+messages in :mod:`annactl.interactive.tui.messages`; failures become notifications,
+never tracebacks.
 The app's result is the process exit status.
 """
 
@@ -25,6 +28,7 @@ from textual.widgets import Footer, Static
 from annactl.core.exit_codes import ExitStatus, exit_status_for, exit_status_for_plan
 from annactl.interactive.tui.messages import (
     ChecksDone,
+    EvaluationDone,
     ExecEventArrived,
     ExecutionDone,
     PlanningProgress,
@@ -43,8 +47,10 @@ from annactl.ui.console import inert
 if TYPE_CHECKING:
     from collections.abc import Callable
 
+    from anna_common.protocol import PlanRecord
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
+    from annactl.planning.fix import FixLoop
     from annactl.planning.memory import PatchReview
     from annactl.planning.outcome import Progress
 
@@ -84,6 +90,8 @@ class AnnaTui(App[int]):
         self.status = ExitStatus.DECLINED  # nothing ran until something does
         self.executing = False
         self.cancel_planning = threading.Event()
+        self.loop: FixLoop | None = None
+        """The evaluate → fix rounds of this request (made when its first plan finishes)."""
 
     def compose(self) -> ComposeResult:
         """The base screen: what was asked and what is happening."""
@@ -169,6 +177,34 @@ class AnnaTui(App[int]):
         except Exception as exc:  # reported as a notification
             self._failed("execute", exc)
 
+    @work(thread=True, exclusive=True, group="evaluate", exit_on_error=False)
+    def evaluate(self, prepared: Prepared, record: PlanRecord) -> None:
+        """Evaluate the finished plan and store the evaluation (never fails: Anna's own
+        summary stands in for the model's)."""
+        from annactl.commands.loop import store
+        from annactl.planning.evaluate import offline
+        from annactl.planning.evaluate_call import evaluate_finished
+
+        try:
+            flow = self._flow_or_connect()
+            evaluation = evaluate_finished(flow.planner(), prepared.outcome, record)
+            store(flow, prepared, record, evaluation)
+        except Exception as exc:  # the result screen must get an evaluation whatever happens
+            evaluation = offline(record, f"no evaluation ({type(exc).__name__})")
+        self.post_message(EvaluationDone(evaluation, record))
+
+    @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
+    def plan_fix(self) -> None:
+        """Ask the model for a new plan; it comes back as a PlanReady like any plan."""
+        try:
+            assert self.loop is not None
+            prepared = self.loop.plan_fix(self._flow_or_connect(), on_progress=self._progress,
+                                          cancel=self.cancel_planning)
+            self.post_message(PlanReady(prepared))
+        except Exception as exc:  # reported as a notification
+            self._show_banned(exc)
+            self._failed("fix", exc)
+
     @work(thread=True, group="cancel", exit_on_error=False)
     def stop_execution(self) -> None:
         """Ask the daemon to stop the running plan and roll it back."""
@@ -227,7 +263,9 @@ class AnnaTui(App[int]):
         """Show the plan: notes for an answer, the approval box for a plan with steps."""
         state = self.query_one("#state", Static)
         if not prepared.annotated.steps:
-            state.update(render.notes_only(prepared.annotated))
+            state.update(render.notes_only(prepared.annotated,
+                                           telemetry=prepared.answer_telemetry,
+                                           contradictions=prepared.contradictions))
             self.status = ExitStatus.SUCCESS
             return
         state.update(Text("Waiting for your decision.", style="dim"))
@@ -261,10 +299,26 @@ class AnnaTui(App[int]):
             self.screen.apply(message.event)
 
     def on_execution_done(self, message: ExecutionDone) -> None:
-        """Show the result and offer rollback."""
+        """Show the result, offer rollback, and start the evaluation."""
+        from annactl.planning.fix import FixLoop
+
         self.executing = False
         self.status = exit_status_for_plan(str(message.record.status))
-        self.push_screen(ResultScreen(message.record), self._result_chosen)
+        self.push_screen(ResultScreen(message.record, evaluating=True), self._result_chosen)
+        if self.prepared is not None and self._connect is not None:
+            if self.loop is None:
+                self.loop = FixLoop(self.prepared.request, mode="tui",
+                                    planned=self.prepared.outcome is not None)
+            self.evaluate(self.prepared, message.record)
+
+    def on_evaluation_done(self, message: EvaluationDone) -> None:
+        """Show the evaluation on the result screen; enable Fix when one may be asked for."""
+        if self.loop is None:
+            return
+        self.loop.finished(message.record, message.evaluation)
+        screen = self.screen
+        if isinstance(screen, ResultScreen) and screen.record.plan_id == message.record.plan_id:
+            screen.show_evaluation(message.evaluation, can_fix=self.loop.can_fix)
 
     def on_rollback_done(self, message: RollbackDone) -> None:
         """Report the rollback and show the updated record."""
@@ -279,7 +333,9 @@ class AnnaTui(App[int]):
     def _decided(self, decision: Decision | None) -> None:
         if decision != Decision.APPROVE or self.prepared is None:
             rejected = self.prepared is not None and self.prepared.source == "rejected"
-            self.exit(int(self.status if rejected else ExitStatus.DECLINED))
+            # a declined fix leaves the failed plan's status as the outcome
+            fixing = self.loop is not None and self.loop.rounds > 0
+            self.exit(int(self.status if rejected or fixing else ExitStatus.DECLINED))
             return
         req = confirm.requirement(self.prepared.annotated)
         if req.tier == confirm.Tier.TWO:
@@ -304,6 +360,11 @@ class AnnaTui(App[int]):
         self.execute(self.prepared, approval)
 
     def _result_chosen(self, decision: Decision | None) -> None:
+        if decision == Decision.FIX and self.loop is not None:
+            self.query_one("#state", Static).update(Text("Asking the model for a fix…",
+                                                         style="dim"))
+            self.plan_fix()
+            return
         if decision == Decision.ROLLBACK and self.prepared is not None:
             req = confirm.rollback_requirement(self.prepared.annotated)
             if req.tier == confirm.Tier.TWO:

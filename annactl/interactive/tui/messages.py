@@ -15,6 +15,7 @@ from textual.message import Message
 if TYPE_CHECKING:
     from anna_common.protocol import CheckResult, ExecEvent, PlanRecord, RollbackResponse
     from annactl.commands.prepared import Prepared
+    from annactl.planning.evaluate import EvaluationOutcome
     from annactl.planning.outcome import Progress
 
 
@@ -50,6 +51,14 @@ class ExecEventArrived(Message):
 class ExecutionDone(Message):
     """The plan finished (in whatever state); the journal's record of it."""
 
+    record: PlanRecord
+
+
+@dataclass
+class EvaluationDone(Message):
+    """The finished plan's evaluation (the model's, or Anna's own)."""
+
+    evaluation: EvaluationOutcome
     record: PlanRecord
 
 

@@ -9,6 +9,7 @@ from textual.widgets import Static
 
 from annactl.ui import render
 from annactl.ui.console import inert
+from annactl.ui.styles import STATUS_STYLE
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
@@ -46,9 +47,9 @@ class StepLine(Static):
     def set_status(self, status: str, exit_code: int | None = None) -> None:
         """Show a new state (a :class:`~anna_common.protocol.StepStatus` value)."""
         line = Text(f"{STEP_ICONS.get(status, '?')} [{self.number}/{self.total}] ",
-                    style=render.STATUS_STYLE.get(status, ""))
+                    style=STATUS_STYLE.get(status, ""))
         line.append(self.step_id, style="bold")
         line.append(f"  {self.description}  ")
         line.append(status + (f" (exit {exit_code})" if exit_code is not None else ""),
-                    style=render.STATUS_STYLE.get(status, ""))
+                    style=STATUS_STYLE.get(status, ""))
         self.update(line)

@@ -45,6 +45,10 @@ class ChatRequest:
     """The JSON Schema the reply must follow (structured output), or None for free text."""
     schema_sha: str = ""
     """sha256 of the schema; part of cache keys."""
+    strict_schema: dict[str, Any] | None = None
+    """A stronger form of ``schema`` the decoder can enforce (per-position ids, see
+    :func:`anna_common.positional.positional_schema`), tried first. A server that cannot
+    convert it falls back to ``schema`` for the rest of the session, never further."""
     prompt_version: str = ""
     """Version of the prompt files that built the messages."""
     prompt_sha: str = ""
@@ -81,7 +85,8 @@ class ChatResult:
     latency_s: float = 0.0
     """Wall time of the exchange as Anna measured it."""
     response_format: str = "none"
-    """Structured-output form used: ``ollama_schema``, ``json_schema``, ``json_object``,
+    """Structured-output form used: ``ollama_schema(_strict)``, ``json_schema_strict``,
+    ``json_schema``, ``json_schema_unbounded``, ``json_object``,
     ``none``."""
     source: str = "network"
     """``network``, ``cache`` or ``replay``."""

@@ -129,6 +129,12 @@ class StoredProvider:
             self.recorder.append(key, canonical, result)
         return result
 
+    def quick(self, connect_s: float) -> None:
+        """Pass :meth:`HttpProvider.quick` on to the wrapped provider."""
+        quick = getattr(self.inner, "quick", None)
+        if callable(quick):
+            quick(connect_s)
+
     def close(self) -> None:
         """Close the wrapped provider."""
         self.inner.close()

@@ -90,6 +90,11 @@ class HttpProvider:
         """Release connections."""
         self._client.close()
 
+    def quick(self, connect_s: float) -> None:
+        """From now on: one attempt, and give up connecting after ``connect_s`` seconds."""
+        self.retry = RetryPolicy(attempts=1)
+        self._client.timeout = httpx.Timeout(self.timeout_s, connect=connect_s)
+
     @property
     def where(self) -> str:
         """The server URL for messages, with any password masked."""

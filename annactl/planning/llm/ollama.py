@@ -43,6 +43,8 @@ class OllamaProvider(HttpProvider):
         super().__init__(settings, **kwargs)
         self.keep_alive = settings.llm_keep_alive
         self._capabilities: frozenset[str] | None = None
+        self.strict_ok = True
+        """False once the server failed to convert a request's ``strict_schema``."""
 
     def model_not_found(self, text: str) -> LLMError:
         """Ollama names the fix: pull the model."""
@@ -84,7 +86,8 @@ class OllamaProvider(HttpProvider):
             "keep_alive": self.keep_alive,
         }
         if request.schema is not None:
-            body["format"] = request.schema
+            strict = request.strict_schema if self.strict_ok else None
+            body["format"] = strict if strict is not None else request.schema
         if think_capable:
             body["think"] = False
         return body
@@ -99,10 +102,30 @@ class OllamaProvider(HttpProvider):
         def read(response: httpx.Response) -> ChatResult:
             return self._read_stream(response, started, on_tokens, cancel, events)
 
-        result = self.post(CHAT, body, read, cancel=cancel, events=events)
-        result.response_format = "ollama_schema" if request.schema is not None else "none"
+        try:
+            result = self.post(CHAT, body, read, cancel=cancel, events=events)
+        except LLMError as exc:
+            if not self._strict_rejected(request, exc):
+                raise
+            # the previous schema form, for the rest of the session (never no format)
+            self.strict_ok = False
+            events("LLM_RESPONSE_FORMAT_FALLBACK", rejected="ollama_schema_strict",
+                   next="ollama_schema", status=exc.detail.get("status"),
+                   server=str(exc.detail.get("server", ""))[:200])
+            return self.chat(request, on_tokens=on_tokens, cancel=cancel, events=events)
+        strict = self.strict_ok and request.strict_schema is not None
+        result.response_format = ("none" if request.schema is None else
+                                  "ollama_schema_strict" if strict else "ollama_schema")
         result.latency_s = time.monotonic() - started
         return result
+
+    def _strict_rejected(self, request: ChatRequest, exc: LLMError) -> bool:
+        """The server could not turn the strict schema into a grammar."""
+        if not self.strict_ok or request.strict_schema is None or request.schema is None:
+            return False
+        text = str(exc.detail.get("server", exc.message)).lower()
+        return exc.code == ErrorCode.LLM_HTTP_ERROR and any(
+            word in text for word in ("schema", "grammar", "format"))
 
     def _read_stream(self, response: httpx.Response, started: float,
                      on_tokens: TokenCallback | None, cancel: threading.Event | None,

@@ -1,12 +1,21 @@
 """OpenAI-compatible adapter: ``POST {url}/chat/completions`` (llama.cpp, LM Studio, vLLM, ...).
 
 Structured output is asked for with ``response_format: {type: "json_schema",
-json_schema: {name, schema, strict: true}}``. Not every server accepts that:
-a 4xx whose message mentions the response format makes the adapter fall back
-to ``{"type": "json_object"}`` and then to no response format at all (the
-system prompt still demands JSON). Each fallback is reported as a
-``LLM_RESPONSE_FORMAT_FALLBACK`` trace event and remembered for the rest of
-the session, so the rejected form is not sent again.
+json_schema: {name, schema, strict: true}}``, in up to three schema forms, strongest first:
+the request's ``strict_schema`` (per-position ids), its ``schema`` (bounded), and the schema
+without bounds. Not every server accepts every form. A 4xx that complains about the *schema*
+(llama-server's "JSON schema conversion failed", a keyword it lacks) steps to the previous
+schema form; only a rejection of the ``json_schema`` *type* itself falls back to
+``{"type": "json_object"}``, and then to no response format at all (the system prompt still
+demands JSON). Each fallback is a ``LLM_RESPONSE_FORMAT_FALLBACK`` trace event and is
+remembered for the rest of the session, so the rejected form is not sent again.
+
+Thinking is turned off with the controls OpenAI-compatible servers understand:
+``chat_template_kwargs: {"enable_thinking": false}`` (llama.cpp, vLLM, SGLang chat templates
+such as Qwen 3's) and ``reasoning_effort: "low"`` (reasoning models that cannot switch it
+off). A strict server that rejects an unknown field gets the same capability fallback: a 4xx
+naming the field drops it for the session (``LLM_OPTION_FALLBACK`` event) and the request is
+sent again without it.
 
 ``finish_reason: "length"`` marks a reply cut off at the token limit; the
 planner treats it as a failed reply. ``usage`` and llama.cpp's ``timings``
@@ -38,8 +47,13 @@ if TYPE_CHECKING:
     from annactl.core.config import ClientSettings
 
 CHAT = "/chat/completions"
-FORMATS = ("json_schema", "json_schema_unbounded", "json_object", "none")
+FORMATS = ("json_schema_strict", "json_schema", "json_schema_unbounded", "json_object", "none")
 """Structured-output forms, most to least constrained."""
+_SCHEMA_FORMS = 3
+"""The first three forms send a JSON Schema; the next is json_object."""
+THINKING_OFF: dict[str, Any] = {"chat_template_kwargs": {"enable_thinking": False},
+                                "reasoning_effort": "low"}
+"""Optional request fields that turn thinking off (or down); each dropped when rejected."""
 SCHEMA_NAME = "ActionPlan"
 _FORMAT_WORDS = ("response_format", "json_schema", "json_object", "schema", "grammar")
 
@@ -52,7 +66,9 @@ class OpenAIProvider(HttpProvider):
     def __init__(self, settings: ClientSettings, **kwargs: Any) -> None:
         super().__init__(settings, **kwargs)
         self.format_level = 0
-        """Index into :data:`FORMATS`: the strongest form this server accepted so far."""
+        """Index into :data:`FORMATS`: the strongest form this server may still accept."""
+        self.dropped: set[str] = set()
+        """Fields of :data:`THINKING_OFF` this server rejected (not sent again)."""
 
     def body(self, request: ChatRequest, fmt: str, *, stream: bool) -> dict[str, Any]:
         """The request body for structured-output form ``fmt``."""
@@ -65,11 +81,10 @@ class OpenAIProvider(HttpProvider):
         }
         if stream:
             body["stream_options"] = {"include_usage": True}
+        body.update({k: v for k, v in THINKING_OFF.items() if k not in self.dropped})
         if request.schema is not None and fmt.startswith("json_schema"):
-            # some strict servers reject maxItems/maxLength: the second form drops them
-            schema = request.schema if fmt == "json_schema" else without_bounds(request.schema)
             body["response_format"] = {"type": "json_schema", "json_schema": {
-                "name": SCHEMA_NAME, "schema": schema, "strict": True}}
+                "name": SCHEMA_NAME, "schema": _schema(request, fmt), "strict": True}}
         elif request.schema is not None and fmt == "json_object":
             body["response_format"] = {"type": "json_object"}
         return body
@@ -79,7 +94,7 @@ class OpenAIProvider(HttpProvider):
         """Send one request, falling back to weaker response formats when rejected."""
         stream = on_tokens is not None
         while True:
-            fmt = FORMATS[self.format_level] if request.schema is not None else "none"
+            fmt = self._format(request)
             started = time.monotonic()
 
             def read(response: httpx.Response, started: float = started) -> ChatResult:
@@ -92,18 +107,41 @@ class OpenAIProvider(HttpProvider):
                 result = self.post(CHAT, self.body(request, fmt, stream=stream), read,
                                    cancel=cancel, events=events)
             except LLMError as exc:
-                if fmt == "none" or not _format_rejected(exc):
-                    raise
-                self.format_level += 1
-                if fmt == "json_schema" and not _bounds_rejected(exc):
-                    self.format_level += 1  # the schema itself was refused, not its bounds
-                events("LLM_RESPONSE_FORMAT_FALLBACK", rejected=fmt,
-                       next=FORMATS[self.format_level], status=exc.detail.get("status"),
-                       server=str(exc.detail.get("server", ""))[:200])
+                self._fall_back(exc, fmt, events)
                 continue
             result.response_format = fmt
             result.latency_s = time.monotonic() - started
             return result
+
+    def _format(self, request: ChatRequest) -> str:
+        """The form to send: the session's level, skipping the strict form a request lacks."""
+        if request.schema is None:
+            return "none"
+        level = self.format_level
+        if level == 0 and request.strict_schema is None:
+            level = 1
+        return FORMATS[level]
+
+    def _fall_back(self, exc: LLMError, fmt: str, events: EventSink) -> None:
+        """Remember what the server rejected, or re-raise when nothing is left to drop.
+
+        Every path either grows :attr:`dropped` or raises :attr:`format_level`, so the
+        retry loop in :meth:`chat` ends.
+        """
+        field = _field_rejected(exc, set(THINKING_OFF) - self.dropped)
+        if field is not None:
+            self.dropped.add(field)
+            events("LLM_OPTION_FALLBACK", dropped=field, status=exc.detail.get("status"),
+                   server=str(exc.detail.get("server", ""))[:200])
+            return
+        if fmt == "none" or not _format_rejected(exc):
+            raise exc
+        level = FORMATS.index(fmt) + 1
+        if level < _SCHEMA_FORMS and _type_rejected(exc):
+            level = _SCHEMA_FORMS  # the json_schema type itself is refused, not one schema
+        self.format_level = level
+        events("LLM_RESPONSE_FORMAT_FALLBACK", rejected=fmt, next=FORMATS[level],
+               status=exc.detail.get("status"), server=str(exc.detail.get("server", ""))[:200])
 
     def _read_whole(self, response: httpx.Response) -> ChatResult:
         body = parse_json_line(response.text)
@@ -168,13 +206,39 @@ def _format_rejected(exc: LLMError) -> bool:
     return any(word in text for word in _FORMAT_WORDS)
 
 
-_BOUND_WORDS = ("maxitems", "maxlength", "max_items", "max_length", "keyword", "enum")
+_SCHEMA_WORDS = ("maxitems", "maxlength", "max_items", "max_length", "keyword", "enum",
+                 "prefixitems", "const", "conversion", "invalid schema", "schema conversion",
+                 "unsupported schema", "grammar")
+"""Words of a rejection aimed at the schema's content: the previous schema form may pass."""
 
 
-def _bounds_rejected(exc: LLMError) -> bool:
-    """The rejection names the bound keywords: retry json_schema without them."""
+def _type_rejected(exc: LLMError) -> bool:
+    """The rejection is about the ``json_schema`` type, not the schema sent in it."""
     text = str(exc.detail.get("server", "")).lower()
-    return any(word in text for word in _BOUND_WORDS)
+    return not any(word in text for word in _SCHEMA_WORDS)
+
+
+def _field_rejected(exc: LLMError, candidates: set[str]) -> str | None:
+    """The optional field a 4xx names (a strict server refusing an unknown field)."""
+    status = exc.detail.get("status")
+    if exc.code != ErrorCode.LLM_HTTP_ERROR or not isinstance(status, int) or \
+            not 400 <= status < 500 or status in (401, 403, 404, 429):
+        return None
+    text = str(exc.detail.get("server", ""))
+    for name in sorted(candidates):
+        if name in text:
+            return name
+    return None
+
+
+def _schema(request: ChatRequest, fmt: str) -> dict[str, Any]:
+    """The JSON Schema sent for form ``fmt``."""
+    assert request.schema is not None
+    if fmt == "json_schema_strict" and request.strict_schema is not None:
+        return request.strict_schema
+    if fmt == "json_schema_unbounded":
+        return without_bounds(request.schema)  # some strict servers reject maxItems/maxLength
+    return request.schema
 
 
 def _usage(result: ChatResult, body: dict[str, Any]) -> None:
@@ -185,7 +249,8 @@ def _usage(result: ChatResult, body: dict[str, Any]) -> None:
                                     or result.completion_tokens)
         details = usage.get("prompt_tokens_details")
         if isinstance(details, dict):
-            result.cached_tokens = _int(details.get("cached_tokens"))
+            # a later usage chunk without the figure must not erase the one read from timings
+            result.cached_tokens = _int(details.get("cached_tokens")) or result.cached_tokens
     timings = body.get("timings")
     if isinstance(timings, dict):
         prompt_ms = timings.get("prompt_ms")

@@ -6,7 +6,7 @@ without asking the model; a weak match (a keyword only) is used only when no
 model is reachable, and the planner says so. The plans are ordinary
 ActionPlans with ``meta.template_used`` set, validated like any other.
 
-Templates: system status, failed services, disk usage, wallpaper change
+Templates: system status, failed services, disk usage, why a disk is full, wallpaper change
 (hyprpaper, swww, swaybg, GNOME, XFCE, feh), install and remove a package
 (pacman), restart or enable a service, clean the package cache (paccache).
 """
@@ -17,7 +17,7 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from annactl.planning.templates.base import Context, TemplateMatch
-from annactl.planning.templates.info import disk_usage, failed_services, system_status
+from annactl.planning.templates.info import disk_full, disk_usage, failed_services, system_status
 from annactl.planning.templates.packages import clean_cache, install_package, remove_package
 from annactl.planning.templates.services import service_action
 from annactl.planning.templates.wallpaper import change_wallpaper
@@ -35,6 +35,7 @@ TEMPLATES: tuple[Callable[[Context], TemplateMatch | None], ...] = (
     service_action,
     change_wallpaper,
     failed_services,
+    disk_full,
     disk_usage,
     system_status,
 )

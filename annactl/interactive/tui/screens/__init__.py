@@ -16,3 +16,5 @@ class Decision(StrEnum):
     """Undo the plan (result screen)."""
     CLOSE = "close"
     """Leave (result screen)."""
+    FIX = "fix"
+    """Ask the model for a new plan after a failed one (result screen)."""

@@ -18,6 +18,7 @@ from textual.widgets import Button, Footer, Static
 from annactl.interactive.tui.screens import Decision
 from annactl.interactive.tui.widgets import RiskLine, title_text
 from annactl.ui import confirm
+from annactl.ui.render_facts import confidence_line
 
 if TYPE_CHECKING:
     from annactl.commands.prepared import Prepared
@@ -64,6 +65,9 @@ class ApprovalScreen(ModalScreen[Decision]):
             note = _tier_note(self.requirement)
             if note is not None:
                 yield Static(note, id="tier-note")
+            doubt = confidence_line(self.prepared.contradictions)
+            if doubt is not None:  # the claims themselves are in Show Details
+                yield Static(doubt, id="contradictions")
             with Horizontal(id="buttons"):
                 yield Button("Show Details", id="details")
                 yield Button("Approve", id="approve", variant="success",

@@ -37,7 +37,8 @@ class DetailsScreen(ModalScreen[None]):
         """The plan view in a scrolling pane."""
         view = render.plan_view(self.prepared.annotated, checks=self.prepared.checks,
                                 warnings=self.prepared.warnings,
-                                plan_id=self.prepared.plan_id)
+                                plan_id=self.prepared.plan_id,
+                                contradictions=self.prepared.contradictions)
         with VerticalScroll(id="details-pane"):
             yield Static(view, id="plan-view")
         yield Footer()

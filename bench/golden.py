@@ -1,0 +1,242 @@
+"""Score any model on the golden Arch administration tasks (issue 11 item 8).
+
+    .venv/bin/python bench/golden.py --url http://127.0.0.1:11434 --model qwen2.5:7b-instruct
+    .venv/bin/python bench/golden.py --provider openai --url http://127.0.0.1:8080/v1 \\
+        --model my-model --record bench/golden/replies/my-model.jsonl
+    .venv/bin/python bench/golden.py --replay bench/golden/replies/reference.jsonl
+
+Each task of bench/golden/tasks.json goes through Anna's real planner (templates off, no
+daemon: no check runs and nothing is ever executed) with its telemetry fixture, and the
+final plan is scored against the task's predicates (docs/golden.md). The table shows, per
+task and in total: valid plans, accepted plans, refused-correctly, median latency, tokens.
+
+``--record FILE`` keeps every reply; ``--replay FILE`` answers from such a file without any
+server, by task id and call number (not by prompt bytes, so a prompt edit does not
+invalidate a recording; it replays what the model said then). CI replays committed
+recordings (tests/planner/test_golden.py).
+"""
+
+from __future__ import annotations
+
+import argparse
+import dataclasses
+import json
+import sys
+import tempfile
+import threading
+import time
+from pathlib import Path
+from typing import Any
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _golden import (
+    Score,
+    Task,
+    failures,
+    fixture,
+    load_tasks,
+    reference_reply,
+    refused,
+    summary,
+    table,
+)
+
+from anna_common.errors import AnnaError, ErrorCode
+from annactl.core.config import ClientSettings
+from annactl.planning.llm import make_provider
+from annactl.planning.llm.base import (
+    ChatRequest,
+    ChatResult,
+    EventSink,
+    Provider,
+    TokenCallback,
+    llm_error,
+    no_events,
+)
+from annactl.planning.planner import Planner
+
+
+class Golden:
+    """A provider wrapper that knows the current task: records, replays, caps, counts."""
+
+    name = "golden"
+
+    def __init__(self, inner: Provider | None, *, model: str, max_tokens: int = 0,
+                 replay: Path | None = None, record: Path | None = None) -> None:
+        self.inner = inner
+        self.model = inner.model if inner is not None else model
+        if inner is not None:
+            self.name = inner.name
+        self.max_tokens = max_tokens
+        self.task = ""
+        self.calls: list[ChatResult] = []
+        self.recorded: dict[tuple[str, int], dict[str, Any]] = {}
+        if replay is not None:
+            for line in replay.read_text(encoding="utf-8").splitlines():
+                entry = json.loads(line)
+                if "task" in entry:
+                    self.recorded[(entry["task"], int(entry["call"]))] = entry["result"]
+        self.record = record.open("a", encoding="utf-8") if record is not None else None
+
+    def start(self, task: str) -> None:
+        """The next calls belong to ``task``."""
+        self.task = task
+        self.calls = []
+
+    def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
+             cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
+        """Answer from the recording, or ask the real provider (and record)."""
+        call = len(self.calls)
+        if self.inner is None:
+            stored = self.recorded.get((self.task, call))
+            if stored is None:
+                raise llm_error(ErrorCode.LLM_REPLAY_MISS,
+                                f"no recorded reply for task {self.task} call {call}")
+            result = ChatResult.from_dict(stored)
+            result.source = "replay"
+        else:
+            if self.max_tokens:
+                request = dataclasses.replace(request, options={
+                    **request.options, "max_tokens": self.max_tokens})
+            result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel,
+                                     events=events)
+            if self.record is not None:
+                self.record.write(json.dumps({"task": self.task, "call": call,
+                                              "purpose": request.purpose,
+                                              "result": result.to_dict()}) + "\n")
+                self.record.flush()
+        self.calls.append(result)
+        return result
+
+    def close(self) -> None:
+        """Close the recording and the real provider."""
+        if self.record is not None:
+            self.record.close()
+        if self.inner is not None:
+            self.inner.close()
+
+
+def run_task(planner: Planner, golden: Golden, task: Task, *, live: bool) -> Score:
+    """Plan one task and score the plan."""
+    snapshot = fixture(task.telemetry)
+    golden.start(task.id)
+    score = Score(task=task)
+    started = time.perf_counter()
+    try:
+        outcome = planner.plan(task.request, telemetry=snapshot, use_templates=False)
+    except AnnaError as exc:
+        score.code = str(exc.code)
+        found = exc.detail.get("findings") if isinstance(exc.detail, dict) else None
+        score.why = sorted({str(f.get("code")) for f in found or [] if isinstance(f, dict)})
+        # a model that declined (a valid plan with no step, twice) refused the request
+        score.refused = exc.code == ErrorCode.LLM_OFF_REQUEST
+        score.accepted = task.refuse and score.refused
+    else:
+        plan = outcome.result.plan
+        score.repairs = outcome.repairs
+        if plan is not None:
+            score.valid = True
+            score.refused = refused(plan)
+            score.why = failures(task, plan, outcome.result.ok)
+            score.accepted = not score.why
+        else:
+            score.why = ["no plan"]
+    elapsed = time.perf_counter() - started
+    calls = golden.calls
+    score.calls = len(calls)
+    score.repairs = score.repairs or max(0, len(calls) - 1)
+    score.tokens_in = sum(r.prompt_tokens for r in calls)
+    score.tokens_out = sum(r.completion_tokens for r in calls)
+    score.cached_calls = sum(1 for r in calls if r.cached_tokens > 0)
+    score.latency_s = elapsed if live else sum(r.latency_s for r in calls)
+    return score
+
+
+def header(golden: Golden, args: argparse.Namespace, source: str) -> str:
+    """The first line of a recording."""
+    return json.dumps({"golden": 1, "model": golden.model, "source": source,
+                       "ids": args.ids, "max_tokens": args.max_tokens,
+                       "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
+def write_reference(path: Path) -> None:
+    """The reference answers as a recording (bench/golden/replies/reference.jsonl)."""
+    lines = [json.dumps({"golden": 1, "model": "reference", "source": "tasks.json"})]
+    for task in load_tasks():
+        result = ChatResult(text=reference_reply(task), model="reference",
+                            finish_reason="stop", prompt_tokens=0,
+                            completion_tokens=0, latency_s=0.0)
+        # a refusal is an answer without steps, which the off-request check sends to repair
+        for call in range(2 if task.refuse else 1):
+            lines.append(json.dumps({"task": task.id, "call": call,
+                                     "purpose": "repair" if call else "plan",
+                                     "result": result.to_dict()}))
+    path.write_text("\n".join(lines) + "\n", encoding="utf-8")
+
+
+def parse_args(argv: list[str] | None) -> argparse.Namespace:
+    """Command line."""
+    parser = argparse.ArgumentParser(description="Score a model on Anna's golden tasks.")
+    parser.add_argument("--url", help="model server base URL (Ollama, or OpenAI-style /v1)")
+    parser.add_argument("--model", default="", help="model name on the server")
+    parser.add_argument("--provider", choices=("ollama", "openai"), default="ollama")
+    parser.add_argument("--replay", type=Path, help="answer from a recording, no server")
+    parser.add_argument("--record", type=Path, help="append every reply to this JSONL file")
+    parser.add_argument("--ids", choices=("positional", "free"), default="positional",
+                        help="who writes plan ids (ANNA_LLM_IDS)")
+    parser.add_argument("--max-tokens", type=int, default=0,
+                        help="output token cap per call (0: Anna's default, 2048)")
+    parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--only", nargs="*", default=[], help="task ids or areas to run")
+    parser.add_argument("--json", action="store_true", help="print the summary as JSON")
+    parser.add_argument("--write-reference", type=Path,
+                        help="write the tasks' reference answers as a recording and exit")
+    args = parser.parse_args(argv)
+    if args.write_reference is not None:
+        return args
+    if (args.url is None) == (args.replay is None):
+        parser.error("give exactly one of --url and --replay")
+    return args
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the tasks and print the table."""
+    args = parse_args(argv)
+    if args.write_reference is not None:
+        write_reference(args.write_reference)
+        return 0
+    tasks = [t for t in load_tasks() if not args.only or t.id in args.only
+             or t.area in args.only]
+    state = Path(tempfile.mkdtemp(prefix="anna-golden-"))
+    settings = ClientSettings(llm_provider=args.provider, llm_url=args.url or "",
+                              llm_model=args.model or "replay", llm_timeout=args.timeout,
+                              state_dir=state, llm_ids=args.ids, templates=False)
+    inner = None if args.replay else make_provider(settings)
+    golden = Golden(inner, model=args.model or args.replay.stem if args.replay else args.model,
+                    max_tokens=args.max_tokens, replay=args.replay, record=args.record)
+    if args.replay:  # a recording of a subset (--only) scores that subset
+        tasks = [t for t in tasks if (t.id, 0) in golden.recorded]
+    if golden.record is not None:
+        golden.record.write(header(golden, args, args.url or "") + "\n")
+    planner = Planner(settings, daemon=None, provider=golden)
+    began = time.perf_counter()
+    try:
+        scores = [run_task(planner, golden, t, live=inner is not None) for t in tasks]
+    finally:
+        planner.close()
+    where = f"replay of {args.replay}" if args.replay else f"{args.provider} at {args.url}"
+    title = (f"golden tasks: model {golden.model} ({where}), ids {args.ids}, "
+             f"{len(tasks)} tasks, run in {time.perf_counter() - began:.2f} s")
+    if args.json:
+        print(json.dumps({"title": title, **summary(scores), "per_task": [
+            {"id": s.task.id, "valid": s.valid, "accepted": s.accepted, "code": s.code,
+             "why": s.why} for s in scores]}, indent=1))
+    else:
+        print(table(scores, title=title))
+    return 0
+
+
+if __name__ == "__main__":
+    raise SystemExit(main())

@@ -1,0 +1,114 @@
+"""The per-position-id schema form (issue 11 item 9): what the decoder is made to write."""
+
+from __future__ import annotations
+
+import json
+from typing import Any
+
+import pytest
+
+from anna_common.plan import MODEL_BOUNDS
+from anna_common.positional import LISTS, positional_schema
+from anna_common.validate import validate
+
+from .plans import WALLPAPER
+
+
+def _walk(node: Any) -> list[Any]:
+    out = [node]
+    if isinstance(node, dict):
+        for value in node.values():
+            out += _walk(value)
+    elif isinstance(node, list):
+        for value in node:
+            out += _walk(value)
+    return out
+
+
+def _positional(plan: dict[str, Any]) -> dict[str, Any]:
+    """``plan`` with the ids the grammar would write."""
+    out = json.loads(json.dumps(plan))
+    renames = {}
+    for name, prefix in LISTS.items():
+        for i, entry in enumerate(out[name], start=1):
+            renames[entry["id"]] = f"{prefix}{i}"
+            entry["id"] = f"{prefix}{i}"
+    for step in out["command_plan"]:
+        if step["rollback_id"] is not None:
+            step["rollback_id"] = renames[step["rollback_id"]]
+    return out
+
+
+def test_each_list_is_a_choice_of_tuples_with_fixed_ids() -> None:
+    schema = positional_schema()
+    for name, prefix in LISTS.items():
+        choices = schema["properties"][name]["anyOf"]
+        assert len(choices) == MODEL_BOUNDS["maxItems"][name] + 1
+        assert choices[0]["maxItems"] == 0
+        for length, choice in enumerate(choices[1:], start=1):
+            ids = [entry["properties"]["id"] for entry in choice["prefixItems"]]
+            assert ids == [{"const": f"{prefix}{n}"} for n in range(1, length + 1)]
+
+
+def test_rollback_references_can_only_name_rollback_ids_or_null() -> None:
+    schema = positional_schema()
+    for choice in schema["properties"]["command_plan"]["anyOf"][1:]:
+        for step in choice["prefixItems"]:
+            ref = step["properties"]["rollback_id"]["anyOf"]
+            assert ref[0]["enum"] == [f"r{n}" for n in range(1, 11)]
+            assert ref[1] == {"type": "null"}
+
+
+def test_every_reference_resolves() -> None:
+    # llama-server: 400 "cannot resolve $ref" (measured when a nested definition was dropped)
+    schema = positional_schema()
+    refs = {n["$ref"] for n in _walk(schema) if isinstance(n, dict) and "$ref" in n}
+    assert refs
+    for ref in refs:
+        assert ref.rsplit("/", 1)[1] in schema["$defs"], ref
+
+
+def test_no_form_llama_server_rejects() -> None:
+    # "items": false beside prefixItems is a 400 "JSON schema conversion failed"
+    for node in _walk(positional_schema()):
+        if isinstance(node, dict) and "prefixItems" in node:
+            assert "items" not in node
+
+
+def _fits(plan: dict[str, Any], schema: dict[str, Any]) -> bool:
+    """Does ``plan`` take a path through the tuples (ids, references, command caps)?"""
+    for name in LISTS:
+        entries = plan[name]
+        choices = schema["properties"][name]["anyOf"]
+        if len(entries) >= len(choices):
+            return False
+        for entry, spec in zip(entries, choices[len(entries)].get("prefixItems", []),
+                               strict=True):
+            props = spec["properties"]
+            if entry["id"] != props["id"]["const"]:
+                return False
+            ref = props.get("rollback_id")
+            if ref is not None and entry["rollback_id"] not in [*ref["anyOf"][0]["enum"], None]:
+                return False
+            cap = props["command"].get("maxLength")
+            if cap is not None and len(entry["command"]) > cap:
+                return False
+    return True
+
+
+@pytest.mark.parametrize("chars", [None, 256])
+def test_a_plan_in_the_positional_form_fits_it_and_the_contract(chars: int | None) -> None:
+    plan = _positional(WALLPAPER)
+    assert _fits(plan, positional_schema(command_chars=chars))
+    assert validate(plan).ok
+
+
+def test_duplicate_ids_and_long_commands_do_not_fit() -> None:
+    plan = _positional(WALLPAPER)
+    plan["command_plan"][1]["id"] = "s1"
+    assert not _fits(plan, positional_schema())
+    assert not validate(plan).ok  # DUPLICATE_ID: the plain form cannot prevent it
+    long = _positional(WALLPAPER)
+    long["command_plan"][0]["command"] += " #" + "x" * 300
+    assert _fits(long, positional_schema()) and not _fits(long, positional_schema(
+        command_chars=256))
