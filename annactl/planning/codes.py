@@ -58,6 +58,8 @@ EXCHANGE_FAILURES: tuple[ExchangeFailure, ...] = (
                     ErrorCode.LLM_OFF_REQUEST, False),
     ExchangeFailure("reply", "the plan contains a hard-banned command", ErrorCode.PLAN_BANNED,
                     False),
+    ExchangeFailure("reply", "the evaluation of a finished plan is not valid (Anna's own "
+                    "summary is shown instead)", ErrorCode.LLM_BAD_EVALUATION, False),
     ExchangeFailure("budget", "calls, prompt bytes or model per request; calls or tokens per "
                     "session", ErrorCode.LLM_BUDGET_EXCEEDED, False),
     ExchangeFailure("memory", "memory_patch names a key outside the whitelist (dropped, "
