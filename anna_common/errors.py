@@ -97,6 +97,20 @@ class ErrorCode(StrEnum):
     LLM_BAD_EVALUATION = "LLM_BAD_EVALUATION"
     """The model's evaluation of a finished plan was not valid (Anna's own summary is shown)."""
 
+    # --- prompt files and model proposals (seed 003's codes) -----------------
+    PROMPT_JSON_INVALID = "PROMPT_JSON_INVALID"
+    """The prompt registry is not valid JSON (found at start, before any request)."""
+    PROMPT_SCHEMA_INVALID = "PROMPT_SCHEMA_INVALID"
+    """The prompt registry lacks a field, or names a prompt file that is not there."""
+    PROMPT_SEGMENT_EMPTY = "PROMPT_SEGMENT_EMPTY"
+    """A prompt file is empty."""
+    PROMPT_HASH_MISMATCH = "PROMPT_HASH_MISMATCH"
+    """A prompt file does not match its registered sha256 (found at start)."""
+    SCOPE_VIOLATION = "SCOPE_VIOLATION"
+    """The model proposed a change outside its scope (a memory key not on the whitelist)."""
+    VERSION_CONFLICT = "VERSION_CONFLICT"
+    """The memory changed between a proposal and its acceptance; nothing was applied."""
+
     # --- the person ----------------------------------------------------------
     DECLINED = "DECLINED"
     """The person declined the plan at a confirmation prompt."""

@@ -212,12 +212,19 @@ class ActionPlan(BaseModel):
     the model-facing schema yet (:data:`PLAN_ONLY_FIELDS`); plans from templates and files
     may carry them. Left out of the canonical JSON when empty, so plans without them keep
     the digest they always had."""
+    memory_patch: dict[str, str] = Field(default_factory=dict)
+    """Settings the model proposes Anna remember (seed 004); usually empty. Only whitelisted
+    keys are ever offered, and only the person's yes applies them; ``""`` proposes forgetting."""
 
     @model_serializer(mode="wrap")
     def _drop_empty_optional(self, handler: SerializerFunctionWrapHandler) -> Any:
+        # empty optional fields are left out, so a plan's JSON and digest are what they were
+        # before those fields existed (stored plans and recordings keep verifying)
         data = handler(self)
-        if isinstance(data, dict) and not data.get("verify_commands"):
-            data.pop("verify_commands", None)
+        if isinstance(data, dict):
+            for key in ("verify_commands", "memory_patch"):
+                if not data.get(key):
+                    data.pop(key, None)
         return data
 
     def digest(self) -> str:
@@ -273,6 +280,8 @@ def _require_all(node: Any) -> None:
             _require_all(value)
 
 
+_MEMORY_PATCH_KEYS = 8
+"""At most this many entries in a proposed memory_patch (bounded schema only)."""
 MODEL_BOUNDS: dict[str, dict[str, int]] = {
     # list property -> maxItems; the validation limit stays MAX_LIST_ENTRIES
     "maxItems": {"goals": 4, "necessary_checks": 5, "command_plan": 10, "rollback_plan": 10,
@@ -307,6 +316,8 @@ def _bound(node: Any) -> None:
                     for variant in [prop, *prop.get("anyOf", [])]:
                         if isinstance(variant, dict) and variant.get("type") == "string":
                             variant["maxLength"] = MODEL_BOUNDS["maxLength"][name]
+                if name == "memory_patch" and prop.get("type") == "object":
+                    prop["maxProperties"] = _MEMORY_PATCH_KEYS
                 if name == "llm_version" and prop.get("type") == "string":
                     prop["enum"] = [LLM_VERSION]
         for value in node.values():
@@ -341,7 +352,8 @@ def without_bounds(schema: dict[str, Any]) -> dict[str, Any]:
     that reject those keywords)."""
     def strip(node: Any) -> Any:
         if isinstance(node, dict):
-            return {k: strip(v) for k, v in node.items() if k not in ("maxItems", "maxLength")
+            return {k: strip(v) for k, v in node.items()
+                    if k not in ("maxItems", "maxLength", "maxProperties")
                     and not (k == "enum" and v == [LLM_VERSION])}
         if isinstance(node, list):
             return [strip(v) for v in node]

@@ -265,6 +265,17 @@ def policy_check(command: Annotated[str, typer.Argument(help="The shell command.
 
 
 @app.command()
+def memory(action: Annotated[str, typer.Argument(help="show, set or forget.")] = "show",
+           args: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 - Typer
+               metavar="[KEY [VALUE]]", help="The setting (and its value for set).")] = None,
+           as_json: JsonOpt = False) -> None:
+    """Remembered settings (editor, AUR helper, shell, wallpaper directory…) the model gets."""
+    from annactl.commands import memory as memory_cmd
+
+    raise typer.Exit(memory_cmd.run(_consoles(), action, list(args or []), as_json=as_json))
+
+
+@app.command()
 def status(as_json: JsonOpt = False) -> None:
     """CPU, memory, disks, load, failed units, desktop, packages. No model involved."""
     from annactl.commands import status as status_cmd

@@ -48,6 +48,7 @@ from anna_common.protocol import (
     SubmitResponse,
     TelemetryResponse,
 )
+from anna_common.redact import redact
 from anna_common.validate import validate
 from annad import __version__, policy_load, retention
 from annad.aftercare import Aftercare
@@ -350,7 +351,8 @@ class PlanService:
         annotated, warnings, preview = engine.at_submit(  # may raise tiers: before the seal
             result.plan, result.warnings, owner=peer.uid, home=home, settings=self.settings)
         annotated = self._judged(annotated, peer.uid, home, ctx, None, "submit")
-        request = str(body.get("request", ""))[:MAX_REQUEST_TEXT]
+        # the journal keeps the request for audits: never a password typed into it
+        request = redact(str(body.get("request", "")))[:MAX_REQUEST_TEXT]
         meta = SubmitRequest.model_validate({"plan": annotated.plan, "request": request,
                                              "source": body.get("source", "model")})
         now = time.time()

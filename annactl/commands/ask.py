@@ -177,6 +177,7 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
 
     plan = prepared.annotated
     offline_note(consoles, prepared)
+    offer_memory(flow, consoles, prepared, opts)
     if not plan.steps:
         return _answer(consoles, prepared, opts)
     if plan.checks and not prepared.checks:
@@ -200,6 +201,15 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
     events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json,
                              keep_on_verify_fail=opts.keep_on_verify_fail)
     return _report(flow, consoles, prepared, record, events, opts)
+
+
+def offer_memory(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> None:
+    """A model's memory proposal: asked about at a terminal; never applied by --yes/--json."""
+    from annactl.commands import memory
+
+    asks = consoles.interactive and not opts.as_json and not opts.yes
+    memory.offer(consoles, flow.settings.state_dir, prepared.outcome,
+                 confirm.TerminalPrompter(consoles.err) if asks else None)
 
 
 def offline_note(consoles: Consoles, prepared: Prepared) -> None:

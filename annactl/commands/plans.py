@@ -14,6 +14,7 @@ from anna_common.errors import UsageError
 from annactl.commands.ask import (
     RunOptions,
     json_failures,
+    offer_memory,
     offline_note,
     plan_with_spinner,
     run_prepared,
@@ -87,6 +88,7 @@ def _plan(consoles: Consoles, request: str, *, as_json: bool, telemetry_file: Pa
         emit_json(consoles, prepared.summary_json())
         return ExitStatus.SUCCESS
     offline_note(consoles, prepared)
+    offer_memory(flow, consoles, prepared, RunOptions())
     consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
                                         warnings=prepared.warnings, plan_id=prepared.plan_id,
                                         contradictions=prepared.outcome.contradictions

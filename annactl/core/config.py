@@ -83,6 +83,10 @@ class ClientSettings(BaseSettings):
     """Model calls allowed per request (repairs and refinements included)."""
     max_prompt_bytes: int = Field(default=96_000, ge=1024)
     """Largest prompt (all messages) sent to the model."""
+    max_session_calls: int = Field(default=64, ge=1)
+    """Model calls allowed per session (one command, REPL or TUI), over all its requests."""
+    max_session_tokens: int = Field(default=500_000, ge=1000)
+    """Tokens (prompt + reply, as servers report them) allowed per session."""
     allowed_models: list[str] = Field(default_factory=list)
     """If non-empty, only these model names may be used."""
     trace: bool = False

@@ -167,7 +167,11 @@ class DaemonClient:
         """``POST /v1/plans``: the daemon validates, classifies and stores the plan."""
         from anna_common.protocol import Route, SubmitResponse
 
-        body = {"plan": plan.model_dump(mode="json"), "request": request, "source": source}
+        # a memory proposal is the client's business (asked about here, never run): the daemon
+        # and its journal never see it
+        data = plan.model_dump(mode="json")
+        data.pop("memory_patch", None)
+        body = {"plan": data, "request": request, "source": source}
         return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body,
                                                         timeout=SUBMIT_TIMEOUT))
 

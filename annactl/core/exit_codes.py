@@ -80,6 +80,12 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.LLM_BUDGET_EXCEEDED: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.LLM_REPLAY_MISS: ExitStatus.MODEL_UNAVAILABLE,
     ErrorCode.CANCELLED: ExitStatus.INTERRUPTED,
+    ErrorCode.PROMPT_JSON_INVALID: ExitStatus.ERROR,
+    ErrorCode.PROMPT_SCHEMA_INVALID: ExitStatus.ERROR,
+    ErrorCode.PROMPT_SEGMENT_EMPTY: ExitStatus.ERROR,
+    ErrorCode.PROMPT_HASH_MISMATCH: ExitStatus.ERROR,
+    ErrorCode.SCOPE_VIOLATION: ExitStatus.USAGE,
+    ErrorCode.VERSION_CONFLICT: ExitStatus.USAGE,
     ErrorCode.AUDIT_CHAIN_BROKEN: ExitStatus.ERROR,
     ErrorCode.INTERNAL_ERROR: ExitStatus.ERROR,
 }

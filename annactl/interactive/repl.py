@@ -187,6 +187,10 @@ class ReplSession:
         self.loop = None  # a new request starts its own fix rounds
         self.known_ids.insert(0, prepared.plan_id)
         self.turns.append((request, _turn_summary(prepared)))
+        from annactl.commands import memory
+
+        memory.offer(self.consoles, self.settings.state_dir, prepared.outcome,
+                     confirm.TerminalPrompter(self.consoles.err))
         if run:
             cmd_ask.run_prepared(self.flow, self.consoles, prepared, self._options(prepared))
             self._note_result()
@@ -287,8 +291,9 @@ class ReplSession:
 
         found = parse_remember(text)
         if found is None:
-            raise UsageError("I can remember your editor, AUR helper, wallpaper backend or "
-                             "language", hint='e.g. "remember my editor is nvim"')
+            raise UsageError("I can remember your editor, AUR helper, shell, terminal, wallpaper "
+                             "backend or directory, or language",
+                             hint='e.g. "remember my editor is nvim"')
         key, value = found
         Memory(self.settings.state_dir).set(key, value)
         self.consoles.out.print(f"Remembered: {key} = {inert(value)}", markup=False)

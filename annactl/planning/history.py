@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import sqlite3
 import uuid
 from datetime import UTC, datetime
@@ -25,14 +26,24 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
-from annactl.planning.llm.trace import mask_value
+from annactl.planning.llm.trace import mask, mask_value
+from annactl.planning.packet import (
+    PROTOCOL,
+    UNTRUSTED,
+    RequestSpec,
+    Trace,
+    memory_document,
+    request_packet,
+    response_packet,
+    stored,
+)
 
 if TYPE_CHECKING:
     from anna_common.telemetry import Telemetry
     from annactl.planning.outcome import PlanOutcome
 
-PROTOCOL = {"name": "anna.llmcp", "version": 1}
-"""The packet protocol name and version."""
+log = logging.getLogger(__name__)
+
 DB_NAME = "history.sqlite3"
 
 _SCHEMA = """
@@ -84,6 +95,27 @@ def reply_summary(packet: dict[str, Any]) -> str:
     return f"{text}. {notes}"[:300]
 
 
+def request_text(packet: dict[str, Any]) -> str:
+    """The person's request in a stored request packet (older rows: ``input.text``)."""
+    given = packet.get("input") or {}
+    message = given.get("user_message")
+    if isinstance(message, dict):
+        return str(message.get("text", ""))
+    return str(given.get("text", ""))
+
+
+def _assistant(outcome: PlanOutcome | None, error: AnnaError | None) -> dict[str, Any]:
+    """Title, paragraphs and items of a response packet's ``assistant.render``."""
+    if outcome is not None and outcome.result.plan is not None:
+        plan = outcome.result.plan.plan
+        return {"title": plan.goals[0] if plan.goals else "Answer",
+                "paragraphs": [plan.notes_for_user],
+                "items": [s.command for s in plan.command_plan]}
+    if error is not None:
+        return {"title": f"Error {error.code}", "paragraphs": [error.message]}
+    return {"title": "No plan", "paragraphs": []}
+
+
 class History:
     """One conversation's view of the history database."""
 
@@ -112,7 +144,8 @@ class History:
 
     def _ensure_conversation(self, title: str) -> None:
         self._db.execute("INSERT OR IGNORE INTO conversations(id, created_at, title) "
-                         "VALUES (?, ?, ?)", (self.conversation_id, now_iso(), title[:120]))
+                         "VALUES (?, ?, ?)", (self.conversation_id, now_iso(),
+                                              mask(title, self._secrets)[:120]))
 
     def next_turn(self) -> int:
         """The turn number the next exchange gets."""
@@ -140,9 +173,14 @@ class History:
 
     def record_exchange(self, request: str, *, mode: str, telemetry: Telemetry | None,
                         preferences: dict[str, str] | None, outcome: PlanOutcome | None,
-                        error: AnnaError | None, trace_id: str) -> tuple[dict[str, Any],
-                                                                          dict[str, Any]]:
+                        error: AnnaError | None, trace_id: str,
+                        packet: dict[str, Any] | None = None) -> tuple[dict[str, Any],
+                                                                       dict[str, Any]]:
         """Store a request packet and its response packet (one turn).
+
+        ``packet`` is the LLMCP request packet the model's user message was rendered from;
+        it is stored in its history form (:func:`packet.stored`: program output as digests)
+        and redacted like everything else.
 
         Raises :class:`AnnaError` (never a bare ``sqlite3`` error) so callers outside this
         module need not know the storage.
@@ -150,27 +188,24 @@ class History:
         try:
             return self._record(request, mode=mode, telemetry=telemetry,
                                 preferences=preferences, outcome=outcome, error=error,
-                                trace_id=trace_id)
+                                trace_id=trace_id, packet=packet)
         except sqlite3.Error as exc:
             raise AnnaError(f"the history store {self.path} failed: {exc}",
                             code=ErrorCode.INTERNAL_ERROR) from None
 
     def _record(self, request: str, *, mode: str, telemetry: Telemetry | None,
                 preferences: dict[str, str] | None, outcome: PlanOutcome | None,
-                error: AnnaError | None, trace_id: str) -> tuple[dict[str, Any],
-                                                                  dict[str, Any]]:
+                error: AnnaError | None, trace_id: str,
+                packet: dict[str, Any] | None) -> tuple[dict[str, Any], dict[str, Any]]:
         with self._db:
             self._ensure_conversation(request)
             turn = self.next_turn()
-            req = self._envelope("request", "user", turn)
-            req.update(input={"text": request, "mode": mode},
-                       context={"telemetry": telemetry_digest(telemetry),
-                                "preferences": dict(preferences or {})},
-                       trace={"trace_id": trace_id})
+            req = self._request_packet(request, mode=mode, telemetry=telemetry,
+                                       preferences=preferences, trace_id=trace_id,
+                                       packet=packet, turn=turn)
             stored_req = self.store(req)
-            res = self._envelope("response", "assistant", turn)
-            res["in_reply_to"] = {"request_id": stored_req["id"]}
-            res["trace"] = {"trace_id": trace_id}
+            res = response_packet(stored_req, **_assistant(outcome, error))
+            res["conversation"] = {"id": self.conversation_id, "turn": turn}
             if outcome is not None:
                 annotated = outcome.result.plan
                 res.update(plan=annotated.plan.model_dump(mode="json") if annotated else None,
@@ -187,6 +222,22 @@ class History:
             stored_res = self.store(res, model=model or None)
         return stored_req, stored_res
 
+    def _request_packet(self, request: str, *, mode: str, telemetry: Telemetry | None,
+                        preferences: dict[str, str] | None, trace_id: str,
+                        packet: dict[str, Any] | None, turn: int) -> dict[str, Any]:
+        """The request packet to store: the one sent, or (no model asked) one built here."""
+        if packet is None:
+            docs = [d for d in [memory_document(preferences)] if d is not None]
+            spec = RequestSpec(request, "anna.plan", {"mode": mode}, docs)
+            packet = request_packet(spec, Trace(trace_id))
+            if telemetry is not None:
+                packet["context"]["documents"].append(
+                    {"doc_id": "doc:telemetry", "kind": "telemetry", "trust": UNTRUSTED,
+                     "source": {"program": "annad"}, "content": telemetry_digest(telemetry)})
+        clean = stored(packet)
+        clean["conversation"] = {"id": self.conversation_id, "turn": turn}
+        clean["sender"] = {"role": "agent"}
+        return clean
     def record_evaluation(self, request: str, *, results: dict[str, Any],
                           evaluation: dict[str, Any], model: str | None) -> dict[str, Any]:
         """Store an evaluation turn: Anna's execution results (an untrusted document) and
@@ -225,7 +276,7 @@ class History:
         for packet in self.packets(conversation_id):
             turn = packet["conversation"]["turn"]
             if packet["type"] == "request":
-                requests[turn] = str(packet.get("input", {}).get("text", ""))
+                requests[turn] = request_text(packet)
             else:
                 replies[turn] = reply_summary(packet)
         turns = sorted(requests)[-limit:] if limit > 0 else []
@@ -238,3 +289,63 @@ class History:
             "LEFT JOIN messages m ON m.conversation_id = c.id GROUP BY c.id "
             "ORDER BY c.created_at DESC LIMIT ?", (limit,)).fetchall()
         return [{"id": r[0], "created_at": r[1], "title": r[2], "turns": r[3]} for r in rows]
+
+
+_AUDIT_SCHEMA = """
+CREATE TABLE IF NOT EXISTS audit (
+  trace_id TEXT PRIMARY KEY, run_id TEXT NOT NULL, mode TEXT NOT NULL,
+  prompt_version TEXT NOT NULL, prompt_sha256 TEXT NOT NULL, schema_sha256 TEXT NOT NULL,
+  parser_version TEXT NOT NULL, provider TEXT NOT NULL, model TEXT NOT NULL,
+  loops INTEGER NOT NULL, steps INTEGER NOT NULL, model_calls INTEGER NOT NULL,
+  repairs INTEGER NOT NULL, tokens_in INTEGER NOT NULL, tokens_out INTEGER NOT NULL,
+  template TEXT, error_code TEXT, started_at TEXT NOT NULL, completed_at TEXT NOT NULL);
+CREATE INDEX IF NOT EXISTS idx_audit_started ON audit(started_at);
+"""
+
+
+class AuditStore:
+    """The ``audit`` table beside the history (rows from :mod:`annactl.planning.audit`).
+
+    Best-effort: a full disk or a locked database is logged, never raised.
+    """
+
+    def __init__(self, state_dir: Path) -> None:
+        self.path = state_dir / DB_NAME
+        """The SQLite file."""
+
+    def _connect(self) -> sqlite3.Connection:
+        self.path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        self.path.touch(mode=0o600, exist_ok=True)
+        db = sqlite3.connect(self.path, timeout=5.0)
+        db.executescript(_AUDIT_SCHEMA)
+        return db
+
+    def insert(self, row: dict[str, Any]) -> bool:
+        """Store one row (keys are the audit record's own field names, never input)."""
+        names, marks = ", ".join(row), ", ".join("?" for _ in row)
+        try:
+            db = self._connect()
+            try:
+                with db:
+                    db.execute(f"INSERT OR REPLACE INTO audit({names}) VALUES ({marks})",  # noqa: S608
+                               tuple(row.values()))
+            finally:
+                db.close()
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("could not write the audit record to %s: %s", self.path, exc)
+            return False
+        return True
+
+    def rows(self, names: list[str], limit: int) -> list[tuple[Any, ...]]:
+        """The newest ``limit`` rows, columns ``names`` (the record's own field names)."""
+        try:
+            db = self._connect()
+            try:
+                return db.execute(f"SELECT {', '.join(names)} FROM audit "  # noqa: S608
+                                  "ORDER BY started_at DESC, rowid DESC LIMIT ?",
+                                  (limit,)).fetchall()
+            finally:
+                db.close()
+        except (OSError, sqlite3.Error) as exc:
+            log.warning("could not read the audit records in %s: %s", self.path, exc)
+            return []

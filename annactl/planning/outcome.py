@@ -114,6 +114,10 @@ class PlanOutcome:
     """The model's claims about the machine that the telemetry contradicts."""
     telemetry: Telemetry | None = None
     """The snapshot the plan was made from (answers render their facts from it)."""
+    memory_version: str = ""
+    """The memory's version when the request packet was built (a patch applies only to it)."""
+    packet: dict[str, Any] | None = None
+    """The LLMCP request packet the user message was rendered from (full, unredacted)."""
     user_message: str = ""
     """The user message the model planned from ("" for a template): evaluation continues it."""
 
@@ -141,6 +145,7 @@ class PlanOutcome:
             "tokens_out": self.tokens_out,
             "contradictions": [c.to_dict() for c in self.contradictions],
             "confidence": self.confidence,
+            "memory_patch": dict(self.plan.memory_patch) if self.plan else {},
         }
 
 
@@ -149,19 +154,35 @@ def is_banned(result: ValidationResult) -> bool:
     return any(f.code == FindingCode.BANNED_COMMAND for f in result.errors) or bool(
         result.plan is not None and result.plan.banned)
 
+
 class ExchangeLog(Protocol):
     """Where a run records its exchange (:class:`annactl.planning.history.History`)."""
 
+    conversation_id: str
+    """The conversation new packets belong to."""
+
+    def next_turn(self) -> int:
+        """The turn number the next exchange gets."""
+        ...
+
     def record_exchange(self, request: str, *, mode: str, telemetry: Telemetry | None,
                         preferences: dict[str, str] | None, outcome: PlanOutcome | None,
-                        error: AnnaError | None, trace_id: str) -> tuple[dict[str, Any],
-                                                                          dict[str, Any]]:
+                        error: AnnaError | None, trace_id: str,
+                        packet: dict[str, Any] | None = None) -> tuple[dict[str, Any],
+                                                                       dict[str, Any]]:
         """Store a request packet and its response packet (one turn)."""
         ...
 
 
 class PlanningSession(Protocol):
     """What one planning run uses from its planner (:class:`~annactl.planning.planner.Planner`)."""
+
+    run_id: str
+    """The session's id (``trace.run_id``, the audit's ``run_id``)."""
+    session_calls: int
+    """Model calls this session made so far."""
+    session_tokens: int
+    """Tokens this session used so far."""
 
     @property
     def settings(self) -> ClientSettings:

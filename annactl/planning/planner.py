@@ -23,6 +23,7 @@ from __future__ import annotations
 import logging
 import os
 import threading
+import uuid
 from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -54,6 +55,15 @@ class Planner:
         """The home directory plans are assessed against."""
         self._provider = provider
         self._owns_provider = provider is None
+        from annactl.planning.prompt import prompts
+
+        prompts()  # a damaged prompt file fails here, at start, with its code (seed 003)
+        self.run_id = uuid.uuid4().hex
+        """This session's id (``trace.run_id`` in packets, ``run_id`` in the audit)."""
+        self.session_calls = 0
+        """Model calls made by this session so far (``max_session_calls``)."""
+        self.session_tokens = 0
+        """Prompt + reply tokens this session used so far (``max_session_tokens``)."""
 
     @property
     def provider(self) -> Provider:

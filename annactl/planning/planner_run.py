@@ -20,6 +20,7 @@ from anna_common.plan import canonical_json, model_json_schema, schema_sha256
 from anna_common.positional import positional_schema
 from anna_common.validate import validate_text
 from annactl.planning import prompt
+from annactl.planning.audit import AuditLog, run_record
 from annactl.planning.facts import contradictions
 from annactl.planning.grounding import echo_findings
 from annactl.planning.llm.base import ChatRequest, ChatResult, check_cancel, llm_error
@@ -34,6 +35,7 @@ from annactl.planning.outcome import (
     template_outcome,
     usage_checks,
 )
+from annactl.planning.packet import Trace, now_iso, stored
 
 if TYPE_CHECKING:
     from anna_common.protocol import CheckResult
@@ -91,6 +93,9 @@ class Run:
         self.preferences: dict[str, str] | None = None
         self.sent = ""
         """The user message sent to the model (what it was told about this machine)."""
+        self.packet: dict[str, Any] | None = None
+        """The LLMCP request packet :attr:`sent` was rendered from."""
+        self.started_at = now_iso()
         self.continuation: Messages = []
         """Turns after the user message (a fix request continues a failed plan)."""
 
@@ -106,10 +111,11 @@ class Run:
                 turns: list[tuple[str, str]], preferences: dict[str, str] | None) -> PlanOutcome:
         """Plan the request (see :mod:`annactl.planning.planner`)."""
         self.request = usage_checks(self.request, self.mode)
-        self.preferences = preferences
+        self._load_memory(preferences)
         self.progress("telemetry")
         self.telemetry = telemetry if telemetry is not None else self.planner.fetch_telemetry()
         self.context = self.planner.assess_context(self.telemetry)
+        self.packet = self._plan_packet(turns)
         found: TemplateMatch | None = None
         if use_templates and self.settings.templates and not self.continuation:
             self.progress("template")
@@ -125,7 +131,7 @@ class Run:
             # a weak match and no model configured: one quick try, not three slow ones
             self.planner.quick_model_probe()
         try:
-            return self._done(self.model_loop(turns))
+            return self._done(self.model_loop())
         except LLMError as exc:
             if exc.code in OFFLINE_CODES and (found is None or found.plan is None):
                 self._explain_no_template(exc, found)
@@ -139,6 +145,30 @@ class Run:
             outcome.model_calls = self.stats.model_calls
             return self._done(outcome)
 
+    def _load_memory(self, preferences: dict[str, str] | None) -> None:
+        """The memory goes to the model in every mode: the caller's, or the stored one."""
+        from annactl.planning.memory import Memory, version_of
+
+        if preferences is None:
+            preferences = Memory(self.settings.state_dir).all()
+        self.preferences = preferences
+        self.stats.memory_version = version_of(preferences)
+
+    def _plan_packet(self, turns: list[tuple[str, str]]) -> dict[str, Any]:
+        assert self.telemetry is not None
+        spec = prompt.plan_spec(self.request, mode=self.mode, telemetry=self.telemetry,
+                                preferences=self.preferences, turns=turns)
+        history = self.planner.history
+        conversation = None
+        if history is not None:
+            try:
+                conversation = {"id": history.conversation_id, "turn": history.next_turn()}
+            except Exception:  # the store is a convenience; a broken one is reported at the end
+                conversation = None
+        return prompt.packet_for(spec, self._trace(1), conversation=conversation)
+
+    def _trace(self, step: int) -> Trace:
+        return Trace(self.tracer.trace_id, self.planner.run_id, step)
     def _explain_no_template(self, exc: LLMError, found: TemplateMatch | None) -> None:
         """Add to a model failure which offline template came close, and why it did not fit."""
         from annactl.planning.templates.base import Context
@@ -155,13 +185,15 @@ class Run:
 
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id
+        outcome.packet = self.packet
+        outcome.memory_version = self.stats.memory_version
         outcome.telemetry = self.telemetry
         outcome.user_message = self.sent
         outcome.elapsed_s = time.monotonic() - self.started
         self.progress("done")
         return outcome
 
-    def model_loop(self, turns: list[tuple[str, str]]) -> PlanOutcome:
+    def model_loop(self) -> PlanOutcome:
         """Ask the model, repair once if needed, then refine through necessary checks."""
         assert self.telemetry is not None
         provider = self.planner.provider
@@ -172,9 +204,10 @@ class Run:
             raise llm_error(ErrorCode.LLM_BUDGET_EXCEEDED,
                             f"the model {provider.model!r} is not in allowed_models",
                             f"use one of: {', '.join(allowed)}")
-        user = prompt.user_message(self.request, mode=self.mode, telemetry=self.telemetry,
-                                   preferences=self.preferences, turns=turns)
+        assert self.packet is not None
+        user = prompt.render_packet(self.packet)
         self.sent = user
+        self.tracer.set("packet", stored(self.packet))
         base: Messages = [{"role": "system", "content": prompt.system_message()},
                           {"role": "user", "content": user}, *self.continuation]
         self.tracer.set("prompt", {"version": prompt.prompts().version,
@@ -187,8 +220,11 @@ class Run:
             if results is None:
                 break
             stats.rounds += 1
+            packet = prompt.packet_for(prompt.refine_spec(self.request, results),
+                                       self._trace(stats.model_calls + 1))
+            self.tracer.event("PACKET", task="anna.refine", packet=stored(packet))
             refine = [*base, {"role": "assistant", "content": prompt.echo_reply(reply)},
-                      {"role": "user", "content": prompt.refine_message(results)}]
+                      {"role": "user", "content": prompt.render_packet(packet)}]
             result, reply = self.ask_valid(refine, "refine")
         if result.ok and result.plan is not None:
             off = off_request_findings(result.plan, self.request)
@@ -278,10 +314,10 @@ class Run:
         return ValidationResult(ok=False, errors=grounding, warnings=result.warnings,
                                 plan=result.plan)
 
-    def _budget(self, message: str) -> AnnaError:
+    def _budget(self, message: str, *,
+                hint: str = "raise ANNA_MAX_MODEL_CALLS or ANNA_MAX_PROMPT_BYTES") -> AnnaError:
         self.tracer.event("BUDGET_EXCEEDED", message=message)
-        return llm_error(ErrorCode.LLM_BUDGET_EXCEEDED, message,
-                         "raise ANNA_MAX_MODEL_CALLS or ANNA_MAX_PROMPT_BYTES")
+        return llm_error(ErrorCode.LLM_BUDGET_EXCEEDED, message, hint)
 
     def _request(self, messages: Messages, purpose: str) -> ChatRequest:
         prompts = prompt.prompts()
@@ -293,17 +329,30 @@ class Run:
                            prompt_version=prompts.version, prompt_sha=prompts.sha256,
                            purpose=purpose)
 
+    def _session_budget(self) -> None:
+        planner, settings = self.planner, self.settings
+        if planner.session_calls >= settings.max_session_calls:
+            raise self._budget(f"all {settings.max_session_calls} model calls of this session "
+                               "are spent", hint="start a new session, or raise "
+                               "ANNA_MAX_SESSION_CALLS")
+        if planner.session_tokens >= settings.max_session_tokens:
+            raise self._budget(f"this session used {planner.session_tokens} tokens; its budget "
+                               f"is {settings.max_session_tokens}", hint="start a new session, "
+                               "or raise ANNA_MAX_SESSION_TOKENS")
+
     def call(self, messages: Messages, purpose: str) -> ChatResult:
-        """One model call within the budgets, traced."""
+        """One model call within the per-request and per-session budgets, traced."""
         stats = self.stats
         if stats.model_calls >= self.settings.max_model_calls:
             raise self._budget(f"all {self.settings.max_model_calls} model calls of this "
                                "request are spent")
+        self._session_budget()
         request = self._request(messages, purpose)
         if request.prompt_bytes > self.settings.max_prompt_bytes:
             raise self._budget(f"the prompt is {request.prompt_bytes} bytes; the budget is "
                                f"{self.settings.max_prompt_bytes}")
         stats.model_calls += 1
+        self.planner.session_calls += 1
         stage = "model" if purpose == "plan" else purpose
         self.progress(stage)
         self.tracer.event("LLM_REQUEST_SENT", purpose=purpose, call=stats.model_calls,
@@ -322,6 +371,7 @@ class Run:
         stats.server_s += (reply.server_ms or 0.0) / 1000
         stats.tokens_in += reply.prompt_tokens
         stats.tokens_out += reply.completion_tokens
+        self.planner.session_tokens += reply.prompt_tokens + reply.completion_tokens
         self.tracer.event("LLM_RESPONSE_OK", purpose=purpose, latency_s=round(reply.latency_s, 4),
                           server_ms=reply.server_ms, tokens_in=reply.prompt_tokens,
                           tokens_out=reply.completion_tokens, cached_tokens=reply.cached_tokens,
@@ -359,12 +409,17 @@ class Run:
         summary.pop("plan", None)
         self.tracer.set("outcome", summary)
         self.tracer.write()
+        AuditLog(self.settings.state_dir).write(run_record(
+            trace_id=self.tracer.trace_id, run_id=self.planner.run_id, mode=self.mode,
+            stats=outcome if outcome is not None else self.stats,
+            plan=outcome.plan if outcome is not None else None, error=error,
+            started_at=self.started_at))
         history = self.planner.history
         if history is None:
             return
         try:
             history.record_exchange(self.request, mode=self.mode, telemetry=self.telemetry,
                                     preferences=self.preferences, outcome=outcome, error=error,
-                                    trace_id=self.tracer.trace_id)
+                                    trace_id=self.tracer.trace_id, packet=self.packet)
         except (OSError, AnnaError) as exc:  # history must never break planning
             log.warning("could not store history: %s", exc)

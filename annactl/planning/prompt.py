@@ -18,6 +18,7 @@ from __future__ import annotations
 
 import hashlib
 import json
+import logging
 import re
 from dataclasses import dataclass
 from functools import cache
@@ -25,13 +26,27 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
-from anna_common.plan import canonical_json
-from annactl.planning.telemetry_trim import DEFAULT_BUDGET, compact, cut, trim
+from anna_common.plan import canonical_json, schema_sha256
+from annactl.planning.packet import (
+    TASKS,
+    RequestSpec,
+    Trace,
+    check_results_document,
+    conversation_document,
+    memory_document,
+    render,
+    request_packet,
+    telemetry_document,
+)
+from annactl.planning.packet import untrusted_json as _untrusted_json
+from annactl.planning.telemetry_trim import DEFAULT_BUDGET, cut, trim
 
 if TYPE_CHECKING:
     from anna_common.findings import Finding
     from anna_common.protocol import CheckResult
     from anna_common.telemetry import Telemetry
+
+log = logging.getLogger(__name__)
 
 PROMPT_DIR = Path(__file__).resolve().parent / "prompts"
 """Where the prompt files and registry.json live."""
@@ -41,6 +56,8 @@ MAX_REQUEST_CHARS = 2000
 """Longest request sent to the model (longer ones are refused by the planner)."""
 MAX_REPLY_ECHO = 6000
 """At most this much of a failed reply is sent back in a repair call."""
+untrusted_json = _untrusted_json
+"""Compact JSON that cannot close a tag block (defined in :mod:`annactl.planning.packet`)."""
 _PLACEHOLDER = re.compile(r"\{\{(\w+)\}\}")
 
 
@@ -65,22 +82,68 @@ def file_sha(path: Path) -> str:
     return hashlib.sha256(path.read_bytes()).hexdigest()
 
 
+def _prompt_error(code: ErrorCode, message: str) -> AnnaError:
+    return AnnaError(message, code=code,
+                     hint="the installed prompt files are damaged or were edited; reinstall "
+                          "Anna, or after a deliberate edit run `python -m "
+                          "annactl.planning.prompt --rehash` and bump the version")
+
+
+def _registry() -> dict[str, Any]:
+    """registry.json, checked for shape (seed 003: invalid JSON and missing fields hard-fail)."""
+    path = PROMPT_DIR / "registry.json"
+    try:
+        registry = json.loads(path.read_text(encoding="utf-8"))
+    except OSError as exc:
+        raise _prompt_error(ErrorCode.PROMPT_SCHEMA_INVALID,
+                            f"cannot read the prompt registry {path}: {exc}") from None
+    except ValueError as exc:
+        raise _prompt_error(ErrorCode.PROMPT_JSON_INVALID,
+                            f"the prompt registry {path} is not valid JSON: {exc}") from None
+    entries = registry.get("prompts") if isinstance(registry, dict) else None
+    if (not isinstance(registry, dict) or not isinstance(registry.get("version"), str)
+            or not isinstance(entries, dict) or not entries):
+        raise _prompt_error(ErrorCode.PROMPT_SCHEMA_INVALID,
+                            f"the prompt registry {path} needs a version and prompts")
+    for prompt_id, entry in entries.items():
+        if (not isinstance(entry, dict) or not isinstance(entry.get("file"), str)
+                or not isinstance(entry.get("sha256"), str)
+                or Path(entry["file"]).name != entry["file"]):
+            raise _prompt_error(ErrorCode.PROMPT_SCHEMA_INVALID,
+                                f"prompt {prompt_id!r} in {path} needs a plain file and sha256")
+    unknown = set(registry) - {"version", "prompts", "examples"}
+    if unknown:
+        log.warning("prompt registry: ignoring unknown keys %s", sorted(unknown))
+    return registry
+
+
 @cache
 def prompts() -> PromptSet:
-    """Load and verify the registry (once per process)."""
-    registry = json.loads((PROMPT_DIR / "registry.json").read_text(encoding="utf-8"))
+    """Load and verify the registry (once per process; :class:`Planner` does it at start).
+
+    Codes (seed 003): ``PROMPT_JSON_INVALID``, ``PROMPT_SCHEMA_INVALID``,
+    ``PROMPT_SEGMENT_EMPTY``, ``PROMPT_HASH_MISMATCH``.
+    """
+    registry = _registry()
     texts: dict[str, str] = {}
     hashes: dict[str, str] = {}
     for prompt_id, entry in registry["prompts"].items():
         path = PROMPT_DIR / entry["file"]
-        actual = file_sha(path)
+        try:
+            data = path.read_bytes()
+        except OSError as exc:
+            raise _prompt_error(ErrorCode.PROMPT_SCHEMA_INVALID,
+                                f"prompt file {entry['file']} cannot be read: {exc}") from None
+        actual = hashlib.sha256(data).hexdigest()
         if actual != entry["sha256"]:
-            raise AnnaError(
-                f"prompt file {entry['file']} does not match its registered sha256",
-                code=ErrorCode.INTERNAL_ERROR,
-                hint="a prompt changed without a registry update; run "
-                     "`python -m annactl.planning.prompt --rehash` and bump the version")
-        texts[prompt_id] = path.read_text(encoding="utf-8")
+            raise _prompt_error(ErrorCode.PROMPT_HASH_MISMATCH,
+                                f"prompt file {entry['file']} does not match its registered "
+                                "sha256")
+        text = data.decode("utf-8", "replace")
+        if not text.strip():
+            raise _prompt_error(ErrorCode.PROMPT_SEGMENT_EMPTY,
+                                f"prompt file {entry['file']} is empty")
+        texts[prompt_id] = text
         hashes[prompt_id] = actual
     digest = hashlib.sha256(canonical_json({"version": registry["version"],
                                             "files": hashes})).hexdigest()
@@ -92,45 +155,36 @@ def fill(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-def untrusted_json(value: Any) -> str:
-    """Compact JSON whose strings cannot close a tag block or open a code fence."""
-    return (compact(value).replace("<", "\\u003c").replace(">", "\\u003e")
-            .replace("`", "\\u0060"))
-
-
 def system_message() -> str:
     """The static system message (identical bytes on every request)."""
     return prompts().text("system")
 
 
-def _preferences(preferences: dict[str, str] | None) -> str:
-    if not preferences:
-        return ""
-    ordered = dict(sorted(preferences.items()))
-    return f"USER PREFERENCES (the user's own settings): {compact(ordered)}\n"
+def plan_spec(request: str, *, mode: str, telemetry: Telemetry,
+              preferences: dict[str, str] | None = None,
+              turns: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
+              budget: int = DEFAULT_BUDGET) -> RequestSpec:
+    """The planning request as packet parts: memory, recent turns, trimmed telemetry."""
+    if mode not in MODES:
+        raise ValueError(f"unknown mode {mode!r}")
+    docs = [d for d in (memory_document(preferences), conversation_document(turns)) if d]
+    docs.append(telemetry_document(trim(telemetry, request, budget=budget)))
+    return RequestSpec(request, "anna.plan", {"mode": mode}, docs)
 
 
-def _turns(turns: list[tuple[str, str]] | tuple[tuple[str, str], ...]) -> str:
-    if not turns:
-        return ""
-    recent = [{"request": cut(r, 200), "answer": cut(a, 300)} for r, a in list(turns)[-4:]]
-    return f"EARLIER IN THIS CONVERSATION (untrusted): {untrusted_json(recent)}\n"
+def render_packet(request_packet: dict[str, Any]) -> str:
+    """The user message rendered from a request packet with its task's prompt file."""
+    return render(request_packet, prompts().text(TASKS[request_packet["input"]["task"]["name"]]))
 
 
 def user_message(request: str, *, mode: str, telemetry: Telemetry,
                  preferences: dict[str, str] | None = None,
                  turns: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
                  budget: int = DEFAULT_BUDGET) -> str:
-    """The user message: request, mode, preferences, recent turns, trimmed telemetry."""
-    if mode not in MODES:
-        raise ValueError(f"unknown mode {mode!r}")
-    return fill(prompts().text("user"), {
-        "request": " ".join(request.split()),
-        "mode": mode,
-        "preferences": _preferences(preferences),
-        "turns": _turns(turns),
-        "telemetry": untrusted_json(trim(telemetry, request, budget=budget)),
-    })
+    """The user message: request, mode, memory, recent turns, trimmed telemetry."""
+    spec = plan_spec(request, mode=mode, telemetry=telemetry, preferences=preferences,
+                     turns=turns, budget=budget)
+    return render_packet(packet_for(spec, Trace("")))
 
 
 def repair_message(findings: list[Finding], *, truncated: bool = False) -> str:
@@ -147,11 +201,25 @@ def echo_reply(reply: str) -> str:
     return cut(reply, MAX_REPLY_ECHO) if reply.strip() else "(empty reply)"
 
 
-def refine_message(results: list[CheckResult], *, output_chars: int = 1200) -> str:
-    """The necessary checks' outcomes, for a refined plan."""
+def refine_spec(request: str, results: list[CheckResult], *,
+                output_chars: int = 1200) -> RequestSpec:
+    """The necessary checks' outcomes as packet parts, for a refined plan."""
     rows = [{"id": r.id, "ran": r.ran, "exit_code": r.exit_code,
              "output": cut(r.output, output_chars), "reason": r.reason} for r in results[:20]]
-    return fill(prompts().text("refine"), {"results": untrusted_json(rows)})
+    return RequestSpec(request, "anna.refine", {}, [check_results_document(rows)])
+
+
+def refine_message(results: list[CheckResult], *, output_chars: int = 1200,
+                   request: str = "") -> str:
+    """The necessary checks' outcomes, for a refined plan (rendered from its packet)."""
+    spec = refine_spec(request, results, output_chars=output_chars)
+    return render_packet(packet_for(spec, Trace("")))
+
+
+def packet_for(spec: RequestSpec, trace: Trace, *,
+               conversation: dict[str, Any] | None = None) -> dict[str, Any]:
+    """A request packet for ``spec`` naming the ActionPlan schema's sha256."""
+    return request_packet(spec, trace, conversation=conversation, schema_sha=schema_sha256())
 
 
 def rehash() -> dict[str, Any]:

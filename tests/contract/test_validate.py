@@ -227,7 +227,8 @@ def test_model_schema_keeps_field_order_and_bounds_lists_and_prose() -> None:
     # a grammar-constrained decoder emits properties in schema order: plan order, not a-z
     assert list(schema["properties"]) == ["analysis", "goals", "necessary_checks",
                                           "command_plan", "rollback_plan", "notes_for_user",
-                                          "meta"]
+                                          "meta", "memory_patch"]
+    assert schema["properties"]["memory_patch"]["maxProperties"] == 8
     assert schema["properties"]["command_plan"]["maxItems"] == MODEL_BOUNDS["maxItems"][
         "command_plan"]
     step_props = schema["$defs"]["CommandStep"]["properties"]
@@ -236,4 +237,5 @@ def test_model_schema_keeps_field_order_and_bounds_lists_and_prose() -> None:
     assert step_props["command"]["maxLength"] == 4096
     plain = without_bounds(schema)
     assert "maxItems" not in json.dumps(plain) and "maxLength" not in json.dumps(plain)
+    assert "maxProperties" not in json.dumps(plain)
     assert plain == model_json_schema(bounded=False)

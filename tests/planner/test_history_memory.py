@@ -29,9 +29,12 @@ def test_each_exchange_is_stored_as_versioned_redacted_packets(fake_llm, make_se
         assert packet["protocol"] == {"name": "anna.llmcp", "version": 1}
         assert packet["conversation"] == {"id": history.conversation_id, "turn": 1}
         assert packet["created_at"].endswith("Z") and len(packet["id"]) == 32
-    assert request["type"] == "request" and request["sender"] == {"role": "user"}
-    assert request["input"] == {"text": "explain my uptime", "mode": "repl"}
-    digest = request["context"]["telemetry"]
+    assert request["type"] == "request" and request["sender"] == {"role": "agent"}
+    assert request["input"]["user_message"]["text"] == "explain my uptime"
+    assert request["input"]["task"] == {"name": "anna.plan", "args": {"mode": "repl"}}
+    docs = {d["kind"]: d for d in request["context"]["documents"]}
+    assert docs["memory"]["content"] == {"editor": "nvim"}
+    digest = docs["telemetry"]["content"]
     assert len(digest["sha256"]) == 64 and len(digest["preview"]) <= 240
     raw = (tmp_path / "state" / "history.sqlite3").read_bytes()
     assert b"secret-process-name" not in raw and b"libfiller" not in raw  # digest only
@@ -111,7 +114,8 @@ def test_memory_keeps_only_whitelisted_keys(tmp_path):
     assert memory.get("editor") is None
     memory.path.write_text("not json")
     assert memory.all() == {}
-    assert {"wallpaper_backend", "editor", "aur_helper", "language"} == WHITELIST
+    assert {"wallpaper_backend", "wallpaper_dir", "editor", "aur_helper", "shell", "terminal",
+            "language"} == WHITELIST
 
 
 def test_history_failure_never_breaks_planning(fake_llm, make_settings, tmp_path):

@@ -54,6 +54,7 @@ if TYPE_CHECKING:
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
     from annactl.planning.fix import FixLoop
+    from annactl.planning.memory import PatchReview
     from annactl.planning.outcome import Progress
 
 
@@ -255,8 +256,34 @@ class AnnaTui(App[int]):
         self.query_one("#state", Static).update(progress_text(message.progress))
 
     def on_plan_ready(self, message: PlanReady) -> None:
-        """Show the plan: notes for an answer, the approval box for a plan with steps."""
+        """A memory proposal first (if any), then the plan."""
         prepared = self.prepared = message.prepared
+        if self._flow is not None and prepared.outcome is not None:
+            from annactl.commands.memory import review_for
+            from annactl.interactive.tui.screens.memory import MemoryScreen
+
+            state_dir = self._flow.settings.state_dir
+            review = review_for(state_dir, prepared.outcome)
+            if review is not None and review.changes:
+                self.push_screen(MemoryScreen(review), lambda decision: self._remembered(
+                    decision, state_dir, review, prepared))
+                return
+        self._show_plan(prepared)
+
+    def _remembered(self, decision: Decision | None, state_dir: Path, review: PatchReview,
+                    prepared: Prepared) -> None:
+        if decision == Decision.APPROVE:
+            from annactl.commands.memory import apply
+
+            error = apply(state_dir, review)
+            if error is not None:
+                self.notify(f"{error.code}: {inert(error.message)}", severity="error")
+            else:
+                self.notify("Remembered.")
+        self._show_plan(prepared)
+
+    def _show_plan(self, prepared: Prepared) -> None:
+        """Show the plan: notes for an answer, the approval box for a plan with steps."""
         state = self.query_one("#state", Static)
         if not prepared.annotated.steps:
             state.update(render.notes_only(prepared.annotated,

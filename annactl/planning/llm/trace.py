@@ -14,11 +14,12 @@ from __future__ import annotations
 import json
 import logging
 import os
-import re
 import time
 import uuid
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
+
+from anna_common.redact import redact, redact_value
 
 if TYPE_CHECKING:
     from annactl.core.config import ClientSettings
@@ -28,34 +29,16 @@ log = logging.getLogger(__name__)
 MASK = "***"
 """What a secret is replaced with."""
 
-_PATTERNS: tuple[tuple[re.Pattern[str], str], ...] = (
-    (re.compile(r"(?i)\b(bearer)\s+[A-Za-z0-9._~+/=-]{4,}"), rf"\1 {MASK}"),
-    (re.compile(r"\bsk-[A-Za-z0-9_-]{4,}"), f"sk-{MASK}"),
-    (re.compile(r"([a-zA-Z][a-zA-Z0-9+.-]*://[^/\s:@]+):[^/\s@]+@"), rf"\1:{MASK}@"),
-    (re.compile(r"(?i)\b(api[_-]?key|access[_-]?token|auth[_-]?token|token|secret|password|"
-                r"passwd)(\"?\s*[:=]\s*\"?)([^\s\"',&;]+)"), rf"\1\2{MASK}"),
-)
-
 
 def mask(text: str, secrets: tuple[str, ...] = ()) -> str:
-    """``text`` with known secrets and secret-looking tokens replaced by ``***``."""
-    for secret in secrets:
-        if secret and len(secret) >= 4:
-            text = text.replace(secret, MASK)
-    for pattern, replacement in _PATTERNS:
-        text = pattern.sub(replacement, text)
-    return text
+    """``text`` with known secrets and secret-looking tokens replaced by ``***``
+    (the storage policy of :mod:`anna_common.redact`)."""
+    return redact(text, secrets)
 
 
 def mask_value(value: Any, secrets: tuple[str, ...] = ()) -> Any:
     """:func:`mask` applied to every string in a JSON-like value (keys too)."""
-    if isinstance(value, str):
-        return mask(value, secrets)
-    if isinstance(value, dict):
-        return {mask(str(k), secrets): mask_value(v, secrets) for k, v in value.items()}
-    if isinstance(value, list | tuple):
-        return [mask_value(v, secrets) for v in value]
-    return value
+    return redact_value(value, secrets)
 
 
 def settings_secrets(settings: ClientSettings) -> tuple[str, ...]:
