@@ -19,7 +19,7 @@ def test_repl_asks_before_remembering_a_model_proposal(anna: Anna) -> None:
     term.expect(r"editor = helix\s+Remember this\?")
     term.send("y\r")
     # expect() searches the whole transcript, so each pattern must be one that appears once
-    term.expect(r"Notes: Noted\.\s+anna>")
+    term.expect(r"Noted\.\s+anna>")
     assert "Remembered." in term.text
     term.send("plan: remember fish as my shell\r")
     term.expect(r"shell = fish\s+Remember this\?")
