@@ -72,7 +72,11 @@ def test_repl_session_in_tmux(anna: Anna, tmux_runs: list[Tmux]) -> None:
     target.write_text("original\n")
     reply = json.dumps(make_plan([("write", f"echo changed > {target}", "LOW")],
                                  goal="Change f"))
-    anna.llm.push(reply, reply)
+    # plan, the model's evaluation after it ran, the second plan
+    verdict = json.dumps({"goals_met": True, "goals": [{"goal": "Change f", "met": True,
+                                                        "why": "the step exited 0"}],
+                          "summary": "The file was changed.", "suggestion": ""})
+    anna.llm.push(reply, verdict, reply)
     term = Tmux([*anna.argv, "repl", "--no-templates"], anna.env, anna.work)
     tmux_runs.append(term)
     term.wait_for(r"anna>")
@@ -95,6 +99,7 @@ def test_repl_session_in_tmux(anna: Anna, tmux_runs: list[Tmux]) -> None:
     term.type("ok")
     term.keys("Enter")
     term.wait_for(r"Result: succeeded")
+    term.wait_for(r"goals met")  # the evaluation follows the result
     assert target.read_text() == "changed\n"
     # free text asks before running; "n" declines and the REPL goes on
     term.keys("C-l")
@@ -105,7 +110,7 @@ def test_repl_session_in_tmux(anna: Anna, tmux_runs: list[Tmux]) -> None:
     term.keys("Enter")
     term.wait_for(r"DECLINED")
     # the second request carried the first turn and the preference as context
-    second = json.dumps(anna.llm.chat_bodies()[1]["messages"])
+    second = json.dumps(anna.llm.chat_bodies()[2]["messages"])
     assert "change the file" in second and "nvim" in second
     # Ctrl-R finds an earlier line
     term.keys("C-l")
