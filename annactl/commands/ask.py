@@ -312,7 +312,7 @@ def _report(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanReco
         consoles.out.print(render.result_view(record))
     if str(record.status) == "succeeded":
         # before the evaluation: a lock-out guard's clock is running
-        offer_confirm(flow, consoles, prepared.plan_id, opts)
+        offer_confirm(flow, consoles, record, opts)
     status = int(exit_status_for_plan(str(record.status)))
     if after_execution(flow, consoles, prepared, record, opts, doc):
         status = run_fix(flow, consoles, opts, status, doc)
@@ -360,12 +360,12 @@ def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
     return fixed if prepared.annotated.steps else status
 
 
-def offer_confirm(flow: Flow, consoles: Consoles, plan_id: str, opts: RunOptions) -> None:
+def offer_confirm(flow: Flow, consoles: Consoles, record: PlanRecord, opts: RunOptions) -> None:
     """After a plan the lock-out guard armed: say so and offer the confirmation."""
     from annactl.commands.confirm import offer
 
     if not opts.as_json:
-        offer(flow, consoles, plan_id)
+        offer(flow, consoles, record)
 
 
 def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:

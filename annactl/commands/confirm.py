@@ -47,12 +47,22 @@ def guard_notice(record: PlanRecord) -> str | None:
             f"annactl confirm {record.plan_id}")
 
 
-def offer(flow: Flow, consoles: Consoles, plan_id: str) -> None:
+def offer(flow: Flow, consoles: Consoles, record: PlanRecord) -> None:
     """After a guarded plan: say so, and offer to send the confirmation now over a new
-    connection (the answer itself shows the person can still use this terminal)."""
+    connection (the answer itself shows the person can still use this terminal).
+
+    The record in hand is the journal's (the guard is armed before the plan's last event);
+    only when it carries no guard is the daemon asked again, and a daemon that is gone
+    just then (restarting) never turns a finished plan into a failed command."""
+    from anna_common.errors import AnnaError
     from annactl.ui.confirm import TerminalPrompter
 
-    record = flow.daemon.get_plan(plan_id)
+    plan_id = record.plan_id
+    if record.guard is None:
+        try:
+            record = flow.daemon.get_plan(plan_id)
+        except AnnaError:
+            return
     notice = guard_notice(record)
     if notice is None:
         return

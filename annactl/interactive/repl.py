@@ -242,8 +242,7 @@ class ReplSession:
         _, record = cmd_ask.execute(self.flow, self.consoles, prepared, approval, show=True)
         self.consoles.out.print(render.result_view(record))
         if str(record.status) == "succeeded":  # a guarded plan: say so, offer the confirm
-            cmd_ask.offer_confirm(self.flow, self.consoles, prepared.plan_id,
-                                  cmd_ask.RunOptions())
+            cmd_ask.offer_confirm(self.flow, self.consoles, record, cmd_ask.RunOptions())
         # the REPL never fixes on its own: the person types `fix`
         after_execution(self.flow, self.consoles, prepared, record, self._options(prepared), None)
         self._note_result()
