@@ -54,7 +54,8 @@ _local = threading.local()
 _REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
 
 
-def _parser() -> Parser:
+def bash_parser() -> Parser:
+    """This thread's tree-sitter-bash parser (parsers are not thread-safe; one per thread)."""
     parser = getattr(_local, "parser", None)
     if parser is None:
         parser = Parser(_LANGUAGE)
@@ -100,7 +101,7 @@ class _Walker(NestedCode, Assignments):
             self.result.parse_ok = False
             self.result.opaque.append("nesting too deep to analyse")
             return
-        tree = _parser().parse(source.encode("utf-8", "surrogatepass"))
+        tree = bash_parser().parse(source.encode("utf-8", "surrogatepass"))
         root = tree.root_node
         if root.has_error:
             self.result.parse_ok = False

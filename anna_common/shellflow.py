@@ -12,13 +12,9 @@ Pure parsing (tree-sitter-bash), no I/O.
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING
 
-import tree_sitter_bash
-from tree_sitter import Language, Parser
-
-from anna_common.shell import SimpleCommand, analyse
+from anna_common.shell import SimpleCommand, analyse, bash_parser
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -28,17 +24,7 @@ if TYPE_CHECKING:
 MAX_SOURCE = 16 * 1024
 """Longer commands get no postconditions (the analysis budget of a step is elsewhere)."""
 
-_LANGUAGE = Language(tree_sitter_bash.language())
-_local = threading.local()
 _SEQUENCES = frozenset({"program", "subshell", "compound_statement"})
-
-
-def _parser() -> Parser:
-    parser = getattr(_local, "parser", None)
-    if parser is None:
-        parser = Parser(_LANGUAGE)
-        _local.parser = parser
-    return parser
 
 
 def certain_commands(source: str) -> list[SimpleCommand]:
@@ -48,7 +34,7 @@ def certain_commands(source: str) -> list[SimpleCommand]:
     if len(source) > MAX_SOURCE:
         return []
     data = source.encode("utf-8")
-    tree = _parser().parse(data)
+    tree = bash_parser().parse(data)
     if tree.root_node.has_error:
         return []  # a command the grammar does not understand: derive nothing
     found: list[SimpleCommand] = []

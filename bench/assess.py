@@ -19,7 +19,7 @@ sys.path.insert(0, str(ROOT))
 
 from anna_common import risk  # noqa: E402
 from anna_common.risk import AssessContext, assess  # noqa: E402
-from anna_common.shell import _parser  # noqa: E402
+from anna_common.shell import bash_parser as _parser  # noqa: E402
 from tests.corpus_eval import corpora_dir  # noqa: E402
 from tests.worst_inputs import worst_inputs  # noqa: E402
 

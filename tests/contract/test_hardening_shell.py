@@ -240,7 +240,7 @@ def _machine_slowdown() -> float:
     The machine is shared (two cores, several test runs): the 50 ms goal is for an idle
     machine, so it is scaled by the time a fixed, cheap workload (parsing) takes now.
     """
-    from anna_common.shell import _parser
+    from anna_common.shell import bash_parser as _parser
 
     parser = _parser()
     sample = [f"ls -la /tmp/dir{i} | grep -v x{i} && echo {i}" for i in range(2000)]
