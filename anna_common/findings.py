@@ -10,7 +10,10 @@ from pydantic import BaseModel, ConfigDict
 from anna_common.plan import ActionPlan, RiskLevel, Scope
 from anna_common.policy_mark import PolicyMark
 
-_MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+# Field docstrings stay documentation only: no use_attribute_docstrings, whose source
+# parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
+# Only the model-facing ActionPlan schema carries them (anna_common/plan.py).
+_MODEL = ConfigDict(extra="forbid")
 
 StepKind = Literal["check", "step", "rollback"]
 """Which list of the plan an annotated step came from."""

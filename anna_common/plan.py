@@ -16,12 +16,39 @@ from __future__ import annotations
 
 import hashlib
 import json
-from enum import StrEnum
 from functools import cache
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
 from pydantic.json_schema import SkipJsonSchema
+
+# re-exported: pure (no pydantic), so the client reads levels and hashes JSON without
+# building these models
+from anna_common.levels import RiskLevel, Scope, canonical_json
+
+__all__ = [
+    "LLM_VERSION",
+    "MAX_COMMAND_BYTES",
+    "MAX_ID_CHARS",
+    "MAX_LIST_ENTRIES",
+    "MAX_PLAN_BYTES",
+    "MODEL_BOUNDS",
+    "PLAN_ONLY_FIELDS",
+    "ActionPlan",
+    "CommandStep",
+    "DetectionResults",
+    "NecessaryCheck",
+    "PlanMeta",
+    "RiskLevel",
+    "RollbackStep",
+    "Scope",
+    "VerifyCommand",
+    "canonical_json",
+    "model_json_schema",
+    "plan_digest",
+    "schema_sha256",
+    "without_bounds",
+]
 
 LLM_VERSION = "anna_runtime_v3"
 """The ``meta.llm_version`` the contract names."""
@@ -37,62 +64,6 @@ MAX_ID_CHARS = 200
 PLAN_ONLY_FIELDS = frozenset({"verify_commands"})
 """Optional plan fields the daemon accepts that the model-facing schema leaves out."""
 
-
-class Scope(StrEnum):
-    """Who a step must run as (Anna decides it from the parsed command, never the model)."""
-
-    USER = "user"
-    """The caller's own uid, home and session."""
-    SYSTEM = "system"
-    """root, in the system daemon."""
-
-
-class RiskLevel(StrEnum):
-    """Risk tiers, ordered ``INFO < LOW < MEDIUM < HIGH``.
-
-    INFO: pure inspection, runs without asking. LOW: reversible user
-    configuration, one confirmation. MEDIUM: packages and services, one
-    confirmation. HIGH: bootloader, network, filesystems, identity; two
-    confirmations, the second naming what it touches.
-    """
-
-    INFO = "INFO"
-    LOW = "LOW"
-    MEDIUM = "MEDIUM"
-    HIGH = "HIGH"
-
-    @property
-    def rank(self) -> int:
-        """0 for INFO up to 3 for HIGH."""
-        return _RANK[self]
-
-    def __lt__(self, other: object) -> bool:
-        if not isinstance(other, RiskLevel):
-            return NotImplemented
-        return self.rank < other.rank
-
-    def __le__(self, other: object) -> bool:
-        if not isinstance(other, RiskLevel):
-            return NotImplemented
-        return self.rank <= other.rank
-
-    def __gt__(self, other: object) -> bool:
-        if not isinstance(other, RiskLevel):
-            return NotImplemented
-        return self.rank > other.rank
-
-    def __ge__(self, other: object) -> bool:
-        if not isinstance(other, RiskLevel):
-            return NotImplemented
-        return self.rank >= other.rank
-
-    @classmethod
-    def max_of(cls, *levels: RiskLevel) -> RiskLevel:
-        """The highest of the given levels (INFO when none are given)."""
-        return max(levels, key=lambda level: level.rank, default=cls.INFO)
-
-
-_RANK = {RiskLevel.INFO: 0, RiskLevel.LOW: 1, RiskLevel.MEDIUM: 2, RiskLevel.HIGH: 3}
 
 _STRICT = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
 
@@ -233,21 +204,6 @@ class ActionPlan(BaseModel):
 
 
 # --------------------------------------------------------------------------- canonical JSON
-
-
-def canonical_json(value: Any) -> bytes:
-    """Canonical JSON: sorted keys, no whitespace, UTF-8, strings exactly as given.
-
-    Used for plan digests, journal hashes and cache keys; two equal values always give
-    the same bytes, whatever order their keys arrived in. Strings are NOT Unicode-
-    normalised on purpose: the digest binds the exact bytes that will run, so an NFD
-    command and its NFC twin (different bytes, possibly different files) must have
-    different digests.
-    """
-    text = json.dumps(
-        value, sort_keys=True, separators=(",", ":"), ensure_ascii=False, allow_nan=False
-    )
-    return text.encode("utf-8")
 
 
 def plan_digest(plan: dict[str, Any] | ActionPlan) -> str:

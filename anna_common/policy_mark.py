@@ -19,7 +19,8 @@ changes what the tier asks (a rule may still be named: an ``allow`` above LOW)."
 class PolicyMark(BaseModel):
     """Which policy rule decided an item, and what it decided."""
 
-    model_config = ConfigDict(extra="forbid", frozen=True, use_attribute_docstrings=True)
+    # no use_attribute_docstrings: see anna_common/findings.py
+    model_config = ConfigDict(extra="forbid", frozen=True)
 
     action: PolicyAction
     """The effect on this item."""

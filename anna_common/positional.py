@@ -12,6 +12,16 @@ converter accepts ``prefixItems`` only as a fixed-length tuple (``maxItems`` is 
 shared/real-llm.md). Servers that cannot convert this form get the plain schema instead
 (:mod:`annactl.planning.llm.openai_compat` falls back one schema form, never to ``json_object``).
 
+Two more bounds close the reply sooner (measured with Gemma 3 270M, docs/golden.md):
+
+* ``memory_keys``: ``memory_patch`` becomes an object of exactly those optional keys with
+  short string values. Under the open ``{string: string}`` form the decoder may invent
+  keys without end, and the 270M model did, in every reply that got that far.
+* ``compact``: fewer entries and shorter prose (:data:`COMPACT_BOUNDS`), for small models
+  under a small output budget, which otherwise repeat list entries until the token cap.
+  Commands are never shortened by it: a command cut short by the grammar could mean
+  something else.
+
 The reply is still a contract ActionPlan: validation, digests and the daemon see nothing new.
 """
 
@@ -26,6 +36,13 @@ from anna_common.plan import MODEL_BOUNDS, model_json_schema
 
 LISTS = {"necessary_checks": "c", "command_plan": "s", "rollback_plan": "r"}
 """List property -> id prefix of its entries."""
+COMPACT_BOUNDS: dict[str, dict[str, int]] = {
+    "maxItems": {"goals": 2, "necessary_checks": 3, "command_plan": 4, "rollback_plan": 4},
+    "maxLength": {"analysis": 300, "notes_for_user": 400, "description": 100, "goals": 100},
+}
+"""The compact form's limits (entries per list; characters per prose string)."""
+MEMORY_VALUE_CHARS = 200
+"""Longest remembered value the decoder may write (the client's memory rule is the same)."""
 
 
 def _resolve(schema: dict[str, Any], node: dict[str, Any]) -> dict[str, Any]:
@@ -75,26 +92,64 @@ def _lean(node: Any) -> Any:
     return out
 
 
+def _cap_prose(node: Any, caps: dict[str, int]) -> None:
+    """Lower the ``maxLength`` of the prose strings named in ``caps``, wherever they are."""
+    if isinstance(node, list):
+        for value in node:
+            _cap_prose(value, caps)
+        return
+    if not isinstance(node, dict):
+        return
+    props = node.get("properties")
+    if isinstance(props, dict):
+        for name, prop in props.items():
+            if name not in caps or not isinstance(prop, dict):
+                continue
+            target = prop.get("items") if prop.get("type") == "array" else prop
+            for variant in [target, *(target or {}).get("anyOf", [])]:
+                if isinstance(variant, dict) and variant.get("type") == "string":
+                    variant["maxLength"] = min(variant.get("maxLength", caps[name]), caps[name])
+    for value in node.values():
+        _cap_prose(value, caps)
+
+
+def _memory(keys: tuple[str, ...]) -> dict[str, Any]:
+    """``memory_patch`` as a closed object: only ``keys``, each optional, values bounded."""
+    return {"type": "object", "additionalProperties": False,
+            "properties": {key: {"type": "string", "maxLength": MEMORY_VALUE_CHARS}
+                           for key in keys}}
+
+
 @cache
-def _positional_text(command_chars: int | None) -> str:
+def _positional_text(command_chars: int | None, memory_keys: tuple[str, ...],
+                     compact: bool) -> str:
     schema = _lean(model_json_schema())
     props = schema["properties"]
-    rollback_ids = [f"r{n}" for n in range(1, MODEL_BOUNDS["maxItems"]["rollback_plan"] + 1)]
+    counts = {**MODEL_BOUNDS["maxItems"], **(COMPACT_BOUNDS["maxItems"] if compact else {})}
+    rollback_ids = [f"r{n}" for n in range(1, counts["rollback_plan"] + 1)]
+    if compact:
+        props["goals"]["maxItems"] = counts["goals"]
+        _cap_prose(schema, COMPACT_BOUNDS["maxLength"])
+    if memory_keys and "memory_patch" in props:
+        props["memory_patch"] = _memory(memory_keys)
     for name, prefix in LISTS.items():
         item = _resolve(schema, props[name]["items"])
-        count = MODEL_BOUNDS["maxItems"][name]
-        props[name] = _tuples(item, prefix, count,
+        props[name] = _tuples(item, prefix, counts[name],
                               rollback_ids if name == "command_plan" else None, command_chars)
     # keep every definition: PlanMeta refers to DetectionResults (llama-server answers 400
     # "cannot resolve $ref" when a definition reachable only through another is dropped)
     return json.dumps(schema)
 
 
-def positional_schema(*, command_chars: int | None = None) -> dict[str, Any]:
+def positional_schema(*, command_chars: int | None = None, memory_keys: tuple[str, ...] = (),
+                      compact: bool = False) -> dict[str, Any]:
     """The bounded ActionPlan schema with per-position ids (see the module docstring).
 
     ``command_chars`` additionally caps every command (measured: a runaway command is the
     other way a small model never closes its reply); None keeps the contract's cap.
+    ``memory_keys`` closes ``memory_patch`` to those keys (empty: the open form);
+    ``compact`` applies :data:`COMPACT_BOUNDS`.
     """
-    result: dict[str, Any] = json.loads(_positional_text(command_chars))
+    result: dict[str, Any] = json.loads(_positional_text(command_chars, tuple(memory_keys),
+                                                         compact))
     return result

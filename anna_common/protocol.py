@@ -37,6 +37,17 @@ from anna_common.protocol_records import (
     UndoResult,
     VerifyResult,
 )
+from anna_common.routes import (
+    API_PREFIX,
+    API_VERSION,
+    GROUP,
+    SESSION_HEADER,
+    SESSION_KEYS,
+    SESSION_VALUE_CHARS,
+    SYSTEM_SOCKET,
+    SYSTEM_STATE_DIR,
+    Route,
+)
 from anna_common.telemetry import Telemetry
 
 __all__ = [
@@ -44,6 +55,8 @@ __all__ = [
     "API_VERSION",
     "GROUP",
     "SESSION_HEADER",
+    "SESSION_KEYS",
+    "SESSION_VALUE_CHARS",
     "SYSTEM_SOCKET",
     "SYSTEM_STATE_DIR",
     "UNCHANGED_STATES",
@@ -79,70 +92,10 @@ __all__ = [
     "VerifyResult",
 ]
 
-API_VERSION = 1
-"""Protocol version. The client refuses a daemon whose ``api_version`` differs."""
-API_PREFIX = "/v1"
-"""Prefix of every route."""
-
-SESSION_HEADER = "X-Anna-Session"
-"""Request header carrying :class:`SessionEnv` as compact JSON (telemetry requests)."""
-
-SYSTEM_SOCKET = "/run/anna/annad.sock"
-"""The system daemon's socket (0660 root:anna)."""
-SYSTEM_STATE_DIR = "/var/lib/anna"
-"""The system daemon's state directory."""
-GROUP = "anna"
-"""Members of this group (and root) may submit, execute and roll back."""
-
-
-class Route(StrEnum):
-    """Every route the daemon serves (paths relative to the socket)."""
-
-    HEALTH = "/v1/health"
-    """GET: :class:`Health`."""
-    TELEMETRY = "/v1/telemetry"
-    """GET ``?fresh=1``: :class:`~anna_common.telemetry.Telemetry`."""
-    PLANS = "/v1/plans"
-    """POST :class:`SubmitRequest` → :class:`SubmitResponse`; GET → :class:`PlanList`."""
-    PLAN = "/v1/plans/{plan_id}"
-    """GET: :class:`PlanRecord`."""
-    CHECKS = "/v1/plans/{plan_id}/checks"
-    """POST :class:`ChecksRequest` → :class:`ChecksResponse`."""
-    EXECUTE = "/v1/plans/{plan_id}/execute"
-    """POST :class:`ExecuteRequest` → NDJSON stream of :class:`ExecEvent`."""
-    CANCEL = "/v1/plans/{plan_id}/cancel"
-    """POST: stop the running plan and roll it back → :class:`PlanRecord`."""
-    ROLLBACK = "/v1/plans/{plan_id}/rollback"
-    """POST :class:`RollbackRequest` → :class:`RollbackResponse`."""
-    AUDIT_VERIFY = "/v1/audit/verify"
-    """GET: :class:`AuditReport`."""
-    PREVIEW = "/v1/plans/{plan_id}/preview"
-    """GET: :class:`~anna_common.preview.PlanPreview`, the effect of each step as computed at
-    submit (computed now when the plan has none)."""
-    GC = "/v1/gc"
-    """POST :class:`GcRequest` → :class:`GcResponse`: remove backups (retention)."""
-    DRY_RUN = "/v1/plans/{plan_id}/dry-run"
-    """POST: record a submitted plan as shown and not run → :class:`PlanRecord`."""
-    POLICY = "/v1/policy"
-    """GET: :class:`~anna_common.protocol_policy.PolicyView` (the caller's rules in force)."""
-    POLICY_CHECK = "/v1/policy/check"
-    """POST :class:`~anna_common.protocol_policy.PolicyCheckRequest` →
-    :class:`~anna_common.protocol_policy.PolicyCheckResponse`."""
-    RECIPE_RUN = "/v1/recipes/{name}/run"
-    """POST :class:`~anna_common.protocol_queue.RecipeRunRequest` →
-    :class:`~anna_common.protocol_queue.RecipeRunResponse`: run a recipe unattended (what
-    is not INFO/LOW is queued)."""
-    QUEUE = "/v1/queue"
-    """GET: :class:`~anna_common.protocol_queue.QueueList`, the plans waiting for approval."""
-    QUEUE_DISMISS = "/v1/queue/{plan_id}/dismiss"
-    """POST: drop a waiting plan from the queue →
-    :class:`~anna_common.protocol_queue.QueueEntry`."""
-    CONFIRM = "/v1/plans/{plan_id}/confirm"
-    """POST: keep a plan the lock-out guard armed; only from a connection opened after the
-    plan finished → :class:`PlanRecord`."""
-
-
-_MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+# Field docstrings stay documentation only: no use_attribute_docstrings, whose source
+# parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
+# Only the model-facing ActionPlan schema carries them (anna_common/plan.py).
+_MODEL = ConfigDict(extra="forbid")
 
 
 class SessionEnv(BaseModel):
@@ -169,7 +122,7 @@ class SessionEnv(BaseModel):
     def from_environ(cls, environ: dict[str, str]) -> SessionEnv:
         """Pick the whitelisted variables out of an environment (values capped at 512 chars)."""
         keys = cls.model_fields
-        return cls(**{k: environ[k][:512] for k in keys if environ.get(k)})
+        return cls(**{k: environ[k][:SESSION_VALUE_CHARS] for k in keys if environ.get(k)})
 
 
 class DaemonMode(StrEnum):

@@ -7,7 +7,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from anna_common.plan import RiskLevel, Scope
 from anna_common.policy import Decision, Rule
 
-_MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+# Field docstrings stay documentation only: no use_attribute_docstrings, whose source
+# parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
+# Only the model-facing ActionPlan schema carries them (anna_common/plan.py).
+_MODEL = ConfigDict(extra="forbid")
 
 MAX_CHECK_COMMAND = 4096
 """Longest command ``policy check`` judges (a plan's command is at most 4096 bytes)."""

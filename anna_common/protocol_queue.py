@@ -15,7 +15,10 @@ from pydantic import BaseModel, ConfigDict, Field
 from anna_common.plan import RiskLevel
 from anna_common.protocol_records import PlanStatus
 
-_MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+# Field docstrings stay documentation only: no use_attribute_docstrings, whose source
+# parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
+# Only the model-facing ActionPlan schema carries them (anna_common/plan.py).
+_MODEL = ConfigDict(extra="forbid")
 
 RECIPE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 """A recipe's name: its file name without ``.toml`` (never a path)."""

@@ -16,6 +16,7 @@ sees through them.
 
 from __future__ import annotations
 
+import posixpath
 import re
 from functools import lru_cache
 
@@ -23,10 +24,9 @@ from pydantic import BaseModel, ConfigDict
 
 from anna_common import paths
 from anna_common.plan import RiskLevel, Scope  # Scope lives with the plan models (light)
-from anna_common.rules.base import HISTORY_VARS, AssessContext, Code, Out, Reason, help_only
+from anna_common.rules.base import AssessContext, Code, Out, Reason, help_only
 from anna_common.rules.builtins import judge_arithmetic, prepare
 from anna_common.rules.code import (
-    SHELL_MENTION,
     UNCAPTURED_SENTENCE,
     embedded_shell,
     fork_bombs,
@@ -34,6 +34,13 @@ from anna_common.rules.code import (
     judge_code,
     library_load,
     unknown_program_signals,
+)
+from anna_common.rules.everycommand import (
+    NO_MENTION_CHECK,
+    assignments,
+    hook_options,
+    wrapped,
+    wrapper_alone,
 )
 from anna_common.rules.fetchrun import Fetched, fetches
 from anna_common.rules.fetchrun import judge as judge_fetches
@@ -57,27 +64,10 @@ MAX_NESTED_RUNS = 16
 
 _STANDARD_BIN = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/usr/local/bin/",
                  "/usr/local/sbin/")
-_NO_MENTION_CHECK = frozenset({
-    # programs whose arguments are data, names or paths: "grep bash", "pacman -S fish",
-    # "ls -l /bin/sh", "chsh -s /bin/zsh" mention shells without running them
-    "echo", "printf", "grep", "egrep", "fgrep", "rg", "ag", "ack", "zgrep", "which", "whereis",
-    "type", "command", "ls", "stat", "file", "test", "[", "[[", "basename", "dirname",
-    "realpath", "readlink", "pacman", "yay", "paru", "systemctl", "journalctl", "chsh",
-    "usermod", "useradd", "git", "notify-send", "logger", "man", "apropos", "whatis", "tldr",
-    "cat", "head", "tail", "wc", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "sed",
-    "sort", "uniq", "cut", "tr", "diff", "cmp", "strings", "od", "xxd", "hexdump", "kill",
-    "pkill", "killall", "pgrep", "pidof", "ps", "find", "locate", "cp", "mv", "ln", "install",
-    "rm", "chmod", "chown", "mkdir", "touch", "tee", "column", "ldd", "readelf", "objdump",
-    "nm", "getfacl", "getcap", "lsof", "namei", "tree", "awk", "gawk", "mawk", "pactree",
-    "expac", "checkupdates", "ldconfig", "update-alternatives", "fc-list",
-})
 _LIBRARY_CHECK_EXEMPT = frozenset({"ldd", "file", "readelf", "objdump", "nm", "ls", "stat",
                                    "strings", "cp", "mv", "install", "rm", "ln", "sha256sum",
                                    "md5sum", "find", "locate", "ldconfig", "pacman", "pactree",
                                    "grep", "echo", "printf", "chmod", "chown", "lsof", "strip"})
-_PRELOAD_VARS = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH",
-                           "PERL5LIB", "PERL5OPT", "RUBYOPT", "NODE_OPTIONS", "GCONV_PATH"})
-_STARTUP_VARS = frozenset({"PROMPT_COMMAND", "BASH_ENV", "ENV", "ZDOTDIR", "PS4"})
 
 
 class Assessment(BaseModel):
@@ -126,14 +116,25 @@ def _failed(command: str, why: str) -> Assessment:
 
 @lru_cache(maxsize=8192)
 def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
-    out = Out(ctx)
     analysis = analyse(command)
+    out, all_read_only, writes = _judge(command, analysis, Out(ctx))
+    if out.system:
+        # a step that needs root runs in ``/`` (annad.executor), a user step in the home:
+        # judged once more from ``/``, ``sudo rm etc/shadow`` is the /etc/shadow it removes
+        again, read_only_too, more = _judge(command, analysis, Out(ctx, cwd="/"))
+        out.reasons.extend(again.reasons)
+        all_read_only = all_read_only and read_only_too
+        writes += more
+    return _verdict(command, analysis, out, all_read_only, writes)
+
+
+def _judge(command: str, analysis: Analysis, out: Out) -> tuple[Out, bool, list[str]]:
     all_read_only, writes = _run(analysis, out, depth=0)
     if not analysis.parse_ok and _EXTGLOB.search(command):
         # the grammar does not know extglob (``/@(etc)/shadow``): it is HIGH as unparsable,
         # and judged once more with each group as ``*`` so the paths it can match still count
         _run(analyse(_without_extglob(command)), out, depth=0)
-    return _verdict(command, analysis, out, all_read_only, writes)
+    return out, all_read_only, writes
 
 
 _EXTGLOB = re.compile(r"[?*+@!]\(")
@@ -200,7 +201,7 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
     for why in _unique(analysis.opaque):
         if "runs" not in why:  # script files and piped code are judged with their source
             out.high(Code.OPAQUE, why)
-    _assignments(analysis, out)
+    assignments(analysis, out)
     fork_bombs(analysis, out)
     functions = set(analysis.functions)
     all_read_only = True
@@ -229,8 +230,10 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
         if fetched is not None:
             track_fetches(cmd, out, fetched)
         writes.extend(_judge_command(cmd, analysis, out, functions, assess_into))
-        added = out.reasons[before_reasons:]
         marked = out.readonly_marks > before_marks
+        if marked:
+            _options_unknown(cmd, out)
+        added = out.reasons[before_reasons:]
         if (added and max(r.risk for r in added) > RiskLevel.INFO) or not marked:
             all_read_only = False
     if fetched is not None:
@@ -239,41 +242,61 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
     return all_read_only, writes
 
 
-def _assignments(analysis: Analysis, out: Out) -> None:
-    counts: dict[str, int] = {}
-    for name, _ in analysis.assignments:
-        counts[name] = counts.get(name, 0) + 1
-    for name, value in analysis.assignments:
-        _judge_assignment(name, value.text, out)
-        if value.literal and counts[name] == 1:
-            out.known[name] = value.text
-    for cmd in analysis.commands:
-        for name, value in cmd.assignments:
-            _judge_assignment(name, value.text, out)
+_OPTION_WRITERS = frozenset({"journalctl", "date", "dmesg", "sysctl", "find", "sort",
+                             "uniq", "shuf"})
+"""Programs read-only with the options Anna reads, but able to change the machine with others
+(``journalctl --vacuum-size``, ``date -s``, ``dmesg -C``, ``sysctl -w``, ``find -delete``,
+``sort -o``, ``uniq IN OUT``, ``shuf -o``)."""
 
 
-def _judge_assignment(name: str, value: str, out: Out) -> None:
-    if SHELL_MENTION.search(value):
-        out.high(Code.EMBEDDED_SHELL, f"{name} holds a shell command ({value[:60]})", target=name)
-    if name in HISTORY_VARS:
-        out.high(Code.HISTORY_TAMPER, f"setting {name} changes what shell history records",
-                 target=name)
-    elif name in _PRELOAD_VARS:
-        out.high(Code.LIBRARY_PRELOAD, f"{name} makes programs load other code", target=name)
-    elif name in _STARTUP_VARS:
-        out.high(Code.PERSISTENCE, f"{name} runs code whenever a shell starts", target=name)
-    elif name == "PATH":
-        out.medium(Code.SYSTEM_SETTING, "PATH changes which programs commands resolve to")
+def _options_unknown(cmd: SimpleCommand, out: Out) -> None:
+    """A read-only verdict holds only for the words Anna read: a word known only at run time
+    can be the option that writes (``find / $O`` with O=-delete)."""
+    if cmd.program in _OPTION_WRITERS and any(not w.literal for w in cmd.args):
+        out.high(Code.UNKNOWN_TARGET, f"{cmd.program} gets an argument only known at run time, "
+                 "which can be an option that changes the machine", target=cmd.program)
+
+
+_CHDIR = frozenset({"cd", "pushd", "popd"})
 
 
 def _track_cwd(cmd: SimpleCommand, out: Out) -> None:
-    if cmd.program not in ("cd", "pushd") or cmd.depth > 0:
+    """Follow ``cd``: the new place joins the places the command may be in (see
+    :attr:`Out.earlier_cwds`); a place Anna cannot pin down is the unknown root ``$?``,
+    so a relative path after it has an unknown target."""
+    if cmd.program not in _CHDIR:
         return
-    if len(cmd.args) != 1 or not cmd.args[0].literal:
-        out.cwd = None if cmd.args else paths.HOME
-        return
-    place = out.paths(cmd.args[0])
-    out.cwd = place[0].path if place and not paths.is_relative(place[0].path) else None
+    bases = [out.cwd, *sorted(out.earlier_cwds)]
+    targets = [_chdir_target(cmd, out, base) for base in bases]
+    out.earlier_cwds.update(b if b is not None else paths.HOME for b in bases)
+    known = [t for t in targets if t is not None]
+    out.cwd = known[0] if len(known) == len(targets) else paths.UNKNOWN
+    out.earlier_cwds.update(known)
+    out.earlier_cwds.discard(out.cwd)
+
+
+def _chdir_target(cmd: SimpleCommand, out: Out, base: str | None) -> str | None:
+    """Where ``cd``/``pushd`` lands from ``base``, when Anna can tell; None otherwise."""
+    args = [w for w in cmd.args if w.text != "--"]
+    if cmd.program == "popd" or any(w.text.startswith(("-", "+")) for w in args):
+        return None  # the directory stack, ``cd -``, -P/-L/-e/-@: not followed
+    if not args:
+        return paths.HOME if cmd.program == "cd" else None
+    if len(args) != 1 or args[0].glob:
+        return None
+    word = args[0]
+    cdpath = "CDPATH" in out.known or any(name == "CDPATH" for name, _ in cmd.assignments)
+    if cdpath and not word.text.startswith(("/", "~", "./", "../")):
+        return None
+    places = paths.resolve(word, home=out.ctx.home, cwd=base, known=out.known)
+    if len(places) != 1 or places[0].glob or paths.is_unknown_root(places[0].path):
+        return None
+    place = places[0].path
+    if paths.is_relative(place):
+        # relative to the step's own directory: the home, where Anna runs user steps
+        joined = posixpath.normpath(place)
+        return None if joined.startswith("..") else f"{paths.HOME}/{joined}"
+    return place
 
 
 def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: set[str],
@@ -306,18 +329,18 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
     if rule is not None:
         rule(cmd, out)
     elif shellish:
-        _wrapper_alone(cmd, out)
+        wrapper_alone(cmd, out)
     judge_code(cmd, analysis, out, assess_into)  # type: ignore[arg-type]
     written = _writes(cmd, out)
     security_writes(cmd, analysis, out)  # seed 000: security switched off through its files
     _secrets(cmd, out)
-    _wrapped(cmd, out)
+    wrapped(cmd, out)
     hidden_characters(cmd, out)
-    if program not in _NO_MENTION_CHECK and not shellish:
+    if program not in NO_MENTION_CHECK and not shellish:
         embedded_shell(cmd, out)
     if program not in _LIBRARY_CHECK_EXEMPT:
         library_load(cmd, out)
-    _hook_options(cmd, out)
+    hook_options(cmd, out)
     if out.readonly_marks == marks and any(w.substituted for w in cmd.args) and \
             program not in ("echo", "printf") and not shellish and \
             not named_at_run_time_only(cmd):
@@ -331,61 +354,6 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
         elif rule is not None and not cmd.code:
             out.low(Code.HOME_WRITE, f"{program} changes files", target=program)
     return written
-
-
-_HOOK_OPTION = ("--password-command", "--conf-script", "--command", "--exec", "--run",
-                "--post-invoke", "--pre-invoke", "--postrotate", "--hook", "--askpass",
-                "--editor", "--pager", "--shell", "--rsh", "--proxy-command", "--on-")
-
-
-def _hook_options(cmd: SimpleCommand, out: Out) -> None:
-    """Options and variables that hand a program a command to run later
-    (``--password-command=X``, ``RESTIC_PASSWORD_COMMAND=X``, ``tcpdump -z X``)."""
-    if cmd.program in _NO_MENTION_CHECK or cmd.program in ("systemctl", "flock", "watch"):
-        return
-    for word in cmd.args:
-        name = word.text.split("=", 1)[0]
-        if name.startswith(_HOOK_OPTION) and len(name) > 2:
-            out.high(Code.EMBEDDED_SHELL, f"{cmd.program} is handed a command to run "
-                     f"({word.text[:60]})", target=cmd.program)
-            return
-    if cmd.program == "tcpdump" and any(w.text == "-z" for w in cmd.args):
-        out.high(Code.EMBEDDED_SHELL, "tcpdump -z runs a command on every capture file",
-                 target="tcpdump")
-        return
-    for name, _ in cmd.assignments:
-        if name.endswith(("_COMMAND", "_CMD", "_HOOK", "_EDITOR")) or name in ("PAGER", "EDITOR",
-                                                                             "VISUAL", "BROWSER"):
-            out.high(Code.EMBEDDED_SHELL, f"{name} tells {cmd.program} what to run",
-                     target=name)
-            return
-
-
-_TIMERS = ("--on-calendar", "--on-active", "--on-boot", "--on-startup", "--on-unit-active",
-           "--on-unit-inactive", "--on-clock-change", "--on-timezone-change")
-
-
-def _wrapped(cmd: SimpleCommand, out: Out) -> None:
-    """Wrappers that change what the command is: systemd-run timers schedule it for later."""
-    opts = cmd.wrapper_options.get("systemd-run")
-    if opts is None:
-        return
-    if any(o.startswith(_TIMERS) for o in opts):
-        out.high(Code.PERSISTENCE, "systemd-run schedules the command to run again later",
-                 target="systemd-run")
-    else:
-        out.medium(Code.SERVICE_CHANGE, "systemd-run runs the command as a transient unit",
-                   system="--user" not in opts)
-
-
-def _wrapper_alone(cmd: SimpleCommand, out: Out) -> None:
-    """A shell with literal code, or a wrapper used on its own (``sudo -l``, ``nohup``)."""
-    if cmd.program in ("sudo", "doas") and any(w.text in ("-e", "--edit") for w in cmd.args):
-        out.high(Code.INTERACTIVE_PROGRAM, "sudoedit opens an editor as root", system=True,
-                 target="sudoedit")
-        return
-    if not cmd.interactive_shell:
-        out.read_only()
 
 
 def _writes(cmd: SimpleCommand, out: Out) -> list[str]:

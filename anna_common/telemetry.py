@@ -13,7 +13,10 @@ from typing import Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
-_MODEL = ConfigDict(extra="forbid", use_attribute_docstrings=True)
+# Field docstrings stay documentation only: no use_attribute_docstrings, whose source
+# parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
+# Only the model-facing ActionPlan schema carries them (anna_common/plan.py).
+_MODEL = ConfigDict(extra="forbid")
 
 
 class CpuInfo(BaseModel):

@@ -16,7 +16,7 @@ from __future__ import annotations
 import hmac
 from typing import TYPE_CHECKING
 
-from anna_common.plan import RiskLevel
+from anna_common.levels import RiskLevel
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan, AnnotatedStep

@@ -1,23 +1,35 @@
 """The Typer declarations of every annactl command (options and help only).
 
-The bodies live in ``annactl/cmd_*.py``, ``status.py``, ``doctor.py``, ``repl.py`` and
-``tui/``. This module is imported only once a command has to be parsed: ``annactl
---version`` and ``annactl status`` never pay for Typer (or the pydantic it brings in for
-option coercion); see :func:`annactl.cli.main`.
+The bodies live in ``annactl/commands/`` and ``annactl/interactive/``; the shared options
+are in :mod:`annactl.app_options`, the command groups in :mod:`annactl.app_groups`. This
+module is imported only once a command has to be parsed: ``annactl --version``, ``status``,
+``history``, ``show`` and ``apply ID`` never pay for Typer (or the pydantic it brings in
+for option coercion); see :func:`annactl.cli.main`.
 """
 
 from __future__ import annotations
 
 import sys
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, Optional
+from typing import Annotated, Any, Optional
 
 import typer
 import typer.main
 from typer.core import TyperArgument
 
-if TYPE_CHECKING:
-    from annactl.ui.console import Consoles
+from annactl.app_groups import fleet_app, policy_app, queue_app, recipe_app
+from annactl.app_options import (
+    AllowHighOpt,
+    DistroOpt,
+    JsonOpt,
+    KeepOpt,
+    ModeOpt,
+    NoTemplatesOpt,
+    TextArg,
+    YesOpt,
+)
+from annactl.app_options import consoles as _consoles
+from annactl.app_options import request as _request
 
 HELP = """Anna: a careful system-administration assistant. The model plans; Anna decides.
 
@@ -49,40 +61,6 @@ def _root(version: Annotated[bool, typer.Option(
 
         typer.echo(f"annactl {__version__}")
         raise typer.Exit(0)
-
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON instead of text.")]
-DistroOpt = Annotated[
-    Optional[str],  # noqa: UP045 - typer needs Optional here
-    typer.Option("--distro", help="Distribution family (arch, debian, ...); default: this one."),
-]
-YesOpt = Annotated[bool, typer.Option("--yes", "-y",
-                                      help="Approve without asking, up to MEDIUM risk.")]
-KeepOpt = Annotated[bool, typer.Option(
-    "--keep-on-verify-fail",
-    help="Keep a step that exited 0 but failed its verification (default: roll back).")]
-AllowHighOpt = Annotated[bool, typer.Option("--allow-high",
-                                            help="With --yes: approve HIGH risk too.")]
-NoTemplatesOpt = Annotated[bool, typer.Option("--no-templates",
-                                              help="Always ask the model (no offline answers).")]
-TextArg = Annotated[list[str], typer.Argument(
-    metavar="REQUEST", show_default=False,
-    help='What you want done, in your words (quote it: "install htop").')]
-
-
-def _consoles() -> Consoles:
-    from annactl.ui.console import make_consoles
-
-    return make_consoles()
-
-
-def _request(words: list[str]) -> str:
-    from anna_common.errors import UsageError
-
-    text = " ".join(words).strip()
-    if not text:
-        raise UsageError("say what you want, e.g. annactl \"how is my system?\"")
-    return text
-
 
 @app.command()
 def assess(
@@ -243,25 +221,7 @@ def gc(plan_ids: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 -
                                as_json=as_json))
 
 
-policy_app = typer.Typer(no_args_is_help=True, help="The policy the daemon enforces.")
 app.add_typer(policy_app, name="policy")
-
-
-@policy_app.command("show")
-def policy_show(as_json: JsonOpt = False) -> None:
-    """The administrator's and your rules, in the order they are evaluated."""
-    from annactl.commands import policy as policy_cmd
-
-    raise typer.Exit(policy_cmd.show(_consoles(), as_json=as_json))
-
-
-@policy_app.command("check")
-def policy_check(command: Annotated[str, typer.Argument(help="The shell command.")],
-                 as_json: JsonOpt = False) -> None:
-    """What the policy decides for COMMAND as a plan step: decision, matched rule, tier."""
-    from annactl.commands import policy as policy_cmd
-
-    raise typer.Exit(policy_cmd.check(_consoles(), command, as_json=as_json))
 
 
 @app.command()
@@ -346,10 +306,6 @@ def command() -> Any:
 
 # ---------------------------------------------------------------------- fleet (issue 13)
 
-ModeOpt = Annotated[str, typer.Option("--mode", help="annad: each host runs the plan through "
-                                      "its own Anna; shell: plain Ansible tasks with rescue.")]
-
-
 @app.command()
 def export(
     plan_id: Annotated[str, typer.Argument(metavar="ID", help="A stored plan id.")],
@@ -368,91 +324,6 @@ def export(
                                        mode=mode, yes=yes, allow_high=allow_high))
 
 
-fleet_app = typer.Typer(no_args_is_help=True, help="Apply a plan on many machines (Ansible).")
 app.add_typer(fleet_app, name="fleet")
-
-
-@fleet_app.command("apply")
-def fleet_apply(
-    plan_id: Annotated[str, typer.Argument(metavar="ID", help="A stored plan id.")],
-    inventory: Annotated[str, typer.Option("--inventory", "-i", help="Ansible inventory.")],
-    limit: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        "--limit", "-l", help="Only these hosts (Ansible pattern).")] = None,
-    mode: ModeOpt = "annad",
-    check: Annotated[bool, typer.Option("--check", help="Ansible check mode: change nothing."
-                                        )] = False,
-    yes: YesOpt = False,
-    allow_high: AllowHighOpt = False,
-    annactl_path: Annotated[Optional[str], typer.Option(  # noqa: UP045
-        "--annactl", help="annactl on the hosts (--mode annad; default: annactl).")] = None,
-    as_json: JsonOpt = False,
-) -> None:
-    """Approve once, run the plan on every host of the inventory, summarise per host."""
-    from annactl.commands import fleet
-
-    raise typer.Exit(fleet.apply(_consoles(), plan_id, inventory=inventory, limit=limit,
-                                 mode=mode, check=check, yes=yes, allow_high=allow_high,
-                                 annactl_path=annactl_path, as_json=as_json))
-
-
-# ---------------------------------------------------------------------- recipes and the queue
-
-queue_app = typer.Typer(help="Plans waiting for your approval (from unattended recipes).")
 app.add_typer(queue_app, name="queue")
-IdArg = Annotated[str, typer.Argument(metavar="ID", help="A queued plan id.")]
-
-
-@queue_app.callback(invoke_without_command=True)
-def queue_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
-    """List the waiting plans (approve, show or dismiss each)."""
-    if ctx.invoked_subcommand is not None:
-        return
-    from annactl.commands import queue
-
-    raise typer.Exit(queue.list_queue(_consoles(), as_json=as_json))
-
-
-@queue_app.command("approve")
-def queue_approve(plan_id: IdArg, yes: YesOpt = False, allow_high: AllowHighOpt = False,
-                  as_json: JsonOpt = False) -> None:
-    """Show, confirm by its risk and run a waiting plan."""
-    from annactl.commands import ask as cmd_ask
-    from annactl.commands import queue
-
-    opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json)
-    raise typer.Exit(queue.approve(_consoles(), plan_id, opts))
-
-
-@queue_app.command("show")
-def queue_show(plan_id: IdArg, as_json: JsonOpt = False) -> None:
-    """Show a waiting plan."""
-    from annactl.commands import listing
-
-    raise typer.Exit(listing.show(_consoles(), plan_id, as_json=as_json))
-
-
-@queue_app.command("dismiss")
-def queue_dismiss(plan_id: IdArg, as_json: JsonOpt = False) -> None:
-    """Drop a waiting plan (it stays in history; it never runs from the queue)."""
-    from annactl.commands import queue
-
-    raise typer.Exit(queue.dismiss(_consoles(), plan_id, as_json=as_json))
-
-
-recipe_app = typer.Typer(no_args_is_help=True, help="Unattended recipes (/etc/anna/recipes.d).")
 app.add_typer(recipe_app, name="recipe")
-
-
-@recipe_app.command("run")
-def recipe_run(
-    name: Annotated[str, typer.Argument(metavar="NAME", help="The recipe (file name).")],
-    param: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
-        "--param", "-p", help="KEY=VALUE for a declared parameter.")] = None,
-    trigger: Annotated[str, typer.Option("--trigger", help="manual or timer.")] = "manual",
-    as_json: JsonOpt = False,
-) -> None:
-    """Run a recipe in the daemon: INFO/LOW runs, anything else waits in the queue."""
-    from annactl.commands import queue
-
-    raise typer.Exit(queue.run_recipe(_consoles(), name, params=list(param or []),
-                                      trigger=trigger, as_json=as_json))

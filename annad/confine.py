@@ -22,6 +22,7 @@ does not run: there is no unconfined fallback.
 from __future__ import annotations
 
 import dataclasses
+import glob
 import os
 import pwd
 import shlex
@@ -59,6 +60,10 @@ class Confinement:
     scratch: tuple[str, ...] = ()
     """Existing directories covered by a throw-away writable tmpfs (previews). Nothing else is
     writable; what the command writes there is gone when it ends."""
+    masked: tuple[str, ...] = ()
+    """Existing files and directories a capless-root read must not see (:func:`root_secrets`):
+    a file is covered by a device node on a ``nodev`` mount (opening it fails), a directory by
+    an empty read-only tmpfs."""
     env: dict[str, str] = field(default_factory=dict)
     """The command's environment."""
     cwd: str = "/"
@@ -84,7 +89,41 @@ def helper_argv(command: str, confinement: Confinement, *, status_fd: int,
     return [python or sys.executable, "-I", "-S", str(HELPER), "--", str(status_fd),
             str(confinement.uid), str(confinement.gid),
             ",".join(str(g) for g in confinement.groups), flags, confinement.cwd,
-            str(len(confinement.scratch)), *confinement.scratch, str(len(env)), *env, command]
+            str(len(confinement.scratch)), *confinement.scratch,
+            str(len(confinement.masked)), *confinement.masked, str(len(env)), *env, command]
+
+
+ROOT_SECRET_DIRS = ("/root",)
+"""Directories a capless-root read never sees: root's home (keys, shell history, tokens)."""
+
+
+def root_secrets(patterns: Sequence[str] | None = None) -> tuple[str, ...]:
+    """What a capless-root read is kept from seeing, as it exists now on this machine.
+
+    Uid 0 without capabilities still owns root's files, so it reads ``/etc/shadow``, host
+    keys and the rest of root's secrets. The risk engine judges secret reads by the words
+    of the command, but words can name a file without spelling its path (a relative path
+    from the ``/`` working directory, ``..``, a symlink, a glob, a variable, a ``cd``
+    first). So the confinement itself takes the files away: every absolute pattern of
+    :data:`anna_common.paths.SECRET_PATTERNS` outside ``/home`` (other users' files are not
+    readable by capless root anyway), expanded on the real filesystem, and
+    :data:`ROOT_SECRET_DIRS`. Defence in depth: the words are still judged first.
+    ``patterns`` replaces the secret patterns (tests). A link is covered at its target; a
+    dangling one is skipped (covering it would fail, and the read would never run).
+    """
+    from anna_common.paths import SECRET_PATTERNS
+
+    found: set[str] = {d for d in ROOT_SECRET_DIRS if os.path.isdir(d)}  # noqa: PTH112
+    for pattern in SECRET_PATTERNS if patterns is None else patterns:
+        if not pattern.startswith("/") or pattern.startswith("/home/"):
+            continue
+        for match in glob.glob(pattern):  # noqa: PTH207 - patterns are shell globs
+            real = os.path.realpath(match)  # a link is covered at its target
+            if any(real == d or real.startswith(d + "/") for d in ROOT_SECRET_DIRS):
+                continue
+            if os.path.exists(real):  # noqa: PTH110 - a dangling link has nothing to cover
+                found.add(real)
+    return tuple(sorted(found))
 
 
 def _words(command: str) -> list[str]:

@@ -11,7 +11,9 @@ It builds the confinement with raw system calls, then runs ``bash -c`` inside it
    then made read-only. A read-only mount does not stop writes to a device node, so the
    disks, /dev/mem and the rest are simply not there.
 4. For a capless-root read, an empty read-only tmpfs over ``/run`` hides the IPC sockets
-   (systemd, D-Bus) that trust uid 0.
+   (systemd, D-Bus) that trust uid 0, and root's secrets (``masked``) are covered: a file
+   by ``/dev/null`` on a ``nodev`` mount (opening it fails), a directory by an empty
+   read-only tmpfs — whatever path or symlink a command reaches them by.
 5. Optional throw-away tmpfs mounts (``scratch``): the only writable places, gone at exit.
 6. A fork: the child is PID 1 of the new PID namespace; it mounts a fresh read-only
    ``/proc`` (only the namespace's processes), drops to the owner (groups, gid, uid), drops
@@ -43,6 +45,7 @@ MS_RDONLY = 0x1
 MS_NOSUID = 0x2
 MS_NODEV = 0x4
 MS_NOEXEC = 0x8
+MS_BIND = 0x1000
 MS_REC = 0x4000
 MS_PRIVATE = 1 << 18
 MOUNT_ATTR_RDONLY = 0x1
@@ -90,10 +93,10 @@ class Refused(Exception):
 
 class Spec:
     """What to build and run, from the command line :func:`annad.confine.helper_argv` wrote:
-    ``-- STATUS_FD UID GID GROUPS FLAGS CWD N SCRATCH… N KEY=VALUE… COMMAND``."""
+    ``-- STATUS_FD UID GID GROUPS FLAGS CWD N SCRATCH… N MASKED… N KEY=VALUE… COMMAND``."""
 
     def __init__(self, argv: list[str]) -> None:
-        if len(argv) < 9 or argv[0] != "--":
+        if len(argv) < 10 or argv[0] != "--":
             raise Refused("bad helper arguments")
         self.status_fd, self.uid, self.gid = int(argv[1]), int(argv[2]), int(argv[3])
         self.groups = [int(g) for g in argv[4].split(",") if g]
@@ -102,6 +105,9 @@ class Spec:
         count = int(argv[7])
         self.scratch = argv[8:8 + count]
         rest = argv[8 + count:]
+        count = int(rest[0])
+        self.masked = rest[1:1 + count]
+        rest = rest[1 + count:]
         count = int(rest[0])
         self.env = dict(item.split("=", 1) for item in rest[1:1 + count])
         self.command = rest[1 + count]
@@ -213,8 +219,21 @@ def _file_tree(spec: Spec) -> None:
     if spec.hide_run:
         _mount("anna-run", "/run", "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
                "mode=0755,size=4k")
+    for path in spec.masked:
+        _mask(path)
     for path in spec.scratch:
         _mount("anna-scratch", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+
+
+def _mask(path: str) -> None:
+    """Cover one secret. Any failure refuses the command: it never runs with the secret."""
+    if os.path.isdir(path):  # noqa: PTH112 - no pathlib: start-up time
+        _mount("anna-mask", path, "tmpfs", MS_RDONLY | MS_NOSUID | MS_NODEV | MS_NOEXEC,
+               "mode=0555,size=4k")
+        return
+    _mount("/dev/null", path, None, MS_BIND, None)
+    _setattr(path, MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV | MOUNT_ATTR_NOEXEC,
+             recursive=False)
 
 
 def _drop(spec: Spec, userns: bool) -> None:

@@ -7,37 +7,33 @@ step that fails, times out, is cancelled or cannot be backed up stops the plan,
 and that step plus every step before it are undone in reverse order. The same
 undo runs for ``rollback`` after success and after a crash, from the manifests
 alone.
+
+The undo record each step saves is taken and completed by :mod:`annad.stepbackup`; the
+steps, whose they are and the limits are the values of :mod:`annad.stepspec`.
 """
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
-import os
-import stat
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.errors import ErrorCode
 from anna_common.protocol import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from annad import manifest as manifests
-from annad import statefs
-from annad.backup import BackupRefused, BlobStore, Budget, snapshot, snapshot_listing
+from annad.backup import BackupRefused, BlobStore
 from annad.confine import unasked_identity
-from annad.credentials import Identity
-from annad.identity import HashBudget
-from annad.identity import record as record_identity
 from annad.journal_rows import UndoRow
 from annad.leftovers import clean_leftovers, remove_empty
-from annad.manifest import StepManifest, printable
-from annad.prestate import package_states, query_packages, unit_states
-from annad.runner import kill_orphan_group, process_start_time, run_confined
-from annad.targets import snapshot_targets
+from annad.manifest import StepManifest
+from annad.orphans import kill_orphan_group, process_start_time
+from annad.runner import run_confined
+from annad.stepbackup import prepare, record_after, room_refusal, step_dir
+from annad.stepspec import Limits, StepSpec, Who
 from annad.undo import UndoEnv, identity_of, undo_step
-from annad.undofiles import after_tree, record_new_entries
 from annad.verify import Checker, describe, no_expectations
 from annad.verifying import Owner, RunOptions, after_plan, after_step
 
@@ -54,51 +50,6 @@ log = logging.getLogger(__name__)
 
 PROCESS_FILE = "process.json"
 """In a step's backup dir: pid and start time of its running process."""
-
-@dataclass(frozen=True, slots=True)
-class StepSpec:
-    """One step as the daemon assessed it."""
-
-    index: int
-    step_id: str
-    command: str
-    scope: str
-    """``user`` or ``system`` by the daemon's own assessment."""
-    rollback_command: str | None = None
-    rollback_scope: str = "user"
-    confined: bool = False
-    """Runs without its own confirmation (INFO): in the runner's confinement, like a check."""
-    uncaptured: bool = False
-    """The assessment says the step writes what Anna cannot see (``uncaptured_write``)."""
-
-
-@dataclass(frozen=True, slots=True)
-class Who:
-    """Whose user-scope commands these are."""
-
-    uid: int
-    gid: int
-    groups: tuple[int, ...]
-    user: str
-    home: str
-    session: dict[str, str] = field(default_factory=dict)
-
-    def identity(self) -> Identity:
-        """The runner identity of these user-scope commands."""
-        return Identity(uid=self.uid, gid=self.gid, groups=self.groups, home=self.home,
-                        user=self.user)
-
-
-@dataclass
-class Limits:
-    """Timeouts and caps from the settings."""
-
-    step_timeout_s: float
-    max_output: int
-    backup_max_bytes: int
-    backup_max_files: int
-    confine_python: str | None = None
-    """Interpreter of the confinement helper (settings ``confine_python``)."""
 
 
 @dataclass
@@ -125,7 +76,7 @@ class Executor:
 
     def step_dir(self, plan_id: str, index: int) -> Path:
         """Where a step's manifest lives."""
-        return self.backups / plan_id / f"{index:03d}"
+        return step_dir(self.backups, plan_id, index)
 
     def undo_env(self, plan_id: str, session: dict[str, str] | None = None) -> UndoEnv:
         """What undo needs for a plan."""
@@ -140,7 +91,7 @@ class Executor:
         """Execute ``steps``; on any failure undo what ran. Returns the final status."""
         options = options or RunOptions()
         total = len(steps)
-        refusal = self._room_refusal(steps, who)
+        refusal = room_refusal(steps, who, backups=self.backups, limits=self.limits)
         if refusal is not None:
             return self._refuse(plan_id, refusal, total, emit)
         self.journal.set_plan_status(plan_id, PlanStatus.RUNNING, kind="plan_started")
@@ -169,27 +120,6 @@ class Executor:
                         message="all steps succeeded"))
             return PlanStatus.SUCCEEDED
         return self._fail(plan_id, failure, started, total, emit)
-
-    def _room_refusal(self, steps: list[StepSpec], who: Who) -> str | None:
-        """Why the backups of this plan cannot fit on the state disk, or None.
-
-        Checked before anything runs, with the files as they are now (a step that grows
-        a file is checked again when its own backup is taken, see ``BlobStore.put``)."""
-        size, files = 0, 0
-        for step in steps:
-            user = step.scope == "user"
-            try:
-                targets, _ = snapshot_targets(step.command, home=who.home,
-                                              cwd=who.home if user else "/")
-            except Exception:  # the step's own backup (in _prepare) will say why
-                log.debug("no targets known for step %s before the run", step.step_id)
-                continue
-            for target in targets:
-                more_size, more_files = _existing_size(target.path, tree=target.tree,
-                                                       limit=self.limits.backup_max_files)
-                size, files = size + more_size, files + more_files
-        problem = statefs.room_problem(self.backups, size, files)
-        return None if problem is None else f"cannot back up this plan's targets: {problem}"
 
     def _refuse(self, plan_id: str, why: str, total: int,
                 emit: Callable[[ExecEvent], None]) -> PlanStatus:
@@ -262,7 +192,8 @@ class Executor:
         emit(_event(ExecEventType.STEP_STARTED, plan_id, step.step_id, number, total,
                     status="running", message=step.command))
         try:
-            record = self._prepare(plan_id, step, who)
+            record = prepare(plan_id, step, who, backups=self.backups, limits=self.limits,
+                             runner=self.runner)
         except BackupRefused as exc:
             return self._step_failed(plan_id, step, total, emit, None, str(exc),
                                      ErrorCode.BACKUP_REFUSED)
@@ -306,7 +237,8 @@ class Executor:
         if not result.ok:
             code, why = _why(result)
             return self._step_failed(plan_id, step, total, emit, result, why, code)
-        self._record_after(plan_id, step.index, record)
+        record_after(plan_id, step.index, record, backups=self.backups, limits=self.limits,
+                     runner=self.runner)
         return self._verify_step(plan_id, step, total, who, emit, record, result, options)
 
     def _step_failed(self, plan_id: str, step: StepSpec, total: int,
@@ -320,64 +252,6 @@ class Executor:
                     status="failed", exit_code=exit_code, output=output, code=str(code),
                     message=why))
         return _Failure(code, f"step {step.step_id} failed: {why}", step.step_id, exit_code)
-
-    def _prepare(self, plan_id: str, step: StepSpec, who: Who) -> StepManifest:
-        """Snapshot the step's write targets and record pre-state; flush the manifest."""
-        user = step.scope == "user"
-        record = StepManifest(
-            plan_id=plan_id, index=step.index, step_id=step.step_id,
-            scope="user" if user else "system", uid=who.uid, gid=who.gid,
-            groups=list(who.groups), user=who.user, home=who.home, session=who.session,
-            rollback_command=step.rollback_command,
-            rollback_scope="user" if step.rollback_scope == "user" else "system",
-            uncaptured=step.uncaptured)
-        targets, notes = snapshot_targets(step.command, home=who.home,
-                                          cwd=who.home if user else "/")
-        if step.uncaptured:
-            notes.append("Anna cannot back up what this step writes (code it runs writes "
-                         "files Anna cannot see)")
-        record.notes = notes
-        blobs = BlobStore(self.backups / plan_id / "blobs")
-        budget = Budget(self.limits.backup_max_bytes, self.limits.backup_max_files)
-        try:
-            for target in targets:
-                if target.new_only:
-                    record.targets.append(snapshot_listing(target.path, budget))
-                    continue
-                record.targets.extend(snapshot(target.path, blobs, budget, tree=target.tree,
-                                               follow=target.follow))
-        except OSError as exc:  # a name the kernel refuses, a vanished directory...
-            raise BackupRefused("cannot back up what this step writes: "
-                                + printable(str(exc))) from None
-        blobs.flush()
-        record.packages = package_states(step.command, self.runner)
-        record.units = unit_states(step.command, self.runner, identity=identity_of(record),
-                                   env=who.session)
-        directory = self.step_dir(plan_id, step.index)
-        if record.targets or record.packages or record.units or record.rollback_command or \
-                record.notes:
-            manifests.save(directory, record)  # flushed to disk before the step runs
-        return record
-
-    def _record_after(self, plan_id: str, index: int, record: StepManifest) -> None:
-        """After success: what the step left at each target (undo leaves what someone
-        changed since) and what the package database holds now (undo removes only the new)."""
-        if not record.packages and not record.targets:
-            return
-        budget = HashBudget(self.limits.backup_max_bytes, self.limits.backup_max_files)
-        for target in record.targets:
-            if target.new_only:
-                record_new_entries(target, budget)
-            else:
-                target.after = record_identity(target.path, tree=after_tree(target),
-                                               budget=budget)
-        for state in record.packages:
-            try:
-                state.after = query_packages(self.runner, state.options)
-            except BackupRefused:
-                log.warning("cannot record package state after step %d of %s", index, plan_id)
-        # package state after the step decides what undo removes: flushed like the snapshot
-        manifests.save(self.step_dir(plan_id, index), record, durable=bool(record.packages))
 
     def stop_orphans(self, plan_id: str) -> list[int]:
         """Kill step processes a dead daemon left running (before anything is undone), then
@@ -433,30 +307,6 @@ class Executor:
                                           for r in step_results)[:4000]))
             results.extend(step_results)
         return results
-
-
-def _existing_size(path: str, *, tree: bool, limit: int) -> tuple[int, int]:
-    """Bytes and files a backup of ``path`` would copy now (symlinks not followed below
-    the top; at most ``limit`` files counted: a bigger tree is refused by the budget)."""
-    try:
-        info = Path(path).stat()
-    except OSError:
-        return 0, 0
-    if stat.S_ISREG(info.st_mode):
-        return info.st_size, 1
-    if not (tree and stat.S_ISDIR(info.st_mode)):
-        return 0, 1
-    size, files = 0, 1
-    for top, _dirs, names in os.walk(path):
-        for name in names:
-            with contextlib.suppress(OSError):
-                child = (Path(top) / name).lstat()
-                if stat.S_ISREG(child.st_mode):
-                    size += child.st_size
-            files += 1
-            if files > limit:
-                return size, files
-    return size, files
 
 
 def _why(result: RunResult) -> tuple[ErrorCode, str]:

@@ -1,5 +1,8 @@
 """The journal: plans, steps, undo results and a hash-chained event log, in SQLite (WAL).
 
+This module owns the connection, the schema and its migration, and every write (with the
+full-disk handling below); the queries and the chain checks are in :mod:`annad.journal_read`.
+
 Every state change of a plan is written here *before* the daemon acts on it and
 again after, so a daemon killed at any point finds out on restart what was under
 way (a plan left ``running`` becomes ``interrupted``). A commit that precedes an
@@ -33,7 +36,6 @@ from __future__ import annotations
 import functools
 import hashlib
 import json
-import re
 import sqlite3
 import threading
 import time
@@ -42,10 +44,11 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
-from anna_common.protocol import AuditReport, PlanStatus, StepStatus
+from anna_common.protocol import PlanStatus, StepStatus
 from annad import integrity
 from annad.integrity import GENESIS, MIGRATED_KIND, seal_of
-from annad.journal_rows import PlanRow, StepRow, UndoRow
+from annad.journal_read import JournalReads
+from annad.journal_rows import PlanRow, UndoRow
 from annad.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
 
 if TYPE_CHECKING:
@@ -79,8 +82,6 @@ CREATE TABLE IF NOT EXISTS events(
     step_id TEXT, body TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
 """
 
-
-_EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
 
 
 class StateFull(AnnaError):
@@ -130,8 +131,9 @@ def _full_as_state_full(journal: Journal, method: Callable[Concatenate[Journal, 
         raise
 
 
-class Journal:
-    """One SQLite connection shared by the daemon's threads behind a lock."""
+class Journal(JournalReads):
+    """One SQLite connection shared by the daemon's threads behind a lock: the schema, its
+    migration and every write here, the queries in :class:`~annad.journal_read.JournalReads`."""
 
     def __init__(self, path: Path) -> None:
         path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
@@ -212,17 +214,6 @@ class Journal:
                 self._db.execute("BEGIN IMMEDIATE")
                 yield
 
-    @contextmanager
-    def _snapshot(self) -> Iterator[None]:
-        """One read transaction: the rows read inside it are one consistent state, even
-        while another process writes the file (WAL readers see a fixed snapshot)."""
-        with self._lock:
-            self._db.execute("BEGIN")
-            try:
-                yield
-            finally:
-                self._db.execute("COMMIT")
-
     def close(self) -> None:
         """Close the connection."""
         with self._lock:
@@ -251,64 +242,6 @@ class Journal:
         """Record one event on its own (a transaction of its own)."""
         with self._tx():
             self._append(kind, plan_id, step_id, body)
-
-    def verify(self) -> AuditReport:
-        """Recompute the hash chain and check every plan row against it; report the first
-        row that does not match."""
-        with self._snapshot():
-            rows = self._db.execute(
-                f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY id").fetchall()  # noqa: S608
-            plans = self._plans_unlocked()
-        bad = integrity.chain_break(rows, GENESIS, first_number=1)
-        if bad is not None:
-            return AuditReport(ok=False, rows=len(rows), first_bad_row=bad,
-                               message=f"event row {bad} does not match the chain: it "
-                               "was altered, or a row before it was removed")
-        ledger = integrity.PlanLedger.of(rows)
-        for plan in sorted(plans, key=lambda p: ledger.seal_row.get(p.plan_id, 0)):
-            problem = ledger.problem(plan)
-            if problem is not None:
-                return AuditReport(ok=False, rows=len(rows),
-                                   first_bad_row=ledger.seal_row.get(plan.plan_id),
-                                   message=f"{problem}: the journal was altered")
-        present = {p.plan_id for p in plans}
-        missing = sorted(set(ledger.seals) - present)
-        if missing:
-            return AuditReport(ok=False, rows=len(rows),
-                               first_bad_row=ledger.seal_row[missing[0]],
-                               message=f"plan {missing[0]} is in the event chain but its row "
-                               "was removed: the journal was altered")
-        return AuditReport(ok=True, rows=len(rows), message=f"the event chain verifies and "
-                           f"matches all {len(plans)} plans")
-
-    def check_plan(self, plan_id: str) -> PlanRow:
-        """The plan row, checked against the chain from its seal on; raises
-        ``AUDIT_CHAIN_BROKEN`` when the row or the chain after its seal was altered.
-
-        Execute and rollback act on the stored annotation and status: this is what binds
-        them to what the daemon computed at submit.
-        """
-        with self._snapshot():
-            plan = self.get_plan(plan_id)
-            start = self._db.execute(
-                "SELECT MIN(id) FROM events WHERE plan_id=? AND kind='plan_submitted'",
-                (plan_id,)).fetchone()[0]
-            migrated = self._db.execute(
-                "SELECT MIN(id) FROM events WHERE kind=?", (MIGRATED_KIND,)).fetchone()[0]
-            # from the row that holds the plan's seal: its own plan_submitted, or for a
-            # plan older than the migration the journal_migrated row
-            sealed_by_migration = start is None or (migrated is not None and start < migrated)
-            begin = (migrated if sealed_by_migration else start) or 1
-            rows = self._db.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id>=? "  # noqa: S608
-                                    "ORDER BY id", (begin,)).fetchall()
-        if plan is None:
-            raise AnnaError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
-        problem = integrity.plan_problem(plan, rows)
-        if problem is not None:
-            raise AnnaError(f"the stored plan does not match the journal's chain ({problem}); "
-                            "the journal was altered and nothing was run",
-                            code=ErrorCode.AUDIT_CHAIN_BROKEN)
-        return plan
 
     # ------------------------------------------------------------------ plans
 
@@ -345,88 +278,6 @@ class Journal:
             self._append(kind or f"plan_{status}", plan_id, None,
                          {**body, "status": str(status),
                           **({"error": error} if error else {})})
-
-    def get_plan(self, plan_id: str) -> PlanRow | None:
-        """A plan by id, or None."""
-        with self._lock:
-            row = self._db.execute(f"SELECT {_PLAN_COLUMNS} FROM plans WHERE plan_id=?",  # noqa: S608
-                                   (plan_id,)).fetchone()
-        return None if row is None else _plan_row(row)
-
-    def _plans_unlocked(self) -> list[PlanRow]:
-        """Every plan row (caller holds the lock)."""
-        return [_plan_row(r) for r in self._db.execute(
-            f"SELECT {_PLAN_COLUMNS} FROM plans ORDER BY created_at")]  # noqa: S608
-
-    def last_event(self, plan_id: str, kind: str) -> float | None:
-        """When the newest event of this kind for this plan was recorded, or None."""
-        with self._lock:
-            row = self._db.execute("SELECT MAX(ts) FROM events WHERE plan_id=? AND kind=?",
-                                   (plan_id, kind)).fetchone()
-        return None if row is None or row[0] is None else float(row[0])
-
-    def events_of(self, plan_id: str | None, prefix: str) -> list[tuple[str, str, str | None,
-                                                                       dict[str, Any]]]:
-        """(plan id, kind, step id, body) of the events whose kind starts with ``prefix``, of
-        one plan (or of every plan for None), oldest first (verification, guard, snapshots)."""
-        query = "SELECT plan_id, kind, step_id, body FROM events WHERE kind LIKE ? ESCAPE '!'"
-        args: list[Any] = [prefix.replace("!", "!!").replace("_", "!_").replace("%", "!%") + "%"]
-        if plan_id is not None:
-            query += " AND plan_id=?"
-            args.append(plan_id)
-        with self._lock:
-            rows = self._db.execute(query + " ORDER BY id", args).fetchall()
-        return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
-
-    def last_body(self, plan_id: str, kind: str) -> dict[str, Any] | None:
-        """The body of the newest event of this kind for this plan (previews), or None."""
-        with self._lock:
-            row = self._db.execute("SELECT body FROM events WHERE plan_id=? AND kind=? "
-                                   "ORDER BY id DESC LIMIT 1", (plan_id, kind)).fetchone()
-        body = None if row is None else json.loads(row[0])
-        return body if isinstance(body, dict) else None
-
-    def unfinished(self) -> list[str]:
-        """Plans marked running or rolling back (after a failed :meth:`recover`)."""
-        with self._lock:
-            return [r[0] for r in self._db.execute(
-                "SELECT plan_id FROM plans WHERE status IN (?, ?)",
-                (str(PlanStatus.RUNNING), str(PlanStatus.ROLLING_BACK)))]
-
-    def list_plans(self, limit: int | None = 200, *, before: str | None = None,
-                   uid: int | None = None) -> list[PlanRow]:
-        """Newest first: at most ``limit`` (None: all) plans older than plan ``before``,
-        only caller ``uid``'s when given. One indexed query, so a page costs the same at
-        ten plans or ten thousand."""
-        where: list[str] = []
-        args: list[Any] = []
-        if uid is not None:
-            where.append("caller_uid=?")
-            args.append(uid)
-        if before is not None:
-            where.append("(created_at, plan_id) < (SELECT created_at, plan_id FROM plans "
-                         "WHERE plan_id=?)")
-            args.append(before)
-        sql = (f"SELECT {_PLAN_COLUMNS} FROM plans"  # noqa: S608 - fixed text, values bound
-               + (" WHERE " + " AND ".join(where) if where else "")
-               + " ORDER BY created_at DESC, plan_id DESC LIMIT ?")
-        args.append(-1 if limit is None else limit)
-        with self._lock:
-            return [_plan_row(r) for r in self._db.execute(sql, args)]
-
-    def resolve_id(self, text: str) -> list[str]:
-        """Plan ids equal to ``text`` or ending with it (a short id as ``history`` shows it);
-        at most two, which is enough to tell unique from ambiguous."""
-        with self._lock:
-            exact = self._db.execute("SELECT plan_id FROM plans WHERE plan_id=?",
-                                     (text,)).fetchone()
-            if exact is not None:
-                return [exact[0]]
-            # the suffix is matched literally: LIKE's wildcards in it are escaped
-            pattern = "%" + re.sub(r"([%_\\])", r"\\\1", text)
-            return [r[0] for r in self._db.execute(
-                "SELECT plan_id FROM plans WHERE plan_id LIKE ? ESCAPE '\\' LIMIT 2",
-                (pattern,))]
 
     @_recording
     def mark_unrun(self, plan_id: str, status: PlanStatus) -> None:
@@ -488,14 +339,6 @@ class Journal:
             self._db.execute("UPDATE steps SET status=? WHERE plan_id=? AND idx=?",
                              (str(status), plan_id, idx))
 
-    def steps(self, plan_id: str) -> list[StepRow]:
-        """A plan's steps in order."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT idx, step_id, status, exit_code, output, started_at, finished_at "
-                "FROM steps WHERE plan_id=? ORDER BY idx", (plan_id,)).fetchall()
-        return [StepRow(r[0], r[1], StepStatus(r[2]), *r[3:]) for r in rows]
-
     # ------------------------------------------------------------------ undo
 
     @_recording
@@ -511,21 +354,4 @@ class Journal:
                          {"action": result.action, "target": result.target, "ok": result.ok,
                           "message": result.message})
 
-    def undo_results(self, plan_id: str) -> list[UndoRow]:
-        """A plan's undo outcomes in the order they happened."""
-        with self._lock:
-            rows = self._db.execute(
-                "SELECT step_id, action, target, ok, message FROM undo WHERE plan_id=? "
-                "ORDER BY seq", (plan_id,)).fetchall()
-        return [UndoRow(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
 
-
-_PLAN_COLUMNS = ("plan_id, digest, status, created_at, updated_at, caller_uid, source, "
-                 "request, home, plan_json, annotated_json, error_json")
-
-
-def _plan_row(row: tuple[Any, ...]) -> PlanRow:
-    return PlanRow(plan_id=row[0], digest=row[1], status=PlanStatus(row[2]),
-                   created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
-                   request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
-                   error=json.loads(row[11]) if row[11] else None)

@@ -80,11 +80,12 @@ def serve(settings: DaemonSettings) -> int:
 
     from annad import listen, runner
     from annad.app import Activity, create_app
-    from annad.executor import Executor, Limits
+    from annad.executor import Executor
     from annad.journal import Journal
     from annad.peer import PeerH11Protocol, group_id
     from annad.policy_load import PolicyStore
     from annad.service import PlanService
+    from annad.stepspec import Limits
     from annad.telemetry_source import open_telemetry
 
     # a malformed policy is a start-up error naming the file and line, before anything binds

@@ -1,30 +1,42 @@
-"""Turning journal rows into protocol records, and plans into executable step lists."""
+"""Turning journal rows into protocol records, and plans into executable step lists; the
+row a submitted plan is stored as, and a stored row proven against the journal's chain
+before anything acts on it."""
 
 from __future__ import annotations
 
+import json
 import os
 import pwd
-from typing import TYPE_CHECKING
+import secrets
+import time
+from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.findings import AnnotatedPlan
-from anna_common.plan import RiskLevel
+from anna_common.plan import RiskLevel, canonical_json, plan_digest
 from anna_common.protocol import (
     ErrorBody,
     PlanRecord,
+    PlanStatus,
     PlanSummary,
     SessionEnv,
     StepRecord,
+    SubmitRequest,
     UndoResult,
 )
-from annad.executor import StepSpec, Who
-from annad.runner import SESSION_KEYS
+from anna_common.redact import redact
+from annad.journal_rows import PlanRow
+from annad.stepenv import SESSION_KEYS
+from annad.stepspec import StepSpec, Who
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from annad.journal import Journal
-    from annad.journal_rows import PlanRow
+
+
+MAX_REQUEST_TEXT = 4000
+"""Characters of the person's request kept with a plan."""
 
 
 def annotated_of(row: PlanRow) -> AnnotatedPlan:
@@ -65,6 +77,23 @@ def bound_annotation(row: PlanRow) -> AnnotatedPlan:
                                              *annotated.rollback)] != kinds:
         raise broken
     return annotated
+
+
+def bound_row(journal: Journal, owned: PlanRow) -> tuple[PlanRow, AnnotatedPlan]:
+    """The row as it is now, proven to be what the chain recorded, and its annotation,
+    proven to hold exactly the plan's commands (else AUDIT_CHAIN_BROKEN).
+
+    The row is read again inside one read transaction and everything after this uses
+    that copy: what is checked is what runs.
+    """
+    row = journal.check_plan(owned.plan_id)
+    if row.caller_uid != owned.caller_uid:
+        raise AnnaError("the stored plan changed while it was being read; the journal "
+                        "was altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
+    if plan_digest(json.loads(row.plan_json)) != row.digest:
+        raise AnnaError("the stored plan does not match its digest; the journal was "
+                        "altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
+    return row, bound_annotation(row)
 
 
 def plan_record(row: PlanRow, journal: Journal) -> PlanRecord:
@@ -140,3 +169,23 @@ def who_of(uid: int, home: str, session: SessionEnv) -> Who:
     values = session.model_dump(exclude_none=True)
     return Who(uid=uid, gid=gid, groups=groups, user=name, home=home,
                session={k: v for k, v in values.items() if k in SESSION_KEYS})
+
+
+def submitted_row(annotated: AnnotatedPlan, body: dict[str, Any], *, uid: int, home: str
+                  ) -> PlanRow:
+    """The journal row of a plan just submitted (validated, previewed and judged): a new id,
+    the canonical plan, the request redacted and cut to :data:`MAX_REQUEST_TEXT`."""
+    # the journal keeps the request for audits: never a password typed into it
+    request = redact(str(body.get("request", "")))[:MAX_REQUEST_TEXT]
+    meta = SubmitRequest.model_validate({"plan": annotated.plan, "request": request,
+                                         "source": body.get("source", "model")})
+    now = time.time()
+    plan_id = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + \
+        secrets.token_hex(3)
+    plan_json = canonical_json(annotated.plan.model_dump(mode="json")).decode("utf-8")
+    # an answer with no steps has nothing to run: it is recorded as what it is
+    status = PlanStatus.SUBMITTED if annotated.steps else PlanStatus.ANSWERED
+    return PlanRow(plan_id=plan_id, digest=annotated.digest, status=status,
+                   created_at=now, updated_at=now, caller_uid=uid, source=meta.source,
+                   request=meta.request, home=home, plan_json=plan_json,
+                   annotated_json=annotated.model_dump_json(), error=None)

@@ -10,6 +10,9 @@ end of a failing command's output is what explains the failure.
 
 Helper programs the daemon itself needs (``systemctl``, ``pacman -Q``) run
 through :func:`run_argv`: no shell, a short timeout, the same caps.
+
+The environment is built by :mod:`annad.stepenv`; step processes a dead daemon left are
+found and killed by :mod:`annad.orphans` (no spawning there).
 """
 
 from __future__ import annotations
@@ -17,8 +20,6 @@ from __future__ import annotations
 import dataclasses
 import logging
 import os
-import pwd
-import re
 import signal
 import subprocess
 import sys
@@ -29,8 +30,9 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from annad.confine import Confinement, helper_argv
+from annad.confine import Confinement, helper_argv, root_secrets
 from annad.credentials import Identity
+from annad.stepenv import SAFE_PATH, step_environment, sudo_shims
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -45,33 +47,6 @@ KILL_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL for a process group that overran."""
 STEP_UMASK = 0o022
 """File creation mask of every spawned process."""
-SAFE_PATH = "/usr/local/sbin:/usr/local/bin:/usr/sbin:/usr/bin:/sbin:/bin"
-"""PATH for every step: never inherited from a caller."""
-
-
-def sudo_shims() -> dict[str, str]:
-    """Bash functions (exported through the environment) standing in for ``sudo`` and ``doas``.
-
-    A root step and a confined command run ``sudo CMD`` as ``CMD``: the step is already root,
-    with the HOME Anna judged (real sudo would reset HOME to /root, and ``sudo sh -c 'echo >
-    ~/f'`` would write where nobody looked); a confined command gains nothing from sudo (no new
-    privileges) but would only print an error. Options other than plain flags (``-u USER``,
-    ``-i``, ``-s``, ``-l``…) go to the real program unchanged.
-    """
-    shims = {}
-    for name in ("sudo", "doas"):
-        shims[f"BASH_FUNC_{name}%%"] = (
-            '() { local a=("$@"); while [ "$#" -gt 0 ]; do case "$1" in --) shift; break;; '
-            f'-*[!nEHSkbP]*) command {name} "${{a[@]}}"; return;; -*) shift;; *) break;; '
-            'esac; done; "$@"; }')
-    return shims
-
-
-_PLAIN_LOCALE = re.compile(r"[A-Za-z0-9_.@-]{1,64}")
-SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS", "LANG",
-                "HYPRLAND_INSTANCE_SIGNATURE", "SWAYSOCK")
-"""Session variables passed to user-scope steps (compositor sockets included: hyprctl and
-swaymsg need them to reach the session)."""
 
 
 @dataclass(slots=True)
@@ -121,50 +96,6 @@ class _Tail:
 
     def text(self) -> str:
         return b"".join(self.chunks).decode("utf-8", "replace")
-
-
-def step_environment(identity: Identity | None, session: Mapping[str, str | None] | None,
-                     *, home: str | None = None) -> dict[str, str]:
-    """The environment of a step: fixed basics, the identity's home, whitelisted session vars.
-
-    A root step (no identity) gets ``home`` as HOME: the home Anna judged ``~`` to be (the plan
-    owner's, from passwd), never the daemon's own HOME, which systemd may leave unset.
-    """
-    env = {
-        "PATH": SAFE_PATH,
-        "PAGER": "cat",
-        "SYSTEMD_PAGER": "",
-        "GIT_PAGER": "cat",
-        "TERM": "dumb",
-        "LC_ALL": "C.UTF-8",
-        "SHELL": "/bin/bash",
-        "DEBIAN_FRONTEND": "noninteractive",
-    }
-    if identity is not None:
-        env.update(HOME=identity.home, USER=identity.user, LOGNAME=identity.user)
-    else:
-        env.update(HOME=home or _own_home(), USER="root", LOGNAME="root")
-    for key in SESSION_KEYS:
-        value = (session or {}).get(key)
-        if not value:
-            continue
-        # A system-scope step runs as root for whoever asked: the caller's bus and runtime
-        # addresses would point root's programs at sockets the caller controls, and a
-        # locale name with a slash is a path glibc loads. Root gets a plain LANG only.
-        if identity is None and (key != "LANG" or not _PLAIN_LOCALE.fullmatch(value)):
-            continue
-        env[key] = value
-    if "LANG" in env:
-        env.pop("LC_ALL", None)  # the person's language wins for messages
-    return env
-
-
-def _own_home() -> str:
-    """The daemon's home from passwd (not ``$HOME``): a helper's fallback, never a step's."""
-    try:
-        return pwd.getpwuid(os.geteuid()).pw_dir or "/"
-    except KeyError:
-        return "/"
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -309,13 +240,16 @@ def run_confined(
     on_spawn: Callable[[int], None] | None = None,
     scratch: tuple[str, ...] = (),
     python: str | None = None,
+    masked: tuple[str, ...] = (),
 ) -> RunResult:
     """Run ``command`` with bash inside the confinement of :mod:`annad.confine`.
 
     It runs as ``identity`` (the plan's owner), or — ``root_read``, system daemon only — as
     uid 0 without any capability, HOME still the owner's. ``scratch`` directories get a
     throw-away tmpfs (nothing else is writable). ``python`` is the interpreter of the helper
-    (the daemon's own by default). When the confinement cannot be built the command does not
+    (the daemon's own by default). A capless-root read never sees root's secrets
+    (:func:`annad.confine.root_secrets`, plus ``masked``, which tests use for decoys).
+    When the confinement cannot be built the command does not
     run: ``error`` says why and ``exit_code`` is None. Never an unconfined fallback.
     """
     userns = os.geteuid() != 0
@@ -325,7 +259,8 @@ def run_confined(
                          "commands, never as root")
     if root_read:
         env = step_environment(None, session, home=identity.home)
-        confinement = Confinement(uid=0, gid=0, env=env, cwd=cwd or "/")
+        confinement = Confinement(uid=0, gid=0, env=env, cwd=cwd or "/",
+                                  masked=tuple(sorted({*root_secrets(), *masked})))
     else:
         env = step_environment(identity, session)
         confinement = Confinement(uid=identity.uid, gid=identity.gid, groups=identity.groups,
@@ -413,37 +348,3 @@ def run_argv(
     base.update(env or {})
     return _run(list(argv), timeout=timeout, max_output=max_output, identity=identity, env=base,
                 cwd=None, on_output=None, cancel=None)
-
-
-def process_start_time(pid: int) -> int | None:
-    """A process's start time (clock ticks since boot, ``/proc/PID/stat`` field 22), or None.
-
-    With the pid it identifies a process across pid reuse: a recorded (pid, start time)
-    names the same process only if both still match.
-    """
-    try:
-        raw = Path(f"/proc/{pid}/stat").read_text(encoding="ascii", errors="replace")
-    except OSError:
-        return None
-    fields = raw[raw.rfind(")") + 2:].split()  # the name in parentheses may hold spaces
-    try:
-        return int(fields[19])
-    except (IndexError, ValueError):
-        return None
-
-
-def kill_orphan_group(pid: int, start_time: int) -> bool:
-    """SIGKILL the process group of a step left running by a dead daemon.
-
-    Only when ``pid`` is still the very process that was started (same start time) and
-    still leads its group: a reused pid is never signalled.
-    """
-    if process_start_time(pid) != start_time:
-        return False
-    try:
-        if os.getpgid(pid) != pid:
-            return False
-        os.killpg(pid, signal.SIGKILL)
-    except (ProcessLookupError, PermissionError):
-        return False
-    return True

@@ -36,9 +36,10 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from anna_common.findings import AnnotatedPlan
-    from annad.executor import Executor, StepSpec, Who
+    from annad.executor import Executor
     from annad.journal import Journal
     from annad.journal_rows import PlanRow
+    from annad.stepspec import StepSpec, Who
     from annad.verifying import RunOptions
 
 log = logging.getLogger(__name__)

@@ -19,18 +19,13 @@ from __future__ import annotations
 
 import dataclasses
 import hmac
-import json
 import logging
 import os
-import secrets
-import threading
 import time
 from typing import TYPE_CHECKING, Any
 
-from anna_common import tiers
 from anna_common.distro import context_from_telemetry
 from anna_common.errors import AnnaError, ErrorCode, PlanError
-from anna_common.plan import canonical_json, plan_digest
 from anna_common.protocol import (
     API_VERSION,
     AuditReport,
@@ -44,21 +39,20 @@ from anna_common.protocol import (
     PlanRecord,
     PlanStatus,
     SessionEnv,
-    SubmitRequest,
     SubmitResponse,
     TelemetryResponse,
 )
-from anna_common.redact import redact
 from anna_common.validate import validate
 from annad import __version__, policy_load, retention
+from annad.access import Access
 from annad.aftercare import Aftercare
 from annad.checks import run_checks
-from annad.journal import StateFull
-from annad.journal_rows import PlanRow
-from annad.peer import Peer, authorised, served
+from annad.confirmations import check_confirmations, check_rollback_word
+from annad.peer import Peer
 from annad.policy_load import PolicyStore, asked_checks, journal_fields, judge
 from annad.preview import engine
-from annad.records import bound_annotation, home_of, plan_record, plan_summary
+from annad.records import bound_row, home_of, plan_record, plan_summary, submitted_row
+from annad.recovery import StartupRecovery
 from annad.runs import RunManager
 from annad.telemetry.processes import for_caller
 
@@ -78,13 +72,7 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-MAX_REQUEST_TEXT = 4000
-"""Characters of the person's request kept with a plan."""
-RECOVERY_RETRY_S = 1.0
-"""How often start-up recovery is retried while the state disk is full."""
 _SUBMIT_KEYS = frozenset({"plan", "request", "source"})
-SHORT_ID_MIN = 4
-"""Shortest end of an id accepted for a plan (``history`` shows the last six characters)."""
 
 
 class PlanService:
@@ -109,9 +97,9 @@ class PlanService:
         self.runs.backups_gone = lambda plan_id: retention.gone(journal, plan_id)
         self.started_at = time.monotonic()
         self.owner_uid = os.geteuid()
-        self._stopping = threading.Event()
-        self._recovery = threading.Thread(target=self._retry_recovery, name="recovery",
-                                          daemon=True)
+        self.access = Access(journal=journal, user_mode=self.user_mode,
+                             owner_uid=self.owner_uid, group=settings.group)
+        self.recovery = StartupRecovery(journal, executor)
         self.aftercare = Aftercare(settings, journal=journal, runner=runner, runs=self.runs,
                                    system=not self.user_mode)
 
@@ -123,55 +111,19 @@ class PlanService:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Recover from a crash and start telemetry."""
-        for plan_id in self.journal.unfinished():
-            # the step processes a dead daemon left go first, even before there is room
-            # to journal anything: they must not go on changing the machine
-            self.runs.executor.stop_orphans(plan_id)
-        if not self._recover():
-            self._recovery.start()
+        """Recover from a crash (:mod:`annad.recovery`) and start telemetry."""
+        self.recovery.begin()
         self.auto_gc()
         self.aftercare.start()
-        for row in self.journal.list_plans():
-            if row.status is PlanStatus.INTERRUPTED:
-                log.warning("plan %s is interrupted: `annactl rollback %s` undoes what is left",
-                            row.plan_id, row.plan_id)
+        self.recovery.report_interrupted()
         try:
             self.telemetry_provider.start()
         except Exception:  # telemetry must never keep plans from working
             log.exception("telemetry failed to start")
 
-    def _recover(self) -> bool:
-        """Mark plans a dead daemon left running ``interrupted``; False when the state
-        disk has no room for that yet (they stay as they are, reads still work)."""
-        try:
-            recovered = self.journal.recover()
-        except StateFull as exc:
-            log.error("cannot mark plans %s interrupted yet: %s; annad serves reads and "
-                      "marks them as soon as there is room", self.journal.unfinished(),
-                      exc.message)
-            return False
-        for plan_id in recovered:
-            log.warning("plan %s was running when the daemon stopped: now interrupted", plan_id)
-        return True
-
     def state_problem(self) -> str | None:
         """What the state disk lacks (health and ``annactl doctor`` show it), or None."""
-        if self._recovery.is_alive():
-            return ("plans left running by the previous daemon are not yet marked "
-                    "interrupted: " + (self.journal.reserve.problem() or "the state disk is "
-                                       "full"))
-        if self.journal.reserve.ensure():
-            return None
-        return self.journal.reserve.problem()
-
-    def _retry_recovery(self) -> None:
-        """Retry start-up recovery until the state disk has room (or the daemon stops)."""
-        while not self._stopping.wait(RECOVERY_RETRY_S):
-            if self.journal.reserve.problem() is None and self._recover():
-                self.journal.reserve.ensure()
-                log.info("the state disk has room again: start-up recovery is done")
-                return
+        return self.recovery.problem()
 
     def auto_gc(self) -> None:
         """The automatic retention policy (plans that can be rolled back are kept)."""
@@ -179,9 +131,9 @@ class PlanService:
 
     def gc(self, peer: Peer | None, request: GcRequest) -> GcResponse:
         """``POST /v1/gc``: the caller's plans (root: everyone's), or the named ones."""
-        peer = self._authorised(peer)
+        peer = self.access.authorised(peer)
         if request.plan_ids:
-            rows = [self._owned(peer, plan_id) for plan_id in dict.fromkeys(request.plan_ids)]
+            rows = [self.access.owned(peer, plan_id) for plan_id in dict.fromkeys(request.plan_ids)]
         else:
             rows = [r for r in self.journal.list_plans(limit=retention.ALL_PLANS)
                     if peer.uid in (0, r.caller_uid)]
@@ -197,9 +149,7 @@ class PlanService:
         """Drain (if not done yet), then stop telemetry and close the journal."""
         self.aftercare.stop()
         self.runs.shutdown(self.settings.stop_grace_s)
-        self._stopping.set()
-        if self._recovery.is_alive():
-            self._recovery.join()
+        self.recovery.stop()
         try:
             self.telemetry_provider.stop()
         except Exception:
@@ -212,57 +162,25 @@ class PlanService:
 
     # ------------------------------------------------------------------ identity
 
-    def _served(self, peer: Peer | None) -> Peer:
-        if peer is None or not served(peer, user_mode=self.user_mode, owner_uid=self.owner_uid):
-            raise AnnaError("this per-user daemon serves only its owner",
-                            code=ErrorCode.PERMISSION_DENIED)
-        return peer
-
     def authorise(self, peer: Peer | None) -> Peer:
         """The caller, if it may change the system (recipes and the queue ask first)."""
-        return self._authorised(peer)
-
-    def _authorised(self, peer: Peer | None) -> Peer:
-        peer = self._served(peer)
-        if not self._may_change(peer):
-            raise AnnaError(f"uid {peer.uid} may only read (health, telemetry); root and "
-                            f"members of group {self.settings.group!r} may change the system",
-                            code=ErrorCode.PERMISSION_DENIED,
-                            hint=f"ask an administrator to add you to group "
-                            f"{self.settings.group!r}")
-        return peer
-
-    def _may_change(self, peer: Peer) -> bool:
-        return authorised(peer, user_mode=self.user_mode, owner_uid=self.owner_uid,
-                          group=self.settings.group)
-
-    def _owned(self, peer: Peer, plan_id: str) -> PlanRow:
-        """The caller's plan by id or by the end of its id (``history`` shows short ids)."""
-        found = self.journal.resolve_id(plan_id) if len(plan_id) >= SHORT_ID_MIN else []
-        if len(found) > 1:
-            raise PlanError(f"{plan_id!r} matches more than one plan; give more of the id",
-                            code=ErrorCode.PLAN_NOT_FOUND)
-        row = self.journal.get_plan(found[0]) if found else None
-        # another user's plan is reported as missing: plan ids are not secrets, requests are
-        if row is None or (peer.uid not in (0, row.caller_uid)):
-            raise PlanError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
-        return row
+        return self.access.authorised(peer)
 
     # ------------------------------------------------------------------ reads
 
     def health(self, peer: Peer | None) -> Health:
         """``GET /v1/health``."""
-        peer = self._served(peer)
+        peer = self.access.served(peer)
         current = self.runs.current()
         return Health(api_version=API_VERSION, daemon_version=__version__, mode=self.mode,
-                      caller_uid=peer.uid, caller_authorised=self._may_change(peer),
+                      caller_uid=peer.uid, caller_authorised=self.access.may_change(peer),
                       pid=os.getpid(), uptime_s=round(time.monotonic() - self.started_at, 3),
                       running_plan=current, state_problem=self.state_problem())
 
     def telemetry(self, peer: Peer | None, session: SessionEnv | None, *, fresh: bool
                   ) -> TelemetryResponse:
         """``GET /v1/telemetry``: other users' command lines only for root."""
-        peer = self._served(peer)
+        peer = self.access.served(peer)
         snapshot, age = self.telemetry_provider.get(session, fresh=fresh)
         if peer.uid != 0:
             snapshot = snapshot.model_copy(
@@ -279,18 +197,18 @@ class PlanService:
 
     def get(self, peer: Peer | None, plan_id: str) -> PlanRecord:
         """``GET /v1/plans/{id}``."""
-        record = plan_record(self._owned(self._authorised(peer), plan_id), self.journal)
+        record = plan_record(self.access.owned(self.access.authorised(peer), plan_id), self.journal)
         return self.aftercare.record(record)
 
     def list(self, peer: Peer | None, *, limit: int = 200, before: str | None = None
              ) -> PlanList:
         """``GET /v1/plans``: the caller's plans (root: everyone's), newest first, a page of
         ``limit`` (0: all) older than plan ``before``."""
-        peer = self._authorised(peer)
+        peer = self.access.authorised(peer)
         if limit < 0:
             raise AnnaError("limit must be 0 (all) or more", code=ErrorCode.BAD_REQUEST)
         if before is not None:
-            before = self._owned(peer, before).plan_id
+            before = self.access.owned(peer, before).plan_id
         rows = self.journal.list_plans(limit + 1 if limit else None, before=before,
                                        uid=None if peer.uid == 0 else peer.uid)
         more = bool(limit) and len(rows) > limit
@@ -298,9 +216,9 @@ class PlanService:
 
     def mark_dry_run(self, peer: Peer | None, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/dry-run``: a submitted plan was shown and not run."""
-        peer = self._authorised(peer)
+        peer = self.access.authorised(peer)
         with self.runs.paused():  # a plan being claimed for execution is not a dry run
-            row = self._owned(peer, plan_id)
+            row = self.access.owned(peer, plan_id)
             if row.status is PlanStatus.SUBMITTED:
                 self.journal.mark_unrun(row.plan_id, PlanStatus.DRY_RUN)
             elif row.status not in (PlanStatus.DRY_RUN, PlanStatus.ANSWERED):
@@ -311,28 +229,28 @@ class PlanService:
 
     def policy_view(self, peer: Peer | None) -> PolicyView:
         """``GET /v1/policy``: the rules in force for the caller."""
-        peer = self._served(peer)
+        peer = self.access.served(peer)
         return policy_load.view(self.policy, peer.uid,
                                 home_of(peer.uid, self.settings.home_override))
 
     def policy_check(self, peer: Peer | None, request: PolicyCheckRequest
                      ) -> PolicyCheckResponse:
         """``POST /v1/policy/check``: what the policy decides for one command."""
-        peer = self._served(peer)
+        peer = self.access.served(peer)
         home = home_of(peer.uid, self.settings.home_override)
         return policy_load.check(self.policy, request.command, self.context(home), peer.uid,
                                  home)
 
     def audit_verify(self, peer: Peer | None) -> AuditReport:
         """``GET /v1/audit/verify``."""
-        self._authorised(peer)
+        self.access.authorised(peer)
         return self.journal.verify()
 
     # ------------------------------------------------------------------ submit and checks
 
     def submit(self, peer: Peer | None, body: Any) -> SubmitResponse:
         """``POST /v1/plans``: validate and classify with the daemon's own context; store."""
-        peer = self._authorised(peer)
+        peer = self.access.authorised(peer)
         if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
             raise AnnaError("expected {plan, request, source}", code=ErrorCode.BAD_REQUEST)
         home = home_of(peer.uid, self.settings.home_override)
@@ -351,20 +269,8 @@ class PlanService:
         annotated, warnings, preview = engine.at_submit(  # may raise tiers: before the seal
             result.plan, result.warnings, owner=peer.uid, home=home, settings=self.settings)
         annotated = self._judged(annotated, peer.uid, home, ctx, None, "submit")
-        # the journal keeps the request for audits: never a password typed into it
-        request = redact(str(body.get("request", "")))[:MAX_REQUEST_TEXT]
-        meta = SubmitRequest.model_validate({"plan": annotated.plan, "request": request,
-                                             "source": body.get("source", "model")})
-        now = time.time()
-        plan_id = time.strftime("%Y%m%d-%H%M%S", time.localtime(now)) + "-" + \
-            secrets.token_hex(3)
-        plan_json = canonical_json(annotated.plan.model_dump(mode="json")).decode("utf-8")
-        # an answer with no steps has nothing to run: it is recorded as what it is
-        status = PlanStatus.SUBMITTED if annotated.steps else PlanStatus.ANSWERED
-        row = PlanRow(plan_id=plan_id, digest=annotated.digest, status=status,
-                      created_at=now, updated_at=now, caller_uid=peer.uid, source=meta.source,
-                      request=meta.request, home=home, plan_json=plan_json,
-                      annotated_json=annotated.model_dump_json(), error=None)
+        row = submitted_row(annotated, body, uid=peer.uid, home=home)
+        plan_id, status = row.plan_id, row.status
         self.journal.add_plan(row, [s.id for s in annotated.steps])
         self.journal.event("policy", plan_id, **journal_fields(annotated, "submit"))
         engine.store(self.journal, plan_id, preview)
@@ -374,14 +280,15 @@ class PlanService:
 
     def preview(self, peer: Peer | None, plan_id: str) -> PlanPreview:
         """``GET /v1/plans/{id}/preview``: the preview stored at submit (made now if none)."""
-        row, annotated = self._bound(self._owned(self._authorised(peer), plan_id))
+        owned = self.access.owned(self.access.authorised(peer), plan_id)
+        row, annotated = bound_row(self.journal, owned)
         return engine.stored_or_new(self.journal, annotated, plan_id=plan_id,
                                     owner=row.caller_uid, home=row.home, settings=self.settings)
 
     def checks(self, peer: Peer | None, plan_id: str, request: ChecksRequest) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``: run the checks the daemon itself rates INFO."""
-        peer = self._authorised(peer)
-        row, annotated = self._bound(self._owned(peer, plan_id))
+        peer = self.access.authorised(peer)
+        row, annotated = bound_row(self.journal, self.access.owned(peer, plan_id))
         ctx = self.context(row.home)
         annotated = self._judged(annotated, row.caller_uid, row.home, ctx, plan_id, "checks")
         unasked, merge = asked_checks(annotated)
@@ -397,8 +304,8 @@ class PlanService:
     def execute(self, peer: Peer | None, plan_id: str, request: ExecuteRequest
                 ) -> Iterator[bytes]:
         """``POST /v1/plans/{id}/execute``: checks, then a stream of NDJSON event lines."""
-        peer = self._authorised(peer)
-        row, annotated = self._bound(self._owned(peer, plan_id))
+        peer = self.access.authorised(peer)
+        row, annotated = bound_row(self.journal, self.access.owned(peer, plan_id))
         if not hmac.compare_digest(request.digest.encode(), row.digest.encode()):
             raise PlanError("the digest does not match the plan submitted; submit it again",
                             code=ErrorCode.DIGEST_MISMATCH)
@@ -407,33 +314,17 @@ class PlanService:
         # the policy is read again: the file may have changed since submit
         annotated = self._judged(annotated, row.caller_uid, row.home, self.context(row.home),
                                  plan_id, "execute")
-        _check_confirmations(annotated, request)
+        check_confirmations(annotated, request)
         options = self.aftercare.options(annotated, self.context(row.home), request)
         return self.runs.execute(row, annotated, request.session, options,
                                  self.aftercare.around(row, annotated))
 
     def confirm(self, peer: Peer | None, plan_id: str, connection: int | None) -> PlanRecord:
         """``POST /v1/plans/{id}/confirm``: keep a plan the lock-out guard armed."""
-        peer = self._authorised(peer)
-        row = self._owned(peer, plan_id)
+        peer = self.access.authorised(peer)
+        row = self.access.owned(peer, plan_id)
         self.aftercare.confirm(row.plan_id, connection)
         return self.get(peer, plan_id)
-
-    def _bound(self, owned: PlanRow) -> tuple[PlanRow, AnnotatedPlan]:
-        """The row as it is now, proven to be what the chain recorded, and its annotation,
-        proven to hold exactly the plan's commands (else AUDIT_CHAIN_BROKEN).
-
-        The row is read again inside one read transaction and everything after this uses
-        that copy: what is checked is what runs.
-        """
-        row = self.journal.check_plan(owned.plan_id)
-        if row.caller_uid != owned.caller_uid:
-            raise AnnaError("the stored plan changed while it was being read; the journal "
-                            "was altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
-        if plan_digest(json.loads(row.plan_json)) != row.digest:
-            raise AnnaError("the stored plan does not match its digest; the journal was "
-                            "altered", code=ErrorCode.AUDIT_CHAIN_BROKEN)
-        return row, bound_annotation(row)
 
     def _judged(self, annotated: AnnotatedPlan, uid: int, home: str, ctx: AssessContext,
                 plan_id: str | None, phase: str, *, items: str = "all") -> AnnotatedPlan:
@@ -443,54 +334,22 @@ class PlanService:
 
     def cancel(self, peer: Peer | None, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/cancel``: stop the running plan, wait for its undo."""
-        peer = self._authorised(peer)
-        row = self._owned(peer, plan_id)
+        peer = self.access.authorised(peer)
+        row = self.access.owned(peer, plan_id)
         self.runs.cancel(row.plan_id, wait_s=self.settings.step_timeout_s + 60)
         return self.get(peer, plan_id)
 
     def rollback(self, peer: Peer | None, plan_id: str, request: RollbackRequest
                  ) -> RollbackResponse:
         """``POST /v1/plans/{id}/rollback``: undo a finished or interrupted plan."""
-        peer = self._authorised(peer)
-        row = self._owned(peer, plan_id)
+        peer = self.access.authorised(peer)
+        row = self.access.owned(peer, plan_id)
         if not request.confirmed:
             raise AnnaError("a rollback changes the system: confirm it",
                             code=ErrorCode.CONFIRMATION_REQUIRED)
-        row, annotated = self._bound(row)
+        row, annotated = bound_row(self.journal, row)
         self._judged(annotated, row.caller_uid, row.home, self.context(row.home), plan_id,
                      "rollback", items="rollback")
-        word = tiers.rollback_word(annotated)
-        # a HIGH rollback command is as HIGH at rollback time as it was at execute
-        if word is not None and not (request.high_confirmed and
-                                     tiers.word_matches(word, request.confirm_word)):
-            raise AnnaError("a rollback command of this plan is HIGH: it needs the second "
-                            "confirmation with the word it names",
-                            code=ErrorCode.CONFIRMATION_REQUIRED,
-                            detail={"needed": 2, "given": 1, "word": _word_state(
-                                request.confirm_word)})
+        check_rollback_word(annotated, request)
         return self.runs.rollback(row, request.session)
 
-
-def _word_state(typed: str | None) -> str:
-    return "missing" if typed is None or not typed.strip() else "mismatch"
-
-
-def _check_confirmations(annotated: AnnotatedPlan, request: ExecuteRequest) -> None:
-    """The daemon's own tier decides: LOW/MEDIUM need one confirmation, HIGH two, and the
-    second must carry the word the daemon computed (compared in constant time). Rollback
-    commands count toward the tier (:mod:`anna_common.tiers`)."""
-    needed = tiers.confirmations_needed(annotated)
-    risk = tiers.plan_risk(annotated)
-    given = 2 if request.confirmed and request.high_confirmed else int(request.confirmed)
-    if given < needed:
-        what = "two confirmations (the second naming what it touches)" if needed == 2 else \
-            "a confirmation"
-        raise AnnaError(f"this {risk} plan needs {what}", code=ErrorCode.CONFIRMATION_REQUIRED,
-                        detail={"needed": needed, "given": given})
-    if needed == 2 and not tiers.word_matches(tiers.plan_word(annotated), request.confirm_word):
-        # the flag alone is not the person's word: a client that never asked cannot send it
-        raise AnnaError("this HIGH plan needs the confirmation word the person typed; it is "
-                        "missing or does not match, and nothing was run",
-                        code=ErrorCode.CONFIRMATION_REQUIRED,
-                        detail={"needed": needed, "given": 1,
-                                "word": _word_state(request.confirm_word)})

@@ -157,7 +157,7 @@ def run_task(planner: Planner, golden: Golden, task: Task, *, live: bool) -> Sco
 def header(golden: Golden, args: argparse.Namespace, source: str) -> str:
     """The first line of a recording."""
     return json.dumps({"golden": 1, "model": golden.model, "source": source,
-                       "ids": args.ids, "max_tokens": args.max_tokens,
+                       "ids": args.ids, "compact": args.compact, "max_tokens": args.max_tokens,
                        "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
 
 
@@ -186,6 +186,8 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--record", type=Path, help="append every reply to this JSONL file")
     parser.add_argument("--ids", choices=("positional", "free"), default="positional",
                         help="who writes plan ids (ANNA_LLM_IDS)")
+    parser.add_argument("--compact", action="store_true",
+                        help="the compact plan form for small models (ANNA_LLM_COMPACT)")
     parser.add_argument("--max-tokens", type=int, default=0,
                         help="output token cap per call (0: Anna's default, 2048)")
     parser.add_argument("--timeout", type=float, default=600.0)
@@ -212,7 +214,8 @@ def main(argv: list[str] | None = None) -> int:
     state = Path(tempfile.mkdtemp(prefix="anna-golden-"))
     settings = ClientSettings(llm_provider=args.provider, llm_url=args.url or "",
                               llm_model=args.model or "replay", llm_timeout=args.timeout,
-                              state_dir=state, llm_ids=args.ids, templates=False)
+                              state_dir=state, llm_ids=args.ids, templates=False,
+                              llm_compact=args.compact)
     inner = None if args.replay else make_provider(settings)
     golden = Golden(inner, model=args.model or args.replay.stem if args.replay else args.model,
                     max_tokens=args.max_tokens, replay=args.replay, record=args.record)
@@ -227,7 +230,8 @@ def main(argv: list[str] | None = None) -> int:
     finally:
         planner.close()
     where = f"replay of {args.replay}" if args.replay else f"{args.provider} at {args.url}"
-    title = (f"golden tasks: model {golden.model} ({where}), ids {args.ids}, "
+    title = (f"golden tasks: model {golden.model} ({where}), ids {args.ids}"
+             f"{', compact' if args.compact else ''}, "
              f"{len(tasks)} tasks, run in {time.perf_counter() - began:.2f} s")
     if args.json:
         print(json.dumps({"title": title, **summary(scores), "per_task": [

@@ -129,13 +129,16 @@ def main() -> int:
     parser.add_argument("--ctx", type=int, default=0, help="server context (for the report)")
     parser.add_argument("--ids", choices=("positional", "free"), default="positional",
                         help="who writes plan ids (ANNA_LLM_IDS): before/after issue 11.9")
+    parser.add_argument("--compact", action="store_true",
+                        help="the compact plan form for small models (ANNA_LLM_COMPACT)")
     parser.add_argument("--max-tokens", type=int, default=512,
                         help="output token cap per call (0: Anna's default, 2048)")
     args = parser.parse_args()
 
     state = Path(tempfile.mkdtemp(prefix="anna-bench-"))
     settings = ClientSettings(llm_provider=args.provider, llm_url=args.url, llm_model=args.model,
-                              llm_timeout=600, state_dir=state, trace=True, llm_ids=args.ids)
+                              llm_timeout=600, state_dir=state, trace=True, llm_ids=args.ids,
+                              llm_compact=args.compact)
     provider = Counting(make_provider(settings), args.max_tokens)
     planner = Planner(settings, daemon=None, provider=provider)
     snapshot = telemetry()
@@ -192,7 +195,8 @@ def report(rows: list[dict[str, Any]], args: argparse.Namespace, settings: Clien
     codes = Counter(r["code"] for r in rows if r["code"])
     print()
     print(f"model {args.model} at {args.url} (ctx {args.ctx or '?'}, output cap "
-          f"{args.max_tokens or 2048} tokens, ids {args.ids}), {len(rows)} requests, "
+          f"{args.max_tokens or 2048} tokens, ids {args.ids}"
+          f"{', compact' if args.compact else ''}), {len(rows)} requests, "
           "templates off, no daemon")
     print(f"{'replies cut at the token cap':40} {sum(r['truncated'] for r in rows)}/{replies}")
     print(f"{'parse rate (reply is one JSON object)':40} {parsed}/{replies} = "

@@ -8,7 +8,8 @@ alike; the figures are medians. Real per-user ``annad`` daemons run here in a te
 directory (state, socket and home all inside it): one with a few plans, one whose journal
 holds ``--plans`` plans. The first call of each is not counted (the first telemetry snapshot).
 
-Also reports which heavy modules each command imported (there should be none).
+Also reports which heavy modules each command imported (there should be none; ``apply``
+of a stored plan included, ``tests/ui/test_apply_fast.py``).
 
 Run: .venv/bin/python bench/startup.py [--rounds N] [--plans N]
 """
@@ -141,7 +142,8 @@ def main() -> None:
     daemons = [start_daemon(tmp, env)]
     try:
         shown = submit(tmp / "annad.sock", 21)[0]  # a full page for history, as in the big one
-        applied = submit(tmp / "annad.sock", args.rounds + 1)
+        applied = submit(tmp / "annad.sock", args.rounds + 2)
+        spare = applied.pop(0)  # applied once more at the end: what it imported
         fill_journal(big / "state", tmp / "annad.sock", args.plans)
         daemons.append(start_daemon(big, big_env))
         annactl = str(BIN / "annactl")
@@ -161,7 +163,7 @@ def main() -> None:
         for _ in range(args.rounds):
             for name, (argv, run_env) in commands.items():
                 samples[name].append(timed(argv(), run_env))
-        report(samples, env, args.rounds, args.plans)
+        report(samples, env, args.rounds, args.plans, [["show", shown], ["apply", spare, "--yes"]])
     finally:
         for daemon in daemons:
             daemon.terminate()
@@ -170,7 +172,7 @@ def main() -> None:
 
 
 def report(samples: dict[str, list[float]], env: dict[str, str], rounds: int,
-           plans: int) -> None:
+           plans: int, more: list[list[str]]) -> None:
     base = statistics.median(samples["python -c pass"])
     rows = []
     print(f"big journal: {plans} plans")
@@ -185,7 +187,7 @@ def report(samples: dict[str, list[float]], env: dict[str, str], rounds: int,
               f"{'' if goal is None else f'{goal:.0f}x':>7} {verdict}")
         rows.append({"command": name, "median_ms": round(med * 1000, 2),
                      "p90_ms": round(p90 * 1000, 2), "ratio": round(ratio, 2), "goal": goal})
-    for args in (["--version"], ["status"], ["history"]):
+    for args in (["--version"], ["status"], ["history"], *more):
         print(f"heavy modules imported by annactl {' '.join(args)}: "
               f"{', '.join(heavy_modules(args, env)) or 'none'}")
     print(json.dumps({"rounds": rounds, "plans": plans, "results": rows}))

@@ -156,7 +156,13 @@ class Out:
     system: bool = False
     """Some part needs root."""
     cwd: str | None = None
-    """Working directory when a preceding ``cd`` made it known."""
+    """Working directory after the last ``cd`` (``$?`` when that ``cd`` cannot be followed);
+    None before any ``cd``: the step's own working directory."""
+    earlier_cwds: set[str] = field(default_factory=set)
+    """Every working directory the command may still be in besides :attr:`cwd`. A ``cd`` in
+    a subshell, a pipeline or nested code does not outlive it, and Anna does not follow
+    which does: so a ``cd`` never forgets where the command was, and a relative path is
+    judged in each place (``cd /etc; (cd ~); rm shadow`` removes /etc/shadow)."""
     known: dict[str, str] = field(default_factory=dict)
     """Literal shell variables assigned earlier in the same command."""
     readonly_marks: int = 0
@@ -221,6 +227,9 @@ class Out:
         ``/etc/shadow`` too), so it gets that path's verdict.
         """
         places = resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
+        for earlier in sorted(self.earlier_cwds):
+            places += [p for p in resolve(word, home=self.ctx.home, cwd=earlier,
+                                          known=self.known) if p not in places]
         if not word.glob:
             return places
         extra: list[Resolved] = []

@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out, help_only
+from anna_common.rules.langpackages import language_packages
 from anna_common.writes import operands
 
 if TYPE_CHECKING:
@@ -104,6 +105,12 @@ def pacman(cmd: SimpleCommand, out: Out) -> None:
     """pacman by operation: -Q/-Ss/-Si/-F read; -S/-U/-R change; -Sy alone is a partial upgrade."""
     op, mods, targets = _pacman_ops(cmd)
     dynamic = any(not w.literal for w in cmd.args)
+    if not op and dynamic:
+        # no operation Anna can read, and a word only known at run time: that word can be
+        # the operation (``pacman $OPT linux`` with OPT=-Rdd)
+        out.high(Code.PACKAGE_CHANGE, "pacman's operation is only known at run time",
+                 system=True, target="pacman")
+        return
     if op in ("Q", "T", "V", "h", "") or (op == "F" and "y" not in mods) or (
             op == "S" and mods & {"s", "i", "l", "g", "p", "--print", "--search", "--info",
                                   "--list", "--groups"} and "y" not in mods and "u" not in mods):
@@ -326,60 +333,6 @@ def foreign(cmd: SimpleCommand, out: Out) -> None:
         return
     out.medium(Code.PACKAGE_CHANGE, f"{prog} {verb} changes packages", system=True,
                target=verb or prog)
-
-
-_LANGUAGE_READS = frozenset({"list", "show", "freeze", "search", "info", "outdated", "view", "ls",
-                             "check", "remote-ls", "remotes", "inspect", "why", "help", "doctor",
-                             ""})
-_CONFIG_CHANGES = frozenset({"set", "unset", "edit", "delete", "rm", "add", "remove", "--set",
-                             "--unset", "--add", "--append", "--prepend", "--remove",
-                             "--remove-key", "--edit", "-e", "fix", "--system", "--global"})
-
-
-def _language_reads(verb: str, words: list[str]) -> bool:
-    """Query verbs; ``config``/``audit`` only without a changing sub-verb (``pip config set``,
-    ``npm audit fix``); ``version`` only alone (``npm version patch`` bumps and tags)."""
-    if verb in _LANGUAGE_READS:
-        return True
-    rest = words[words.index(verb) + 1:] if verb in words else []
-    if verb in ("config", "audit"):
-        return not set(rest) & _CONFIG_CHANGES and not any(
-            r.startswith(("--set", "--add", "--unset", "--remove")) for r in rest)
-    return verb == "version" and not [r for r in rest if not r.startswith("-")]
-
-
-def language_packages(cmd: SimpleCommand, out: Out) -> None:
-    """pip/pipx/npm/gem/cargo/flatpak: queries read; installs change software."""
-    prog = cmd.program or ""
-    words = [w.text for w in cmd.args]
-    verb = next((w for w in words if not w.startswith("-")), "")
-    if prog in ("cpan", "cpanm") and not verb and not help_only(cmd):
-        out.high(Code.INTERACTIVE_SHELL, f"{prog} without arguments opens its shell, which runs "
-                 "commands", target=prog)
-        return
-    if prog == "go" and verb in ("run", "generate", "tool"):
-        out.high(Code.SCRIPT_FILE, f"go {verb} compiles and runs code Anna cannot see",
-                 target="go")
-        return
-    if help_only(cmd) or _language_reads(verb, words):
-        out.read_only()
-        return
-    if prog == "flatpak" and {"--no-gpg-verify", "--no-verify"} & set(words):
-        out.high(Code.UNTRUSTED_BUILD, "flatpak without signature checks", system=True,
-                 target=verb)
-        return
-    if "--break-system-packages" in words:
-        out.high(Code.PACKAGE_CHANGE, f"{prog} overrides the distribution's package protection",
-                 system=True, target=verb)
-        return
-    user = "--user" in words or prog in ("pipx", "cargo") or (prog == "npm" and not {"-g",
-                                                                                     "--global"}
-                                                               & set(words))
-    if user and not cmd.privileged:
-        out.low(Code.PACKAGE_CHANGE, f"{prog} {verb} changes your own packages", target=verb)
-    else:
-        out.medium(Code.PACKAGE_CHANGE, f"{prog} {verb} changes system-wide packages",
-                   system=True, target=verb)
 
 
 PACKAGE_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from annactl.commands.follow import Follower
     from annactl.core.config import ClientSettings
     from annactl.core.daemon_client import DaemonClient
+    from annactl.core.quicksettings import QuickSettings
     from annactl.planning.outcome import Progress
     from annactl.ui.confirm import Approval
 
@@ -74,21 +75,36 @@ def invalid_plan(message: str, findings: list[Finding],
 class Flow:
     """Plans, submits, checks, executes and rolls back through one daemon client."""
 
-    def __init__(self, settings: ClientSettings, daemon: DaemonClient) -> None:
+    def __init__(self, settings: ClientSettings | QuickSettings, daemon: DaemonClient) -> None:
         self.settings = settings
+        """The client settings (applying a stored plan reads only a few: QuickSettings)."""
         self.daemon = daemon
         self._planner: Any = None
+        self._history: Any = None
+        self._history_opened = False
         self._followed: dict[str, Follower] = {}
         self._final: dict[str, PlanRecord] = {}
 
     def planner(self) -> Any:
         """The planner (built on first use: only commands that plan pay for it)."""
         if self._planner is None:
+            from annactl.core.quicksettings import QuickSettings
             from annactl.planning.planner import Planner
 
-            self._planner = Planner(self.settings, daemon=self.daemon, history=_history(
-                self.settings))
+            if isinstance(self.settings, QuickSettings):  # planning reads every setting
+                from annactl.core.config import load_settings
+
+                self.settings = load_settings()
+            self._planner = Planner(self.settings, daemon=self.daemon, history=self.history())
         return self._planner
+
+    def history(self) -> Any:
+        """The conversation store (opened on first use, shared with the planner), or None
+        when it cannot be opened."""
+        if not self._history_opened:
+            self._history_opened = True
+            self._history = _history(self.settings)
+        return self._history
 
     def plan_text(self, request: str, *, mode: str = "one-shot", use_templates: bool = True,
                   turns: list[tuple[str, str]] | None = None,
@@ -146,7 +162,7 @@ class Flow:
         if not prepared.annotated.checks:
             return []
         prepared.checks = list(self.daemon.run_checks(prepared.plan_id,
-                                                      session=session_env()).results)
+                                                      session=self.daemon.session()).results)
         return prepared.checks
 
     def execute(self, prepared: Prepared, approval: Approval, *,
@@ -161,7 +177,7 @@ class Flow:
         stream = self.daemon.execute(prepared.plan_id, prepared.digest,
                                      confirmed=approval.confirmed,
                                      high_confirmed=approval.high_confirmed,
-                                     session=session_env(), confirm_word=approval.word,
+                                     session=self.daemon.session(), confirm_word=approval.word,
                                      keep_on_verify_fail=keep_on_verify_fail)
         follower = Follower(self.daemon, prepared, wait_s=self.settings.reconnect_wait_s)
         self._followed[prepared.plan_id] = follower
@@ -190,7 +206,7 @@ class Flow:
         from annactl.commands.follow import after_rollback
 
         before = self.daemon.get_plan(plan_id)
-        response = self.daemon.rollback(plan_id, session=session_env(),
+        response = self.daemon.rollback(plan_id, session=self.daemon.session(),
                                          confirm_word=confirm_word)
         self._final[plan_id] = after_rollback(self.daemon, before, response)
         return response
@@ -201,7 +217,7 @@ def _followed(follower: Follower, stream: Iterator[ExecEvent]) -> Iterator[ExecE
     yield from follower.final_record()
 
 
-def _history(settings: ClientSettings) -> Any:
+def _history(settings: ClientSettings | QuickSettings) -> Any:
     """The conversation store, or None when it cannot be opened (planning still works)."""
     try:
         from annactl.planning.history import History

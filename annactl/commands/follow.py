@@ -19,7 +19,7 @@ Progress while waiting travels as ``error`` events with code ``DAEMON_UNAVAILABL
 from __future__ import annotations
 
 import time
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, DaemonError, ErrorCode
 
@@ -129,6 +129,7 @@ class Follower:
         """The plan's record as its own events told it (the daemon is gone)."""
         import os
 
+        from anna_common.findings import AnnotatedPlan
         from anna_common.protocol import ErrorBody, PlanRecord, StepRecord
 
         steps = [StepRecord(step_id=s.id, index=i, status="pending")
@@ -144,11 +145,16 @@ class Follower:
             f"event stream (annactl show {self.plan_id} once annad runs again)"
         error = ErrorBody(code=finished.code or str(ErrorCode.DAEMON_UNAVAILABLE),
                           message=(finished.message + "; " if finished.code else "") + note)
+        # the plan as shown may be a view of the daemon's JSON (apply ID): the model reads
+        # its JSON, as it read the daemon's
+        annotated: Any = self.prepared.annotated
+        if not isinstance(annotated, AnnotatedPlan):
+            annotated = annotated.model_dump(mode="json")
         return PlanRecord(plan_id=self.plan_id, digest=self.prepared.digest,
                           status=finished.status, created_at=finished.ts,
                           updated_at=finished.ts, caller_uid=os.getuid(),
                           source=self.prepared.source, request=self.prepared.request,
-                          annotated=self.prepared.annotated, steps=steps, error=error)
+                          annotated=annotated, steps=steps, error=error)
 
     def _gave_up(self, last_seen: str | None, bound: float) -> AnnaError:
         known = (f"its last event said {self.finished.status}" if self.finished is not None

@@ -48,8 +48,11 @@ def evaluate(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanRec
              show_spinner: bool) -> EvaluationOutcome:
     """The evaluation of a finished plan (the model's, or Anna's own); never raises."""
     from annactl.planning.evaluate import offline
-    from annactl.planning.evaluate_call import evaluate_finished
+    from annactl.planning.evaluate_call import evaluate_finished, without_planner
 
+    early = without_planner(flow.settings, prepared.outcome, record)
+    if early is not None:  # no model to ask: no planner to build (a stored plan's apply)
+        return early
     try:
         planner = flow.planner()
         if not show_spinner:
@@ -65,7 +68,7 @@ def store(flow: Flow, prepared: Prepared, record: PlanRecord,
     """Keep the evaluation in the conversation history (a failure there is only logged)."""
     from annactl.planning.evaluate import execution_results
 
-    history = getattr(flow.planner(), "history", None)
+    history = flow.history()
     if history is None:
         return
     model = prepared.outcome.model if prepared.outcome is not None else None

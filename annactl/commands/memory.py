@@ -73,11 +73,11 @@ def show(consoles: Consoles, values: dict[str, str], *, as_json: bool, version: 
 
 def review_for(state_dir: Path, outcome: PlanOutcome | None) -> PatchReview | None:
     """The model's proposal sorted against the memory, or None when it proposed nothing."""
-    from annactl.planning.memory import Memory, review_patch
-
     plan = outcome.plan if outcome is not None else None
     if outcome is None or plan is None or not plan.memory_patch:
-        return None
+        return None  # (before the import: applying a stored plan never loads the store)
+    from annactl.planning.memory import Memory, review_patch
+
     return review_patch(dict(plan.memory_patch), Memory(state_dir).all(),
                         outcome.memory_version)
 

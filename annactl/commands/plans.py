@@ -110,14 +110,53 @@ def apply(consoles: Consoles, target: str, opts: RunOptions) -> int:
     """``apply FILE.json|ID``: a file is validated like a model reply; an id is fetched."""
     from annactl.commands.contract import read_plan_text
 
-    flow, _ = _flow()
     if _is_file(target):
+        flow, _ = _flow()
         name = "standard input" if target == "-" else target
         with showing_rejections(consoles, as_json=opts.as_json):
             prepared = flow.plan_file_text(read_plan_text(target), name=name)
     else:
-        prepared = flow.stored(target)
+        flow, prepared = _stored(target)
     return run_prepared(flow, consoles, prepared, opts)
+
+
+def _stored(plan_id: str) -> tuple[Flow, Prepared]:
+    """A stored plan, read without pydantic when that is exact (issue 12: ``apply ID``
+    within 15x a bare interpreter): the quick settings, and a daemon client whose answers
+    are views (:mod:`annactl.core.wire`). When the settings are not plain, or an answer lacks
+    the models' shape, the full client reads it again, and its models refuse a bad answer
+    with a coded error. Nothing was shown or run before that."""
+    from annactl.core.quicksettings import quick_settings
+    from annactl.core.wire import ShapeError
+
+    settings = quick_settings()
+    if settings is not None:
+        from annactl.commands.flow import Flow
+        from annactl.core.daemon_client import connect
+
+        try:
+            flow = Flow(settings, connect(settings, wire=True))
+            prepared = flow.stored(plan_id)
+            _readable(prepared)
+        except (ShapeError, TypeError, ValueError):
+            pass  # the full client below says what is wrong
+        else:
+            return flow, prepared
+    flow, _ = _flow()
+    return flow, flow.stored(plan_id)
+
+
+def _readable(prepared: Prepared) -> None:
+    """Read everything the apply path reads of the plan before it runs (its tier, its view,
+    its preview, its JSON): a view missing a field raises here, before anything is shown."""
+    from annactl.ui import render
+    from annactl.ui.render_preview import preview_view
+
+    confirm.requirement(prepared.annotated)
+    render.plan_view(prepared.annotated, plan_id=prepared.plan_id)
+    if prepared.preview is not None:
+        preview_view(prepared.preview, prepared.annotated.steps)
+    prepared.summary_json()
 
 
 def _something_to_undo(record: PlanRecord) -> None:

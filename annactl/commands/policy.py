@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
-    from anna_common.policy import Rule
+    from anna_common.policy_model import Rule
     from anna_common.protocol_policy import PolicyCheckResponse, PolicyView
     from annactl.ui.console import Consoles
 

@@ -7,7 +7,6 @@ The API key is a :class:`~pydantic.SecretStr`: it is never logged or shown.
 
 from __future__ import annotations
 
-import os
 from pathlib import Path
 from typing import Any, Literal
 
@@ -19,29 +18,11 @@ from pydantic_settings import (
     TomlConfigSettingsSource,
 )
 
+# the directories are computed without pydantic (annactl/core/quicksettings.py); re-exported
+from annactl.core.quicksettings import config_dir, config_file, runtime_dir, state_dir
 
-def config_dir() -> Path:
-    """``$XDG_CONFIG_HOME/anna`` (default ``~/.config/anna``)."""
-    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
-    return Path(base) / "anna"
-
-
-def state_dir() -> Path:
-    """``$XDG_STATE_HOME/anna`` (default ``~/.local/state/anna``): history, memory, caches."""
-    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
-    return Path(base) / "anna"
-
-
-def runtime_dir() -> Path:
-    """``$XDG_RUNTIME_DIR/anna`` when set, else the state dir: where a per-user annad listens."""
-    base = os.environ.get("XDG_RUNTIME_DIR")
-    return Path(base) / "anna" if base else state_dir()
-
-
-def config_file() -> Path:
-    """The TOML file read by :class:`ClientSettings` (``ANNA_CONFIG`` overrides it)."""
-    override = os.environ.get("ANNA_CONFIG")
-    return Path(override) if override else config_dir() / "config.toml"
+__all__ = ["DEFAULT_URLS", "ClientSettings", "config_dir", "config_file", "load_settings",
+           "runtime_dir", "state_dir"]
 
 
 DEFAULT_URLS = {"ollama": "http://127.0.0.1:11434", "openai": "http://127.0.0.1:8080/v1"}
@@ -51,10 +32,10 @@ DEFAULT_URLS = {"ollama": "http://127.0.0.1:11434", "openai": "http://127.0.0.1:
 class ClientSettings(BaseSettings):
     """Everything ``annactl`` can be configured with."""
 
-    model_config = SettingsConfigDict(
-        env_prefix="ANNA_", extra="forbid", use_attribute_docstrings=True,
-        validate_default=True,
-    )
+    # the field docstrings document the settings (docs/configuration.md lists each one);
+    # no use_attribute_docstrings: nothing reads them at run time, and extracting them cost
+    # every command's start-up (bench/startup.py)
+    model_config = SettingsConfigDict(env_prefix="ANNA_", extra="forbid", validate_default=True)
 
     llm_provider: Literal["ollama", "openai"] = "ollama"
     """``ollama`` (``POST /api/chat``) or ``openai`` (any OpenAI-compatible server)."""
@@ -73,6 +54,10 @@ class ClientSettings(BaseSettings):
     llm_ids: Literal["positional", "free"] = "positional"
     """``positional``: the decoder writes per-position ids (c1, s1, r1; see
     anna_common/positional.py); ``free``: the model writes ids (the plain schema)."""
+    llm_compact: bool = False
+    """With positional ids: the compact plan form for small models (at most 3 checks, 4 steps,
+    4 rollback steps, 2 goals, shorter prose; anna_common/positional.py ``COMPACT_BOUNDS``),
+    so a small output budget still closes the reply. Measured in docs/golden.md."""
     llm_cache: Literal["off", "read", "write", "readwrite"] = "off"
     """Deterministic response cache mode."""
     llm_record: Path | None = None

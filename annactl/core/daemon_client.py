@@ -7,7 +7,9 @@ its own connection, so a stream being read never blocks another call.
 Non-2xx answers become :class:`~anna_common.errors.AnnaError` through
 ``AnnaError.from_dict``; a daemon that cannot be reached raises
 ``DaemonError(DAEMON_UNAVAILABLE)``. Protocol models are imported when first
-needed.
+needed; a client made with ``wire=True`` answers the calls of applying a stored plan
+(health, plan, preview, events, cancel, confirm) with :class:`~annactl.core.wire.Wire` views
+instead, which read like the models and need no pydantic (``annactl apply ID``).
 
 :func:`connect` finds the daemon: ``ANNA_SOCKET``, else the system socket if it
 answers and lets this user change things, else the per-user socket — starting a
@@ -18,12 +20,21 @@ from __future__ import annotations
 
 import http.client
 import json
-import socket
+import os
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from anna_common.errors import AnnaError, DaemonError, ErrorCode
+from anna_common.routes import SESSION_KEYS, SESSION_VALUE_CHARS, Route
+from annactl.core.daemon_http import (
+    UnixConnection,
+    events,
+    http_error,
+    plan_path,
+    session_body,
+    unavailable,
+)
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -46,6 +57,7 @@ if TYPE_CHECKING:
     from anna_common.protocol_policy import PolicyCheckResponse, PolicyView
     from anna_common.protocol_queue import QueueEntry, QueueList, RecipeRunResponse
     from annactl.core.config import ClientSettings
+    from annactl.core.quicksettings import QuickSettings
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for an ordinary answer."""
@@ -59,48 +71,50 @@ SOCKET_NAME = "annad.sock"
 """File name of a per-user daemon's socket under ``runtime_dir()``."""
 
 
-class _UnixConnection(http.client.HTTPConnection):
-    """``HTTPConnection`` that connects to a Unix socket path."""
-
-    def __init__(self, path: Path, timeout: float | None) -> None:
-        super().__init__("annad", timeout=timeout)
-        self._path = path
-
-    def connect(self) -> None:
-        """Open the Unix socket (instead of TCP)."""
-        sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        sock.settimeout(self.timeout)
-        try:
-            sock.connect(str(self._path))
-        except OSError:
-            sock.close()
-            raise
-        self.sock = sock
-
-
-def _unavailable(path: Path, exc: BaseException) -> DaemonError:
-    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return DaemonError(f"annad at {path} is not answering: {reason}",
-                       code=ErrorCode.DAEMON_UNAVAILABLE)
-
-
 class DaemonClient:
     """Calls to one daemon socket; every method maps to one API route."""
 
-    def __init__(self, socket_path: Path, *, timeout: float = DEFAULT_TIMEOUT) -> None:
+    def __init__(self, socket_path: Path, *, timeout: float = DEFAULT_TIMEOUT,
+                 wire: bool = False) -> None:
         self.socket_path = Path(socket_path)
         self.timeout = timeout
+        self.wire = wire
+        """Answer with :class:`~annactl.core.wire.Wire` views where the apply path reads."""
+
+    def _view(self, data: Any, model: str) -> Any:
+        """``data`` as the protocol model named ``model`` (a view of it with ``wire``)."""
+        if self.wire:
+            from annactl.core.wire import ShapeError, Wire
+
+            if not isinstance(data, dict):
+                raise ShapeError(f"{model}: not a JSON object")
+            return Wire(data)
+        import anna_common.preview
+        import anna_common.protocol
+
+        module = anna_common.preview if model == "PlanPreview" else anna_common.protocol
+        return getattr(module, model).model_validate(data)
+
+    def session(self) -> SessionEnv | dict[str, str]:
+        """The caller's whitelisted session environment to send (a plain dict with
+        ``wire``: the same keys and values :meth:`SessionEnv.from_environ` keeps)."""
+        if self.wire:
+            return {k: os.environ[k][:SESSION_VALUE_CHARS] for k in SESSION_KEYS
+                    if os.environ.get(k)}
+        from anna_common.protocol import SessionEnv
+
+        return SessionEnv.from_environ(dict(os.environ))
 
     # ------------------------------------------------------------------ transport
 
     def _send(self, method: str, path: str, body: Any = None,
               *, headers: dict[str, str] | None = None,
               timeout: float | None = _CLIENT_DEFAULT
-              ) -> tuple[_UnixConnection, http.client.HTTPResponse]:
+              ) -> tuple[UnixConnection, http.client.HTTPResponse]:
         # None must reach the socket as None: the event stream of a running plan has no
         # read timeout (a step may be silent for minutes; a timeout there would report the
         # daemon as gone while the plan goes on)
-        conn = _UnixConnection(self.socket_path,
+        conn = UnixConnection(self.socket_path,
                                self.timeout if timeout == _CLIENT_DEFAULT else timeout)
         payload = None if body is None else json.dumps(body).encode("utf-8")
         sent = {"Accept": "application/json", **(headers or {})}
@@ -111,11 +125,11 @@ class DaemonClient:
             response = conn.getresponse()
         except (OSError, http.client.HTTPException) as exc:
             conn.close()
-            raise _unavailable(self.socket_path, exc) from None
+            raise unavailable(self.socket_path, exc) from None
         if not 200 <= response.status < 300:
             raw = response.read()
             conn.close()
-            raise _error(response.status, raw)
+            raise http_error(response.status, raw)
         return conn, response
 
     def _call(self, method: str, path: str, body: Any = None,
@@ -125,7 +139,7 @@ class DaemonClient:
         try:
             raw = response.read()
         except (OSError, http.client.HTTPException) as exc:
-            raise _unavailable(self.socket_path, exc) from None
+            raise unavailable(self.socket_path, exc) from None
         finally:
             conn.close()
         try:
@@ -138,13 +152,12 @@ class DaemonClient:
 
     def health(self) -> Health:
         """``GET /v1/health``."""
-        from anna_common.protocol import Health, Route
-
-        return Health.model_validate(self._call("GET", Route.HEALTH))
+        health: Health = self._view(self._call("GET", Route.HEALTH), "Health")
+        return health
 
     def check_version(self) -> Health:
         """Health, refusing a daemon that speaks another protocol version."""
-        from anna_common.protocol import API_VERSION
+        from anna_common.routes import API_VERSION
 
         health = self.health()
         if health.api_version != API_VERSION:
@@ -156,7 +169,8 @@ class DaemonClient:
     def telemetry(self, *, fresh: bool = False, session: SessionEnv | None = None
                   ) -> TelemetryResponse:
         """``GET /v1/telemetry`` (the session goes in the ``X-Anna-Session`` header)."""
-        from anna_common.protocol import SESSION_HEADER, Route, TelemetryResponse
+        from anna_common.protocol import TelemetryResponse
+        from anna_common.routes import SESSION_HEADER
 
         headers = {SESSION_HEADER: session.model_dump_json(exclude_none=True)} if session else {}
         path = Route.TELEMETRY + ("?fresh=1" if fresh else "")
@@ -165,7 +179,7 @@ class DaemonClient:
     def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model"
                ) -> SubmitResponse:
         """``POST /v1/plans``: the daemon validates, classifies and stores the plan."""
-        from anna_common.protocol import Route, SubmitResponse
+        from anna_common.protocol import SubmitResponse
 
         # a memory proposal is the client's business (asked about here, never run): the daemon
         # and its journal never see it
@@ -175,16 +189,17 @@ class DaemonClient:
         return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body,
                                                         timeout=SUBMIT_TIMEOUT))
 
-    def run_checks(self, plan_id: str, *, session: SessionEnv | None = None) -> ChecksResponse:
+    def run_checks(self, plan_id: str, *, session: SessionEnv | dict[str, str] | None = None
+                   ) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``."""
-        from anna_common.protocol import ChecksResponse, Route
+        from anna_common.protocol import ChecksResponse
 
-        body = {"session": _session(session)}
+        body = {"session": session_body(session)}
         return ChecksResponse.model_validate(
-            self._call("POST", _plan_path(Route.CHECKS, plan_id), body, timeout=LONG_TIMEOUT))
+            self._call("POST", plan_path(Route.CHECKS, plan_id), body, timeout=LONG_TIMEOUT))
 
     def execute(self, plan_id: str, digest: str, *, confirmed: bool, high_confirmed: bool,
-                session: SessionEnv | None = None, confirm_word: str | None = None,
+                session: SessionEnv | dict[str, str] | None = None, confirm_word: str | None = None,
                 keep_on_verify_fail: bool = False) -> Iterator[ExecEvent]:
         """``POST /v1/plans/{id}/execute``: yields events until the plan finishes.
 
@@ -192,51 +207,47 @@ class DaemonClient:
         with its own). Refusals (digest, confirmations, PLAN_RUNNING, ...) raise before the
         first event.
         """
-        from anna_common.protocol import Route
-
         body: dict[str, Any] = {"digest": digest, "confirmed": confirmed,
-                                "high_confirmed": high_confirmed, "session": _session(session)}
+                                "high_confirmed": high_confirmed, "session": session_body(session)}
         if confirm_word is not None:
             body["confirm_word"] = confirm_word
         if keep_on_verify_fail:
             body["keep_on_verify_fail"] = True
         # no read timeout: a step may run for minutes without printing anything
-        conn, response = self._send("POST", _plan_path(Route.EXECUTE, plan_id), body,
+        conn, response = self._send("POST", plan_path(Route.EXECUTE, plan_id), body,
                                     timeout=None)
-        return _events(conn, response, self.socket_path)
+        return events(conn, response, self.socket_path, wire=self.wire)
 
     def cancel(self, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/cancel``: stop the running plan and undo it."""
-        from anna_common.protocol import PlanRecord, Route
-
-        return PlanRecord.model_validate(
-            self._call("POST", _plan_path(Route.CANCEL, plan_id), timeout=LONG_TIMEOUT))
+        record: PlanRecord = self._view(
+            self._call("POST", plan_path(Route.CANCEL, plan_id), timeout=LONG_TIMEOUT),
+            "PlanRecord")
+        return record
 
     def confirm(self, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/confirm``: keep a plan the lock-out guard armed. Every call
         is a connection of its own, made now: what the daemon asks for."""
-        from anna_common.protocol import PlanRecord, Route
-
-        return PlanRecord.model_validate(
-            self._call("POST", _plan_path(Route.CONFIRM, plan_id)))
+        record: PlanRecord = self._view(self._call("POST", plan_path(Route.CONFIRM, plan_id)),
+                                        "PlanRecord")
+        return record
 
     def get_plan(self, plan_id: str) -> PlanRecord:
         """``GET /v1/plans/{id}``."""
-        from anna_common.protocol import PlanRecord, Route
-
-        return PlanRecord.model_validate(self._call("GET", _plan_path(Route.PLAN, plan_id)))
+        record: PlanRecord = self._view(self._call("GET", plan_path(Route.PLAN, plan_id)),
+                                        "PlanRecord")
+        return record
 
     def preview(self, plan_id: str) -> PlanPreview:
         """``GET /v1/plans/{id}/preview``: what each step will do."""
-        from anna_common.preview import PlanPreview
-        from anna_common.protocol import Route
-
-        return PlanPreview.model_validate(
-            self._call("GET", _plan_path(Route.PREVIEW, plan_id), timeout=LONG_TIMEOUT))
+        preview: PlanPreview = self._view(
+            self._call("GET", plan_path(Route.PREVIEW, plan_id), timeout=LONG_TIMEOUT),
+            "PlanPreview")
+        return preview
 
     def list_plans(self, *, limit: int = 200, before: str | None = None) -> PlanList:
         """``GET /v1/plans``: ``limit`` plans (0: all) older than plan ``before``."""
-        from anna_common.protocol import PlanList, Route
+        from anna_common.protocol import PlanList
 
         query = f"?limit={int(limit)}"
         if before is not None:
@@ -245,29 +256,29 @@ class DaemonClient:
 
     def mark_dry_run(self, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/dry-run``: the plan was shown and not run."""
-        from anna_common.protocol import PlanRecord, Route
+        record: PlanRecord = self._view(self._call("POST", plan_path(Route.DRY_RUN, plan_id)),
+                                        "PlanRecord")
+        return record
 
-        return PlanRecord.model_validate(self._call("POST", _plan_path(Route.DRY_RUN, plan_id)))
-
-    def rollback(self, plan_id: str, *, session: SessionEnv | None = None,
+    def rollback(self, plan_id: str, *, session: SessionEnv | dict[str, str] | None = None,
                  confirmed: bool = True, confirm_word: str | None = None) -> RollbackResponse:
         """``POST /v1/plans/{id}/rollback`` (call it once the person has confirmed).
 
         ``confirm_word``: when a rollback command is HIGH, the word the person typed.
         """
-        from anna_common.protocol import RollbackResponse, Route
+        from anna_common.protocol import RollbackResponse
 
-        body: dict[str, Any] = {"confirmed": confirmed, "session": _session(session)}
+        body: dict[str, Any] = {"confirmed": confirmed, "session": session_body(session)}
         if confirm_word is not None:
             body.update(high_confirmed=True, confirm_word=confirm_word)
         return RollbackResponse.model_validate(
-            self._call("POST", _plan_path(Route.ROLLBACK, plan_id), body, timeout=LONG_TIMEOUT))
+            self._call("POST", plan_path(Route.ROLLBACK, plan_id), body, timeout=LONG_TIMEOUT))
 
     def gc(self, *, dry_run: bool = False, include_rollbackable: bool = False,
            plan_ids: list[str] | None = None) -> GcResponse:
         """``POST /v1/gc``: remove backups the policy (or, for named plans, the person)
         allows; ``include_rollbackable`` only once the person has confirmed."""
-        from anna_common.protocol import GcResponse, Route
+        from anna_common.protocol import GcResponse
 
         body = {"dry_run": dry_run, "include_rollbackable": include_rollbackable,
                 "plan_ids": list(plan_ids or [])}
@@ -276,14 +287,12 @@ class DaemonClient:
 
     def policy_view(self) -> PolicyView:
         """``GET /v1/policy``: the rules in force for this caller."""
-        from anna_common.protocol import Route
         from anna_common.protocol_policy import PolicyView
 
         return PolicyView.model_validate(self._call("GET", Route.POLICY))
 
     def policy_check(self, command: str) -> PolicyCheckResponse:
         """``POST /v1/policy/check``: what the policy decides for one command."""
-        from anna_common.protocol import Route
         from anna_common.protocol_policy import PolicyCheckResponse
 
         return PolicyCheckResponse.model_validate(
@@ -291,14 +300,13 @@ class DaemonClient:
 
     def audit_verify(self) -> AuditReport:
         """``GET /v1/audit/verify``."""
-        from anna_common.protocol import AuditReport, Route
+        from anna_common.protocol import AuditReport
 
         return AuditReport.model_validate(self._call("GET", Route.AUDIT_VERIFY))
 
     def run_recipe(self, name: str, *, params: dict[str, str] | None = None,
                    trigger: str = "manual") -> RecipeRunResponse:
         """``POST /v1/recipes/{name}/run``: runs (or queues) and answers when done."""
-        from anna_common.protocol import Route
         from anna_common.protocol_queue import RecipeRunResponse
 
         path = Route.RECIPE_RUN.replace("{name}", quote(name, safe=""))
@@ -308,68 +316,35 @@ class DaemonClient:
 
     def queue(self) -> QueueList:
         """``GET /v1/queue``: plans waiting for approval."""
-        from anna_common.protocol import Route
         from anna_common.protocol_queue import QueueList
 
         return QueueList.model_validate(self._call("GET", Route.QUEUE))
 
     def dismiss(self, plan_id: str) -> QueueEntry:
         """``POST /v1/queue/{id}/dismiss``."""
-        from anna_common.protocol import Route
         from anna_common.protocol_queue import QueueEntry
 
         return QueueEntry.model_validate(
-            self._call("POST", _plan_path(Route.QUEUE_DISMISS, plan_id)))
+            self._call("POST", plan_path(Route.QUEUE_DISMISS, plan_id)))
 
     def close(self) -> None:
         """Nothing is held between calls; kept for symmetry with other clients."""
 
 
-def _plan_path(route: str, plan_id: str) -> str:
-    return route.replace("{plan_id}", quote(plan_id, safe=""))
-
-
-def _session(session: SessionEnv | None) -> dict[str, Any]:
-    return session.model_dump(exclude_none=True) if session is not None else {}
-
-
-def _error(status: int, raw: bytes) -> AnnaError:
-    try:
-        body = json.loads(raw)
-    except ValueError:
-        body = None
-    if isinstance(body, dict) and "code" in body:
-        return AnnaError.from_dict(body)
-    return DaemonError(f"annad answered HTTP {status} outside the protocol",
-                       code=ErrorCode.DAEMON_UNAVAILABLE)
-
-
-def _events(conn: _UnixConnection, response: http.client.HTTPResponse, path: Path
-            ) -> Iterator[ExecEvent]:
-    from anna_common.protocol import ExecEvent
-
-    try:
-        while line := response.readline():
-            if line.strip():
-                yield ExecEvent.model_validate_json(line)
-    except (OSError, http.client.HTTPException) as exc:
-        raise _unavailable(path, exc) from None
-    finally:
-        conn.close()
-
-
-def connect(settings: ClientSettings, *, autostart: bool | None = None) -> DaemonClient:
-    """The daemon to use, starting a per-user one if needed (see the module docstring)."""
-    from annactl.core.config import runtime_dir
+def connect(settings: ClientSettings | QuickSettings, *, autostart: bool | None = None,
+            wire: bool = False) -> DaemonClient:
+    """The daemon to use, starting a per-user one if needed (see the module docstring);
+    ``wire``: a client answering with views (:class:`DaemonClient`)."""
+    from annactl.core.quicksettings import runtime_dir
 
     if settings.socket is not None:
-        client = DaemonClient(settings.socket)
+        client = DaemonClient(settings.socket, wire=wire)
         client.check_version()
         return client
-    system = DaemonClient(settings.system_socket)
+    system = DaemonClient(settings.system_socket, wire=wire)
     if _usable(system, need_authorised=True):
         return system
-    user = DaemonClient(runtime_dir() / SOCKET_NAME)
+    user = DaemonClient(runtime_dir() / SOCKET_NAME, wire=wire)
     if _usable(user, need_authorised=False):
         return user
     if not (settings.autostart if autostart is None else autostart):

@@ -22,15 +22,14 @@ from __future__ import annotations
 
 import json
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, Literal
-
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from anna_common.errors import AnnaError, ErrorCode
 
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
+    from annactl.planning.evaluation_model import Evaluation
 
 
 OUTPUT_TAIL_CHARS = 800
@@ -45,40 +44,50 @@ LOOKALIKES = re.compile(
 format characters: a model may read ``＜/execution_results＞`` as the closing tag."""
 
 
-class GoalVerdict(BaseModel):
-    """Whether one goal of the plan was met, and the evidence."""
+@dataclass(frozen=True)
+class OwnVerdict:
+    """One goal in Anna's own evaluation (the fields of :class:`GoalVerdict`)."""
 
-    model_config = ConfigDict(extra="forbid", strict=True)
-
-    goal: str = Field(max_length=300)
+    goal: str
     """A goal of the plan, in the plan's words."""
     met: bool
-    """Whether the results show it reached."""
-    why: str = Field(max_length=600)
-    """The evidence in the results (exit codes, output, verification)."""
+    """Whether the plan succeeded."""
+    why: str
+    """The evidence: exit codes, the failed step, undo results."""
 
 
-class Evaluation(BaseModel):
-    """The evaluation schema the model answers in (generated into its JSON Schema)."""
-
-    model_config = ConfigDict(extra="forbid", strict=True, title="Evaluation")
+@dataclass(frozen=True)
+class OwnEvaluation:
+    """Anna's own evaluation (no model involved): the fields of :class:`Evaluation`, without
+    building its pydantic class (``apply`` of a stored plan never imports pydantic)."""
 
     goals_met: bool
-    """True only when every goal was met."""
-    goals: list[GoalVerdict] = Field(max_length=12)
+    """True only when the plan succeeded."""
+    goals: list[OwnVerdict]
     """One verdict per goal of the plan."""
-    summary: str = Field(max_length=800)
+    summary: str
     """One or two plain sentences for the person."""
-    suggestion: str = Field(max_length=600)
-    """What a corrected plan should do differently ("" when nothing failed)."""
+    suggestion: str
+    """What to do next ("" when nothing failed)."""
+
+    def model_dump(self, *, mode: str = "json") -> dict[str, Any]:
+        """The same JSON as :meth:`Evaluation.model_dump` gives for these values."""
+        return {"goals_met": self.goals_met,
+                "goals": [{"goal": g.goal, "met": g.met, "why": g.why} for g in self.goals],
+                "summary": self.summary, "suggestion": self.suggestion}
+
+    def model_copy(self, *, update: dict[str, Any] | None = None) -> OwnEvaluation:
+        """A copy with some fields replaced (as :meth:`Evaluation.model_copy`)."""
+        return replace(self, **(update or {}))
 
 
 @dataclass
 class EvaluationOutcome:
     """An evaluation as shown and stored: the model's, or Anna's own when it could not be had."""
 
-    evaluation: Evaluation
-    """The verdict (untrusted text when ``source`` is ``model``)."""
+    evaluation: Evaluation | OwnEvaluation
+    """The verdict (untrusted text when ``source`` is ``model``; Anna's own is an
+    :class:`OwnEvaluation`)."""
     source: Literal["model", "anna"]
     """Who wrote it."""
     status: str
@@ -126,7 +135,7 @@ def _tail(text: str, limit: int = OUTPUT_TAIL_CHARS) -> str:
 
 
 def _dumped(value: Any) -> Any:
-    if isinstance(value, BaseModel):
+    if hasattr(value, "model_dump"):  # a protocol model, or the client's view of one
         return value.model_dump(mode="json")
     if isinstance(value, list):
         return [_dumped(v) for v in value]
@@ -210,6 +219,14 @@ def _undo_note(record: PlanRecord) -> str:
 
 
 def offline_evaluation(record: PlanRecord) -> Evaluation:
+    """Anna's own evaluation from exit codes, verification and undo results, as the model's
+    evaluation class (:func:`own_evaluation` without building it)."""
+    from annactl.planning.evaluation_model import Evaluation
+
+    return Evaluation.model_validate(own_evaluation(record).model_dump())
+
+
+def own_evaluation(record: PlanRecord) -> OwnEvaluation:
     """Anna's own evaluation from exit codes, verification and undo results."""
     succeeded = str(record.status) == "succeeded"
     ran = [s for s in record.steps if s.exit_code is not None]
@@ -220,11 +237,11 @@ def offline_evaluation(record: PlanRecord) -> Evaluation:
         why = _failed_step(record) + _undo_note(record)
         summary = f"The plan did not succeed ({record.status}): {why}."
     goals = record.annotated.plan.goals[:12] or ["the request"]
-    return Evaluation(goals_met=succeeded,
-                      goals=[GoalVerdict(goal=g[:300], met=succeeded, why=why[:600])
-                             for g in goals],
-                      summary=summary[:800], suggestion="" if succeeded else
-                      "Ask for a fix: the model gets these results and proposes a new plan.")
+    return OwnEvaluation(goals_met=succeeded,
+                         goals=[OwnVerdict(goal=g[:300], met=succeeded, why=why[:600])
+                                for g in goals],
+                         summary=summary[:800], suggestion="" if succeeded else
+                         "Ask for a fix: the model gets these results and proposes a new plan.")
 
 
 # ---------------------------------------------------------------------- the model's evaluation
@@ -232,6 +249,8 @@ def offline_evaluation(record: PlanRecord) -> Evaluation:
 
 def evaluation_schema() -> dict[str, Any]:
     """The JSON Schema the evaluation reply must follow (structured output)."""
+    from annactl.planning.evaluation_model import Evaluation
+
     return Evaluation.model_json_schema()
 
 
@@ -240,7 +259,10 @@ def parse_evaluation(text: str, record: PlanRecord) -> Evaluation:
 
     Raises :class:`EvaluationInvalid` (``LLM_BAD_EVALUATION``) with findings.
     """
+    from pydantic import ValidationError
+
     from anna_common.validate import ExtractError, extract_json
+    from annactl.planning.evaluation_model import Evaluation
 
     try:
         raw = extract_json(text)
@@ -267,7 +289,7 @@ def parse_evaluation(text: str, record: PlanRecord) -> Evaluation:
 def offline(record: PlanRecord, note: str, *, code: str | None = None,
             findings: list[str] | None = None, elapsed_s: float = 0.0) -> EvaluationOutcome:
     """Anna's own evaluation, saying why the model's is missing."""
-    return EvaluationOutcome(offline_evaluation(record), source="anna",
+    return EvaluationOutcome(own_evaluation(record), source="anna",
                              status=str(record.status), plan_id=record.plan_id,
                              error_code=code, note=note, findings=list(findings or []),
                              elapsed_s=elapsed_s)

@@ -29,6 +29,8 @@ from annactl.planning.evaluate import (
 
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
+    from annactl.core.config import ClientSettings
+    from annactl.core.quicksettings import QuickSettings
     from annactl.planning.llm.base import Provider
     from annactl.planning.llm.trace import Tracer
     from annactl.planning.outcome import PlanOutcome
@@ -110,6 +112,21 @@ def _without_model(planner: Planner, outcome: PlanOutcome | None, record: PlanRe
     return None
 
 
+def without_planner(settings: ClientSettings | QuickSettings, outcome: PlanOutcome | None,
+                    record: PlanRecord) -> EvaluationOutcome | None:
+    """Anna's own evaluation when the model is not to be asked at all (evaluation off, or
+    the model did not make the plan in this session); None when it may be asked.
+
+    Needs no planner: ``apply ID`` of a stored plan evaluates without building one (its
+    imports are most of a plan-less command's start-up, ``bench/startup.py``).
+    """
+    if not settings.evaluate:
+        return offline(record, "evaluation by the model is off (ANNA_EVALUATE=false)")
+    if outcome is None or outcome.template is not None or not outcome.user_message:
+        return offline(record, "the model did not make this plan in this session")
+    return None
+
+
 def evaluate_finished(planner: Planner, outcome: PlanOutcome | None, record: PlanRecord, *,
                       cancel: threading.Event | None = None) -> EvaluationOutcome:
     """The evaluation of a finished plan: the model's when it planned it, Anna's otherwise.
@@ -117,10 +134,9 @@ def evaluate_finished(planner: Planner, outcome: PlanOutcome | None, record: Pla
     ``planner`` is the session's planner (its settings and provider); ``outcome`` what made
     the plan (None for a stored plan or a plan file). Never raises.
     """
-    if not planner.settings.evaluate:
-        return offline(record, "evaluation by the model is off (ANNA_EVALUATE=false)")
-    if outcome is None or outcome.template is not None or not outcome.user_message:
-        return offline(record, "the model did not make this plan in this session")
+    early = without_planner(planner.settings, outcome, record)
+    if early is not None or outcome is None:  # (no outcome always has an early answer)
+        return early or offline(record, "the model did not make this plan in this session")
     messages = evaluation_messages(outcome.user_message, plan_json(record), record)
     refused = _without_model(planner, outcome, record, messages)
     if refused is not None:

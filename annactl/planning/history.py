@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
-from anna_common.plan import canonical_json
+from anna_common.levels import canonical_json
 from annactl.planning.llm.trace import mask, mask_value
 from annactl.planning.packet import (
     PROTOCOL,

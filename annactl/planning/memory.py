@@ -26,7 +26,8 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from anna_common.errors import AnnaError, ErrorCode, UsageError
-from anna_common.plan import canonical_json
+from anna_common.levels import canonical_json
+from anna_common.positional import MEMORY_VALUE_CHARS
 
 log = logging.getLogger(__name__)
 
@@ -46,7 +47,7 @@ RULES: dict[str, tuple[re.Pattern[str], str]] = {
 WHITELIST = frozenset(RULES)
 """The only keys that can be remembered."""
 FILE_NAME = "memory.json"
-MAX_VALUE_CHARS = 200
+MAX_VALUE_CHARS = MEMORY_VALUE_CHARS
 MAX_PATCH_KEYS = 8
 """A model proposal with more entries is not offered at all."""
 

@@ -29,7 +29,7 @@ from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from typing import Any
 
-from anna_common.plan import canonical_json
+from anna_common.levels import canonical_json
 from annactl.planning.telemetry_trim import compact, cut
 
 PROTOCOL = {"name": "anna.llmcp", "version": 1}

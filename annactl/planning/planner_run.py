@@ -16,14 +16,13 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from anna_common.findings import Finding, FindingCode, ValidationResult
-from anna_common.plan import canonical_json, model_json_schema, schema_sha256
-from anna_common.positional import positional_schema
+from anna_common.plan import canonical_json
 from anna_common.validate import validate_text
 from annactl.planning import prompt
 from annactl.planning.audit import AuditLog, run_record
 from annactl.planning.facts import contradictions
 from annactl.planning.grounding import echo_findings
-from annactl.planning.llm.base import ChatRequest, ChatResult, check_cancel, llm_error
+from annactl.planning.llm.base import ChatResult, check_cancel, llm_error
 from annactl.planning.llm.trace import Tracer
 from annactl.planning.offrequest import off_request_findings
 from annactl.planning.outcome import (
@@ -36,6 +35,7 @@ from annactl.planning.outcome import (
     usage_checks,
 )
 from annactl.planning.packet import Trace, now_iso, stored
+from annactl.planning.replies import chat_request, failure
 
 if TYPE_CHECKING:
     from anna_common.protocol import CheckResult
@@ -47,29 +47,6 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 Messages = list[dict[str, str]]
-
-GROUNDING_FAILURES = {
-    FindingCode.LLM_ECHOED_EXAMPLE: (
-        ErrorCode.LLM_ECHOED_EXAMPLE,
-        "the model copied the prompt's example instead of planning your request, even after "
-        "one repair"),
-    FindingCode.LLM_OFF_REQUEST: (
-        ErrorCode.LLM_OFF_REQUEST,
-        "the model did not address your request, even after one repair"),
-}
-"""Final errors when only grounding findings remain (echo first: a copy is never on topic)."""
-
-
-def failure(codes: list[str]) -> tuple[ErrorCode, str]:
-    """The error code and message for a reply still invalid after its repair."""
-    grounding = {str(c) for c in GROUNDING_FAILURES}
-    if codes and set(codes) <= grounding:
-        for finding, (code, message) in GROUNDING_FAILURES.items():
-            if str(finding) in codes:
-                return code, message
-    return ErrorCode.LLM_BAD_REPLY, (f"the model's reply was not a valid plan, even after one "
-                                     f"repair ({', '.join(codes)})")
-
 
 class Run:
     """State of one request."""
@@ -319,16 +296,6 @@ class Run:
         self.tracer.event("BUDGET_EXCEEDED", message=message)
         return llm_error(ErrorCode.LLM_BUDGET_EXCEEDED, message, hint)
 
-    def _request(self, messages: Messages, purpose: str) -> ChatRequest:
-        prompts = prompt.prompts()
-        positional = self.settings.llm_ids == "positional"
-        return ChatRequest(messages=tuple(dict(m) for m in messages),
-                           schema=model_json_schema(),
-                           schema_sha=schema_sha256() + ("+positional" if positional else ""),
-                           strict_schema=positional_schema() if positional else None,
-                           prompt_version=prompts.version, prompt_sha=prompts.sha256,
-                           purpose=purpose)
-
     def _session_budget(self) -> None:
         planner, settings = self.planner, self.settings
         if planner.session_calls >= settings.max_session_calls:
@@ -347,7 +314,7 @@ class Run:
             raise self._budget(f"all {self.settings.max_model_calls} model calls of this "
                                "request are spent")
         self._session_budget()
-        request = self._request(messages, purpose)
+        request = chat_request(self.settings, messages, purpose)
         if request.prompt_bytes > self.settings.max_prompt_bytes:
             raise self._budget(f"the prompt is {request.prompt_bytes} bytes; the budget is "
                                f"{self.settings.max_prompt_bytes}")

@@ -34,7 +34,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode, PlanError
-from anna_common.plan import RiskLevel
+from anna_common.levels import RiskLevel
 from annactl.ui.console import inert
 
 if TYPE_CHECKING:

@@ -32,8 +32,8 @@ if TYPE_CHECKING:
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
     from annad.config import DaemonSettings
-    from annad.executor import Who
     from annad.journal import Journal
+    from annad.stepspec import Who
 
 log = logging.getLogger(__name__)
 

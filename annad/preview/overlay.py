@@ -19,11 +19,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from annad.backup import BackupRefused
-from annad.runner import run_overlay, step_environment, sudo_shims
+from annad.runner import run_overlay
+from annad.stepenv import step_environment, sudo_shims
 from annad.targets import snapshot_targets
 
 if TYPE_CHECKING:
-    from annad.executor import Who
+    from annad.stepspec import Who
 
 UNPREVIEWABLE = ("/proc", "/sys", "/dev", "/run")
 """Kernel, device and runtime trees: never overlaid (a preview there would mean nothing)."""

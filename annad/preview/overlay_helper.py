@@ -288,7 +288,9 @@ def main(argv: list[str]) -> int:
     try:
         ch._namespaces(bool(spec["userns"]))
         flags = "u" if spec["userns"] else "-"
-        ch._file_tree(ch.Spec(["--", str(status_fd), "0", "0", "", flags, "/", "0", "0", ":"]))
+        # no scratch, no masks, no environment: the overlay mounts come next
+        ch._file_tree(ch.Spec(["--", str(status_fd), "0", "0", "", flags, "/", "0", "0", "0",
+                               ":"]))
         _empty_run()
         upper = _mounts(overlays, limits["tmpfs"], bool(spec["userns"]))
         walker = Walker(upper, overlays, limits, bool(spec["userns"]))

@@ -23,7 +23,8 @@ from typing import TYPE_CHECKING
 
 from anna_common.preview import FileChange, ValidatorResult
 from annad.manifest import printable
-from annad.runner import SAFE_PATH, run_confined
+from annad.runner import run_confined
+from annad.stepenv import SAFE_PATH
 
 if TYPE_CHECKING:
     from annad.credentials import Identity

@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from anna_common.plan import MODEL_BOUNDS
-from anna_common.positional import LISTS, positional_schema
+from anna_common.positional import COMPACT_BOUNDS, LISTS, MEMORY_VALUE_CHARS, positional_schema
 from anna_common.validate import validate
 
 from .plans import WALLPAPER
@@ -112,3 +112,48 @@ def test_duplicate_ids_and_long_commands_do_not_fit() -> None:
     long["command_plan"][0]["command"] += " #" + "x" * 300
     assert _fits(long, positional_schema()) and not _fits(long, positional_schema(
         command_chars=256))
+
+
+def test_memory_patch_is_closed_to_the_given_keys_with_bounded_values() -> None:
+    # the open {string: string} form let the 270M model invent keys until the token cap
+    open_form = positional_schema()["properties"]["memory_patch"]
+    assert open_form.get("additionalProperties") is not False
+    closed = positional_schema(memory_keys=("editor", "shell"))["properties"]["memory_patch"]
+    assert closed["additionalProperties"] is False
+    assert set(closed["properties"]) == {"editor", "shell"}
+    assert all(p["maxLength"] == MEMORY_VALUE_CHARS for p in closed["properties"].values())
+    assert not closed.get("required")
+
+
+def test_compact_form_has_fewer_entries_and_shorter_prose_but_full_commands() -> None:
+    full, compact = positional_schema(), positional_schema(compact=True)
+    for name in LISTS:
+        assert len(compact["properties"][name]["anyOf"]) == \
+            COMPACT_BOUNDS["maxItems"][name] + 1
+    assert compact["properties"]["goals"]["maxItems"] == COMPACT_BOUNDS["maxItems"]["goals"]
+    assert compact["properties"]["goals"]["items"]["maxLength"] == \
+        COMPACT_BOUNDS["maxLength"]["goals"]
+    assert compact["properties"]["analysis"]["maxLength"] == 300
+    assert full["properties"]["analysis"]["maxLength"] > 300
+    refs = compact["properties"]["command_plan"]["anyOf"][1]["prefixItems"][0]["properties"]
+    assert refs["rollback_id"]["anyOf"][0]["enum"] == ["r1", "r2", "r3", "r4"]
+    # a command is never shortened by the compact form (a cut command could mean another)
+    assert refs["command"].get("maxLength") == \
+        full["properties"]["command_plan"]["anyOf"][1]["prefixItems"][0]["properties"][
+            "command"].get("maxLength")
+    descriptions = [n["properties"]["description"]["maxLength"] for n in _walk(compact)
+                    if isinstance(n, dict) and isinstance(n.get("properties"), dict)
+                    and "description" in n["properties"]
+                    and isinstance(n["properties"]["description"], dict)
+                    and "maxLength" in n["properties"]["description"]]
+    assert descriptions and set(descriptions) == {100}
+
+
+def test_a_short_plan_fits_the_compact_form_and_a_long_one_does_not() -> None:
+    plan = _positional(WALLPAPER)
+    compact = positional_schema(compact=True)
+    assert len(plan["command_plan"]) <= 4 and _fits(plan, compact)
+    long = json.loads(json.dumps(plan))
+    for n in range(len(long["command_plan"]) + 1, 6):
+        long["command_plan"].append({**long["command_plan"][0], "id": f"s{n}"})
+    assert _fits(long, positional_schema()) and not _fits(long, compact)

@@ -30,10 +30,11 @@ from anna_common.risk import assess
 from annactl.core.daemon_client import DaemonClient
 from annad import manifest as manifests
 from annad import runner
-from annad.executor import Executor, Limits, StepSpec, Who
+from annad.executor import Executor
 from annad.journal import Journal
 from annad.journal_rows import PlanRow
 from annad.manifest import Entry, Ident, StepManifest, TargetSnapshot, escape_path, unescape_path
+from annad.stepspec import Limits, StepSpec, Who
 from annad.targets import snapshot_targets
 from annad.undo import TMP_ROOTS, allowed_roots
 from tests.daemonfix import REPO, RunningDaemon, make_plan, running_daemon

@@ -177,3 +177,24 @@ def test_the_planner_sends_the_positional_form_unless_ids_are_free(fake_llm, mak
         assert outcome.result.ok
         schema = json.dumps(fake_llm.chat_bodies()[-1]["response_format"])
         assert (expected in schema) if expected else ("prefixItems" not in schema)
+
+
+def test_the_planner_sends_memory_closed_to_the_whitelist_and_compact_on_request(
+        fake_llm, make_settings):
+    from annactl.planning.memory import WHITELIST
+    from annactl.planning.planner import Planner
+
+    from .conftest import make_telemetry
+
+    for compact in (False, True):
+        fake_llm.push(plan_json())
+        settings = make_settings(llm_provider="openai", llm_url=fake_llm.openai_url,
+                                 llm_compact=compact)
+        planner = Planner(settings, daemon=None)
+        planner.plan("how is my system?", telemetry=make_telemetry(), use_templates=False)
+        planner.close()
+        schema = fake_llm.chat_bodies()[-1]["response_format"]["json_schema"]["schema"]
+        memory = schema["properties"]["memory_patch"]
+        assert memory["additionalProperties"] is False and set(memory["properties"]) == WHITELIST
+        assert schema == positional_schema(memory_keys=tuple(sorted(WHITELIST)), compact=compact)
+        assert len(schema["properties"]["command_plan"]["anyOf"]) == (5 if compact else 11)

@@ -1,0 +1,185 @@
+"""The client's directories, and its settings read without pydantic when that is exact.
+
+:class:`~annactl.core.config.ClientSettings` is built with pydantic-settings, whose import
+alone costs a fifth of ``annactl apply ID``'s start-up budget (15x a bare interpreter,
+``bench/startup.py``). Applying a stored plan reads six settings; :func:`quick_settings`
+reads them from ``ANNA_*`` variables and the TOML file itself, but only when every setting
+present there is one whose parsing it can reproduce *exactly* (strings, paths, booleans
+spelled ``true``/``false``/``1``/``0``, a choice among the allowed values). Anything else —
+a number, a list, an unknown key, an odd spelling, an unreadable file — returns None and
+the caller takes :func:`~annactl.core.config.load_settings`, whose coded errors
+(``CONFIG_INVALID``) are unchanged. A test holds both readers to the same answers.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+
+def config_dir() -> Path:
+    """``$XDG_CONFIG_HOME/anna`` (default ``~/.config/anna``)."""
+    base = os.environ.get("XDG_CONFIG_HOME") or str(Path.home() / ".config")
+    return Path(base) / "anna"
+
+
+def state_dir() -> Path:
+    """``$XDG_STATE_HOME/anna`` (default ``~/.local/state/anna``): history, memory, caches."""
+    base = os.environ.get("XDG_STATE_HOME") or str(Path.home() / ".local" / "state")
+    return Path(base) / "anna"
+
+
+def runtime_dir() -> Path:
+    """``$XDG_RUNTIME_DIR/anna`` when set, else the state dir: where a per-user annad listens."""
+    base = os.environ.get("XDG_RUNTIME_DIR")
+    return Path(base) / "anna" if base else state_dir()
+
+
+def config_file() -> Path:
+    """The TOML file read by :class:`ClientSettings` (``ANNA_CONFIG`` overrides it)."""
+    override = os.environ.get("ANNA_CONFIG")
+    return Path(override) if override else config_dir() / "config.toml"
+
+
+SETTINGS = frozenset({
+    "llm_provider", "llm_url", "llm_model", "llm_api_key", "llm_timeout", "llm_connect_timeout",
+    "llm_keep_alive", "llm_ids", "llm_compact", "llm_cache", "llm_record", "llm_replay",
+    "max_model_calls", "max_prompt_bytes", "max_session_calls", "max_session_tokens",
+    "allowed_models", "trace", "trace_raw", "templates", "evaluate", "socket", "system_socket",
+    "autostart", "reconnect_wait_s", "state_dir", "language"})
+"""Every field of :class:`ClientSettings` (a test checks): the ``ANNA_*`` names it reads."""
+_BOOL = {"true": True, "false": False, "1": True, "0": False}
+"""Spellings of a boolean read here (pydantic accepts more; those go the full way)."""
+_NUMBER = {int: re.compile(r"[0-9]{1,12}"), float: re.compile(r"[0-9]{1,12}(\.[0-9]{1,9})?")}
+"""Spellings of a number read here: plain digits (no sign, exponent, space or ``_``)."""
+
+
+@dataclass(frozen=True)
+class Number:
+    """A numeric setting and its bounds (as declared on :class:`ClientSettings`)."""
+
+    kind: type[int] | type[float]
+    """``int`` or ``float``."""
+    low: float
+    """The smallest value allowed (``low_open``: values above it only)."""
+    high: float = float("inf")
+    """The largest value allowed."""
+    low_open: bool = False
+    """``gt`` rather than ``ge``."""
+
+
+KINDS: dict[str, Any] = {
+    "llm_provider": ("ollama", "openai"), "llm_url": str, "llm_model": str,
+    "llm_api_key": str, "llm_keep_alive": str, "llm_ids": ("positional", "free"),
+    "llm_compact": bool, "llm_cache": ("off", "read", "write", "readwrite"), "llm_record": Path,
+    "llm_replay": Path, "trace": bool, "trace_raw": bool, "templates": bool,
+    "evaluate": bool, "socket": Path, "system_socket": Path, "autostart": bool,
+    "state_dir": Path, "language": str,
+    "llm_timeout": Number(float, 0, 3600, low_open=True),
+    "llm_connect_timeout": Number(float, 0, 120, low_open=True),
+    "max_model_calls": Number(int, 1, 32), "max_prompt_bytes": Number(int, 1024),
+    "max_session_calls": Number(int, 1), "max_session_tokens": Number(int, 1000),
+    "reconnect_wait_s": Number(float, 0, 86400),
+}
+"""The settings read here and their kind (a tuple: one of these strings; a :class:`Number`
+with its bounds). A setting not named (the list ``allowed_models``) sends the caller the full
+way when it is set at all; a test checks the bounds against the model's."""
+
+
+@dataclass(frozen=True)
+class QuickSettings:
+    """What applying a stored plan reads of the client settings (their default values are
+    :class:`~annactl.core.config.ClientSettings`'s; a test checks)."""
+
+    socket: Path | None = None
+    """``ANNA_SOCKET``: the daemon socket to use."""
+    system_socket: Path = Path("/run/anna/annad.sock")
+    """Where the system daemon listens."""
+    autostart: bool = True
+    """Start a per-user annad when no daemon answers."""
+    state_dir: Path = field(default_factory=state_dir)
+    """History, memory, cache and traces."""
+    evaluate: bool = True
+    """Ask the model to evaluate a plan it made (a stored plan is evaluated by Anna)."""
+    reconnect_wait_s: float = 300.0
+    """How long to wait for a daemon that stopped answering mid-plan."""
+
+
+def quick_settings() -> QuickSettings | None:
+    """The settings, when reading them here is exact; None: use ``load_settings()``."""
+    values = _toml_values()
+    if values is None:
+        return None
+    env = _env_values()
+    if env is None:
+        return None
+    values.update(env)
+    parsed: dict[str, Any] = {}
+    for name, raw in values.items():
+        value = _parse(KINDS[name], raw)
+        if value is _REFUSED:
+            return None
+        parsed[name] = value
+    wanted = {k: v for k, v in parsed.items() if k in QuickSettings.__dataclass_fields__}
+    return QuickSettings(**wanted)
+
+
+_REFUSED = object()
+
+
+def _parse(kind: Any, raw: Any) -> Any:
+    if kind is str:
+        return raw if isinstance(raw, str) else _REFUSED
+    if kind is Path:
+        return Path(raw) if isinstance(raw, str) and raw else _REFUSED
+    if kind is bool:
+        if isinstance(raw, bool):
+            return raw
+        return _BOOL.get(raw, _REFUSED) if isinstance(raw, str) else _REFUSED
+    if isinstance(kind, Number):
+        return _number(kind, raw)
+    return raw if isinstance(raw, str) and raw in kind else _REFUSED
+
+
+def _number(kind: Number, raw: Any) -> Any:
+    if isinstance(raw, str) and _NUMBER[kind.kind].fullmatch(raw):
+        value: float = kind.kind(raw)
+    elif type(raw) is kind.kind or (kind.kind is float and type(raw) is int):
+        value = raw  # TOML's own number (never a bool: True is an int to Python)
+    else:
+        return _REFUSED
+    above = value > kind.low if kind.low_open else value >= kind.low
+    return kind.kind(value) if above and value <= kind.high else _REFUSED
+
+
+def _env_values() -> dict[str, str] | None:
+    """``ANNA_*`` variables naming a setting (any case, as pydantic-settings matches them)."""
+    found: dict[str, str] = {}
+    for key, value in os.environ.items():
+        lowered = key.lower()
+        if not lowered.startswith("anna_") or lowered[5:] not in SETTINGS:
+            continue  # not a setting: the full reader ignores it too
+        name = lowered[5:]
+        if name in found or name not in KINDS:
+            return None  # two spellings of one variable, or a kind not read here
+        found[name] = value
+    return found
+
+
+def _toml_values() -> dict[str, Any] | None:
+    """The TOML file's settings ({} when there is no file), None when it is not plain."""
+    import tomllib
+
+    try:
+        with config_file().open("rb") as handle:
+            data = tomllib.load(handle)
+    except FileNotFoundError:
+        return {}
+    except (OSError, ValueError):
+        return None  # the full reader reports it (CONFIG_INVALID)
+    if not set(data) <= set(KINDS):
+        return None  # unknown keys are refused there (extra="forbid"), numbers checked there
+    return dict(data)

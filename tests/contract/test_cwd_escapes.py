@@ -1,0 +1,103 @@
+"""Relative paths where the working directory is not the home: ``cd`` that Anna cannot follow,
+``cd`` in subshells, nested code or the directory stack, and steps that run as root from ``/``.
+
+A relative path is judged in every place the command may be in: the step's own directory
+(the home for a user step; ``/`` as well for a step that needs root, which annad runs in
+``/``), every directory a ``cd`` reached, and the unknown root ``$?`` after a ``cd`` Anna
+cannot follow. Found in review: ``sudo bash -c "cd /etc && rm shadow"`` was LOW "changes
+shadow in your files".
+"""
+
+from __future__ import annotations
+
+import pytest
+
+from anna_common.plan import RiskLevel
+from anna_common.risk import AssessContext, assess
+
+CTX = AssessContext(distro="arch", home="/home/alice", bootloader="grub")
+
+BANNED = [
+    "sudo rm etc/shadow",
+    "sudo tee etc/sudoers </dev/null",
+    "sudo sh -c 'echo x > etc/sudoers'",
+    "sudo bash -c 'cd /etc && rm shadow'",
+    "bash -c 'cd /etc && rm shadow'",
+    "eval 'cd /etc'; rm shadow",
+    "cd /etc; (cd ~); rm shadow",
+    "cd /etc; cd ~; rm shadow",
+    "cd /etc; bash -c 'cd ~'; rm shadow",
+    "pushd /etc; pushd ~; popd; rm shadow",
+    "pacman -S htop && rm etc/shadow",
+    "cd /etc/ssh; cd ..; rm shadow",
+    "cd -- /etc && rm -f shadow",
+    "sudo env LC_ALL=C rm etc/shadow",
+    "cd /etc | true; rm shadow",
+]
+"""Each removes or overwrites an identity file once its working directory is followed."""
+
+UNKNOWN_PLACE = [
+    'cd "$D" && rm sshd_config',
+    "cd $D; rm -f passwd",
+    "cd -P /etc; rm shadow",
+    "cd - && rm shadow",
+    "CDPATH=/etc cd ssh; rm sshd_config",
+    "cd /e?c; rm shadow",
+    "cd /etc/* && rm x",
+    "popd; rm shadow",
+    "pushd +1; rm shadow",
+    "cd ../..; rm shadow",
+    "cd $(cat /tmp/where) && rm shadow",
+]
+"""A ``cd`` Anna cannot follow: what follows writes to a place only known at run time."""
+
+
+@pytest.mark.parametrize("command", BANNED)
+def test_identity_files_reached_through_the_working_directory_are_banned(command: str) -> None:
+    verdict = assess(command, CTX)
+    assert verdict.banned, (command, verdict.codes)
+
+
+@pytest.mark.parametrize("command", UNKNOWN_PLACE)
+def test_a_write_after_a_cd_anna_cannot_follow_is_high(command: str) -> None:
+    verdict = assess(command, CTX)
+    assert verdict.risk == RiskLevel.HIGH, (command, verdict.codes)
+
+
+@pytest.mark.parametrize("command", ["sudo cat etc/shadow", "sudo head -1 etc/gshadow",
+                                     "sudo sh -c 'cd /etc; cat shadow'",
+                                     "journalctl -n1; cd /etc; cat shadow"])
+def test_secret_reads_through_the_working_directory_are_high(command: str) -> None:
+    verdict = assess(command, CTX)
+    assert verdict.risk == RiskLevel.HIGH and "SECRET_READ" in verdict.codes, verdict.codes
+
+
+@pytest.mark.parametrize(("command", "tier"), [
+    ("touch notes.txt", RiskLevel.LOW),
+    ("cd myproject && rm -f out.txt", RiskLevel.LOW),
+    ("cd ~/src/app && git status", RiskLevel.INFO),
+    ("cd /var/log && ls -la", RiskLevel.INFO),
+    ("sudo pacman -S --needed htop", RiskLevel.MEDIUM),
+    ("sudo systemctl restart nginx", RiskLevel.MEDIUM),
+    ("cd /tmp && rm -f anna-test.txt", RiskLevel.LOW),
+    ("journalctl -b -p err --no-pager", RiskLevel.INFO),
+])
+def test_ordinary_commands_keep_their_tier(command: str, tier: RiskLevel) -> None:
+    assert assess(command, CTX).risk == tier, assess(command, CTX).codes
+
+
+@pytest.mark.parametrize("command", [
+    "pacman $OPT linux", 'pacman "$OPT" htop', "sudo pacman ${OP} linux",
+    "bash -c 'pacman $O linux'", "journalctl $O", "date $O", "dmesg $O", "sysctl $O",
+    "find / $O", "sort $O notes.txt", "sudo sh -c 'find /etc $X'"])
+def test_an_option_only_known_at_run_time_is_not_read_only(command: str) -> None:
+    # the word can be the operation or the option that writes (-Rdd, --vacuum-size, -s,
+    # -C, -w, -delete, -o): Anna cannot call it read-only
+    assert assess(command, CTX).risk == RiskLevel.HIGH, assess(command, CTX).codes
+
+
+@pytest.mark.parametrize("command", ["pacman -Q $PKG", "pacman -Qi htop", "pacman -Qdtq",
+                                     "journalctl -b -p err --no-pager", "date +%s",
+                                     "find /var/log -name '*.log'", "sort -u notes.txt"])
+def test_the_same_programs_with_options_anna_reads_stay_info(command: str) -> None:
+    assert assess(command, CTX).risk == RiskLevel.INFO, assess(command, CTX).codes
