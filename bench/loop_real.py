@@ -25,6 +25,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _telemetry import telemetry
+from real_llm import Counting
 
 from anna_common.errors import AnnaError
 from anna_common.findings import ValidationResult
@@ -34,6 +35,7 @@ from annactl.core.config import ClientSettings
 from annactl.planning import prompt
 from annactl.planning.evaluate_call import evaluate_finished
 from annactl.planning.fix import fix_continuation
+from annactl.planning.llm import make_provider
 from annactl.planning.outcome import PlanOutcome
 from annactl.planning.planner import Planner
 from tests.daemonfix import make_plan, running_daemon
@@ -63,9 +65,16 @@ def main() -> int:
     parser.add_argument("--url", required=True)
     parser.add_argument("--model", default="gemma-3-270m")
     parser.add_argument("--provider", default="openai", choices=("openai", "ollama"))
+    parser.add_argument("--timeout", type=float, default=300,
+                        help="seconds to wait for each reply (a loaded 2-core machine needs more)")
+    parser.add_argument("--compact", action="store_true",
+                        help="the compact plan form for small models (ANNA_LLM_COMPACT)")
+    parser.add_argument("--max-tokens", type=int, default=0,
+                        help="output token cap per call (0: Anna's own)")
     args = parser.parse_args()
     settings = ClientSettings(llm_provider=args.provider, llm_url=args.url,
-                              llm_model=args.model, templates=False, llm_timeout=300)
+                              llm_model=args.model, templates=False, llm_timeout=args.timeout,
+                              llm_compact=args.compact)
     snapshot = telemetry()
     with running_daemon(user_mode=True) as daemon:
         work = daemon.base / "work"
@@ -73,7 +82,10 @@ def main() -> int:
         record = failed_record(work, daemon)
     print(f"plan {record.plan_id}: {record.status}; steps " + ", ".join(
         f"{s.step_id} exit {s.exit_code}" for s in record.steps))
-    planner = Planner(settings)
+    provider = make_provider(settings)
+    if args.max_tokens:
+        provider = Counting(provider, args.max_tokens)
+    planner = Planner(settings, provider=provider)
     outcome = PlanOutcome(result=ValidationResult(ok=True, errors=[], warnings=[], plan=None),
                           plan=record.annotated.plan, trace_id="bench")
     outcome.user_message = prompt.user_message(REQUEST, mode="one-shot", telemetry=snapshot)

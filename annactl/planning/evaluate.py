@@ -29,6 +29,7 @@ from anna_common.errors import AnnaError, ErrorCode
 
 if TYPE_CHECKING:
     from anna_common.protocol import PlanRecord
+    from annactl.planning.evalclaims import RecordContradiction
     from annactl.planning.evaluation_model import Evaluation
 
 
@@ -102,6 +103,9 @@ class EvaluationOutcome:
     """What was wrong with a bad reply."""
     elapsed_s: float = 0.0
     """Time the model took."""
+    contradictions: list[RecordContradiction] = field(default_factory=list)
+    """Claims of the model's evaluation that the journal record contradicts
+    (:mod:`annactl.planning.evalclaims`)."""
 
     @property
     def goals_met(self) -> bool:
@@ -114,6 +118,7 @@ class EvaluationOutcome:
         return {"plan_id": self.plan_id, "status": self.status, "source": self.source,
                 **self.evaluation.model_dump(mode="json"), "goals_met": self.goals_met,
                 "error_code": self.error_code, "note": self.note, "findings": self.findings,
+                "contradictions": [c.to_dict() for c in self.contradictions],
                 "elapsed_s": round(self.elapsed_s, 4)}
 
 

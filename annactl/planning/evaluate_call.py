@@ -90,8 +90,14 @@ def ask_model(provider: Provider, messages: list[dict[str, str]], record: PlanRe
         log.warning("evaluation failed: %s", exc)
         return offline(record, "no evaluation from the model (internal error)",
                        code=str(ErrorCode.INTERNAL_ERROR), elapsed_s=time.monotonic() - began)
+    from annactl.planning.evalclaims import check_evaluation
+
+    contradictions = check_evaluation(evaluation, record)
+    if contradictions:
+        events("EVALUATION_CONTRADICTS_RECORD", claims=[c.to_dict() for c in contradictions])
     return EvaluationOutcome(evaluation, source="model", status=str(record.status),
-                             plan_id=record.plan_id, elapsed_s=time.monotonic() - began)
+                             plan_id=record.plan_id, elapsed_s=time.monotonic() - began,
+                             contradictions=contradictions)
 
 
 def _without_model(planner: Planner, outcome: PlanOutcome | None, record: PlanRecord,

@@ -36,6 +36,15 @@ def evaluation_view(outcome: EvaluationOutcome, *, fix_hint: str = "") -> Group:
         parts.append(line)
     if outcome.evaluation.summary:
         parts.append(inert_text(outcome.evaluation.summary, max_chars=800))
+    for claim in outcome.contradictions:
+        line = Text("  ✘ not true here: ", style="bold red") + Text(claim.fact, style="bold")
+        line += Text(" — model: ") + inert_text(claim.claim, "red", max_chars=160)
+        line += Text(" · journal: ") + inert_text(claim.journal, "green", max_chars=200)
+        parts.append(line)
+    if outcome.contradictions:
+        parts.append(Text(f"{len(outcome.contradictions)} claim(s) of this evaluation "
+                          "contradict the daemon's journal; trust the journal (annactl show "
+                          f"{outcome.plan_id}).", style="yellow"))
     if outcome.evaluation.suggestion and not met:
         parts.append(Text("Suggestion: ", style="bold") +
                      inert_text(outcome.evaluation.suggestion, max_chars=600))

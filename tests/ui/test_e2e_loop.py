@@ -235,3 +235,24 @@ def test_ctrl_c_while_a_fix_is_planned_exits_130(anna: Anna) -> None:
     term.interrupt()
     assert term.wait() == 130, term.text
     assert "CANCELLED" in term.text and not target.exists()
+
+
+def test_an_evaluation_that_contradicts_the_journal_is_shown_so(anna: Anna) -> None:
+    note, _target, failing = _failing(anna)
+    wrong = json.dumps({"goals_met": False, "goals": [
+        {"goal": "Install the new app.conf", "met": False, "why": "copy exited with code 2"}],
+        "summary": "The plan was not executed.", "suggestion": "Run it again."})
+    anna.llm.push(failing, wrong)
+    proc = anna.run("ask", "--no-templates", "--yes", "replace app.conf with the new one")
+    assert proc.returncode == 5, proc.stderr
+    out = " ".join(proc.stdout.split())
+    assert "not true here: not_run" in out and "step mark ran, exit code 0" in out
+    assert "not true here: exit_code" in out and "step copy ran, exit code 1" in out
+    assert "contradict the daemon's journal" in out
+    anna.llm.push(failing, wrong)
+    code, doc = anna.json("ask", "--no-templates", "--yes", "replace app.conf with the new one")
+    assert code == 5, doc
+    claims = doc["evaluation"]["contradictions"]
+    assert [(c["fact"], c["where"]) for c in claims] == [("not_run", "summary"),
+                                                        ("exit_code", "goals[0].why")]
+    assert doc["evaluation"]["source"] == "model" and note.read_text() == "original\n"
