@@ -117,8 +117,8 @@ _WORDS = frozenset({"is", "to", "in", "on", "it", "of", "at", "as", "an", "or", 
 def _named(clause: str, steps: list[StepRecord]) -> list[StepRecord]:
     """The steps a clause names by id, or as ``step N`` (1-based)."""
     found = [s for s in steps if len(s.step_id) > 1 and s.step_id.lower() not in _WORDS
-             and re.search(rf"(?<![\w-]){re.escape(s.step_id)}(?![\w-])",
-                                           clause, re.IGNORECASE)]
+             and re.search(rf"(?<![\w-]){re.escape(s.step_id)}(?![\w-])", clause,
+                           re.IGNORECASE)]
     for match in _STEP_NO.finditer(clause):
         word = (match.group(2) or "").lower()
         number = len(steps) if word == "last" else _ORDINALS.get(word) or int(match.group(1) or 0)

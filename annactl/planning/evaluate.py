@@ -282,6 +282,11 @@ def parse_evaluation(text: str, record: PlanRecord) -> Evaluation:
     findings = []
     if evaluation.goals_met != all(g.met for g in evaluation.goals):
         findings.append("INCONSISTENT: goals_met disagrees with the goals' verdicts")
+    expected = max(1, len(record.annotated.plan.goals))
+    if len(evaluation.goals) > expected:
+        # one verdict per goal: a small model repeats list items to fill the schema
+        findings.append(f"INCONSISTENT: {len(evaluation.goals)} verdicts for the plan's "
+                        f"{expected} goal(s)")
     if evaluation.goals_met and str(record.status) != "succeeded":
         # the model cannot turn Anna's failed or rolled-back record into a success
         findings.append(f"CONTRADICTS_RECORD: the plan is {record.status}, so its goals "

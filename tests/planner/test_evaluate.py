@@ -103,6 +103,8 @@ def test_system_message_is_the_planners_verbatim() -> None:
     (json.dumps({"analysis": "a plan, not an evaluation"}), "SCHEMA_ERROR"),
     (_reply(True, goals=[{"goal": "g", "met": False, "why": "w"}]), "INCONSISTENT"),
     (_reply(True), "CONTRADICTS_RECORD"),  # a failed plan cannot have met its goals
+    # one verdict per goal: the real 270M model wrote 12 for a plan with one
+    (_reply(False, goals=[{"goal": "failed", "met": False, "why": "w"}] * 2), "INCONSISTENT"),
 ])
 def test_bad_evaluations_are_coded(text: str, code: str) -> None:
     with pytest.raises(EvaluationInvalid) as caught:
