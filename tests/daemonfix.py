@@ -24,6 +24,7 @@ a test (and every unmarked one) gets a fresh daemon of its own.
 from __future__ import annotations
 
 import contextlib
+import json
 import os
 import shutil
 import signal
@@ -157,11 +158,28 @@ def new_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
                          log=base / "annad.log", argv=argv, env=full_env)
 
 
+def kill_left_steps(daemon: RunningDaemon) -> list[int]:
+    """Kill the step processes a killed daemon left running, as its restart would
+    (``annad.orphans``): a test that kills the daemon mid-step and never restarts it would
+    otherwise leave the step looping for the rest of the run."""
+    from annad.executor import PROCESS_FILE
+    from annad.orphans import kill_orphan_group
+
+    killed = []
+    for path in daemon.base.rglob(PROCESS_FILE):
+        with contextlib.suppress(OSError, ValueError, KeyError, TypeError):
+            info = json.loads(path.read_text())
+            if kill_orphan_group(int(info["pid"]), int(info["start"])):
+                killed.append(int(info["pid"]))
+    return killed
+
+
 def _stop_and_remove(daemon: RunningDaemon) -> None:
     try:
         daemon.stop()
     finally:
         daemon.kill()
+        kill_left_steps(daemon)
         shutil.rmtree(daemon.base, ignore_errors=True)
 
 

@@ -25,7 +25,7 @@ import pytest
 
 from anna_common.plan import ActionPlan
 from anna_common.protocol import RollbackResponse
-from tests.daemonfix import RunningDaemon, make_plan, running_daemon
+from tests.daemonfix import RunningDaemon, kill_left_steps, make_plan, running_daemon
 
 STEPS = 5
 WAIT_S = 30.0
@@ -396,6 +396,20 @@ def test_apply_when_the_daemon_never_comes_back_says_so() -> None:
         flat = " ".join(text.split())
         assert "did not answer again within 1 s" in flat, text
         assert f"annactl show {plan_id}" in flat, text
+        # the step outlives the killed daemon until a restart kills it; the fixture does
+        # what the restart would, so the loop does not run on through the rest of the suite
+        killed = kill_left_steps(daemon)
+        assert len(killed) == 1
+        wait_for("the step to end", lambda: _ended(killed[0]))
+
+
+def _ended(pid: int) -> bool:
+    """Gone, or dead and waiting to be reaped (its parent is init, not this test)."""
+    try:
+        stat = Path(f"/proc/{pid}/stat").read_text()
+    except OSError:
+        return True
+    return stat[stat.rfind(")") + 2] in "ZX"
 
 
 # --------------------------------------------------------------------------- PLAN_RUNNING
