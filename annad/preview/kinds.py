@@ -73,8 +73,8 @@ def step_kind(command: str) -> StepKind:
         if program is None:
             return StepKind("none", "runs a program named only at run time")
         if program not in FILE_TOOLS:
-            why = _WHY.get(program, f"runs {program}, which Anna does not know to change "
-                           "files only")
+            why = _WHY.get(program, f"runs {program}, which is not one of the file tools "
+                           "Anna can preview")
             return StepKind("none", why)
     if not programs:
         return StepKind("none", "runs nothing Anna can see")
