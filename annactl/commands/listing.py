@@ -118,12 +118,12 @@ def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
         emit_json(consoles, {"plan_id": data.get("plan_id"), "status": data.get("status"),
                              "record": data})
         return 0
+    from annactl.core.wire import wire
     from annactl.ui import render
-    from annactl.ui.jsonview import ShapeError, view
 
     try:  # the renderers only read attributes: no pydantic classes to build
-        shown = render.record_view(view(data))
-    except (ShapeError, AttributeError, TypeError, ValueError):
+        shown = render.record_view(wire(data))
+    except (AttributeError, TypeError, ValueError):  # (wire's ShapeError is an AttributeError)
         # not the shape the renderers expect: the real models say what is wrong (coded)
         from anna_common.protocol_records import PlanRecord
 

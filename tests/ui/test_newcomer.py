@@ -149,8 +149,8 @@ def test_show_renders_the_json_exactly_as_the_models_would(anna: Anna) -> None:
     from rich.console import Console
 
     from anna_common.protocol import PlanRecord
+    from annactl.core.wire import ShapeError, wire
     from annactl.ui import render
-    from annactl.ui.jsonview import ShapeError, view
 
     target = anna.work / "h.txt"
     target.write_text("x\n")
@@ -163,8 +163,8 @@ def test_show_renders_the_json_exactly_as_the_models_would(anna: Anna) -> None:
         console.print(renderable)
         return console.export_text()
 
-    assert text(render.record_view(view(data))) == \
+    assert text(render.record_view(wire(data))) == \
         text(render.record_view(PlanRecord.model_validate(data)))
     broken = {k: v for k, v in data.items() if k != "annotated"}
     with pytest.raises(ShapeError):
-        render.record_view(view(broken))
+        render.record_view(wire(broken))
