@@ -88,10 +88,6 @@ class RecordContradiction:
         """JSON-ready form (``--json`` and history)."""
         return asdict(self)
 
-    def line(self) -> str:
-        """One human line: ``not_run: model: … · journal: …``."""
-        return f"{self.fact}: model: {self.claim} · journal: {self.journal}"
-
 
 def _ran(step: StepRecord) -> bool:
     return step.exit_code is not None

@@ -49,10 +49,6 @@ class Contradiction:
         """JSON-ready form."""
         return asdict(self)
 
-    def line(self) -> str:
-        """One human line: ``cpu_model: model says X · telemetry: Y``."""
-        return f"{self.fact}: model: {self.claim} · telemetry: {self.telemetry}"
-
 
 _CPU = re.compile(r"\b(intel|amd|apple|arm|qualcomm)\b(?:[ \w()®™@-]|\.(?=\w)){0,40}",
                   re.IGNORECASE)

@@ -13,6 +13,7 @@ from rich.console import Group
 from rich.text import Text
 
 from annactl.ui.console import inert_text
+from annactl.ui.render_facts import claim_line
 
 if TYPE_CHECKING:
     from rich.console import RenderableType
@@ -37,10 +38,8 @@ def evaluation_view(outcome: EvaluationOutcome, *, fix_hint: str = "") -> Group:
     if outcome.evaluation.summary:
         parts.append(inert_text(outcome.evaluation.summary, max_chars=800))
     for claim in outcome.contradictions:
-        line = Text("  ✘ not true here: ", style="bold red") + Text(claim.fact, style="bold")
-        line += Text(" — model: ") + inert_text(claim.claim, "red", max_chars=160)
-        line += Text(" · journal: ") + inert_text(claim.journal, "green", max_chars=200)
-        parts.append(line)
+        parts.append(claim_line(claim.fact, claim.claim, "journal", claim.journal,
+                                claim_chars=160, truth_chars=200))
     if outcome.contradictions:
         parts.append(Text(f"{len(outcome.contradictions)} claim(s) of this evaluation "
                           "contradict the daemon's journal; trust the journal (annactl show "

@@ -24,15 +24,18 @@ if TYPE_CHECKING:
 
 def contradiction_lines(found: Sequence[Contradiction], where: str) -> list[Text]:
     """One line per contradiction in ``where``: ``✘ cpu_model — model: X · telemetry: Y``."""
-    lines = []
-    for c in found:
-        if c.where != where:
-            continue
-        line = Text("  ✘ not true here: ", style="bold red") + Text(c.fact, style="bold")
-        line += Text(" — model: ") + inert_text(c.claim, "red", max_chars=120)
-        line += Text(" · telemetry: ") + inert_text(c.telemetry, "green", max_chars=160)
-        lines.append(line)
-    return lines
+    return [claim_line(c.fact, c.claim, "telemetry", c.telemetry) for c in found
+            if c.where == where]
+
+
+def claim_line(fact: str, claim: str, source: str, truth: str, *, claim_chars: int = 120,
+               truth_chars: int = 160) -> Text:
+    """``✘ not true here: FACT — model: CLAIM · SOURCE: TRUTH``, the model's words inert
+    (also for an evaluation's claims against the journal)."""
+    line = Text("  ✘ not true here: ", style="bold red") + Text(fact, style="bold")
+    line += Text(" — model: ") + inert_text(claim, "red", max_chars=claim_chars)
+    line += Text(f" · {source}: ") + inert_text(truth, "green", max_chars=truth_chars)
+    return line
 
 
 def confidence_line(found: Sequence[Contradiction]) -> Text | None:
