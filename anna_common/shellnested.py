@@ -177,13 +177,23 @@ def printed_text(producers: list[SimpleCommand]) -> Word | None:
     if len(producers) != 1:
         return None
     prod = producers[0]
-    if prod.program == "echo" and all(w.literal for w in prod.args):
-        words = [w.text for w in prod.args if not (w.text.startswith("-") and
-                                                   set(w.text[1:]) <= set("neE"))]
-        return Word.of(" ".join(words))
-    if prod.program == "printf" and prod.args and all(w.literal for w in prod.args):
-        if "%" not in prod.args[0].text and "\\" not in prod.args[0].text:
-            return Word.of(prod.args[0].text)
+    texts = [w.text for w in prod.args]
+    if prod.program in ("echo", "printf") and (
+            not all(w.literal for w in prod.args) or any("\\" in t for t in texts)):
+        return None  # escapes (echo -e, sh's echo, printf) can spell anything: not knowable
+    if prod.program == "echo":
+        # only leading words of n/e/E are options (``echo x -n`` prints "-n")
+        while texts and len(texts[0]) > 1 and texts[0][0] == "-" and set(texts[0][1:]) <= set(
+                "neE"):
+            texts = texts[1:]
+        return Word.of(" ".join(texts))
+    if prod.program == "printf":
+        if texts[:1] == ["--"]:
+            texts = texts[1:]  # ``printf -- FORMAT``: the format follows
+        elif texts[:1] and texts[0].startswith("-"):
+            return None  # ``-v VAR`` prints nothing; another option fails
+        if texts and "%" not in texts[0]:
+            return Word.of(texts[0])
         return None
     if prod.program == "cat" and not prod.args and prod.stdin.kind in ("heredoc", "herestring"):
         return prod.stdin.text

@@ -89,11 +89,23 @@ def test_ordinary_commands_keep_their_tier(command: str, tier: RiskLevel) -> Non
 @pytest.mark.parametrize("command", [
     "pacman $OPT linux", 'pacman "$OPT" htop', "sudo pacman ${OP} linux",
     "bash -c 'pacman $O linux'", "journalctl $O", "date $O", "dmesg $O", "sysctl $O",
-    "find / $O", "sort $O notes.txt", "sudo sh -c 'find /etc $X'"])
+    "find / $O", "sort $O notes.txt", "sudo sh -c 'find /etc $X'",
+    "find / -name x $(printf -- -delete)", "find / $(echo -e '\\x2ddelete')",
+    "find / $(echo '\\055delete')"])
 def test_an_option_only_known_at_run_time_is_not_read_only(command: str) -> None:
     # the word can be the operation or the option that writes (-Rdd, --vacuum-size, -s,
     # -C, -w, -delete, -o): Anna cannot call it read-only
     assert assess(command, CTX).risk == RiskLevel.HIGH, assess(command, CTX).codes
+
+
+@pytest.mark.parametrize(("printed", "literal"), [
+    ("find /tmp `printf -- -delete`", "find /tmp -delete"),
+    ("find ~/x $(printf -- '-delete')", "find ~/x -delete"),
+    ("journalctl $(echo -n --vacuum-size=1M)", "journalctl --vacuum-size=1M"),
+    ("$(printf -- rm) -rf ~/x", "rm -rf ~/x")])
+def test_a_printed_option_is_judged_as_the_option_itself(printed: str, literal: str) -> None:
+    # what echo/printf print is read as the words it prints (``--`` and option words too)
+    assert assess(printed, CTX).risk == assess(literal, CTX).risk > RiskLevel.INFO
 
 
 @pytest.mark.parametrize("command", ["pacman -Q $PKG", "pacman -Qi htop", "pacman -Qdtq",

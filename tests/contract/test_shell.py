@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import pytest
+
 from anna_common.shell import analyse
 from anna_common.writes import write_targets
 
@@ -44,6 +46,37 @@ def test_substitutions_are_analysed_and_linked() -> None:
 def test_literal_echo_substitution_is_seen_through() -> None:
     assert programs("$(echo rm) -rf /tmp/x")[-1] == "rm"
     assert programs("`printf rm` -f x")[-1] == "rm"
+
+
+@pytest.mark.parametrize(("command", "program"), [
+    ("$(printf -- rm) -rf /tmp/x", "rm"),            # ``--`` ends printf's options
+    ("printf -- 'rm -f /x' | sh", "rm"),
+    ("$(echo -n -e rm) -f x", "rm"),                 # leading option words only
+])
+def test_printed_text_follows_echo_and_printf_options(command: str, program: str) -> None:
+    assert programs(command)[-1] == program
+
+
+@pytest.mark.parametrize("command", [
+    "$(echo -e 'r\\x6d') -rf /tmp/x",                  # escapes spell anything
+    "$(echo 'r\\155') -rf /tmp/x",                     # sh's echo reads them without -e
+    "$(printf 'r\\155') -rf /tmp/x",
+    "$(printf -v v rm) -rf /tmp/x",                    # -v prints nothing
+    "echo -e 'r\\x6d -rf /x' | sh",
+])
+def test_printed_text_with_escapes_or_printf_options_is_not_known(command: str) -> None:
+    assert analyse(command).opaque, command
+
+
+def test_echo_keeps_option_words_after_the_text() -> None:
+    from anna_common.shellnested import printed_text
+
+    def printed(code: str) -> str | None:
+        word = printed_text(analyse(code).commands)
+        return None if word is None else word.text
+
+    assert printed("echo x -n") == "x -n" and printed("echo -n -E x") == "x"
+    assert printed("echo -nx y") == "-nx y"  # not an option word: printed
 
 
 def test_process_substitution() -> None:
