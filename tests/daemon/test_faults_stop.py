@@ -25,7 +25,13 @@ import pytest
 
 from anna_common.plan import ActionPlan
 from anna_common.protocol import RollbackResponse
-from tests.daemonfix import RunningDaemon, kill_left_steps, make_plan, running_daemon
+from tests.daemonfix import (
+    RunningDaemon,
+    kill_left_steps,
+    make_plan,
+    running_daemon,
+    step_processes,
+)
 
 STEPS = 5
 WAIT_S = 30.0
@@ -400,25 +406,7 @@ def test_apply_when_the_daemon_never_comes_back_says_so() -> None:
         # daemon may also have died between marking it running and spawning it); the fixture
         # does what the restart would, so no loop runs on through the rest of the suite
         kill_left_steps(daemon)
-        wait_for("no step process left", lambda: not _live_steps(daemon), daemon=daemon)
-
-
-def _live_steps(daemon: RunningDaemon) -> list[int]:
-    """Processes still running a step of this daemon (its HOME), zombies not counted."""
-    home = f"HOME={daemon.home}".encode()
-    found = []
-    for proc in Path("/proc").iterdir():
-        if not proc.name.isdigit():
-            continue
-        try:
-            if home not in (proc / "environ").read_bytes().split(b"\0"):
-                continue
-            stat = (proc / "stat").read_text()
-        except OSError:
-            continue
-        if stat[stat.rfind(")") + 2] not in "ZX" and b"gate-" in (proc / "cmdline").read_bytes():
-            found.append(int(proc.name))
-    return found
+        wait_for("no step process left", lambda: not step_processes(daemon), daemon=daemon)
 
 
 # --------------------------------------------------------------------------- PLAN_RUNNING
