@@ -59,7 +59,7 @@ def _zombie(pid: int) -> bool:
     try:
         with open(f"/proc/{pid}/stat") as f:
             text = f.read()
-    except FileNotFoundError:  # reaped meanwhile: gone, not a zombie
+    except OSError:  # reaped meanwhile (ENOENT, or ESRCH mid-read): gone, not a zombie
         return False
     return text[text.rfind(")") + 2] == "Z"
 
