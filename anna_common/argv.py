@@ -60,3 +60,24 @@ def dest_and_sources(args: list[Word], value_opts: frozenset[str]
     if len(ops) >= 2:
         return ops[-1], ops[:-1]
     return None, ops
+
+
+def find_starts(args: list[Word]) -> list[Word]:
+    """The start points of ``find`` (the words before its first expression word; ``.`` if none)."""
+    starts: list[Word] = []
+    for word in args:
+        if word.text.startswith(("-", "(", "!")) and word.literal:
+            break
+        starts.append(word)
+    return starts or [Word.of(".")]
+
+
+def listed_below(program: str | None, args: list[Word]) -> list[Word]:
+    """Where the paths a listing command prints lie: ``find``'s start points, ``ls``'s
+    operands (``.`` when none). Empty for any other program: its output is unknown."""
+    if program == "find":
+        return find_starts(args)
+    if program == "ls":
+        return operands(args) or [Word.of(".")]
+    return []
+

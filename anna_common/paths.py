@@ -119,14 +119,59 @@ class Resolved:
 
 
 def _normalise(path: str) -> str:
-    """Lexical normalisation: collapse ``//``, ``.`` and ``..`` (``/tmp/../etc`` → ``/etc``)."""
+    """Lexical normalisation: collapse ``//``, ``.`` and ``..`` (``/tmp/../etc`` → ``/etc``),
+    and follow the kernel's links to a process's root and working directory
+    (``/proc/self/root/etc/shadow`` is ``/etc/shadow``)."""
     if not path:
         return path
     absolute = path.startswith("/")
+    if absolute:
+        path = _through_proc_links(path)
+        absolute = path.startswith("/")
     norm = posixpath.normpath(path)
     if absolute and norm.startswith("//"):
         norm = "/" + norm.lstrip("/")
     return norm
+
+
+def _matches(component: str, name: str) -> bool:
+    """``component`` is ``name``, or a pattern that can match it (``r??t``, ``*``)."""
+    return component == name or (any(c in component for c in "*?[")
+                                 and fnmatch.fnmatchcase(name, component))
+
+
+def _proc_link(stack: list[str]) -> str | None:
+    """``root`` or ``cwd`` when ``stack`` is ``proc/PID/root`` (or ``…/task/TID/…``)."""
+    if len(stack) not in (3, 5) or not _matches(stack[0], "proc"):
+        return None
+    if len(stack) == 5 and not _matches(stack[2], "task"):
+        return None
+    for link in ("root", "cwd"):
+        if _matches(stack[-1], link):
+            return link
+    return None
+
+
+def _through_proc_links(path: str) -> str:
+    """Resolve ``/proc/PID/root`` to ``/`` and ``/proc/PID/cwd`` to an unknown directory,
+    component by component as the kernel does (``/proc/self/root/..`` is still ``/``)."""
+    stack: list[str] = []
+    unknown = False
+    for part in path.split("/"):
+        if part in ("", "."):
+            continue
+        if part == "..":
+            if stack:
+                stack.pop()
+            continue
+        stack.append(part)
+        link = _proc_link(stack)
+        if link == "root":
+            stack = []
+        elif link == "cwd":
+            stack, unknown = [], True
+    rest = "/" + "/".join(stack)
+    return UNKNOWN + (rest if stack else "") if unknown else rest
 
 
 def resolve(

@@ -36,7 +36,7 @@ from anna_common.shellmodel import (
     SimpleCommand,
     Stdin,
 )
-from anna_common.shellnested import NestedCode, printed_text
+from anna_common.shellnested import NestedCode, found_by, printed_text
 from anna_common.shellwords import Word, WordBuilder
 from anna_common.unwrap import peel, program_name
 
@@ -179,8 +179,8 @@ class _Walker(NestedCode, Assignments):
                     body = child
         finally:
             self._collect.pop()
-        if body is None:
-            return []
+        if body is None:  # ``> /etc/passwd`` alone: bash opens (truncates) it all the same
+            return self._null_command(redirects, feeding, origin, stdin)
         new_stdin = self._stdin_from(redirects) or stdin
         if body.type == "command":
             produced = self._command(body, origin, new_stdin, redirects)
@@ -302,12 +302,16 @@ class _Walker(NestedCode, Assignments):
         redirects = redirects + outer
         stdin = self._stdin_from(redirects) or stdin
         inv = peel(words) if words else None
+        found_below: list[Word] = []
         if inv is not None and inv.stdin_args:
             # xargs feeds its input as arguments; the command itself reads /dev/null (or the tty)
+            found_below = found_by(stdin.producers) if stdin.kind == "pipe" else []
             stdin = Stdin()
         if inv is None:
             if assignments:
                 self.result.assignments.extend(assignments)
+            if redirects:  # ``x=1 > /etc/passwd``: the redirection still happens
+                return self._null_command(redirects, bucket, origin, stdin)
             return []
         prog_words = inv.words
         if inv.stdin_args and prog_words and not inv.stdin_replaces:
@@ -330,6 +334,7 @@ class _Walker(NestedCode, Assignments):
             interactive_shell=inv.interactive_shell,
             stdin_args=inv.stdin_args,
             wrapper_options=inv.wrapper_options,
+            found_below=found_below,
         )
         if prog_words and program is None:
             self.result.opaque.append(f"the program name is computed at run time: {cmd.name.text}"
@@ -346,6 +351,18 @@ class _Walker(NestedCode, Assignments):
             else:
                 self.visit(tail, origin, Stdin())
         return produced
+
+    def _null_command(self, redirects: list[Redirect], substitutions: list[SimpleCommand],
+                      origin: str, stdin: Stdin) -> list[SimpleCommand]:
+        """Redirections with no command: judged as the null command ``:`` with them."""
+        if not redirects:
+            return []
+        cmd = SimpleCommand(program=":", name=Word.of(":"), args=[], redirects=redirects,
+                            assignments=[], wrappers=[], privileged=False,
+                            stdin=self._stdin_from(redirects) or stdin, origin=origin,
+                            depth=self.depth, substitutions=substitutions)
+        self._emit(cmd)
+        return [cmd]
 
     def _command_parts(
         self, node: Node

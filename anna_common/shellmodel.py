@@ -118,6 +118,9 @@ class SimpleCommand:
     """Options given to each wrapper crossed (``{"systemd-run": {"--on-calendar"}}``)."""
     background: bool = False
     """Followed by ``&``."""
+    found_below: list[Word] = field(default_factory=list)
+    """Where the run-time words (``{}`` of ``find -exec``, ``xargs`` input fed by ``find`` or
+    ``ls``) come from: the start points they are found below. Empty when unknown."""
 
     @property
     def argv(self) -> list[str]:

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from anna_common.argv import find_starts, listed_below
 from anna_common.interpreters import SHELLS, language_of, shell_call
 from anna_common.shellmodel import Analysis, Budget, EmbeddedCode, SimpleCommand, Stdin
 from anna_common.shellwords import Word
@@ -147,12 +148,13 @@ class NestedCode:
                     j += 1
                 inner = [Word.unknown(w.text) if "{}" in w.text else w for w in args[i + 1 : j]]
                 if inner:
-                    self._emit_words(inner, "find -exec", cmd)
+                    self._emit_words(inner, "find -exec", cmd, find_starts(args))
                 i = j + 1
                 continue
             i += 1
 
-    def _emit_words(self, words: list[Word], origin: str, parent: SimpleCommand) -> None:
+    def _emit_words(self, words: list[Word], origin: str, parent: SimpleCommand,
+                    found_below: list[Word] | None = None) -> None:
         inv = peel(words)
         if not inv.words:
             return
@@ -161,7 +163,7 @@ class NestedCode:
             program=program, name=inv.words[0], args=list(inv.words[1:]),
             assignments=inv.assignments, wrappers=inv.wrappers,
             privileged=parent.privileged or inv.privileged, origin=origin, depth=self.depth + 1,
-            interactive_shell=inv.interactive_shell,
+            interactive_shell=inv.interactive_shell, found_below=found_below or [],
         )
         if program is None:
             self.result.opaque.append(f"{origin} runs a program computed at run time")
@@ -198,3 +200,29 @@ def printed_text(producers: list[SimpleCommand]) -> Word | None:
     if prod.program == "cat" and not prod.args and prod.stdin.kind in ("heredoc", "herestring"):
         return prod.stdin.text
     return None
+
+
+def found_by(producers: list[SimpleCommand]) -> list[Word]:
+    """Where the paths ``producers`` print lie, when every one is a listing command (``find``,
+    ``ls``); empty otherwise (``xargs cat`` fed by them reads files below those places)."""
+    lists = [_listed(prod, 0) for prod in producers]
+    return [word for found in lists for word in found] if lists and all(lists) else []
+
+
+_LINE_FILTERS = frozenset({"grep", "egrep", "fgrep", "head", "tail", "sort", "uniq"})
+
+
+def _listed(prod: SimpleCommand, depth: int) -> list[Word]:
+    """What ``prod`` lists; through filters that only drop or reorder the lines they read
+    (``find D | grep x``), never through ``grep -o`` or a filter given files of its own."""
+    found = listed_below(prod.program, prod.args)
+    if found or prod.program not in _LINE_FILTERS or depth > 8 or prod.stdin.kind != "pipe":
+        return found
+    words = [w.text for w in prod.args]
+    if prod.program in ("grep", "egrep", "fgrep") and (
+            len([w for w in words if not w.startswith("-")]) > 1 or
+            any(w.startswith("-") and not w.startswith("--") and "o" in w for w in words)):
+        return []
+    lists = [_listed(inner, depth + 1) for inner in prod.stdin.producers]
+    return [word for found in lists for word in found] if lists and all(lists) else []
+

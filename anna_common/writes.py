@@ -14,7 +14,7 @@ import re
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from anna_common.argv import dest_and_sources, operands, options
+from anna_common.argv import dest_and_sources, find_starts, operands, options
 from anna_common.shellwords import Word
 
 __all__ = ["CP_VALUES", "WriteTarget", "dest_and_sources", "operands", "options",
@@ -237,12 +237,7 @@ def _shred(cmd: SimpleCommand) -> list[WriteTarget]:
 def _find(cmd: SimpleCommand) -> list[WriteTarget]:
     args = cmd.args
     texts = [w.text for w in args]
-    starts: list[Word] = []
-    for word in args:
-        if word.text.startswith(("-", "(", "!")) and word.literal:
-            break
-        starts.append(word)
-    starts = starts or [Word.of(".")]
+    starts = find_starts(args)
     out: list[WriteTarget] = []
     # -delete, or -exec rm/shred/unlink: everything below the start points may go
     if "-delete" in texts or _find_exec_deletes(texts):

@@ -2,20 +2,28 @@
 
 Reading ``/etc/shadow`` or a private key is HIGH; reading a raw disk bypasses every file
 permission (HIGH); touching ``/dev/mem``, ``/dev/kmem`` or ``/dev/port`` is a hard ban.
-Wildcards are judged as every protected path they can match (``cat /e?c/shadow``).
+Wildcards are judged as every protected path they can match (``cat /e?c/shadow``). A command
+that reads a whole tree (``grep -r``, ``tar c``, ``cp -r``, ``find D -exec cat {} +``, ``find D
+| xargs cat``) reads every secret below it (``/etc`` holds ``/etc/shadow``); a reader whose file
+is only known at run time (``cat "$f"``) could read any: it asks (MEDIUM).
 """
 
 from __future__ import annotations
 
+import fnmatch
+import posixpath
 from typing import TYPE_CHECKING
 
 from anna_common import paths
+from anna_common.argv import options
 from anna_common.rules.base import Code, Out
 from anna_common.rules.readonly import READ_ONLY
+from anna_common.shellnested import found_by
 from anna_common.writes import operands
 
 if TYPE_CHECKING:
     from anna_common.shell import SimpleCommand
+    from anna_common.shellwords import Word
 
 _METADATA_ONLY = frozenset({"ls", "stat", "chmod", "chown", "chgrp", "test", "[", "[[", "file",
                             "touch", "namei", "getfacl", "setfacl", "lsattr", "realpath",
@@ -26,12 +34,143 @@ _GENERIC_READERS = READ_ONLY | {"cp", "gzip", "xz", "zstd", "pv", "nc", "ncat", 
                                 "rsync", "tar", "bsdtar", "base64", "openssl", "curl"}
 
 
+_CONTENT_READERS = frozenset({
+    "cat", "tac", "head", "tail", "less", "more", "most", "nl", "od", "xxd", "hexdump", "hd",
+    "strings", "base64", "base32", "basenc", "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack",
+    "sort", "uniq", "wc", "cut", "paste", "join", "diff", "diff3", "sdiff", "colordiff", "cmp",
+    "comm", "jq", "yq", "column", "fold", "fmt", "pr", "rev", "iconv", "bat", "batcat", "sed",
+    "awk", "gawk", "mawk", "zcat", "bzcat", "xzcat", "zstdcat", "dd", "view", "cp", "gzip", "xz",
+    "zstd", "bzip2", "pv", "nc", "ncat", "socat", "scp", "rsync", "tar", "bsdtar", "zip", "openssl",
+    "curl",
+})
+"""Programs that print or copy the content of the files they are given."""
+
+_GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive"})
+_RECURSIVE = {
+    **dict.fromkeys(("grep", "egrep", "fgrep"), _GREP_RECURSIVE),
+    **dict.fromkeys(("cp", "rsync"), frozenset({"-r", "-R", "-a", "--recursive", "--archive"})),
+    "scp": frozenset({"-r"}), "zip": frozenset({"-r", "--recurse-paths"}),
+    **dict.fromkeys(("diff", "colordiff"), frozenset({"-r", "--recursive"})),
+}
+"""Options that make a program read whole directories."""
+
+_NOT_TREE_SECRETS = frozenset({"/var/log/btmp"})
+"""Secrets a tree read is not judged by: the binary failed-login log under ``/var/log``
+(``grep -r error /var/log`` is an everyday diagnostic; reading btmp itself stays HIGH)."""
+
+
+def _trees(cmd: SimpleCommand) -> list[Word]:
+    """The directories whose whole content ``cmd`` reads."""
+    program, args = cmd.program, cmd.args
+    first = args[0].text if args and args[0].literal else ""
+    creates = program in ("tar", "bsdtar") and (
+        "--create" in options(args) or "-c" in options(args) or
+        (not first.startswith("-") and "c" in first))
+    if program in ("rg", "ag", "ack") or creates or options(args) & _RECURSIVE.get(
+            program or "", frozenset()):
+        return operands(args)
+    return []
+
+
+def _secret_below(directory: str) -> str | None:
+    """A secret file pattern inside ``directory`` (``/etc`` holds ``/etc/shadow``), if any."""
+    if not directory.startswith(("/", paths.HOME)):
+        return None
+    parts = [p for p in directory.split("/") if p]
+    for pattern in paths.SECRET_PATTERNS:
+        if not pattern.startswith(("/", "~/")) or pattern in _NOT_TREE_SECRETS:
+            continue
+        pparts = [p for p in pattern.split("/") if p]
+        if len(parts) < len(pparts) and all(
+                d == q or fnmatch.fnmatchcase(d, q) or fnmatch.fnmatchcase(q, d)
+                for d, q in zip(parts, pparts, strict=False)):
+            return pattern
+    return None
+
+
+_SCRIPT_FIRST = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "sed", "awk",
+                           "gawk", "mawk", "jq", "yq"})
+"""Readers whose first operand is a pattern or program, not a file (unless -e/-f name it)."""
+_SCRIPT_OPTIONS = frozenset({"-e", "-f", "--regexp", "--file", "--expression", "--from-file"})
+
+
+def _files_read(cmd: SimpleCommand) -> list[Word]:
+    """The operands a content reader reads as files."""
+    found = operands(cmd.args)
+    if cmd.program in _SCRIPT_FIRST and not options(cmd.args) & _SCRIPT_OPTIONS:
+        found = found[1:]
+    return found
+
+
+def _could_be_secret(path: str) -> bool:
+    """A path only partly known (``$?/…``) whose known end could be a secret's
+    (``$D/shadow`` could be ``/etc/shadow``; ``$D/hypr/hyprland.conf`` cannot)."""
+    if not paths.is_unknown_root(path):
+        return False
+    tail = [part for part in path[len(paths.UNKNOWN):].split("/") if part not in ("", ".")]
+    if ".." in tail:  # ``$D/../etc/shadow``: only what follows the last .. is known
+        tail = tail[len(tail) - tail[::-1].index(".."):]
+    if not tail or paths.UNKNOWN in tail[-1]:
+        return True
+    return any(_ends_like(tail, pattern) for pattern in paths.SECRET_PATTERNS)
+
+
+def _ends_like(tail: list[str], pattern: str) -> bool:
+    """The last components of ``pattern`` can be ``tail`` (an unknown part matches any)."""
+    parts = [p for p in pattern.split("/") if p]
+    pairs = list(zip(reversed(tail), reversed(parts), strict=False))
+    if pattern.startswith(("/", "~/")) and len(tail) > len(parts):
+        return False  # longer than an anchored pattern: cannot be it
+    if parts[-1:] == ["*"] and len(tail) < 2:
+        return False  # (a bare name says nothing of ``/root/.ssh/*``: its folder does)
+    return all(paths.UNKNOWN in t or fnmatch.fnmatchcase(t, q) or fnmatch.fnmatchcase(q, t)
+               for t, q in pairs)
+
+
+def _in_home(path: str) -> str:
+    """A relative path as a step with no ``cd`` sees it: from the home, where user steps run
+    (steps that need root are judged again from ``/``)."""
+    if not paths.is_relative(path):
+        return path
+    rel = posixpath.normpath(path)
+    if rel == ".." or rel.startswith("../"):
+        return "/"  # above the home: Anna cannot tell how far, so anywhere
+    return paths.HOME if rel == "." else f"{paths.HOME}/{rel}"
+
+
+def _listing_output(word: Word) -> bool:
+    """The word is a command substitution alone (``$(find …)``, backquotes)."""
+    return len(word.segments) == 1 and word.segments[0].kind == "subst" and \
+        word.segments[0].text.startswith(("$(", "`"))
+
+
+def _tree_secrets(cmd: SimpleCommand, out: Out) -> bool:
+    """HIGH for a read of a whole tree that holds secrets; True when found."""
+    runtime = cmd.found_below if any(not w.literal for w in cmd.args) else []
+    if any(_listing_output(w) for w in cmd.args):
+        runtime = runtime + found_by(cmd.substitutions)  # cat $(find /etc -type f)
+    for word in _trees(cmd) + runtime:
+        for place in out.paths(word):
+            where = _in_home(place.path) if out.cwd is None else place.path
+            hit = where if paths.is_secret(where) else _secret_below(where.rstrip("/") or "/")
+            if hit:
+                out.high(Code.SECRET_READ, f"{cmd.program} reads what is below {where}, "
+                         f"secret material included ({hit})", target=where,
+                         system=not paths.in_home(where))
+                return True
+    return False
+
+
 def secrets(cmd: SimpleCommand, out: Out) -> None:
     """Reading secrets, raw block devices (which bypass every file permission) or raw memory."""
     if cmd.program in _METADATA_ONLY:
         return
-    words = operands(cmd.args) + [r.target for r in cmd.redirects
-                                  if r.op == "<" and r.target is not None]
+    if cmd.program in _CONTENT_READERS and _tree_secrets(cmd, out):
+        return
+    inputs = [r.target for r in cmd.redirects if r.op == "<" and r.target is not None]
+    words = operands(cmd.args) + inputs
+    if cmd.program == "dd":
+        words += [w.after(3) for w in cmd.args if w.text.startswith("if=")]
     for word in words:
         if not word.literal and not word.variables:
             continue
@@ -49,3 +188,16 @@ def secrets(cmd: SimpleCommand, out: Out) -> None:
                 out.high(Code.SECRET_READ, f"{cmd.program} reads secret material "
                          f"({place.path})", target=place.path, system=root_only)
                 return
+    words = _files_read(cmd) + inputs if cmd.program in _CONTENT_READERS else inputs
+    for word in words:
+        if cmd.found_below and word.segments[:1] and word.segments[0].kind == "subst":
+            continue  # run-time words of find/xargs: judged by where they are found
+        if not word.literal and word.text.startswith(("<(", ">(")):
+            continue  # a pipe from a command judged on its own
+        if _listing_output(word) and found_by(cmd.substitutions):
+            continue  # the files ``find``/``ls`` list: judged by where they are found
+        if any(_could_be_secret(place.path) for place in out.paths(word)):
+            out.medium(Code.SECRET_READ, f"{cmd.program} reads {word.text[:60]}, a path only "
+                       "known at run time: it could be secret material", target=word.text)
+            return
+
