@@ -63,7 +63,8 @@ def bash_parser() -> Parser:
     return parser
 
 
-def analyse(source: str, *, depth: int = 0, budget: Budget | None = None) -> Analysis:
+def analyse(source: str, *, depth: int = 0, budget: Budget | None = None,
+            stdin: Stdin | None = None) -> Analysis:
     """Parse ``source`` with tree-sitter-bash and collect what it would run.
 
     The work is bounded (:data:`~anna_common.shellmodel.LIMITS`): past the budget the
@@ -75,7 +76,7 @@ def analyse(source: str, *, depth: int = 0, budget: Budget | None = None) -> Ana
         return result
     own = budget is None
     try:
-        _Walker(result, depth=depth, budget=budget or Budget()).run(source)
+        _Walker(result, depth=depth, budget=budget or Budget()).run(source, stdin or Stdin())
     except OverBudget as exc:
         if not own:
             raise
@@ -96,7 +97,7 @@ class _Walker(NestedCode, Assignments):
 
     # -- entry ----------------------------------------------------------------
 
-    def run(self, source: str) -> None:
+    def run(self, source: str, stdin: Stdin) -> None:
         if self.depth > MAX_DEPTH:
             self.result.parse_ok = False
             self.result.opaque.append("nesting too deep to analyse")
@@ -106,7 +107,7 @@ class _Walker(NestedCode, Assignments):
         if root.has_error:
             self.result.parse_ok = False
             self.result.opaque.append("the command does not parse as bash")
-        self.visit(root, "top", Stdin())
+        self.visit(root, "top", stdin)
         self.result.arithmetic.extend(self._words.arithmetic)
         self.result.too_large.extend(self._words.too_large)
 
@@ -116,8 +117,8 @@ class _Walker(NestedCode, Assignments):
         for bucket in self._collect:
             bucket.append(cmd)
 
-    def _analyse_nested(self, code: str) -> Analysis:
-        return analyse(code, depth=self.depth + 1, budget=self.budget)
+    def _analyse_nested(self, code: str, stdin: Stdin | None = None) -> Analysis:
+        return analyse(code, depth=self.depth + 1, budget=self.budget, stdin=stdin)
 
     # -- statements -------------------------------------------------------------
 
@@ -344,6 +345,8 @@ class _Walker(NestedCode, Assignments):
             self._embed(cmd, language, "code", code)
         if program is not None and prog_words:
             self._inspect_program(cmd, program)
+        elif cmd.interactive_shell and stdin.kind != "inherit":
+            self._stdin_code(cmd, "sh")  # ``sudo -s <<< CODE``: the shell reads CODE
         produced = [cmd]
         for op, tail in tails:
             if op == "|":

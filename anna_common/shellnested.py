@@ -36,7 +36,7 @@ class NestedCode:
     def visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
         raise NotImplementedError  # provided by the walker
 
-    def _analyse_nested(self, code: str) -> Analysis:
+    def _analyse_nested(self, code: str, stdin: Stdin | None = None) -> Analysis:
         """Analyse *code* one level deeper on the same budget (provided by the walker, so this
         module never imports the parser that imports it)."""
         raise NotImplementedError
@@ -61,6 +61,8 @@ class NestedCode:
                 self.result.opaque.append(f"{program} runs a file Anna cannot see")
         elif program == "find":
             self._find_exec(cmd)
+        elif program in ("at", "batch") and not any(w.text.startswith("-f") for w in cmd.args):
+            self._stdin_code(cmd, "sh")  # the job is shell code read from standard input
         else:
             language = language_of(program)
             if language is not None:
@@ -127,7 +129,8 @@ class NestedCode:
             self.result.parse_ok = False
             return
         self.budget.spend("nested code blocks")
-        inner = self._analyse_nested(code.text)
+        # ``sh -c CODE`` reads the command's own input (``echo x | su -c sh``)
+        inner = self._analyse_nested(code.text, cmd.stdin if how == "code" else None)
         origin = f"{cmd.program} -c" if how == "code" and cmd.program in SHELLS else (
             f"{cmd.program}" if how == "code" else f"{how} into {cmd.program}")
         for sub in inner.commands:

@@ -99,8 +99,8 @@ WRAPPERS: dict[str, WrapperSpec] = {
     "chroot": _spec("", ("--userspec", "--groups"), positionals=1, privileged=True),
     "unshare": _spec("S G R w", ("--setuid", "--setgid", "--root", "--wd", "--propagation",
                                  "--map-user", "--map-group", "--kill-child")),
-    "nsenter": _spec("tSGrwmunipUCT", ("--target", "--setuid", "--setgid", "--root", "--wd"),
-                     privileged=True),
+    # (nsenter's namespace options take a file only when attached: ``-m`` then the command)
+    "nsenter": _spec("tSG", ("--target", "--setuid", "--setgid"), privileged=True),
     "capsh": _spec("", ("--chroot", "--user", "--uid", "--gid", "--groups", "--caps",
                         "--inh", "--drop", "--addamb", "--delamb", "--iab", "--secbits")),
     "systemd-run": _spec("pEMuH", ("--unit", "--property", "--description", "--slice",

@@ -69,6 +69,9 @@ def judge_assignment(name: str, value: str, out: Out) -> None:
         out.high(Code.PERSISTENCE, f"{name} runs code whenever a shell starts", target=name)
     elif name == "PATH":
         out.medium(Code.SYSTEM_SETTING, "PATH changes which programs commands resolve to")
+    elif runs_variable(name) and not (name.endswith("PAGER") and value in SAFE_PAGERS):
+        out.high(Code.EMBEDDED_SHELL, f"{name} tells programs what to run ({value[:60]})",
+                 target=name)
 
 
 HOOK_OPTIONS = ("--password-command", "--conf-script", "--command", "--exec", "--run",
@@ -80,6 +83,12 @@ HOOK_OPTIONS = ("--password-command", "--conf-script", "--command", "--exec", "-
 def hook_options(cmd: SimpleCommand, out: Out) -> None:
     """Options and variables that hand a program a command to run later
     (``--password-command=X``, ``RESTIC_PASSWORD_COMMAND=X``, ``tcpdump -z X``)."""
+    # (variables naming a program, ``PAGER=x journalctl``, are judged with every assignment)
+    for word in cmd.args:
+        if word.text.startswith(("--compress-program", "--use-compress-program")):
+            out.high(Code.EMBEDDED_SHELL, f"{cmd.program} is handed a program to run "
+                     f"({word.text[:60]})", target=cmd.program)
+            return
     if cmd.program in NO_MENTION_CHECK or cmd.program in ("systemctl", "flock", "watch"):
         return
     for word in cmd.args:
@@ -92,12 +101,24 @@ def hook_options(cmd: SimpleCommand, out: Out) -> None:
         out.high(Code.EMBEDDED_SHELL, "tcpdump -z runs a command on every capture file",
                  target="tcpdump")
         return
-    for name, _ in cmd.assignments:
-        if name.endswith(("_COMMAND", "_CMD", "_HOOK", "_EDITOR")) or name in ("PAGER", "EDITOR",
-                                                                             "VISUAL", "BROWSER"):
-            out.high(Code.EMBEDDED_SHELL, f"{name} tells {cmd.program} what to run",
-                     target=name)
-            return
+
+
+_RUN_VARIABLES = frozenset({"EDITOR", "VISUAL", "BROWSER", "LESSOPEN", "LESSCLOSE", "GIT_SSH",
+                            "GIT_EXTERNAL_DIFF", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR",
+                            "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
+                            "GIT_CONFIG", "TERMINAL", "SHELL", "DIFFPROG", "MERGE"})
+"""Variables that name a program (or a configuration naming one) another program starts."""
+
+
+SAFE_PAGERS = frozenset({"", "cat", "less", "more", "less -R", "less -FRX"})
+"""Pager settings that run nothing but a pager (``SYSTEMD_PAGER=cat`` is the usual idiom)."""
+
+
+def runs_variable(name: str) -> bool:
+    """Setting ``name`` tells programs what to run (``PAGER``, ``GIT_SSH_COMMAND``,
+    ``SYSTEMD_PAGER``, ``GIT_CONFIG_KEY_0``, ``SUDO_ASKPASS``)."""
+    return name in _RUN_VARIABLES or name.startswith("GIT_CONFIG_") or name.endswith((
+        "_COMMAND", "_CMD", "_HOOK", "EDITOR", "PAGER", "_ASKPASS", "_PROGRAM", "_PROXY_COMMAND"))
 
 
 TIMERS = ("--on-calendar", "--on-active", "--on-boot", "--on-startup", "--on-unit-active",

@@ -13,6 +13,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out
 from anna_common.rules.builtins import BUILTIN_RULES
+from anna_common.rules.gitconfig import command_line_config, config_write
 from anna_common.rules.readonly import READ_ONLY, read_only
 from anna_common.writes import operands, options
 
@@ -48,6 +49,12 @@ def find(cmd: SimpleCommand, out: Out) -> None:
         out.high(Code.INTERACTIVE_PROGRAM, "find -ok asks on a terminal for every file")
         return
     out.read_only()
+
+
+def parallel(cmd: SimpleCommand, out: Out) -> None:
+    """GNU parallel (and rush, xe) build and run command lines from their input: not analysed."""
+    out.high(Code.OPAQUE, f"{cmd.program} runs command lines it builds from its input, which "
+             "Anna does not analyse", target=cmd.program)
 
 
 def fd(cmd: SimpleCommand, out: Out) -> None:
@@ -103,12 +110,21 @@ _GIT_READ = frozenset({"status", "log", "diff", "show", "rev-parse", "describe",
 
 def git(cmd: SimpleCommand, out: Out) -> None:
     """git: history and status read; hard resets, cleans and force pushes destroy work."""
+    if command_line_config(cmd, out):
+        return
     words = [w.text for w in cmd.args]
     i = 0
     while i < len(words) and words[i].startswith("-"):
-        i += 2 if words[i] in ("-C", "-c", "--git-dir", "--work-tree") else 1
+        i += 2 if words[i] in ("-C", "-c", "--git-dir", "--work-tree", "--config-env",
+                               "--namespace") else 1
     verb = words[i] if i < len(words) else ""
     rest = set(words[i + 1 :])
+    if verb == "config" and config_write(words[i + 1:], out):
+        return
+    if (verb == "grep" and any(r.startswith(("-O", "--open-files-in-pager")) for r in rest)) or (
+            verb == "difftool" and any(r.startswith(("-x", "--extcmd")) for r in rest)):
+        out.high(Code.EMBEDDED_SHELL, f"git {verb} is handed a command to run", target="git")
+        return
     destructive = (
         (verb == "reset" and "--hard" in rest)
         or (verb == "clean" and any(r.startswith("-") and "f" in r for r in rest)
@@ -149,6 +165,7 @@ GENERAL_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
     "date": date,
     "find": find,
     **dict.fromkeys(("fd", "fdfind"), fd),
+    **dict.fromkeys(("parallel", "rush", "xe"), parallel),
     "sed": sed,
     **BUILTIN_RULES,
     "getent": getent,
