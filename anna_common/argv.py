@@ -81,3 +81,31 @@ def listed_below(program: str | None, args: list[Word]) -> list[Word]:
         return operands(args) or [Word.of(".")]
     return []
 
+
+def xargs_files(options: list[Word]) -> list[Word]:
+    """The files ``xargs -a FILE`` / ``--arg-file=FILE`` reads its input from."""
+    found = []
+    for i, word in enumerate(options):
+        text = word.text
+        if text in ("-a", "--arg-file") and i + 1 < len(options):
+            found.append(options[i + 1])
+        elif text.startswith("--arg-file="):
+            found.append(word.after(len("--arg-file=")))
+        elif text.startswith("-a") and len(text) > 2 and not text.startswith("--"):
+            found.append(word.after(2))
+    return found
+
+
+def xargs_replace(options: list[Word]) -> str | None:
+    """The replacement string of ``xargs -I R`` / ``-iR`` / ``--replace[=R]``, if any."""
+    for i, word in enumerate(options):
+        text = word.text
+        if text == "-I" and i + 1 < len(options):
+            return options[i + 1].text or None
+        if text.startswith("-I") and len(text) > 2:
+            return text[2:]
+        if text in ("-i", "--replace"):
+            return "{}"
+        if text.startswith(("-i", "--replace=")):
+            return text.split("=", 1)[1] if "=" in text else text[2:]
+    return None

@@ -65,6 +65,14 @@ _SECRET_PATTERNS = (
     "*/.gnupg/private-keys*", "*_history", "*/.history", ".history", "*/.lesshst",
     "*/.local/share/fish/fish_history", "/var/log/btmp", "/etc/security/opasswd",
     "*credentials.db", "*access_tokens.db", "*accessTokens.json", "*msal_token_cache.json",
+    # keytabs, keyrings, browser and mail password stores, service and VPN secrets, tokens
+    "*.keytab", "*/.local/share/keyrings/*", "*/.mozilla/firefox/*/logins.json",
+    "*/.mozilla/firefox/*/key4.db", "*/.thunderbird/*/logins.json", "*/.thunderbird/*/key4.db",
+    "*/Login Data", "*/.pki/nssdb/*", "/var/lib/NetworkManager/secret_key",
+    "/var/lib/systemd/credential.secret", "/var/lib/sss/db/*", "/etc/wireguard/*",
+    "/etc/ppp/*-secrets", "/etc/ipsec.secrets", "/var/lib/samba/private/*",
+    "*/.config/rclone/rclone.conf", "*/.s3cfg", "*/.npmrc", "*/.pypirc", "*/.cargo/credentials*",
+    "*/.terraform.d/credentials*",
 )
 
 _PERSISTENCE_PATTERNS = (

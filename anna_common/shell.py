@@ -280,8 +280,13 @@ class _Walker(NestedCode, Assignments):
         """Analyse the code in a substitution; return its output if it is a literal echo."""
         produced: list[SimpleCommand] = []
         before = len(self.result.commands)
+        redirects: list[Redirect] = []
         for child in node.named_children:
-            produced.extend(self.visit(child, origin, Stdin()))
+            if child.type in _REDIRECT_TYPES:  # ``$(< file)``: bash's ``$(cat file)``
+                redirects.extend(self._redirect(child, []))
+            else:
+                produced.extend(self.visit(child, origin, Stdin()))
+        produced.extend(self._null_command(redirects, [], origin, Stdin()))
         inner = self.result.commands[before:]
         if len(inner) == 1 and len(produced) == 1 and origin == "command_substitution":
             text = printed_text(produced)
@@ -303,6 +308,7 @@ class _Walker(NestedCode, Assignments):
         redirects = redirects + outer
         stdin = self._stdin_from(redirects) or stdin
         inv = peel(words) if words else None
+        redirects += [Redirect("<", None, w) for w in inv.inputs] if inv else []  # xargs -a F
         found_below: list[Word] = []
         if inv is not None and inv.stdin_args:
             # xargs feeds its input as arguments; the command itself reads /dev/null (or the tty)

@@ -13,6 +13,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from anna_common.argv import xargs_files, xargs_replace
 from anna_common.interpreters import (
     AWKS,
     INTERPRETER_CODE_OPTS,
@@ -160,6 +161,8 @@ class Invocation:
     instead of being appended."""
     wrapper_options: dict[str, set[str]] = field(default_factory=dict)
     """Options each wrapper was given (``systemd-run --on-calendar`` schedules the command)."""
+    inputs: list[Word] = field(default_factory=list)
+    """Files a wrapper reads in place of standard input (``xargs -a FILE``)."""
 
 
 def program_name(word: Word) -> str | None:
@@ -277,21 +280,6 @@ def _peel_watch(words: list[Word], inv: Invocation) -> list[Word] | None:
     return []
 
 
-def _xargs_replace(options: list[Word]) -> str | None:
-    """The replacement string of ``xargs -I R`` / ``-iR`` / ``--replace[=R]``, if any."""
-    for i, word in enumerate(options):
-        text = word.text
-        if text == "-I" and i + 1 < len(options):
-            return options[i + 1].text or None
-        if text.startswith("-I") and len(text) > 2:
-            return text[2:]
-        if text in ("-i", "--replace"):
-            return "{}"
-        if text.startswith(("-i", "--replace=")):
-            return text.split("=", 1)[1] if "=" in text else text[2:]
-    return None
-
-
 def _peel_script(words: list[Word], inv: Invocation) -> list[Word] | None:
     """``script [opts] -c CMD [file]`` runs CMD through a shell; without -c, an interactive one."""
     for i, word in enumerate(words):
@@ -362,7 +350,8 @@ def _peel_one(prog: str, args: list[Word], inv: Invocation) -> list[Word] | None
             return []
     if prog == "xargs":
         inv.stdin_args = True
-        replace = _xargs_replace(args[:i])
+        inv.inputs.extend(xargs_files(args[:i]))
+        replace = xargs_replace(args[:i])
         if replace is None:
             return rest or [Word.of("echo")]
         # -I R: each input line replaces R wherever it occurs (nothing is appended)

@@ -161,16 +161,38 @@ def _tree_secrets(cmd: SimpleCommand, out: Out) -> bool:
     return False
 
 
+_LIST_OPTIONS = frozenset({"--files-from", "--files0-from", "--from-file", "--exclude-from",
+                           "--include-from", "--filter-from"})
+"""Options naming a file whose lines a program reads (and echoes back in its errors)."""
+_SHORT_LIST = {"file": "-f", "tar": "-T", "bsdtar": "-T", "dd": "if"}
+
+
+def _read_by_option(cmd: SimpleCommand) -> list[Word]:
+    """Files read through an option rather than as operands: ``file -f F``, ``tar -T F``,
+    ``--files-from=F``, ``dd if=F``, ``curl file:///F``."""
+    found: list[Word] = []
+    args = cmd.args
+    for i, word in enumerate(args):
+        name, eq, _ = word.text.partition("=")
+        if name in _LIST_OPTIONS or name == _SHORT_LIST.get(cmd.program or ""):
+            if eq:
+                found.append(word.after(len(name) + 1))
+            elif i + 1 < len(args) and name.startswith("-"):
+                found.append(args[i + 1])
+        elif word.text.lower().startswith("file://"):
+            found.append(word.after(len("file://")))
+    return found
+
+
 def secrets(cmd: SimpleCommand, out: Out) -> None:
     """Reading secrets, raw block devices (which bypass every file permission) or raw memory."""
-    if cmd.program in _METADATA_ONLY:
+    lists = _read_by_option(cmd)
+    if cmd.program in _METADATA_ONLY and not lists:
         return
     if cmd.program in _CONTENT_READERS and _tree_secrets(cmd, out):
         return
-    inputs = [r.target for r in cmd.redirects if r.op == "<" and r.target is not None]
-    words = operands(cmd.args) + inputs
-    if cmd.program == "dd":
-        words += [w.after(3) for w in cmd.args if w.text.startswith("if=")]
+    inputs = [r.target for r in cmd.redirects if r.op == "<" and r.target is not None] + lists
+    words = inputs if cmd.program in _METADATA_ONLY else operands(cmd.args) + inputs
     for word in words:
         if not word.literal and not word.variables:
             continue

@@ -139,3 +139,34 @@ def test_run_time_words_that_cannot_name_a_secret_stay_info(command: str) -> Non
 def test_dd_reading_a_secret_is_a_secret_read() -> None:
     assert _tier("dd if=/etc/shadow")[0] == RiskLevel.HIGH
     assert _tier("dd if=/etc/shadow of=/tmp/x")[0] == RiskLevel.HIGH
+
+
+# ---------------------------------------------------------------- files read through options
+
+@pytest.mark.parametrize("command", [
+    "xargs -a /etc/shadow echo", "xargs --arg-file=/etc/shadow echo", "xargs -a/etc/shadow echo",
+    "sudo xargs -0 -a /etc/shadow echo", "file -f /etc/shadow", "tar -T /etc/shadow -cf /tmp/x",
+    "tar --files-from=/etc/shadow -cf /tmp/x", "rsync --files-from=/etc/shadow / /tmp/x",
+    "wc --files0-from=/etc/shadow", "du --files0-from=/etc/shadow", "curl file:///etc/shadow",
+    "wget -O- file:///etc/shadow", "curl FILE:///etc/shadow", 'echo "$(</etc/shadow)"',
+    "echo $(< /etc/shadow)", "x=$(</etc/shadow); echo $x",
+])
+def test_a_secret_read_through_an_option_or_a_substitution_is_high(command: str) -> None:
+    assert _tier(command)[0] == RiskLevel.HIGH
+
+
+@pytest.mark.parametrize("command", ["xargs -a /tmp/list echo", "file -f /tmp/list",
+                                     'echo "$(</etc/hostname)"', "file /etc/shadow"])
+def test_the_same_options_on_ordinary_files_stay_info(command: str) -> None:
+    assert _tier(command) == (RiskLevel.INFO, False)
+
+
+@pytest.mark.parametrize("path", [
+    "/etc/krb5.keytab", "~/.local/share/keyrings/login.keyring",
+    "~/.mozilla/firefox/x.default/logins.json", "~/.config/chromium/Default/Login\\ Data",
+    "/var/lib/NetworkManager/secret_key", "/var/lib/systemd/credential.secret",
+    "/etc/wireguard/wg0.conf", "/etc/ppp/chap-secrets", "~/.npmrc", "~/.pypirc",
+    "~/.config/rclone/rclone.conf", "~/.cargo/credentials.toml",
+])
+def test_more_secret_stores_are_secret(path: str) -> None:
+    assert _tier(f"cat {path}")[0] == RiskLevel.HIGH
