@@ -41,7 +41,7 @@ _CONTENT_READERS = frozenset({
     "comm", "jq", "yq", "column", "fold", "fmt", "pr", "rev", "iconv", "bat", "batcat", "sed",
     "awk", "gawk", "mawk", "zcat", "bzcat", "xzcat", "zstdcat", "dd", "view", "cp", "gzip", "xz",
     "zstd", "bzip2", "pv", "nc", "ncat", "socat", "scp", "rsync", "tar", "bsdtar", "zip", "openssl",
-    "curl",
+    "curl", "ln",
 })
 """Programs that print or copy the content of the files they are given."""
 
@@ -69,6 +69,8 @@ def _trees(cmd: SimpleCommand) -> list[Word]:
     if program in ("rg", "ag", "ack") or creates or options(args) & _RECURSIVE.get(
             program or "", frozenset()):
         return operands(args)
+    if program == "ln":  # a link to /etc is a way into all of it: ``cat /tmp/e/shadow``
+        return operands(args)[:-1]
     return []
 
 

@@ -86,6 +86,7 @@ def test_ordinary_proc_reads_stay_info(command: str) -> None:
     "tar --create -f /tmp/e.tar /root", "cp -r /etc /tmp/x", "cp -a ~/.ssh /tmp/x",
     "rsync -a /etc /tmp/x", "zip -r /tmp/x /etc", "diff -r /etc /tmp/etc",
     "cd / && grep -r x etc", "cd /etc && grep -r x .", "grep -r x /e?c",
+    "ln -s /etc /tmp/e; cat /tmp/e/shadow", "ln -s ~/.ssh /tmp/k", "cd /tmp && ln -s /etc e",
 ])
 def test_reading_a_tree_that_holds_secrets_is_high(command: str) -> None:
     assert _tier(command)[0] == RiskLevel.HIGH
@@ -111,6 +112,14 @@ def test_files_found_below_a_secret_holding_tree_are_secret_reads(command: str) 
 ])
 def test_trees_without_secrets_stay_info(command: str) -> None:
     assert _tier(command) == (RiskLevel.INFO, False)
+
+
+@pytest.mark.parametrize("command", ["ln -s /etc/nginx ~/nginx",
+                                     "ln -s /usr/share/backgrounds/x.png ~/wall.png"])
+def test_links_to_places_without_secrets_stay_low(command: str) -> None:
+    assert _tier(command) == (RiskLevel.LOW, False)
+
+
 
 
 # ---------------------------------------------------------------- files known only at run time
