@@ -120,8 +120,6 @@ def test_links_to_places_without_secrets_stay_low(command: str) -> None:
     assert _tier(command) == (RiskLevel.LOW, False)
 
 
-
-
 # ---------------------------------------------------------------- files known only at run time
 
 @pytest.mark.parametrize("command", [
