@@ -39,6 +39,10 @@ def getent(cmd: SimpleCommand, out: Out) -> None:
     """getent reads name databases; shadow and gshadow hold password hashes."""
     if any(w.text in ("shadow", "gshadow") for w in cmd.args):
         out.high(Code.SECRET_READ, "getent reads password hashes", target="shadow", system=True)
+    elif any(w.text.startswith(("hosts", "ahosts")) for w in cmd.args[:1]) and any(
+            w.substituted or w.variables for w in cmd.args):
+        out.high(Code.NETWORK_TRANSFER, "getent looks up a name computed at run time (a DNS "
+                 "query can carry data out)", target="getent")
     else:
         out.read_only()
 

