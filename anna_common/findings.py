@@ -54,6 +54,9 @@ class FindingCode(StrEnum):
     """The reply copies a prompt example instead of planning the request (annactl only)."""
     LLM_OFF_REQUEST = "LLM_OFF_REQUEST"
     """The plan has no step that could do what the request asks (annactl only)."""
+    CONTROL_CHARACTER = "CONTROL_CHARACTER"
+    """A command holds NUL, ESC or another control character (only tab and newline may
+    appear): it would run, or show, differently than it reads."""
 
 
 class Finding(BaseModel):

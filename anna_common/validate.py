@@ -12,6 +12,7 @@ a confirmation, never remove one.
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 from pydantic import ValidationError
@@ -38,6 +39,11 @@ from anna_common.risk import AssessContext, Assessment
 # --------------------------------------------------------------------------- validate
 
 
+_CONTROL = re.compile(r"[\x00-\x08\x0b-\x1f\x7f]")
+"""C0 controls but tab and newline, and DEL: a NUL cuts the command short where the kernel
+reads it, an ESC repaints the terminal showing it, a carriage return hides what precedes it."""
+
+
 def _limits(raw: dict[str, Any]) -> list[Finding]:
     found: list[Finding] = []
     try:
@@ -59,6 +65,12 @@ def _limits(raw: dict[str, Any]) -> list[Finding]:
             if not isinstance(entry, dict):
                 continue
             command = entry.get("command")
+            bad = _CONTROL.search(command) if isinstance(command, str) else None
+            if bad is not None:
+                found.append(Finding(code=FindingCode.CONTROL_CHARACTER,
+                                     path=f"{key}[{i}].command",
+                                     message=f"the command holds the control character "
+                                     f"U+{ord(bad.group()):04X}; only tab and newline may appear"))
             if isinstance(command, str) and len(command.encode("utf-8", "replace")) > \
                     MAX_COMMAND_BYTES:
                 found.append(Finding(code=FindingCode.LIMIT_EXCEEDED, path=f"{key}[{i}].command",

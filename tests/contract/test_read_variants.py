@@ -177,3 +177,25 @@ def test_the_same_options_on_ordinary_files_stay_info(command: str) -> None:
 ])
 def test_more_secret_stores_are_secret(path: str) -> None:
     assert _tier(f"cat {path}")[0] == RiskLevel.HIGH
+
+
+@pytest.mark.parametrize("command", ["rm -rf /\x00", "echo hi\x1b[31m", "ls\r", "ls\x7f",
+                                     "cat /etc/hostname\x08\x08"])
+def test_a_control_character_in_any_command_is_refused(command: str) -> None:
+    from anna_common.findings import FindingCode
+    from anna_common.validate import validate
+    from tests.daemonfix import make_plan
+
+    for plan in (make_plan([("s1", command, "LOW")]),
+                 make_plan([("s1", "true", "LOW")], rollback={"s1": command}),
+                 make_plan([("s1", "true", "LOW")], checks=[("c1", command)])):
+        result = validate(plan)
+        assert not result.ok
+        assert [f.code for f in result.errors] == [FindingCode.CONTROL_CHARACTER]
+
+
+def test_tab_and_newline_are_allowed() -> None:
+    from anna_common.validate import validate
+    from tests.daemonfix import make_plan
+
+    assert validate(make_plan([("s1", "printf 'a\\tb'\tx; echo a\necho b", "LOW")])).ok
