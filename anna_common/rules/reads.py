@@ -19,11 +19,11 @@ from anna_common.argv import options
 from anna_common.rules.base import Code, Out
 from anna_common.rules.readonly import READ_ONLY
 from anna_common.shellnested import found_by
+from anna_common.shellwords import Word
 from anna_common.writes import operands
 
 if TYPE_CHECKING:
     from anna_common.shell import SimpleCommand
-    from anna_common.shellwords import Word
 
 _METADATA_ONLY = frozenset({"ls", "stat", "chmod", "chown", "chgrp", "test", "[", "[[", "file",
                             "touch", "namei", "getfacl", "setfacl", "lsattr", "realpath",
@@ -66,12 +66,31 @@ def _trees(cmd: SimpleCommand) -> list[Word]:
     creates = program in ("tar", "bsdtar") and (
         "--create" in options(args) or "-c" in options(args) or
         (not first.startswith("-") and "c" in first))
-    if program in ("rg", "ag", "ack") or creates or options(args) & _RECURSIVE.get(
+    if creates:
+        return _tar_sources(args)
+    if program in ("rg", "ag", "ack") or options(args) & _RECURSIVE.get(
             program or "", frozenset()):
         return operands(args)
     if program == "ln":  # a link to /etc is a way into all of it: ``cat /tmp/e/shadow``
         return operands(args)[:-1]
     return []
+
+
+def _tar_sources(args: list[Word]) -> list[Word]:
+    """What ``tar c`` archives: its operands, relative ones below ``-C DIR`` when given."""
+    base: Word | None = None
+    found: list[Word] = []
+    for i, word in enumerate(args):
+        text = word.text
+        if text in ("-C", "--directory") and i + 1 < len(args):
+            base = args[i + 1]
+        elif text.startswith("--directory="):
+            base = word.after(len("--directory="))
+    for word in operands(args):
+        below = base is not None and word is not base and word.literal and base.literal and \
+            not word.text.startswith(("/", "~"))
+        found.append(Word.of(f"{base.text.rstrip('/')}/{word.text}") if below and base else word)
+    return found
 
 
 def _secret_below(directory: str) -> str | None:
@@ -83,11 +102,19 @@ def _secret_below(directory: str) -> str | None:
         if not pattern.startswith(("/", "~/")) or pattern in _NOT_TREE_SECRETS:
             continue
         pparts = [p for p in pattern.split("/") if p]
-        if len(parts) < len(pparts) and all(
-                d == q or fnmatch.fnmatchcase(d, q) or fnmatch.fnmatchcase(q, d)
-                for d, q in zip(parts, pparts, strict=False)):
+        if len(parts) < len(pparts) and all(_component_may_be(d, q)
+                                            for d, q in zip(parts, pparts, strict=False)):
             return pattern
     return None
+
+
+def _component_may_be(word: str, pattern: str) -> bool:
+    """A path component of the command (maybe a glob) can name one of a secret pattern. A
+    glob's leading wildcard does not match a dot (bash's default): ``~/*`` misses ``~/.ssh``."""
+    if word == pattern or fnmatch.fnmatchcase(word, pattern):
+        return True
+    return fnmatch.fnmatchcase(pattern, word) and not (pattern.startswith(".") and
+                                                        not word.startswith("."))
 
 
 _SCRIPT_FIRST = frozenset({"grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack", "sed", "awk",

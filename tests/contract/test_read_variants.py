@@ -199,3 +199,15 @@ def test_tab_and_newline_are_allowed() -> None:
     from tests.daemonfix import make_plan
 
     assert validate(make_plan([("s1", "printf 'a\\tb'\tx; echo a\necho b", "LOW")])).ok
+
+
+@pytest.mark.parametrize(("command", "tier"), [
+    ("grep -r x ~/*", RiskLevel.INFO), ("grep -r x ~/.*", RiskLevel.HIGH),
+    ("tar czf /tmp/t.tgz -C /tmp/work .", RiskLevel.LOW),
+    ("tar czf /tmp/t.tgz -C /etc .", RiskLevel.HIGH),
+    ("tar czf /tmp/t.tgz --directory=/etc nginx", RiskLevel.LOW),
+    ("tar czf /tmp/t.tgz --directory=/etc ssh", RiskLevel.HIGH),
+])
+def test_tree_reads_see_what_bash_and_tar_see(command: str, tier: RiskLevel) -> None:
+    # a glob's leading * skips dot files (~/.ssh); tar -C DIR reads its operands below DIR
+    assert _tier(command)[0] == tier
