@@ -106,7 +106,7 @@ def hook_options(cmd: SimpleCommand, out: Out) -> None:
 _RUN_VARIABLES = frozenset({"EDITOR", "VISUAL", "BROWSER", "LESSOPEN", "LESSCLOSE", "GIT_SSH",
                             "GIT_EXTERNAL_DIFF", "GIT_EXEC_PATH", "GIT_TEMPLATE_DIR",
                             "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_GLOBAL", "GIT_CONFIG_SYSTEM",
-                            "GIT_CONFIG", "TERMINAL", "SHELL", "DIFFPROG", "MERGE"})
+                            "GIT_CONFIG", "TERMINAL", "SHELL", "DIFFPROG", "MERGEPROG"})
 """Variables that name a program (or a configuration naming one) another program starts."""
 
 

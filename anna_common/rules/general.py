@@ -13,7 +13,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.rules.base import Code, Out
 from anna_common.rules.builtins import BUILTIN_RULES
-from anna_common.rules.gitconfig import command_line_config, config_write
+from anna_common.rules.gitconfig import GIT_VALUE_OPTIONS, command_line_config, config_write
 from anna_common.rules.readonly import READ_ONLY, read_only
 from anna_common.writes import operands, options
 
@@ -119,8 +119,7 @@ def git(cmd: SimpleCommand, out: Out) -> None:
     words = [w.text for w in cmd.args]
     i = 0
     while i < len(words) and words[i].startswith("-"):
-        i += 2 if words[i] in ("-C", "-c", "--git-dir", "--work-tree", "--config-env",
-                               "--namespace") else 1
+        i += 2 if words[i] in GIT_VALUE_OPTIONS else 1
     verb = words[i] if i < len(words) else ""
     rest = set(words[i + 1 :])
     if verb == "config" and config_write(words[i + 1:], out):

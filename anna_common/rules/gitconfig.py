@@ -30,6 +30,11 @@ _READ_OPTIONS = frozenset({"--get", "--get-all", "--get-regexp", "--list", "-l",
                            "--name-only", "get", "list"})
 
 
+GIT_VALUE_OPTIONS = frozenset({"-C", "-c", "--git-dir", "--work-tree", "--namespace",
+                            "--config-env", "--super-prefix", "--attr-source"})
+"""git's own options that take the next word as their value."""
+
+
 def runs_command(key: str, value: str | None) -> bool:
     """True when setting ``key`` (to ``value``, None when unknown) may make git run a program."""
     low = key.lower()
@@ -42,10 +47,15 @@ def command_line_config(cmd: SimpleCommand, out: Out) -> bool:
     """HIGH for ``git -c KEY=VALUE`` / ``--config-env=KEY=VAR`` / ``--exec-path=DIR`` that may
     run a program; True when found."""
     args = cmd.args
+    skip = False
     for i, word in enumerate(args):
         text = word.text
+        if skip:  # the value of -C, -c, --git-dir …
+            skip = False
+            continue
         if not text.startswith("-"):
             return False  # the subcommand: git's own options end here
+        skip = text in GIT_VALUE_OPTIONS
         setting: str | None = None
         if text == "-c" and i + 1 < len(args):
             setting = args[i + 1].text if args[i + 1].literal else None

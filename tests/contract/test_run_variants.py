@@ -31,6 +31,8 @@ def _tier(command: str) -> tuple[RiskLevel, bool]:
     "git grep --open-files-in-pager=/tmp/x x", "git difftool -x /tmp/x",
     "git config core.pager 'touch /tmp/x'", "git config --global core.fsmonitor /tmp/x",
     "git config --file /tmp/c core.pager x", "git config set core.pager x",
+    "git -c color.ui=always -c core.pager='touch x' log", "git -C /tmp -c core.pager=x log",
+    "git --git-dir /tmp/x/.git -c core.fsmonitor=x status",
 ])
 def test_git_configuration_that_may_run_a_program_is_high(command: str) -> None:
     assert _tier(command)[0] == RiskLevel.HIGH
