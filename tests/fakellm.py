@@ -353,8 +353,9 @@ class FakeLLM:
         """Listen on 127.0.0.1 (an ephemeral port unless one was given)."""
         self._server = _Server(self)
         self.port = self._server.server_address[1]
-        self._thread = threading.Thread(target=self._server.serve_forever, daemon=True,
-                                        name="fakellm")
+        # (serve_forever polls for shutdown every 0.5 s by default: each stop waited that long)
+        self._thread = threading.Thread(target=self._server.serve_forever, args=(0.02,),
+                                        daemon=True, name="fakellm")
         self._thread.start()
         return self
 

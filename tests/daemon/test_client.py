@@ -98,7 +98,7 @@ class _UnixHTTPServer(socketserver.UnixStreamServer):
 def old_daemon(tmp_path: Path) -> Iterator[Path]:
     path = Path(f"/tmp/anna-old-{os.getpid()}.sock")
     server = _UnixHTTPServer(str(path), _OldDaemon)
-    thread = threading.Thread(target=server.serve_forever, daemon=True)
+    thread = threading.Thread(target=server.serve_forever, args=(0.02,), daemon=True)
     thread.start()
     try:
         yield path
