@@ -134,7 +134,18 @@ def _judge(command: str, analysis: Analysis, out: Out) -> tuple[Out, bool, list[
         # the grammar does not know extglob (``/@(etc)/shadow``): it is HIGH as unparsable,
         # and judged once more with each group as ``*`` so the paths it can match still count
         _run(analyse(_without_extglob(command)), out, depth=0)
+    if not analysis.parse_ok and _BRACE_COMMAND.search(command):
+        # nor a brace expansion as the command word (``{rm,-rf,/}`` runs ``rm -rf /``): judged
+        # once more with each such list spelled out as the words bash makes of it
+        _run(analyse(_BRACE_COMMAND.sub(_brace_words, command)), out, depth=0)
     return out, all_read_only, writes
+
+
+_BRACE_COMMAND = re.compile(r"(^|[;&|(`\n]|\$\()(\s*)\{([^{}\s]*,[^{}\s]*)\}")
+
+
+def _brace_words(match: re.Match[str]) -> str:
+    return match.group(1) + match.group(2) + " ".join(match.group(3).split(","))
 
 
 _EXTGLOB = re.compile(r"[?*+@!]\(")

@@ -90,3 +90,10 @@ def test_a_lookup_of_a_name_computed_at_run_time_can_carry_data_out(command: str
                                      "getent passwd $USER"])
 def test_lookups_of_names_written_in_the_command_stay_info(command: str) -> None:
     assert _tier(command) == (RiskLevel.INFO, False)
+
+
+@pytest.mark.parametrize("command", ["{rm,-rf,/}", "{rm,-rf,~}", "ls; {rm,-rf,/}",
+                                     "echo $({rm,-rf,/})", "true &&\n{rm,-rf,/}"])
+def test_a_brace_expansion_as_the_command_word_is_judged_spelled_out(command: str) -> None:
+    # the grammar cannot parse it (HIGH as opaque); bash makes ``rm -rf /`` of it
+    assert _tier(command) == (RiskLevel.HIGH, True)
