@@ -199,7 +199,8 @@ def kill_left_steps(daemon: RunningDaemon) -> list[int]:
     return killed
 
 
-def _stop_and_remove(daemon: RunningDaemon) -> None:
+def stop_and_remove(daemon: RunningDaemon) -> None:
+    """Stop (SIGTERM, then SIGKILL), kill any step left running, delete the directory."""
     try:
         daemon.stop()
     finally:
@@ -221,7 +222,7 @@ def running_daemon(*, user_mode: bool, env: dict[str, str] | None = None,
     try:
         yield daemon.start()
     finally:
-        threading.Thread(target=_stop_and_remove, args=(daemon,),
+        threading.Thread(target=stop_and_remove, args=(daemon,),
                          name=f"stop {daemon.base.name}").start()
 
 

@@ -23,7 +23,15 @@ from annad.journal import Journal
 from annad.journal_rows import PlanRow
 from annad.retention import DAY_S, Policy, Retention
 from tests.daemon.test_execute import refused, run
-from tests.daemonfix import REPO, RunningDaemon, http, make_plan, new_daemon, running_daemon
+from tests.daemonfix import (
+    REPO,
+    RunningDaemon,
+    http,
+    make_plan,
+    new_daemon,
+    running_daemon,
+    stop_and_remove,
+)
 
 NOBODY = 65534
 
@@ -177,8 +185,7 @@ def test_another_user_cannot_gc_someone_elses_plan() -> None:
         status, body = http(daemon.socket, "POST", "/v1/gc", {"plan_ids": ["../../etc"]})
         assert status == 404, body
     finally:
-        daemon.stop()
-        daemon.kill()
+        stop_and_remove(daemon)
 
 
 def test_gc_cli_json_and_confirmation() -> None:

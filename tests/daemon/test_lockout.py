@@ -20,7 +20,7 @@ from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from anna_common.protocol import GuardState
 from annad.lockout import cut_off_reasons
-from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon
+from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon, stop_and_remove
 from tests.waiting import wait_until
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="the system daemon needs root")
@@ -52,8 +52,7 @@ def run_sshd_edit(daemon: RunningDaemon) -> str:
 
 
 def stopped(daemon: RunningDaemon) -> None:
-    daemon.stop()
-    daemon.kill()
+    stop_and_remove(daemon)  # (its directory too: nothing is read from it afterwards)
 
 
 def test_no_confirmation_the_daemon_rolls_the_plan_back() -> None:

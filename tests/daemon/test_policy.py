@@ -18,7 +18,7 @@ from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from annactl.ui.render import policy_notes
-from tests.daemonfix import REPO, RunningDaemon, _stop_and_remove, make_plan, new_daemon
+from tests.daemonfix import REPO, RunningDaemon, make_plan, new_daemon, stop_and_remove
 
 RULES = """
 [[rule]]
@@ -56,7 +56,7 @@ def daemon_with(policy: str | None) -> Iterator[RunningDaemon]:
     try:
         yield daemon.start()
     finally:
-        _stop_and_remove(daemon)
+        stop_and_remove(daemon)
 
 
 def submit(daemon: RunningDaemon, steps: list[tuple[str, str, str]], **kw: Any) -> Any:
@@ -92,7 +92,7 @@ def test_a_malformed_policy_stops_the_real_daemon_naming_file_and_line(text: str
         assert f"{policy}:{line}:" in daemon.output()
         assert not daemon.socket.exists()  # it never served: no "allow everything"
     finally:
-        _stop_and_remove(daemon)
+        stop_and_remove(daemon)
 
 
 def test_deny_refuses_a_step_a_check_and_a_rollback_command_at_submit() -> None:

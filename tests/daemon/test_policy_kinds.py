@@ -18,7 +18,7 @@ import pytest
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from annactl.ui.render import policy_notes
-from tests.daemonfix import RunningDaemon, _stop_and_remove, make_plan, new_daemon
+from tests.daemonfix import RunningDaemon, make_plan, new_daemon, stop_and_remove
 
 KINDS = {
     "program": ('program = "mkdir"', "mkdir ~/kind-program"),
@@ -35,7 +35,7 @@ def daemon() -> Iterator[RunningDaemon]:
     try:
         yield running.start()
     finally:
-        _stop_and_remove(running)
+        stop_and_remove(running)
 
 
 def events(daemon: RunningDaemon, kind: str, plan_id: str | None) -> list[dict[str, Any]]:
