@@ -44,16 +44,28 @@ def options(args: list[Word]) -> set[str]:
     return seen
 
 
+def option_values(args: list[Word], short: str | None, long: str, *,
+                  attached: bool = False) -> list[Word]:
+    """The values an option is given, in order: ``-s V``, ``--long V``, ``--long=V``, and
+    ``-sV`` when ``attached``."""
+    found: list[Word] = []
+    for i, word in enumerate(args):
+        text = word.text
+        if text in (short, long) and i + 1 < len(args):
+            found.append(args[i + 1])
+        elif text.startswith(long + "="):
+            found.append(word.after(len(long) + 1))
+        elif attached and short and text.startswith(short) and len(text) > len(short) and \
+                not text.startswith("--"):
+            found.append(word.after(len(short)))
+    return found
+
+
 def dest_and_sources(args: list[Word], value_opts: frozenset[str]
                      ) -> tuple[Word | None, list[Word]]:
     """Destination and sources of a cp/mv/install/ln argument list (``-t DIR`` aware)."""
-    target_dir = None
-    for i, word in enumerate(args):
-        text = word.text
-        if text in ("-t", "--target-directory") and i + 1 < len(args):
-            target_dir = args[i + 1]
-        elif text.startswith("--target-directory="):
-            target_dir = word.after(len("--target-directory="))
+    given = option_values(args, "-t", "--target-directory")
+    target_dir = given[-1] if given else None
     ops = operands(args, value_opts | frozenset({"-t", "--target-directory"}))
     if target_dir is not None:
         return target_dir, ops
@@ -84,16 +96,7 @@ def listed_below(program: str | None, args: list[Word]) -> list[Word]:
 
 def xargs_files(options: list[Word]) -> list[Word]:
     """The files ``xargs -a FILE`` / ``--arg-file=FILE`` reads its input from."""
-    found = []
-    for i, word in enumerate(options):
-        text = word.text
-        if text in ("-a", "--arg-file") and i + 1 < len(options):
-            found.append(options[i + 1])
-        elif text.startswith("--arg-file="):
-            found.append(word.after(len("--arg-file=")))
-        elif text.startswith("-a") and len(text) > 2 and not text.startswith("--"):
-            found.append(word.after(2))
-    return found
+    return option_values(options, "-a", "--arg-file", attached=True)
 
 
 def xargs_replace(options: list[Word]) -> str | None:

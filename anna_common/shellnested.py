@@ -205,10 +205,10 @@ def printed_text(producers: list[SimpleCommand]) -> Word | None:
     return None
 
 
-def found_by(producers: list[SimpleCommand]) -> list[Word]:
+def found_by(producers: list[SimpleCommand], depth: int = 0) -> list[Word]:
     """Where the paths ``producers`` print lie, when every one is a listing command (``find``,
     ``ls``); empty otherwise (``xargs cat`` fed by them reads files below those places)."""
-    lists = [_listed(prod, 0) for prod in producers]
+    lists = [_listed(prod, depth) for prod in producers]
     return [word for found in lists for word in found] if lists and all(lists) else []
 
 
@@ -226,6 +226,5 @@ def _listed(prod: SimpleCommand, depth: int) -> list[Word]:
             len([w for w in words if not w.startswith("-")]) > 1 or
             any(w.startswith("-") and not w.startswith("--") and "o" in w for w in words)):
         return []
-    lists = [_listed(inner, depth + 1) for inner in prod.stdin.producers]
-    return [word for found in lists for word in found] if lists and all(lists) else []
+    return found_by(prod.stdin.producers, depth + 1)
 

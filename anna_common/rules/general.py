@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 from anna_common.rules.base import Code, Out
 from anna_common.rules.builtins import BUILTIN_RULES
 from anna_common.rules.gitconfig import GIT_VALUE_OPTIONS, command_line_config, config_write
+from anna_common.rules.network import lookup
 from anna_common.rules.readonly import READ_ONLY, read_only
 from anna_common.writes import operands, options
 
@@ -39,10 +40,8 @@ def getent(cmd: SimpleCommand, out: Out) -> None:
     """getent reads name databases; shadow and gshadow hold password hashes."""
     if any(w.text in ("shadow", "gshadow") for w in cmd.args):
         out.high(Code.SECRET_READ, "getent reads password hashes", target="shadow", system=True)
-    elif any(w.text.startswith(("hosts", "ahosts")) for w in cmd.args[:1]) and any(
-            w.substituted or w.variables for w in cmd.args):
-        out.high(Code.NETWORK_TRANSFER, "getent looks up a name computed at run time (a DNS "
-                 "query can carry data out)", target="getent")
+    elif any(w.text.startswith(("hosts", "ahosts")) for w in cmd.args[:1]):
+        lookup(cmd, out)  # a name lookup, as dig's: one computed at run time can carry data out
     else:
         out.read_only()
 

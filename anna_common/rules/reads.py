@@ -15,7 +15,7 @@ import posixpath
 from typing import TYPE_CHECKING
 
 from anna_common import paths
-from anna_common.argv import options
+from anna_common.argv import option_values, options
 from anna_common.rules.base import Code, Out
 from anna_common.rules.readonly import READ_ONLY
 from anna_common.shellnested import found_by
@@ -30,8 +30,10 @@ _METADATA_ONLY = frozenset({"ls", "stat", "chmod", "chown", "chgrp", "test", "["
                             "readlink", "basename", "dirname", "mkdir", "du"})
 
 _RAW_MEMORY = frozenset({"/dev/port", "/dev/mem", "/dev/kmem"})
-_GENERIC_READERS = READ_ONLY | {"cp", "gzip", "xz", "zstd", "pv", "nc", "ncat", "socat", "scp",
-                                "rsync", "tar", "bsdtar", "base64", "openssl", "curl"}
+_COPIERS = frozenset({"cp", "gzip", "xz", "zstd", "pv", "nc", "ncat", "socat", "scp", "rsync",
+                      "tar", "bsdtar", "base64", "openssl", "curl"})
+"""Programs that copy, pack or send the files they are given."""
+_GENERIC_READERS = READ_ONLY | _COPIERS
 
 
 _CONTENT_READERS = frozenset({
@@ -39,10 +41,8 @@ _CONTENT_READERS = frozenset({
     "strings", "base64", "base32", "basenc", "grep", "egrep", "fgrep", "zgrep", "rg", "ag", "ack",
     "sort", "uniq", "wc", "cut", "paste", "join", "diff", "diff3", "sdiff", "colordiff", "cmp",
     "comm", "jq", "yq", "column", "fold", "fmt", "pr", "rev", "iconv", "bat", "batcat", "sed",
-    "awk", "gawk", "mawk", "zcat", "bzcat", "xzcat", "zstdcat", "dd", "view", "cp", "gzip", "xz",
-    "zstd", "bzip2", "pv", "nc", "ncat", "socat", "scp", "rsync", "tar", "bsdtar", "zip", "openssl",
-    "curl", "ln",
-})
+    "awk", "gawk", "mawk", "zcat", "bzcat", "xzcat", "zstdcat", "dd", "view", "bzip2", "zip", "ln",
+}) | _COPIERS
 """Programs that print or copy the content of the files they are given."""
 
 _GREP_RECURSIVE = frozenset({"-r", "-R", "--recursive", "--dereference-recursive"})
@@ -62,14 +62,12 @@ _NOT_TREE_SECRETS = frozenset({"/var/log/btmp"})
 def _trees(cmd: SimpleCommand) -> list[Word]:
     """The directories whose whole content ``cmd`` reads."""
     program, args = cmd.program, cmd.args
+    opts = options(args)
     first = args[0].text if args and args[0].literal else ""
-    creates = program in ("tar", "bsdtar") and (
-        "--create" in options(args) or "-c" in options(args) or
-        (not first.startswith("-") and "c" in first))
-    if creates:
+    if program in ("tar", "bsdtar") and (opts & {"--create", "-c"} or (
+            not first.startswith("-") and "c" in first)):
         return _tar_sources(args)
-    if program in ("rg", "ag", "ack") or options(args) & _RECURSIVE.get(
-            program or "", frozenset()):
+    if program in ("rg", "ag", "ack") or opts & _RECURSIVE.get(program or "", frozenset()):
         return operands(args)
     if program == "ln":  # a link to /etc is a way into all of it: ``cat /tmp/e/shadow``
         return operands(args)[:-1]
@@ -78,14 +76,9 @@ def _trees(cmd: SimpleCommand) -> list[Word]:
 
 def _tar_sources(args: list[Word]) -> list[Word]:
     """What ``tar c`` archives: its operands, relative ones below ``-C DIR`` when given."""
-    base: Word | None = None
+    bases = option_values(args, "-C", "--directory")
+    base = bases[-1] if bases else None
     found: list[Word] = []
-    for i, word in enumerate(args):
-        text = word.text
-        if text in ("-C", "--directory") and i + 1 < len(args):
-            base = args[i + 1]
-        elif text.startswith("--directory="):
-            base = word.after(len("--directory="))
     for word in operands(args):
         below = base is not None and word is not base and word.literal and base.literal and \
             not word.text.startswith(("/", "~"))
@@ -93,15 +86,19 @@ def _tar_sources(args: list[Word]) -> list[Word]:
     return found
 
 
+_SECRET_PARTS = tuple((pattern, tuple(p for p in pattern.split("/") if p))
+                      for pattern in paths.SECRET_PATTERNS)
+"""Each secret pattern with its path components, split once."""
+
+
 def _secret_below(directory: str) -> str | None:
     """A secret file pattern inside ``directory`` (``/etc`` holds ``/etc/shadow``), if any."""
     if not directory.startswith(("/", paths.HOME)):
         return None
     parts = [p for p in directory.split("/") if p]
-    for pattern in paths.SECRET_PATTERNS:
+    for pattern, pparts in _SECRET_PARTS:
         if not pattern.startswith(("/", "~/")) or pattern in _NOT_TREE_SECRETS:
             continue
-        pparts = [p for p in pattern.split("/") if p]
         if len(parts) < len(pparts) and all(_component_may_be(d, q)
                                             for d, q in zip(parts, pparts, strict=False)):
             return pattern
@@ -141,16 +138,16 @@ def _could_be_secret(path: str) -> bool:
         tail = tail[len(tail) - tail[::-1].index(".."):]
     if not tail or paths.UNKNOWN in tail[-1]:
         return True
-    return any(_ends_like(tail, pattern) for pattern in paths.SECRET_PATTERNS)
+    return any(_ends_like(tail, pattern, parts) for pattern, parts in _SECRET_PARTS)
 
 
-def _ends_like(tail: list[str], pattern: str) -> bool:
-    """The last components of ``pattern`` can be ``tail`` (an unknown part matches any)."""
-    parts = [p for p in pattern.split("/") if p]
+def _ends_like(tail: list[str], pattern: str, parts: tuple[str, ...]) -> bool:
+    """The last components of ``pattern`` (split into ``parts``) can be ``tail`` (an unknown
+    part matches any)."""
     pairs = list(zip(reversed(tail), reversed(parts), strict=False))
     if pattern.startswith(("/", "~/")) and len(tail) > len(parts):
         return False  # longer than an anchored pattern: cannot be it
-    if parts[-1:] == ["*"] and len(tail) < 2:
+    if parts[-1:] == ("*",) and len(tail) < 2:
         return False  # (a bare name says nothing of ``/root/.ssh/*``: its folder does)
     return all(paths.UNKNOWN in t or fnmatch.fnmatchcase(t, q) or fnmatch.fnmatchcase(q, t)
                for t, q in pairs)
