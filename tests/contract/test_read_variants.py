@@ -53,6 +53,8 @@ def test_a_bare_redirection_gets_its_targets_tier(command: str, tier: RiskLevel)
     "cat /proc/self/root/proc/self/root/etc/shadow", "cat /tmp/../proc/self/root/etc/shadow",
     "sudo cat /proc/self/root/etc/shadow", "cd /proc/self/root/etc && cat shadow",
     "cat ~/../../proc/self/root/etc/shadow", "cat /p*/s*/r*/etc/shadow",
+    "R=/proc/self/root; cat $R/etc/shadow", 'cat "/proc/self/root/etc/shadow"',
+    "find /proc/self/root/etc -exec cat {} +", "ln -s /proc/self/root/etc /tmp/e",
 ])
 def test_the_process_root_link_is_the_root(command: str) -> None:
     assert _tier(command)[0] == RiskLevel.HIGH
@@ -87,6 +89,7 @@ def test_ordinary_proc_reads_stay_info(command: str) -> None:
     "rsync -a /etc /tmp/x", "zip -r /tmp/x /etc", "diff -r /etc /tmp/etc",
     "cd / && grep -r x etc", "cd /etc && grep -r x .", "grep -r x /e?c",
     "ln -s /etc /tmp/e; cat /tmp/e/shadow", "ln -s ~/.ssh /tmp/k", "cd /tmp && ln -s /etc e",
+    "bash -c 'grep -r x /etc'", "env grep -r x /etc", "sh -c 'cat \"$(</etc/shadow)\"'",
 ])
 def test_reading_a_tree_that_holds_secrets_is_high(command: str) -> None:
     assert _tier(command)[0] == RiskLevel.HIGH

@@ -33,6 +33,7 @@ def _tier(command: str) -> tuple[RiskLevel, bool]:
     "git config --file /tmp/c core.pager x", "git config set core.pager x",
     "git -c color.ui=always -c core.pager='touch x' log", "git -C /tmp -c core.pager=x log",
     "git --git-dir /tmp/x/.git -c core.fsmonitor=x status",
+    "bash -c 'git -c core.pager=x log'", "sudo git -c core.pager=x log",
 ])
 def test_git_configuration_that_may_run_a_program_is_high(command: str) -> None:
     assert _tier(command)[0] == RiskLevel.HIGH
