@@ -71,7 +71,7 @@ class StepStatus(StrEnum):
     UNDO_FAILED = "undo_failed"
     VERIFY_FAILED = "verify_failed"
     """It exited 0, but the state it should have left was not found afterwards
-    (:mod:`annad.verify`)."""
+    (:mod:`annad.execution.verify`)."""
 
 
 class ExecEventType(StrEnum):

@@ -119,7 +119,7 @@ def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
     analysis = analyse(command)
     out, all_read_only, writes = _judge(command, analysis, Out(ctx))
     if out.system:
-        # a step that needs root runs in ``/`` (annad.executor), a user step in the home:
+        # a step that needs root runs in ``/`` (annad.execution.executor), a user step in the home:
         # judged once more from ``/``, ``sudo rm etc/shadow`` is the /etc/shadow it removes
         again, read_only_too, more = _judge(command, analysis, Out(ctx, cwd="/"))
         out.reasons.extend(again.reasons)

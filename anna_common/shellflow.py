@@ -1,6 +1,6 @@
 """Which parts of a command certainly ran when the whole command exited 0.
 
-Verification (``annad.verify``) derives a postcondition only for a call that ran for
+Verification (``annad.execution.verify``) derives a postcondition only for a call that ran for
 sure: ``pacman -S foo || true`` and ``pacman -S foo; echo done`` both exit 0 whether or
 not pacman did its job, and that is exactly what a postcondition must catch. A call that
 only *may* have run (the right side of ``||``, anything inside ``if``/``while``/``case``,

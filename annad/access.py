@@ -15,8 +15,8 @@ from anna_common.errors import AnnaError, ErrorCode, PlanError
 from annad.peer import Peer, authorised, served
 
 if TYPE_CHECKING:
-    from annad.journal import Journal
-    from annad.journal_rows import PlanRow
+    from annad.journal.rows import PlanRow
+    from annad.journal.store import Journal
 
 SHORT_ID_MIN = 4
 """Shortest end of an id accepted for a plan (``history`` shows the last six characters)."""

@@ -29,7 +29,7 @@ if TYPE_CHECKING:
 
     import uvicorn
 
-    from annad.app import Activity
+    from annad.api.app import Activity
     from annad.config import DaemonSettings
     from annad.service import PlanService
 
@@ -78,15 +78,16 @@ def serve(settings: DaemonSettings) -> int:
     """Bind, build the service, and serve until told to stop."""
     import uvicorn
 
-    from annad import listen, runner
-    from annad.app import Activity, create_app
-    from annad.executor import Executor
-    from annad.journal import Journal
+    from annad.api import listen
+    from annad.api.app import Activity, create_app
+    from annad.confine import runner
+    from annad.execution.executor import Executor
+    from annad.execution.stepspec import Limits
+    from annad.journal.store import Journal
     from annad.peer import PeerH11Protocol, group_id
     from annad.policy_load import PolicyStore
     from annad.service import PlanService
-    from annad.stepspec import Limits
-    from annad.telemetry_source import open_telemetry
+    from annad.telemetry.source import open_telemetry
 
     # a malformed policy is a start-up error naming the file and line, before anything binds
     policy = PolicyStore(settings.policy_file, user_files=settings.user_policy)
@@ -168,7 +169,7 @@ async def _serve(server: uvicorn.Server, sock: socket.socket, settings: DaemonSe
 async def _watch(server: uvicorn.Server, settings: DaemonSettings, service: PlanService,
                  activity: Activity) -> None:
     """Notify systemd once serving; in user mode, stop after the idle timeout."""
-    from annad.listen import sd_notify
+    from annad.api.listen import sd_notify
 
     while not server.started:
         if server.should_exit:

@@ -34,7 +34,7 @@ if TYPE_CHECKING:
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
     from anna_common.rules.base import AssessContext
-    from annad.journal import Journal
+    from annad.journal.store import Journal
 
 MAX_POLICY_BYTES = 1024 * 1024
 """Largest policy file read."""

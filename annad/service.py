@@ -43,17 +43,18 @@ from anna_common.protocol import (
     TelemetryResponse,
 )
 from anna_common.validate import validate
-from annad import __version__, policy_load, retention
+from annad import __version__, policy_load
 from annad.access import Access
-from annad.aftercare import Aftercare
-from annad.checks import run_checks
-from annad.confirmations import check_confirmations, check_rollback_word
+from annad.backups import retention
+from annad.execution.aftercare import Aftercare
+from annad.execution.checks import run_checks
+from annad.execution.confirmations import check_confirmations, check_rollback_word
+from annad.execution.recovery import StartupRecovery
+from annad.execution.runs import RunManager
+from annad.journal.records import bound_row, home_of, plan_record, plan_summary, submitted_row
 from annad.peer import Peer
 from annad.policy_load import PolicyStore, asked_checks, journal_fields, judge
 from annad.preview import engine
-from annad.records import bound_row, home_of, plan_record, plan_summary, submitted_row
-from annad.recovery import StartupRecovery
-from annad.runs import RunManager
 from annad.telemetry.processes import for_caller
 
 if TYPE_CHECKING:
@@ -64,11 +65,11 @@ if TYPE_CHECKING:
     from anna_common.protocol import ExecuteRequest, RollbackRequest, RollbackResponse
     from anna_common.protocol_policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
     from anna_common.rules.base import AssessContext
+    from annad.backups.undo import Runner
     from annad.config import DaemonSettings
-    from annad.executor import Executor
-    from annad.journal import Journal
-    from annad.telemetry_source import TelemetryProvider
-    from annad.undo import Runner
+    from annad.execution.executor import Executor
+    from annad.journal.store import Journal
+    from annad.telemetry.source import TelemetryProvider
 
 log = logging.getLogger(__name__)
 
@@ -111,7 +112,7 @@ class PlanService:
     # ------------------------------------------------------------------ lifecycle
 
     def start(self) -> None:
-        """Recover from a crash (:mod:`annad.recovery`) and start telemetry."""
+        """Recover from a crash (:mod:`annad.execution.recovery`) and start telemetry."""
         self.recovery.begin()
         self.auto_gc()
         self.aftercare.start()

@@ -17,8 +17,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from annad.credentials import Identity  # noqa: E402
-from annad.runner import run_confined, run_shell  # noqa: E402
+from annad.confine.credentials import Identity  # noqa: E402
+from annad.confine.runner import run_confined, run_shell  # noqa: E402
 
 
 def _median_ms(run: object, runs: int) -> tuple[float, float]:

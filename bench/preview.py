@@ -26,8 +26,8 @@ sys.path.insert(0, str(ROOT))
 from anna_common.protocol import SessionEnv  # noqa: E402
 from anna_common.rules.base import AssessContext  # noqa: E402
 from anna_common.validate import validate  # noqa: E402
+from annad.journal.records import who_of  # noqa: E402
 from annad.preview import engine  # noqa: E402
-from annad.records import who_of  # noqa: E402
 from tests.daemonfix import make_plan  # noqa: E402
 from tests.pacmanfix import HAVE_PACMAN, LocalRepo, PacmanRoot, PkgSpec, build_package  # noqa: E402
 

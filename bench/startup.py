@@ -100,7 +100,7 @@ def fill_journal(state: Path, template_socket: Path, plans: int) -> None:
     from anna_common.plan import canonical_json
     from anna_common.protocol import PlanStatus
     from annactl.core.daemon_client import DaemonClient
-    from annad.journal import Journal, PlanRow
+    from annad.journal.store import Journal, PlanRow
 
     client = DaemonClient(template_socket)
     try:

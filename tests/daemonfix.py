@@ -178,12 +178,12 @@ def step_processes(daemon: RunningDaemon) -> list[int]:
 
 def kill_left_steps(daemon: RunningDaemon) -> list[int]:
     """Kill the step processes a killed daemon left running, as its restart would
-    (``annad.orphans``): a test that kills the daemon mid-step and never restarts it would
+    (``annad.confine.orphans``): a test that kills the daemon mid-step and never restarts it would
     otherwise leave the step looping for the rest of the run. Then any process still
     running with the daemon's HOME: a daemon killed between spawning a step and recording
     its pid leaves no record (seen once in ~30 runs of those tests)."""
-    from annad.executor import PROCESS_FILE
-    from annad.orphans import kill_orphan_group
+    from annad.confine.orphans import kill_orphan_group
+    from annad.execution.executor import PROCESS_FILE
 
     killed = []
     for path in daemon.base.rglob(PROCESS_FILE):

@@ -52,15 +52,15 @@ def test_import_rules(path: Path) -> None:
     if package == "annactl":
         assert "annad" not in tops, "annactl never imports annad"
     if "subprocess" in tops:
-        assert rel in {"annad/runner.py", "annactl/core/daemon_client.py", "annactl/core/autostart.py",
+        assert rel in {"annad/confine/runner.py", "annactl/core/daemon_client.py", "annactl/core/autostart.py",
                        "annactl/commands/ansible_run.py"}, (
-            "subprocess only in annad/runner.py, the client's daemon autostart and the one "
+            "subprocess only in annad/confine/runner.py, the client's daemon autostart and the one "
             "ansible-playbook run of annactl fleet")
     if "sqlite3" in tops:
-        # the journal's reads live beside it (annad/journal_read.py, types only): still one store
-        assert rel in {"annad/journal.py", "annad/journal_read.py", "annactl/planning/history.py"}
+        # the journal's reads live beside it (annad/journal/read.py, types only): still one store
+        assert rel in {"annad/journal/store.py", "annad/journal/read.py", "annactl/planning/history.py"}
     if "fastapi" in tops:
-        assert rel == "annad/app.py" or rel.startswith("annad/api/")
+        assert rel.startswith("annad/api/")
     if "textual" in tops:
         assert rel.startswith("annactl/interactive/tui/")
 
@@ -79,7 +79,7 @@ def test_processes_are_spawned_only_by_the_runner(path: Path) -> None:
              if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name)
              and node.value.id == "os" and node.attr in _SPAWNS}
     if calls:
-        assert _rel(path) in {"annad/runner.py", "annad/confine_helper.py",
+        assert _rel(path) in {"annad/confine/runner.py", "annad/confine/helper.py",
                               "annad/preview/overlay_helper.py"}, calls
 
 
@@ -195,3 +195,28 @@ def test_no_import_circles() -> None:
 def test_cycle_finder_finds_a_circle() -> None:
     """The rule above cannot pass vacuously: a planted two-module circle is reported."""
     assert _cycles({"a": {"b"}, "b": {"a"}, "c": {"a"}}) == [["a", "b"]]
+
+
+# --- the daemon laid out by responsibility (issue 19.6): no module lives loose in annad/ but
+# the entry point, its settings, the service state machine, access and the policy loader.
+_DAEMON_TOP = {"__init__", "main", "config", "service", "access", "peer", "policy_load"}
+_DAEMON_FOLDERS = {"api", "backups", "confine", "execution", "journal", "preview", "recipes",
+                   "telemetry"}
+
+
+def test_daemon_layout() -> None:
+    loose = {p.stem for p in (REPO / "annad").glob("*.py")}
+    folders = {p.name for p in (REPO / "annad").iterdir()
+               if p.is_dir() and (p / "__init__.py").exists()}
+    assert loose == _DAEMON_TOP, f"modules loose in annad/: {sorted(loose - _DAEMON_TOP)}"
+    assert folders == _DAEMON_FOLDERS
+
+
+def test_only_the_api_and_the_entry_point_know_http() -> None:
+    """Routes are thin: nothing below the API imports it back (the service never sees HTTP)."""
+    for path in _modules():
+        name = _module_name(path)
+        if not name.startswith("annad.") or name.startswith("annad.api") or name == "annad.main":
+            continue
+        reached = {t for t in _edges()[name] if t.startswith("annad.api")}
+        assert not reached, f"{name} imports {sorted(reached)}"

@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from anna_common.preview import FileChange
-from annad.manifest import printable
+from annad.backups.manifest import printable
 from annad.preview.overlay import content
 
 FILE_LINES = 120

@@ -21,19 +21,19 @@ from anna_common.plan import RiskLevel
 from anna_common.preview import PlanPreview, StepPreview
 from anna_common.protocol import DaemonMode, SessionEnv
 from anna_common.risk import Scope
-from annad.backup import BackupRefused
+from annad.backups.backup import BackupRefused
+from annad.journal.records import who_of
 from annad.preview import overlay, pacman, systemd, validators
 from annad.preview.diff import Reader, Tracker
 from annad.preview.kinds import step_kind
-from annad.records import who_of
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
     from annad.config import DaemonSettings
-    from annad.journal import Journal
-    from annad.stepspec import Who
+    from annad.execution.stepspec import Who
+    from annad.journal.store import Journal
 
 log = logging.getLogger(__name__)
 

@@ -14,8 +14,8 @@ from dataclasses import dataclass
 
 from anna_common.preview import PreviewKind
 from anna_common.shell import analyse
-from annad.backup import BackupRefused
-from annad.prestate import pacman_call
+from annad.backups.backup import BackupRefused
+from annad.execution.prestate import pacman_call
 from annad.preview.systemd import unit_calls
 
 FILE_TOOLS = frozenset({

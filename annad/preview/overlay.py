@@ -1,10 +1,10 @@
 """Run a plan's file steps in order over a throw-away overlay and collect what they changed.
 
 Which directories get an overlay comes from the same write-target analysis the executor's
-snapshots use (:func:`annad.targets.snapshot_targets`): for every path a step writes, the
+snapshots use (:func:`annad.backups.targets.snapshot_targets`): for every path a step writes, the
 nearest existing directory above it. Everything else stays read-only, so a write Anna did
 not foresee fails in the preview (and the preview says the step failed) instead of
-landing anywhere. The run itself is :func:`annad.runner.run_overlay`.
+landing anywhere. The run itself is :func:`annad.confine.runner.run_overlay`.
 """
 
 from __future__ import annotations
@@ -18,13 +18,13 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from annad.backup import BackupRefused
-from annad.runner import run_overlay
-from annad.stepenv import step_environment, sudo_shims
-from annad.targets import snapshot_targets
+from annad.backups.backup import BackupRefused
+from annad.backups.targets import snapshot_targets
+from annad.confine.runner import run_overlay
+from annad.confine.stepenv import step_environment, sudo_shims
 
 if TYPE_CHECKING:
-    from annad.stepspec import Who
+    from annad.execution.stepspec import Who
 
 UNPREVIEWABLE = ("/proc", "/sys", "/dev", "/run")
 """Kernel, device and runtime trees: never overlaid (a preview there would mean nothing)."""

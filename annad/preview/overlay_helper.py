@@ -1,7 +1,7 @@
 """The preview helper: run a plan's file steps over a throw-away overlay (a script).
 
-Run by :func:`annad.runner.run_overlay` as ``python -I -S overlay_helper.py -- STATUS_FD
-REPORT_FD SPEC_JSON``. It builds the confinement of :mod:`annad.confine_helper` (new mount,
+Run by :func:`annad.confine.runner.run_overlay` as ``python -I -S overlay_helper.py -- STATUS_FD
+REPORT_FD SPEC_JSON``. It builds the confinement of :mod:`annad.confine.helper` (new mount,
 network, IPC, UTS and PID namespaces; every mount read-only, nosuid, nodev; a minimal
 ``/dev``; ``/run`` hidden from root) and then:
 
@@ -35,7 +35,7 @@ import stat
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from annad import confine_helper as ch
+from annad.confine import helper as ch
 
 MNT_DETACH = 2
 SCRATCH = "/dev/shm"

@@ -15,15 +15,15 @@ from typing import TYPE_CHECKING
 
 from anna_common.preview import PackageChange
 from anna_common.shell import analyse
-from annad.backup import BackupRefused
-from annad.prestate import pacman_call
-from annad.runner import run_confined
+from annad.backups.backup import BackupRefused
+from annad.confine.runner import run_confined
+from annad.execution.prestate import pacman_call
 
 if TYPE_CHECKING:
     from pathlib import Path
 
     from anna_common.shell import SimpleCommand
-    from annad.credentials import Identity
+    from annad.confine.credentials import Identity
 
 TIMEOUT_S = 30.0
 """Wall time of one ``pacman --print``."""

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 
 from anna_common.preview import UnitChange
 from anna_common.shell import analyse
-from annad.runner import run_argv
+from annad.confine.runner import run_argv
 
 ENABLEMENT = frozenset({"enable", "disable", "reenable", "mask", "unmask"})
 """Verbs whose effect ``systemctl --root`` can apply offline."""

@@ -22,12 +22,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.preview import FileChange, ValidatorResult
-from annad.manifest import printable
-from annad.runner import run_confined
-from annad.stepenv import SAFE_PATH
+from annad.backups.manifest import printable
+from annad.confine.runner import run_confined
+from annad.confine.stepenv import SAFE_PATH
 
 if TYPE_CHECKING:
-    from annad.credentials import Identity
+    from annad.confine.credentials import Identity
 
 OUTPUT_CAP = 2000
 """Characters of a validator's output kept."""

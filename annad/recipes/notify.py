@@ -19,8 +19,8 @@ import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from annad import runner
-from annad.credentials import Identity
+from annad.confine import runner
+from annad.confine.credentials import Identity
 
 if TYPE_CHECKING:
     from annad.config import DaemonSettings

@@ -17,7 +17,7 @@ from pathlib import Path
 from typing import Any
 
 from anna_common.telemetry import FailedUnit, ServicesInfo
-from annad.runner import RunResult, run_argv
+from annad.confine.runner import RunResult, run_argv
 
 log = logging.getLogger(__name__)
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from annad.stepenv import SAFE_PATH
+from annad.confine.stepenv import SAFE_PATH
 
 DEFAULT_OS_RELEASE = (Path("/etc/os-release"), Path("/usr/lib/os-release"))
 """os-release(5): /etc first, /usr/lib when /etc has none."""

@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from annad.backup import BackupRefused, BlobStore, Budget, snapshot
-from annad.restore import restore_target
-from annad.safefs import UnsafePath
-from annad.targets import snapshot_targets
+from annad.backups.backup import BackupRefused, BlobStore, Budget, snapshot
+from annad.backups.restore import restore_target
+from annad.backups.safefs import UnsafePath
+from annad.backups.targets import snapshot_targets
 
 
 def _store(tmp_path: Path) -> BlobStore:

@@ -22,9 +22,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from annad.confine import needs_root_read
-from annad.credentials import Identity
-from annad.runner import RunResult, run_confined
+from annad.confine.credentials import Identity
+from annad.confine.runner import RunResult, run_confined
+from annad.confine.spec import needs_root_read
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -228,7 +228,7 @@ def test_per_user_daemon_confines_with_a_user_namespace(tmp_path: Path) -> None:
         pytest.skip("no system python3 an unprivileged uid can run")
     script = (
         "import sys; sys.path.insert(0, sys.argv[1])\n"
-        "from annad.runner import Identity, run_confined\n"
+        "from annad.confine.runner import Identity, run_confined\n"
         "who = Identity(uid=65534, gid=65534, home='/tmp')\n"
         "r = run_confined(\"id -u; touch /tmp/anna-userns-$$ || echo ro; grep -E "
         "'^(CapEff|NoNewPrivs)' /proc/self/status; ps -e --no-headers | wc -l; "
@@ -271,7 +271,7 @@ def test_helper_uses_only_the_standard_library() -> None:
     """The helper runs with ``-I -S``: nothing from site-packages may be imported."""
     done = subprocess.run([sys.executable, "-I", "-S", "-c",
                            "import runpy, sys; sys.argv=['x']; "
-                           f"runpy.run_path({str(REPO / 'annad' / 'confine_helper.py')!r})"],
+                           f"runpy.run_path({str(REPO / 'annad' / 'confine' / 'helper.py')!r})"],
                           check=False, capture_output=True, text=True)
     assert done.returncode == 0, done.stderr
 

@@ -3,7 +3,7 @@
 Uid 0 without capabilities still owns root's files. The risk engine judges a read by the
 words of the command, and the words can reach a file without naming it: a relative path
 from ``/``, ``..``, a symlink, a ``cd`` first. So the confinement covers the secrets
-themselves (annad.confine.root_secrets). The tests use a decoy secret in a temporary
+themselves (annad.confine.spec.root_secrets). The tests use a decoy secret in a temporary
 directory (``masked``), never the machine's real ones.
 """
 
@@ -17,9 +17,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from annad.confine import ROOT_SECRET_DIRS, root_secrets
-from annad.credentials import Identity
-from annad.runner import run_confined
+from annad.confine.credentials import Identity
+from annad.confine.runner import run_confined
+from annad.confine.spec import ROOT_SECRET_DIRS, root_secrets
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -28,8 +28,8 @@ from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent
 from annactl.core.daemon_client import DaemonClient
-from annad import statefs
-from annad.backup import BackupRefused, BlobStore
+from annad.backups import statefs
+from annad.backups.backup import BackupRefused, BlobStore
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon
 
 WAIT_S = 30.0

@@ -18,10 +18,10 @@ import pytest
 
 from anna_common.errors import ErrorCode
 from anna_common.protocol import PlanStatus
-from annad import retention
-from annad.journal import Journal
-from annad.journal_rows import PlanRow
-from annad.retention import DAY_S, Policy, Retention
+from annad.backups import retention
+from annad.backups.retention import DAY_S, Policy, Retention
+from annad.journal.rows import PlanRow
+from annad.journal.store import Journal
 from tests.daemon.test_execute import refused, run
 from tests.daemonfix import (
     REPO,

@@ -28,15 +28,22 @@ from anna_common.plan import ActionPlan
 from anna_common.protocol import ExecEvent, PlanStatus, SessionEnv
 from anna_common.risk import assess
 from annactl.core.daemon_client import DaemonClient
-from annad import manifest as manifests
-from annad import runner
-from annad.executor import Executor
-from annad.journal import Journal
-from annad.journal_rows import PlanRow
-from annad.manifest import Entry, Ident, StepManifest, TargetSnapshot, escape_path, unescape_path
-from annad.stepspec import Limits, StepSpec, Who
-from annad.targets import snapshot_targets
-from annad.undo import TMP_ROOTS, allowed_roots
+from annad.backups import manifest as manifests
+from annad.backups.manifest import (
+    Entry,
+    Ident,
+    StepManifest,
+    TargetSnapshot,
+    escape_path,
+    unescape_path,
+)
+from annad.backups.targets import snapshot_targets
+from annad.backups.undo import TMP_ROOTS, allowed_roots
+from annad.confine import runner
+from annad.execution.executor import Executor
+from annad.execution.stepspec import Limits, StepSpec, Who
+from annad.journal.rows import PlanRow
+from annad.journal.store import Journal
 from tests.daemonfix import REPO, RunningDaemon, make_plan, running_daemon
 
 NOBODY = 65534

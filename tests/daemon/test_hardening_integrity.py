@@ -27,8 +27,8 @@ from anna_common.protocol import SubmitResponse
 from annactl.core.daemon_client import DaemonClient
 from annactl.ui import confirm
 from annactl.ui.confirm import Tier
-from annad.integrity import row_hash
-from annad.journal import _SCHEMA, GENESIS, Journal
+from annad.journal.integrity import row_hash
+from annad.journal.store import _SCHEMA, GENESIS, Journal
 from tests.daemonfix import RunningDaemon, http, make_plan
 from tests.ui.conftest import Anna, anna  # noqa: F401 - the real annactl on a real daemon
 from tests.ui.ptyrun import PtyProcess

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING
 import pytest
 
 from anna_common.errors import AnnaError
-from annad import listen
+from annad.api import listen
 
 if TYPE_CHECKING:
     from collections.abc import Iterator

@@ -19,7 +19,7 @@ from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from anna_common.protocol import GuardState
-from annad.lockout import cut_off_reasons
+from annad.execution.lockout import cut_off_reasons
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon, stop_and_remove
 from tests.waiting import wait_until
 

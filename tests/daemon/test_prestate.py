@@ -12,12 +12,12 @@ from pathlib import Path
 import pytest
 
 from anna_common.shell import analyse
-from annad.backup import BackupRefused, BlobStore
-from annad.credentials import Identity
-from annad.manifest import StepManifest, UnitState
-from annad.prestate import pacman_call, unit_calls, unit_states
-from annad.runner import RunResult
-from annad.undo import UndoEnv, undo_step
+from annad.backups.backup import BackupRefused, BlobStore
+from annad.backups.manifest import StepManifest, UnitState
+from annad.backups.undo import UndoEnv, undo_step
+from annad.confine.credentials import Identity
+from annad.confine.runner import RunResult
+from annad.execution.prestate import pacman_call, unit_calls, unit_states
 
 
 def _first(command: str):  # type: ignore[no-untyped-def]

@@ -23,8 +23,8 @@ from anna_common.preview import PlanPreview
 from anna_common.protocol import SessionEnv
 from anna_common.rules.base import AssessContext
 from anna_common.validate import validate
+from annad.journal.records import who_of
 from annad.preview import engine, overlay
-from annad.records import who_of
 from tests.daemonfix import make_plan
 
 if TYPE_CHECKING:
@@ -397,7 +397,7 @@ SYSTEM_PYTHON = "/usr/bin/python3"
 _USERNS_DRIVER = """
 import json, os, sys, tempfile
 sys.path.insert(0, sys.argv[1])
-from annad.runner import run_overlay
+from annad.confine.runner import run_overlay
 base = tempfile.mkdtemp(prefix="anna-preview-userns-")
 os.makedirs(base + "/d/sub")
 open(base + "/d/sub/f", "w").write("old\\n")

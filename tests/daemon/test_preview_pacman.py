@@ -16,8 +16,8 @@ import pytest
 from anna_common.protocol import SessionEnv
 from anna_common.rules.base import AssessContext
 from anna_common.validate import validate
+from annad.journal.records import who_of
 from annad.preview import engine
-from annad.records import who_of
 from tests.daemonfix import make_plan
 from tests.pacmanfix import HAVE_PACMAN, IS_ROOT, LocalRepo, PacmanRoot, PkgSpec
 

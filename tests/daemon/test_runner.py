@@ -7,10 +7,10 @@ import subprocess
 import threading
 import time
 
-from annad.credentials import Identity
-from annad.orphans import kill_orphan_group, process_start_time
-from annad.runner import run_argv, run_shell
-from annad.stepenv import step_environment
+from annad.confine.credentials import Identity
+from annad.confine.orphans import kill_orphan_group, process_start_time
+from annad.confine.runner import run_argv, run_shell
+from annad.confine.stepenv import step_environment
 from tests.waiting import wait_until
 
 SESSION = {"DBUS_SESSION_BUS_ADDRESS": "unix:path=/tmp/caller-bus", "XDG_RUNTIME_DIR": "/run/u",

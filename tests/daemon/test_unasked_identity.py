@@ -13,9 +13,9 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from annad.confine import NOBODY_UID, unasked_identity
-from annad.credentials import Identity
-from annad.runner import run_confined
+from annad.confine.credentials import Identity
+from annad.confine.runner import run_confined
+from annad.confine.spec import NOBODY_UID, unasked_identity
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from annad.runner import RunResult
-from annad.verify import Checker, Expectations, postconditions
+from annad.confine.runner import RunResult
+from annad.execution.verify import Checker, Expectations, postconditions
 
 
 @dataclass

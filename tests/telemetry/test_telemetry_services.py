@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from annad.runner import RunResult, run_argv
+from annad.confine.runner import RunResult, run_argv
 from annad.telemetry.services import collect_services, parse_units_json, parse_units_text
 
 SYSTEMD_RUNNING = Path("/run/systemd/system").is_dir()

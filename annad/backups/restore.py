@@ -1,0 +1,233 @@
+"""Putting a snapshot back: byte-exact content, mode, owner and mtime; absent means deleted.
+
+Restores never follow a symlink (:mod:`annad.backups.safefs`): they act relative to the
+descriptor of a parent directory reached component by component. Content is
+checked against its sha256, written under a temporary name, given its owner and
+mode, flushed, and renamed over the path, so the file is either the old one or
+the restored one, never a mix. For a saved directory tree, whatever is new in it
+is removed first.
+
+When the file system has no room for the temporary copy, :class:`NoRoom` is raised
+and nothing was changed; the caller restores the step's other targets first (they
+may free space) and then retries with ``in_place``: the existing file is truncated
+and written from the blob (checked against its hash first), which needs only the
+room its old content frees. If even that cannot fit, the file is left as it is.
+"""
+
+from __future__ import annotations
+
+import errno
+import os
+import posixpath
+import stat
+from typing import TYPE_CHECKING
+
+from annad.backups import safefs
+from annad.backups.leftovers import restore_tmp_name
+from annad.backups.manifest import printable
+
+if TYPE_CHECKING:
+    from annad.backups.backup import BlobStore
+    from annad.backups.manifest import Entry, TargetSnapshot
+
+
+def _inside(path: str, roots: tuple[str, ...]) -> bool:
+    return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
+
+
+def outside_message(path: str) -> str:
+    """Why a user-scope step's snapshot outside the caller's places is not restored."""
+    return (f"{printable(path)} is outside the caller's home and temporary directories; a "
+            "user-scope step cannot have changed it, so Anna does not restore it as root")
+
+
+class NoRoom(OSError):
+    """No room for a file's temporary copy: nothing was changed (retry in place)."""
+
+
+def restore_target(target: TargetSnapshot, blobs: BlobStore,
+                   allowed: tuple[str, ...] | None = None, *, in_place: bool = False) -> str:
+    """Restore one saved target; return ``restore`` or ``delete``. Raises OSError on failure.
+
+    ``allowed``: when set, only paths below these roots are touched (a user-scope
+    step's snapshot is restored by root only inside that user's home and temp dirs).
+    ``in_place``: write saved files over the existing ones instead of through a copy.
+    """
+    if not target.entries:
+        raise OSError(f"nothing was saved for {printable(target.path)}")
+    if allowed is not None and not _inside(target.path, allowed):
+        raise safefs.UnsafePath(1, outside_message(target.path))
+    top = target.entries[0]
+    if top.kind == "absent":
+        _delete(top.path)
+        return "delete"
+    if target.tree and top.kind == "dir":
+        _prune(top.path, {e.path for e in target.entries})
+    for entry in target.entries:
+        _restore_entry(entry, blobs, in_place)
+    for entry in reversed(target.entries):
+        if entry.kind == "dir":
+            _dir_metadata(entry)
+    return "restore"
+
+
+def _delete(path: str) -> None:
+    try:
+        with safefs.parent_dir(path) as pfd:
+            safefs.remove_at(pfd, safefs.basename(path))
+    except FileNotFoundError:
+        return  # its parent is gone too: nothing left to delete
+
+
+def _prune(path: str, keep: set[str]) -> None:
+    """Remove everything below the directory ``path`` that the snapshot did not have."""
+    try:
+        with safefs.parent_dir(path) as pfd:
+            info = safefs.lstat_at(pfd, safefs.basename(path))
+            if info is None or not stat.S_ISDIR(info.st_mode):
+                return
+            dfd = safefs.open_dir_at(pfd, safefs.basename(path))
+    except FileNotFoundError:
+        return
+    try:
+        _prune_at(dfd, path, keep)
+    finally:
+        os.close(dfd)
+
+
+def _prune_at(dfd: int, path: str, keep: set[str]) -> None:
+    for name in os.listdir(dfd):
+        child = posixpath.join(path, name)
+        if child not in keep:
+            safefs.remove_at(dfd, name)
+            continue
+        info = os.lstat(name, dir_fd=dfd)
+        if stat.S_ISDIR(info.st_mode):
+            cfd = safefs.open_dir_at(dfd, name)
+            try:
+                _prune_at(cfd, child, keep)
+            finally:
+                os.close(cfd)
+
+
+def _tmp_name(name: str) -> str:
+    return restore_tmp_name(name)  # recognisable: start-up recovery removes a dead one's
+
+
+def _replace_at(pfd: int, name: str, tmp: str) -> None:
+    """Rename ``tmp`` over ``name``; a directory in the way is removed first."""
+    current = safefs.lstat_at(pfd, name)
+    if current is not None and stat.S_ISDIR(current.st_mode):
+        safefs.remove_at(pfd, name)
+    os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)
+    safefs.fsync_dir(pfd)
+
+
+def _restore_entry(entry: Entry, blobs: BlobStore, in_place: bool) -> None:
+    create = (0o700, entry.uid, entry.gid)
+    with safefs.parent_dir(entry.path, create=create) as pfd:
+        name = safefs.basename(entry.path)
+        current = safefs.lstat_at(pfd, name)
+        if entry.kind == "file" and in_place and current is not None and \
+                stat.S_ISREG(current.st_mode):
+            _write_in_place(pfd, name, entry, blobs)
+        elif entry.kind == "file":
+            _write_file(pfd, name, entry, blobs)
+        elif entry.kind == "symlink":
+            tmp = _tmp_name(name)
+            safefs.remove_at(pfd, tmp)
+            os.symlink(entry.link or "", tmp, dir_fd=pfd)
+            os.chown(tmp, entry.uid, entry.gid, dir_fd=pfd, follow_symlinks=False)
+            if entry.mtime_ns is not None:
+                os.utime(tmp, ns=(entry.mtime_ns, entry.mtime_ns), dir_fd=pfd,
+                         follow_symlinks=False)
+            _replace_at(pfd, name, tmp)
+        elif entry.kind == "dir":
+            current = safefs.lstat_at(pfd, name)
+            if current is not None and not stat.S_ISDIR(current.st_mode):
+                safefs.remove_at(pfd, name)
+                current = None
+            if current is None:
+                os.mkdir(name, 0o700, dir_fd=pfd)
+        elif entry.kind == "special" and safefs.lstat_at(pfd, name) is None:
+            raise OSError(f"{printable(entry.path)} was a device, socket or FIFO; Anna cannot "
+                          "recreate it")
+
+
+def _free(fd: int) -> int:
+    info = os.fstatvfs(fd)
+    # root may use the blocks reserved for it; others only what is available to them
+    blocks = info.f_bfree if os.geteuid() == 0 else info.f_bavail
+    return blocks * info.f_frsize
+
+
+_FULL = (errno.ENOSPC, errno.EDQUOT)
+
+
+def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore) -> None:
+    if _free(pfd) < entry.size:
+        raise NoRoom(errno.ENOSPC, f"no room for a temporary copy of {printable(entry.path)} "
+                     f"({entry.size} bytes)")
+    tmp = _tmp_name(name)
+    safefs.remove_at(pfd, tmp)
+    fd = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW | os.O_CLOEXEC, 0o600,
+                 dir_fd=pfd)
+    try:
+        # streamed in bounded chunks and checked against its hash before it replaces anything
+        blobs.copy_out(entry.sha256 or "", fd)
+        _finish(fd, entry)
+    except BaseException as exc:
+        os.close(fd)
+        os.unlink(tmp, dir_fd=pfd)
+        if isinstance(exc, OSError) and exc.errno in _FULL:
+            raise NoRoom(exc.errno, f"no room for a temporary copy of "
+                         f"{printable(entry.path)} ({entry.size} bytes)") from None
+        raise
+    os.close(fd)
+    _replace_at(pfd, name, tmp)
+
+
+def _finish(fd: int, entry: Entry) -> None:
+    # owner before mode: chown clears setuid/setgid bits
+    os.fchown(fd, entry.uid, entry.gid)
+    os.fchmod(fd, entry.mode)
+    if entry.mtime_ns is not None:
+        os.utime(fd, ns=(entry.mtime_ns, entry.mtime_ns))
+    os.fsync(fd)
+
+
+def _write_in_place(pfd: int, name: str, entry: Entry, blobs: BlobStore) -> None:
+    """Truncate the existing regular file and write the saved content into it.
+
+    Only after the blob is known good and the room its old content frees is enough:
+    otherwise the file is left as it is (never half restored on purpose).
+    """
+    fd = os.open(name, os.O_WRONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC, dir_fd=pfd)
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise OSError(errno.EINVAL, f"{printable(entry.path)} is not a regular file")
+        blobs.verify(entry.sha256 or "")
+        room = _free(fd) + info.st_blocks * 512
+        if room < entry.size:
+            raise NoRoom(errno.ENOSPC, f"not restored: it needs {entry.size} bytes and its file "
+                         f"system has {room} (its current content included); it was left as "
+                         "it is")
+        os.ftruncate(fd, 0)
+        blobs.copy_out(entry.sha256 or "", fd)
+        _finish(fd, entry)
+    finally:
+        os.close(fd)
+
+
+def _dir_metadata(entry: Entry) -> None:
+    """Owner, mode and mtime of a directory, set last (writing inside changes its mtime)."""
+    with safefs.parent_dir(entry.path) as pfd:
+        dfd = safefs.open_dir_at(pfd, safefs.basename(entry.path))
+        try:
+            os.fchown(dfd, entry.uid, entry.gid)
+            os.fchmod(dfd, entry.mode)
+            if entry.mtime_ns is not None:
+                os.utime(dfd, ns=(entry.mtime_ns, entry.mtime_ns))
+        finally:
+            os.close(dfd)

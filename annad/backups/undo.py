@@ -1,0 +1,245 @@
+"""Undoing one step from its manifest, in the order the contract gives.
+
+1. restore the file snapshots (byte-exact; what was absent is deleted again),
+   except what someone changed since the plan ran (:mod:`annad.backups.undofiles`);
+2. run the plan's rollback command for the step, if it has one; a step whose
+   writes Anna could not capture (interpreter code) is never reported undone
+   unless that command ran, and then the result says it relied on it;
+3. invert recognised actions: reinstall from the package cache what the step
+   removed or changed, remove only the packages it newly installed, and put
+   unit enablement and activity back.
+
+Each action yields an :class:`~anna_common.protocol.UndoResult`; a failing one
+is reported and the rest still run.
+"""
+
+from __future__ import annotations
+
+import glob
+import os
+import posixpath
+import stat
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+from anna_common.protocol import UndoResult
+from annad.backups.backup import BackupRefused, BlobStore
+from annad.backups.manifest import printable
+from annad.backups.undofiles import Progress, undo_targets
+from annad.confine.credentials import Identity
+from annad.confine.runner import RunResult
+from annad.execution.prestate import HelperRunner, query_packages, unit_state
+
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable, Mapping
+
+    from annad.backups.manifest import PackageState, StepManifest, UnitState
+
+TMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
+"""Temporary directories a user-scope step may write besides its home."""
+
+
+class Runner(HelperRunner, Protocol):
+    """What undo needs from :mod:`annad.confine.runner`."""
+
+    def run_shell(self, command: str, *, timeout: float = ..., max_output: int = ...,
+                  identity: Identity | None = ..., session: Mapping[str, str | None] | None = ...,
+                  cwd: str | None = ..., on_output: Callable[[str], None] | None = ...,
+                  cancel: threading.Event | None = ...,
+                  on_spawn: Callable[[int], None] | None = ..., home: str | None = ...
+                  ) -> RunResult:
+        """Run a command with bash (``home``: HOME of a root command)."""
+
+
+@dataclass
+class UndoEnv:
+    """What undoing needs besides the manifest."""
+
+    runner: Runner
+    blobs: BlobStore
+    timeout: float
+    max_output: int
+    restrict_user_scope: bool
+    """Restore a user-scope step's files only inside its home and temp dirs (root daemon)."""
+    session: dict[str, str] | None = None
+    """The caller's session now, for user-scope undo commands (else the one saved)."""
+    progress: Progress = field(default_factory=Progress)
+    """What this rollback restored or left in conflict so far (across its steps)."""
+
+
+def identity_of(manifest: StepManifest) -> Identity:
+    """The identity user-scope commands of this step ran as."""
+    return Identity(uid=manifest.uid, gid=manifest.gid, groups=tuple(manifest.groups),
+                    home=manifest.home, user=manifest.user)
+
+
+def _result(manifest: StepManifest, action: str, target: str, ok: bool, message: str
+            ) -> UndoResult:
+    return UndoResult(step_id=manifest.step_id, action=action, target=printable(target)[:500],
+                      ok=ok, message=printable(message)[-2000:])
+
+
+def _summary(result: RunResult) -> str:
+    if result.error:
+        return result.error
+    if result.timed_out:
+        return "timed out"
+    tail = result.output.strip()[-500:]
+    return f"exit {result.exit_code}" + (f": {tail}" if tail else "")
+
+
+def allowed_roots(uid: int, home: str) -> tuple[str, ...]:
+    """Where root may restore a user-scope step's files: the home the daemon resolved for
+    ``uid`` (passwd, or the configured override; never ``/``), the temporary directories,
+    and ``/run/user/<uid>`` when it is a real directory owned by ``uid``.
+
+    Nothing here comes from the request: a session saying ``XDG_RUNTIME_DIR=/`` once let
+    root restore ``/etc/shadow`` through a symlink in the home.
+    """
+    roots = [*TMP_ROOTS]
+    if home.startswith("/") and posixpath.normpath(home) != "/":
+        roots.insert(0, posixpath.normpath(home))
+        # snapshots record symlink-free paths: a home under a root-made link (/home →
+        # /var/home) is saved at its real place; the user cannot replace their home itself
+        real = os.path.realpath(home)
+        if real not in roots and real != "/":
+            roots.insert(1, real)
+    runtime = f"/run/user/{uid}"
+    try:
+        info = os.lstat(runtime)
+    except OSError:
+        info = None
+    if info is not None and stat.S_ISDIR(info.st_mode) and info.st_uid == uid:
+        roots.append(runtime)
+    return tuple(roots)
+
+
+def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
+    """Undo one step; every action is attempted and reported."""
+    results: list[UndoResult] = []
+    allowed = None
+    if env.restrict_user_scope and manifest.scope == "user":
+        allowed = allowed_roots(manifest.uid, manifest.home)
+    for done in undo_targets(manifest.targets, env.blobs, allowed, env.progress):
+        results.append(_result(manifest, done.action, done.target, done.ok, done.message))
+    command_ok = None
+    if manifest.rollback_command:
+        results.append(_rollback_command(manifest, env))
+        command_ok = results[-1].ok
+    if manifest.uncaptured:
+        results.append(_uncaptured(manifest, command_ok))
+    for state in reversed(manifest.packages):
+        results.extend(_undo_packages(manifest, state, env.runner))
+    for unit in reversed(manifest.units):
+        results.append(_undo_unit(manifest, unit, env.runner, env.session))
+    return results
+
+
+def _uncaptured(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
+    """A step whose writes Anna could not see is never reported undone on Anna's word."""
+    if command_ok:
+        return _result(manifest, "uncaptured", "", True,
+                       "Anna could not back up what this step wrote; the restore relied on the "
+                       "plan's rollback command, which ran successfully")
+    why = "its rollback command failed" if command_ok is False else "it has no rollback command"
+    return _result(manifest, "uncaptured", "", False,
+                   f"Anna could not back up what this step wrote, and {why}: what it changed "
+                   "is not restored")
+
+
+def _rollback_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:
+    command = manifest.rollback_command or ""
+    user = manifest.rollback_scope == "user"
+    run = env.runner.run_shell(command, timeout=env.timeout, max_output=env.max_output,
+                               identity=identity_of(manifest) if user else None,
+                               session=env.session or manifest.session,
+                               cwd=manifest.home if user else "/", home=manifest.home)
+    return _result(manifest, "rollback_command", command, run.ok, _summary(run))
+
+
+# --------------------------------------------------------------------------- packages
+
+
+def _cache_dir(state: PackageState) -> str:
+    opts = dict(zip(state.options[::2], state.options[1::2], strict=True))
+    if "--cachedir" in opts:
+        return opts["--cachedir"]
+    return posixpath.join(opts.get("--root", "/"), "var/cache/pacman/pkg")
+
+
+def _undo_packages(manifest: StepManifest, state: PackageState, runner: HelperRunner
+                   ) -> list[UndoResult]:
+    try:
+        current = query_packages(runner, state.options)
+    except BackupRefused as exc:
+        return [_result(manifest, "remove_packages", "", False, str(exc))]
+    results = []
+    changed = {n: v for n, v in state.before.items() if current.get(n) != v}
+    if changed:
+        files, missing = [], []
+        for name, version in sorted(changed.items()):
+            found = [f for f in glob.glob(posixpath.join(  # noqa: PTH207 - escaped pattern
+                glob.escape(_cache_dir(state)), f"{glob.escape(name)}-{glob.escape(version)}-*"
+                ".pkg.tar*")) if not f.endswith(".sig")]
+            (files.append(found[0]) if found else missing.append(f"{name} {version}"))
+        if missing:
+            results.append(_result(manifest, "reinstall_packages", " ".join(changed), False,
+                                   "no cached package for " + ", ".join(missing)
+                                   + "; reinstall it by hand"))
+        else:
+            run = runner.run_argv(["pacman", *state.options, "-U", "--noconfirm",
+                                   *files], timeout=1800)
+            results.append(_result(manifest, "reinstall_packages", " ".join(changed), run.ok,
+                                   _summary(run)))
+    # only what this step installed (what was there after it and not before it)
+    installed = set(state.after if state.after is not None else current) - set(state.before)
+    remove = sorted(n for n in installed if n in current)
+    if remove:
+        run = runner.run_argv(["pacman", *state.options, "-R", "--noconfirm", *remove],
+                              timeout=1800)
+        results.append(_result(manifest, "remove_packages", " ".join(remove), run.ok,
+                               _summary(run)))
+    return results
+
+
+# --------------------------------------------------------------------------- units
+
+
+def _unit_commands(before: UnitState, now: UnitState) -> list[str]:
+    verbs: list[str] = []
+    if before.enabled != now.enabled:
+        if now.enabled == "masked":
+            verbs.append("unmask")
+        if before.enabled == "masked":
+            verbs.append("mask")
+        elif before.enabled in ("enabled", "enabled-runtime"):
+            verbs.append("enable")
+        elif before.enabled == "disabled":
+            verbs.append("disable")
+    if before.active != now.active:
+        if before.active == "active":
+            verbs.append("start")
+        elif before.active in ("inactive", "failed"):
+            verbs.append("stop")
+    return verbs
+
+
+def _undo_unit(manifest: StepManifest, before: UnitState, runner: HelperRunner,
+               session: dict[str, str] | None) -> UndoResult:
+    identity = identity_of(manifest) if before.user else None
+    env = dict(session or manifest.session) if before.user else {}
+    now = unit_state(runner, before.unit, user=before.user, identity=identity, env=env)
+    verbs = _unit_commands(before, now)
+    if not verbs:
+        return _result(manifest, "unit_state", before.unit, True,
+                       f"already {before.enabled}/{before.active}")
+    scope = ["--user"] if before.user else []
+    failures = []
+    for verb in verbs:
+        run = runner.run_argv(["systemctl", *scope, verb, "--", before.unit], timeout=120,
+                              identity=identity, env=env)
+        if not run.ok:
+            failures.append(f"{verb}: {_summary(run)}")
+    message = "; ".join(failures) if failures else "ran " + ", ".join(verbs)
+    return _result(manifest, "unit_state", before.unit, not failures, message)

@@ -1,0 +1,350 @@
+"""The only place annad spawns a process.
+
+Steps run as ``bash --noprofile --norc -c COMMAND`` with standard input from
+/dev/null and no terminal, in a new session (so a timeout or a cancel kills the
+whole process group, not just bash), with a minimal environment: a fixed PATH,
+``PAGER=cat``, ``SYSTEMD_PAGER=`` and ``GIT_PAGER=cat`` so nothing waits for a
+person, and for user-scope steps the caller's uid, gid, groups, home and
+whitelisted session variables. Output is capped: the tail is kept, because the
+end of a failing command's output is what explains the failure.
+
+Helper programs the daemon itself needs (``systemctl``, ``pacman -Q``) run
+through :func:`run_argv`: no shell, a short timeout, the same caps.
+
+The environment is built by :mod:`annad.confine.stepenv`; step processes a dead daemon left are
+found and killed by :mod:`annad.confine.orphans` (no spawning there).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import logging
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from collections import deque
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from annad.confine.credentials import Identity
+from annad.confine.spec import Confinement, helper_argv, root_secrets
+from annad.confine.stepenv import SAFE_PATH, step_environment, sudo_shims
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+log = logging.getLogger(__name__)
+
+DEFAULT_TIMEOUT_S = 300.0
+"""Per-step timeout."""
+DEFAULT_MAX_OUTPUT = 64 * 1024
+"""Bytes of output kept per step (the tail)."""
+KILL_GRACE_S = 2.0
+"""Seconds between SIGTERM and SIGKILL for a process group that overran."""
+STEP_UMASK = 0o022
+"""File creation mask of every spawned process."""
+
+
+@dataclass(slots=True)
+class RunResult:
+    """What a finished process left behind."""
+
+    exit_code: int | None
+    """Exit status; negative for a signal; None if it never started."""
+    output: str
+    """Combined stdout and stderr (the tail, decoded as UTF-8 with replacement)."""
+    truncated: bool = False
+    """Whether earlier output was dropped."""
+    timed_out: bool = False
+    """Killed for running past its timeout."""
+    cancelled: bool = False
+    """Killed because a cancel was requested."""
+    duration_ms: float = 0.0
+    """Wall time."""
+    error: str | None = None
+    """Why it could not be started."""
+
+    @property
+    def ok(self) -> bool:
+        """Exited 0 on its own."""
+        return self.exit_code == 0 and not self.timed_out and not self.cancelled
+
+
+@dataclass
+class _Tail:
+    limit: int
+    chunks: deque[bytes] = field(default_factory=deque)
+    size: int = 0
+    dropped: bool = False
+
+    def add(self, data: bytes) -> None:
+        self.chunks.append(data)
+        self.size += len(data)
+        while self.size > self.limit and self.chunks:
+            head = self.chunks.popleft()
+            excess = self.size - self.limit
+            self.dropped = True
+            if len(head) > excess:
+                self.chunks.appendleft(head[excess:])
+                self.size -= excess
+            else:
+                self.size -= len(head)
+
+    def text(self) -> str:
+        return b"".join(self.chunks).decode("utf-8", "replace")
+
+
+def _kill_group(proc: subprocess.Popen[bytes]) -> None:
+    """SIGTERM the process group, then SIGKILL whatever is left after a grace period."""
+    for sig in (signal.SIGTERM, signal.SIGKILL):
+        try:
+            os.killpg(proc.pid, sig)
+        except (ProcessLookupError, PermissionError):
+            return
+        try:
+            proc.wait(timeout=KILL_GRACE_S)
+            return
+        except subprocess.TimeoutExpired:
+            continue
+
+
+def _spawn(argv: list[str], *, identity: Identity | None, env: dict[str, str], cwd: str | None,
+           pass_fds: tuple[int, ...] = ()) -> subprocess.Popen[bytes]:
+    user = group = None
+    extra_groups: list[int] | None = None
+    if identity is not None and (identity.uid != os.geteuid() or identity.gid != os.getegid()):
+        user, group, extra_groups = identity.uid, identity.gid, list(identity.groups)
+    return subprocess.Popen(
+        argv,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.STDOUT,
+        env=env,
+        cwd=cwd,
+        start_new_session=True,  # own process group: timeouts kill children too
+        close_fds=True,
+        pass_fds=pass_fds,
+        # the daemon's own umask is 077 (its journal and backups are private); steps get the
+        # usual 022 so files they create have the permissions a shell would give them
+        umask=STEP_UMASK,
+        user=user,
+        group=group,
+        extra_groups=extra_groups,
+    )
+
+
+def _run(argv: list[str], *, timeout: float, max_output: int, identity: Identity | None,
+         env: dict[str, str], cwd: str | None, on_output: Callable[[str], None] | None,
+         cancel: threading.Event | None, on_spawn: Callable[[int], None] | None = None,
+         pass_fds: tuple[int, ...] = ()) -> RunResult:
+    started = time.monotonic()
+    tail = _Tail(max_output)
+    try:
+        proc = _spawn(argv, identity=identity, env=env, cwd=cwd, pass_fds=pass_fds)
+    except (OSError, ValueError, subprocess.SubprocessError) as exc:
+        return RunResult(exit_code=None, output="", error=f"cannot start: {exc}")
+    finally:
+        for fd in pass_fds:
+            os.close(fd)  # the child has its copy; ours would keep the pipe open
+    if on_spawn is not None:
+        try:
+            on_spawn(proc.pid)  # the pid is also the process group id (new session)
+        except Exception:
+            log.exception("spawn listener failed")
+
+    def pump() -> None:
+        assert proc.stdout is not None
+        fd = proc.stdout.fileno()
+        for chunk in iter(lambda: os.read(fd, 65536), b""):
+            tail.add(chunk)
+            if on_output is not None:
+                try:
+                    on_output(chunk.decode("utf-8", "replace"))
+                except Exception:  # a broken listener must not stop the step
+                    log.exception("output listener failed")
+
+    reader = threading.Thread(target=pump, name="runner-output", daemon=True)
+    reader.start()
+    timed_out = cancelled = False
+    deadline = started + timeout
+    while True:
+        try:
+            proc.wait(timeout=0.05)
+            break
+        except subprocess.TimeoutExpired:
+            if cancel is not None and cancel.is_set():
+                cancelled = True
+            elif time.monotonic() >= deadline:
+                timed_out = True
+            else:
+                continue
+            _kill_group(proc)
+            break
+    reader.join(timeout=KILL_GRACE_S)
+    if proc.stdout is not None:
+        proc.stdout.close()
+    return RunResult(
+        exit_code=proc.returncode,
+        output=tail.text(),
+        truncated=tail.dropped,
+        timed_out=timed_out,
+        cancelled=cancelled,
+        duration_ms=(time.monotonic() - started) * 1000,
+    )
+
+
+def run_shell(
+    command: str,
+    *,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    identity: Identity | None = None,
+    session: Mapping[str, str | None] | None = None,
+    cwd: str | None = None,
+    on_output: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+    on_spawn: Callable[[int], None] | None = None,
+    home: str | None = None,
+) -> RunResult:
+    """Run an approved step with ``bash --noprofile --norc -c``.
+
+    ``on_spawn(pid)`` is called once the process exists (its pid is its process group).
+    ``home`` is HOME of a root step (``identity`` None): the home Anna judged ``~`` to be.
+    """
+    env = step_environment(identity, session, home=home)
+    if identity is None:
+        env.update(sudo_shims())
+    workdir = cwd or (identity.home if identity is not None else None)
+    if workdir is not None and not Path(workdir).is_dir():
+        workdir = "/"
+    return _run(["/bin/bash", "--noprofile", "--norc", "-c", command], timeout=timeout,
+                max_output=max_output, identity=identity, env=env, cwd=workdir,
+                on_output=on_output, cancel=cancel, on_spawn=on_spawn)
+
+
+def run_confined(
+    command: str,
+    identity: Identity,
+    *,
+    root_read: bool = False,
+    timeout: float = DEFAULT_TIMEOUT_S,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    session: Mapping[str, str | None] | None = None,
+    cwd: str | None = None,
+    on_output: Callable[[str], None] | None = None,
+    cancel: threading.Event | None = None,
+    on_spawn: Callable[[int], None] | None = None,
+    scratch: tuple[str, ...] = (),
+    python: str | None = None,
+    masked: tuple[str, ...] = (),
+) -> RunResult:
+    """Run ``command`` with bash inside the confinement of :mod:`annad.confine.spec`.
+
+    It runs as ``identity`` (the plan's owner), or — ``root_read``, system daemon only — as
+    uid 0 without any capability, HOME still the owner's. ``scratch`` directories get a
+    throw-away tmpfs (nothing else is writable). ``python`` is the interpreter of the helper
+    (the daemon's own by default). A capless-root read never sees root's secrets
+    (:func:`annad.confine.spec.root_secrets`, plus ``masked``, which tests use for decoys).
+    When the confinement cannot be built the command does not
+    run: ``error`` says why and ``exit_code`` is None. Never an unconfined fallback.
+    """
+    userns = os.geteuid() != 0
+    if userns and (root_read or identity.uid != os.geteuid()):
+        return RunResult(exit_code=None, output="",
+                         error="confinement refused: a per-user daemon runs only its owner's "
+                         "commands, never as root")
+    if root_read:
+        env = step_environment(None, session, home=identity.home)
+        confinement = Confinement(uid=0, gid=0, env=env, cwd=cwd or "/",
+                                  masked=tuple(sorted({*root_secrets(), *masked})))
+    else:
+        env = step_environment(identity, session)
+        confinement = Confinement(uid=identity.uid, gid=identity.gid, groups=identity.groups,
+                                  userns=userns, env=env, cwd=cwd or identity.home)
+    env.update(sudo_shims())
+    confinement = dataclasses.replace(confinement, scratch=scratch)
+    status_r, status_w = os.pipe()
+    try:
+        argv = helper_argv(command, confinement, status_fd=status_w, python=python)
+        result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
+                      env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/",
+                      on_output=on_output, cancel=cancel, on_spawn=on_spawn,
+                      pass_fds=(status_w,))
+        os.set_blocking(status_r, False)
+        try:
+            status = os.read(status_r, 4096)
+        except BlockingIOError:
+            status = b""
+    finally:
+        os.close(status_r)
+    if result.cancelled or result.timed_out:
+        return result  # stopped from outside, maybe before it started: that is the news
+    if result.error is None and not status.startswith(b"R"):
+        why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
+            f"the helper ended (status {result.exit_code}) before the command started"
+        result.error = f"confinement could not be set up, so the command did not run: {why}"
+        result.exit_code = None
+    elif result.error is not None:
+        result.error = f"confinement could not be started, so the command did not run: " \
+            f"{result.error}"
+    return result
+
+
+PREVIEW_HELPER = Path(__file__).parent.parent / "preview" / "overlay_helper.py"
+"""The script that runs a plan's file steps over a throw-away overlay."""
+MAX_REPORT = 64 * 1024 * 1024
+"""Bytes of a preview report read back (the helper caps contents far below this)."""
+
+
+def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | None = None
+                ) -> tuple[RunResult, bytes]:
+    """Run :mod:`annad.preview.overlay_helper` with ``spec`` (JSON); its result and report.
+
+    The report travels through a memfd: it is on no file system, so the confined steps
+    (which never hold it: it is close-on-exec) cannot see or forge it. When the confinement
+    cannot be built nothing ran: ``error`` says why and ``exit_code`` is None.
+    """
+    report = os.memfd_create("anna-preview", os.MFD_CLOEXEC)
+    status_r, status_w = os.pipe()
+    child_report = os.dup(report)
+    try:
+        argv = [python or sys.executable, "-I", "-S", str(PREVIEW_HELPER), "--",
+                str(status_w), str(child_report), spec]
+        result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
+                      env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/", on_output=None,
+                      cancel=None, pass_fds=(status_w, child_report))
+        os.set_blocking(status_r, False)
+        try:
+            status = os.read(status_r, 4096)
+        except BlockingIOError:
+            status = b""
+        os.lseek(report, 0, os.SEEK_SET)
+        data = os.read(report, MAX_REPORT)
+    finally:
+        os.close(status_r)
+        os.close(report)
+    if result.error is None and not result.timed_out and not status.startswith(b"R"):
+        why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
+            f"the helper ended (status {result.exit_code}) before the first step started"
+        result.error = f"the preview confinement could not be set up: {why}"
+        result.exit_code = None
+    return result, data
+
+
+def run_argv(
+    argv: list[str],
+    *,
+    timeout: float = 10.0,
+    max_output: int = DEFAULT_MAX_OUTPUT,
+    identity: Identity | None = None,
+    env: Mapping[str, str] | None = None,
+) -> RunResult:
+    """Run a helper program without a shell (telemetry, pre-state queries)."""
+    base = step_environment(identity, None)
+    base.update(env or {})
+    return _run(list(argv), timeout=timeout, max_output=max_output, identity=identity, env=base,
+                cwd=None, on_output=None, cancel=None)

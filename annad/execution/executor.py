@@ -1,0 +1,325 @@
+"""Running an approved plan step by step, and undoing it.
+
+For each step, in order: journal "started" (on disk), save the undo record
+(file snapshots, package and unit pre-state, the step's rollback command) as a
+flushed manifest, run the command through the runner, journal the outcome. A
+step that fails, times out, is cancelled or cannot be backed up stops the plan,
+and that step plus every step before it are undone in reverse order. The same
+undo runs for ``rollback`` after success and after a crash, from the manifests
+alone.
+
+The undo record each step saves is taken and completed by :mod:`annad.backups.stepbackup`; the
+steps, whose they are and the limits are the values of :mod:`annad.execution.stepspec`.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import time
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from anna_common.errors import ErrorCode
+from anna_common.protocol import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
+from annad.backups import manifest as manifests
+from annad.backups.backup import BackupRefused, BlobStore
+from annad.backups.leftovers import clean_leftovers, remove_empty
+from annad.backups.manifest import StepManifest
+from annad.backups.stepbackup import prepare, record_after, room_refusal, step_dir
+from annad.backups.undo import UndoEnv, identity_of, undo_step
+from annad.confine.orphans import kill_orphan_group, process_start_time
+from annad.confine.runner import run_confined
+from annad.confine.spec import unasked_identity
+from annad.execution.stepspec import Limits, StepSpec, Who
+from annad.execution.verify import Checker, describe, no_expectations
+from annad.execution.verifying import Owner, RunOptions, after_plan, after_step
+from annad.journal.rows import UndoRow
+
+if TYPE_CHECKING:
+    import threading
+    from collections.abc import Callable
+
+    from annad.backups.undo import Runner
+    from annad.confine.runner import RunResult
+    from annad.execution.verify import ExpectationSource
+    from annad.journal.store import Journal
+
+log = logging.getLogger(__name__)
+
+PROCESS_FILE = "process.json"
+"""In a step's backup dir: pid and start time of its running process."""
+
+
+@dataclass
+class _Failure:
+    code: ErrorCode
+    message: str
+    step_id: str
+    exit_code: int | None = None
+
+
+class Executor:
+    """Runs plans and undoes them; one instance per daemon."""
+
+    def __init__(self, *, journal: Journal, backups: Path, runner: Runner, limits: Limits,
+                 root_daemon: bool) -> None:
+        self.journal = journal
+        self.backups = backups
+        self.runner = runner
+        self.limits = limits
+        self.root_daemon = root_daemon
+        self.expectations: ExpectationSource = no_expectations
+        """The hook a preview fills in: what each step should leave (package versions,
+        file hashes), checked after the step (:mod:`annad.execution.verify`)."""
+
+    def step_dir(self, plan_id: str, index: int) -> Path:
+        """Where a step's manifest lives."""
+        return step_dir(self.backups, plan_id, index)
+
+    def undo_env(self, plan_id: str, session: dict[str, str] | None = None) -> UndoEnv:
+        """What undo needs for a plan."""
+        return UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
+                       timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
+                       restrict_user_scope=self.root_daemon, session=session)
+
+    # ------------------------------------------------------------------ execute
+
+    def run(self, plan_id: str, steps: list[StepSpec], who: Who, emit: Callable[[ExecEvent], None],
+            cancel: threading.Event, options: RunOptions | None = None) -> PlanStatus:
+        """Execute ``steps``; on any failure undo what ran. Returns the final status."""
+        options = options or RunOptions()
+        total = len(steps)
+        refusal = room_refusal(steps, who, backups=self.backups, limits=self.limits)
+        if refusal is not None:
+            return self._refuse(plan_id, refusal, total, emit)
+        self.journal.set_plan_status(plan_id, PlanStatus.RUNNING, kind="plan_started")
+        emit(_event(ExecEventType.PLAN_STARTED, plan_id, total=total, status="running",
+                    message=f"running {total} step(s)"))
+        started: list[int] = []
+        failure: _Failure | None = None
+        try:
+            for step in steps:
+                if cancel.is_set():
+                    failure = _Failure(ErrorCode.CANCELLED, "cancelled before this step",
+                                       step.step_id)
+                    break
+                failure = self._run_step(plan_id, step, total, who, emit, cancel, started,
+                                         options)
+                if failure is not None:
+                    break
+            if failure is None and options.verify:
+                failure = self._verify_plan(plan_id, who, emit, options)
+        except Exception as exc:  # a bug must still leave the machine as it was
+            log.exception("executor failed in plan %s", plan_id)
+            failure = _Failure(ErrorCode.INTERNAL_ERROR, f"internal error: {exc}", "")
+        if failure is None:
+            self.journal.set_plan_status(plan_id, PlanStatus.SUCCEEDED)
+            emit(_event(ExecEventType.PLAN_FINISHED, plan_id, total=total, status="succeeded",
+                        message="all steps succeeded"))
+            return PlanStatus.SUCCEEDED
+        return self._fail(plan_id, failure, started, total, emit)
+
+    def _refuse(self, plan_id: str, why: str, total: int,
+                emit: Callable[[ExecEvent], None]) -> PlanStatus:
+        """End a plan whose backups cannot be written, before anything ran."""
+        log.warning("plan %s refused: %s", plan_id, why)
+        error = {"code": str(ErrorCode.BACKUP_REFUSED), "message": why,
+                 "detail": {"step_id": None, "undo_ok": True, "ran": 0}}
+        self.journal.set_plan_status(plan_id, PlanStatus.FAILED, error=error,
+                                     kind="plan_backup_refused")
+        emit(_event(ExecEventType.PLAN_FINISHED, plan_id, total=total, status="failed",
+                    code=str(ErrorCode.BACKUP_REFUSED), message=why + "; nothing was run"))
+        return PlanStatus.FAILED
+
+    def _fail(self, plan_id: str, failure: _Failure, started: list[int], total: int,
+              emit: Callable[[ExecEvent], None]) -> PlanStatus:
+        results = self.undo(plan_id, list(reversed(started)), emit)
+        undo_ok = all(r.ok for r in results)
+        if failure.code is ErrorCode.CANCELLED:
+            status = PlanStatus.ROLLED_BACK if undo_ok else PlanStatus.ROLLBACK_FAILED
+        else:
+            status = PlanStatus.FAILED if undo_ok else PlanStatus.ROLLBACK_FAILED
+        code = failure.code if undo_ok else ErrorCode.ROLLBACK_FAILED
+        error = {"code": str(code), "message": failure.message,
+                 "detail": {"step_id": failure.step_id, "exit_code": failure.exit_code,
+                            "cause": str(failure.code), "undo_ok": undo_ok}}
+        self.journal.set_plan_status(plan_id, status, error=error)
+        emit(_event(ExecEventType.PLAN_FINISHED, plan_id, total=total, status=str(status),
+                    code=str(code), message=failure.message + (
+                        "; the plan was undone" if undo_ok else "; undoing it failed in part")))
+        return status
+
+    def _verify_plan(self, plan_id: str, who: Who, emit: Callable[[ExecEvent], None],
+                     options: RunOptions) -> _Failure | None:
+        """The plan's own verify commands; a failure undoes the plan unless kept."""
+        owner = Owner(identity=who.identity(), home=who.home, session=who.session,
+                      timeout_s=self.limits.step_timeout_s, python=self.limits.confine_python)
+        failures = after_plan(self.journal, plan_id, options.verify, owner, emit)
+        if not failures or options.keep_on_verify_fail:
+            return None
+        first = failures[0]
+        return _Failure(ErrorCode.VERIFY_FAILED, f"verify command {first.step_id} failed: "
+                        + describe(first), first.step_id)
+
+    def _verify_step(self, plan_id: str, step: StepSpec, total: int, who: Who,
+                     emit: Callable[[ExecEvent], None], record: StepManifest,
+                     result: RunResult, options: RunOptions) -> _Failure | None:
+        """After a step exited 0: its postconditions. Journals the step's end."""
+        checker = Checker(runner=self.runner, identity=identity_of(record), env=who.session)
+        failures = after_step(self.journal, plan_id, (step.step_id, step.command), checker,
+                              self.expectations(plan_id, step.index), emit)
+        status = StepStatus.VERIFY_FAILED if failures else StepStatus.SUCCEEDED
+        why = "; ".join(describe(f) for f in failures)[:2000] or None
+        self.journal.step_finished(plan_id, step.index, step.step_id, status,
+                                   result.exit_code, result.output,
+                                   duration_ms=round(result.duration_ms, 1),
+                                   **({"reason": why} if why else {}))
+        emit(_event(ExecEventType.STEP_FINISHED, plan_id, step.step_id, step.index + 1, total,
+                    status=str(status), exit_code=result.exit_code, output=result.output,
+                    **({"code": str(ErrorCode.VERIFY_FAILED), "message": why} if why else {})))
+        if not failures or options.keep_on_verify_fail:
+            return None
+        return _Failure(ErrorCode.VERIFY_FAILED, f"step {step.step_id} exited 0 but did not "
+                        f"do what it should: {why}", step.step_id, result.exit_code)
+
+    def _run_step(self, plan_id: str, step: StepSpec, total: int, who: Who,
+                  emit: Callable[[ExecEvent], None], cancel: threading.Event,
+                  started: list[int], options: RunOptions) -> _Failure | None:
+        number = step.index + 1
+        self.journal.step_started(plan_id, step.index, step.step_id)
+        emit(_event(ExecEventType.STEP_STARTED, plan_id, step.step_id, number, total,
+                    status="running", message=step.command))
+        try:
+            record = prepare(plan_id, step, who, backups=self.backups, limits=self.limits,
+                             runner=self.runner)
+        except BackupRefused as exc:
+            return self._step_failed(plan_id, step, total, emit, None, str(exc),
+                                     ErrorCode.BACKUP_REFUSED)
+        started.append(step.index)
+        user = step.scope == "user"
+
+        def output(chunk: str) -> None:
+            emit(_event(ExecEventType.STEP_OUTPUT, plan_id, step.step_id, number, total,
+                        output=chunk))
+
+        step_dir = self.step_dir(plan_id, step.index)
+
+        def spawned(pid: int) -> None:
+            # so a restarted daemon can stop this step if the daemon dies while it runs; no
+            # fsync: a machine crash ends the process too, a daemon crash keeps page cache
+            started_at = process_start_time(pid)
+            if started_at is not None:
+                step_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # created on demand
+                (step_dir / PROCESS_FILE).write_text(json.dumps({"pid": pid,
+                                                                 "start": started_at}))
+
+        if step.confined:
+            identity, root_read = unasked_identity(identity_of(record), step.command,
+                                                   root_allowed=not user)
+            result = run_confined(
+                step.command, identity, root_read=root_read,
+                timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
+                session=who.session, cwd="/" if root_read else who.home, on_output=output,
+                cancel=cancel, on_spawn=spawned, python=self.limits.confine_python)
+        else:
+            # a root step's HOME is the owner's home: the one Anna judged ``~`` to be and
+            # backed up, never the daemon's own (unset under systemd, /root otherwise)
+            result = self.runner.run_shell(
+                step.command, timeout=self.limits.step_timeout_s,
+                max_output=self.limits.max_output,
+                identity=identity_of(record) if user else None, session=who.session,
+                cwd=who.home if user else "/", on_output=output, cancel=cancel,
+                on_spawn=spawned, home=who.home)
+        (step_dir / PROCESS_FILE).unlink(missing_ok=True)
+        remove_empty(step_dir, self.backups)  # a step with nothing to undo leaves no directory
+        if not result.ok:
+            code, why = _why(result)
+            return self._step_failed(plan_id, step, total, emit, result, why, code)
+        record_after(plan_id, step.index, record, backups=self.backups, limits=self.limits,
+                     runner=self.runner)
+        return self._verify_step(plan_id, step, total, who, emit, record, result, options)
+
+    def _step_failed(self, plan_id: str, step: StepSpec, total: int,
+                     emit: Callable[[ExecEvent], None], result: RunResult | None, why: str,
+                     code: ErrorCode) -> _Failure:
+        output = result.output if result is not None else why
+        exit_code = result.exit_code if result is not None else None
+        self.journal.step_finished(plan_id, step.index, step.step_id, StepStatus.FAILED,
+                                   exit_code, output, reason=why)
+        emit(_event(ExecEventType.STEP_FINISHED, plan_id, step.step_id, step.index + 1, total,
+                    status="failed", exit_code=exit_code, output=output, code=str(code),
+                    message=why))
+        return _Failure(code, f"step {step.step_id} failed: {why}", step.step_id, exit_code)
+
+    def stop_orphans(self, plan_id: str) -> list[int]:
+        """Kill step processes a dead daemon left running (before anything is undone), then
+        remove the temporary files it left (partial blobs, half-written restore copies)."""
+        killed = []
+        for path in sorted((self.backups / plan_id).glob(f"*/{PROCESS_FILE}")):
+            try:
+                info = json.loads(path.read_text())
+                pid, start = int(info["pid"]), int(info["start"])
+            except (OSError, ValueError, KeyError, TypeError):
+                continue
+            if kill_orphan_group(pid, start):
+                log.warning("plan %s: killed step process group %d left by a dead daemon",
+                            plan_id, pid)
+                killed.append(pid)
+        for leftover in clean_leftovers(self.backups / plan_id):
+            log.warning("plan %s: removed %s left by a dead daemon", plan_id, leftover)
+        return killed
+
+    # ------------------------------------------------------------------ undo
+
+    def undo(self, plan_id: str, indexes: list[int], emit: Callable[[ExecEvent], None],
+             session: dict[str, str] | None = None, env: UndoEnv | None = None
+             ) -> list[UndoResult]:
+        """Undo the given steps in the order given; every result is journalled.
+
+        ``env``: one rollback undoing its steps one call at a time passes the same env, so
+        what an earlier call restored is known to be Anna's own doing, not a conflict.
+        """
+        env = env or self.undo_env(plan_id, session)
+        results: list[UndoResult] = []
+        for index in indexes:
+            try:
+                record = manifests.load(self.step_dir(plan_id, index))
+            except (OSError, ValueError) as exc:
+                results.append(UndoResult(step_id=f"#{index + 1}", action="restore", ok=False,
+                                          message=f"cannot read the undo record: {exc}"))
+                continue
+            if record is None:
+                continue  # the step never got as far as its snapshot: nothing ran
+            emit(_event(ExecEventType.UNDO_STARTED, plan_id, record.step_id, index + 1,
+                        message=f"undoing {record.step_id}"))
+            step_results = undo_step(record, env)
+            for result in step_results:
+                self.journal.add_undo(plan_id, UndoRow(result.step_id, result.action,
+                                                       result.target, result.ok, result.message))
+            ok = all(r.ok for r in step_results)
+            self.journal.set_step_status(plan_id, index,
+                                         StepStatus.UNDONE if ok else StepStatus.UNDO_FAILED)
+            emit(_event(ExecEventType.UNDO_FINISHED, plan_id, record.step_id, index + 1,
+                        status=str(StepStatus.UNDONE if ok else StepStatus.UNDO_FAILED),
+                        message="; ".join(f"{r.action} {r.target}: {r.message}"
+                                          for r in step_results)[:4000]))
+            results.extend(step_results)
+        return results
+
+
+def _why(result: RunResult) -> tuple[ErrorCode, str]:
+    if result.error:
+        return ErrorCode.EXECUTION_FAILED, result.error
+    if result.timed_out:
+        return ErrorCode.STEP_TIMEOUT, "the step ran past its timeout and was killed"
+    if result.cancelled:
+        return ErrorCode.CANCELLED, "cancelled"
+    return ErrorCode.EXECUTION_FAILED, f"exited with status {result.exit_code}"
+
+
+def _event(kind: ExecEventType, plan_id: str, step_id: str | None = None,
+           index: int | None = None, total: int | None = None, **fields: object) -> ExecEvent:
+    return ExecEvent(type=kind, plan_id=plan_id, step_id=step_id, index=index, total=total,
+                     ts=time.time(), **fields)

@@ -1,0 +1,169 @@
+"""Pre-state the daemon can invert for recognised actions: packages and systemd units.
+
+Before a ``pacman -S/-U/-R`` step the daemon records the installed packages,
+querying exactly the database the step will use (its own ``--root``,
+``--dbpath``, ``--config``, ``--sysroot``), and after it succeeds records them
+again; undo removes only what the step newly installed and reinstalls from the
+package cache what it removed or changed. Before ``systemctl enable, disable,
+start, stop, mask, unmask`` it records ``is-enabled`` and ``is-active`` of each
+unit; undo puts both back.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Protocol
+
+from anna_common.shell import SimpleCommand, analyse
+from annad.backups.backup import BackupRefused
+from annad.backups.manifest import PackageState, UnitState
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping, Sequence
+
+    from annad.confine.credentials import Identity
+    from annad.confine.runner import RunResult
+
+PACKAGE_PROGRAMS = frozenset({"pacman", "yay", "paru"})
+"""Package managers whose changes the daemon records (the helpers drive pacman)."""
+_PATH_OPTS = {"--root": "--root", "-r": "--root", "--dbpath": "--dbpath", "-b": "--dbpath",
+              "--config": "--config", "--sysroot": "--sysroot", "--cachedir": "--cachedir",
+              "--logfile": "--logfile", "--gpgdir": "--gpgdir", "--hookdir": "--hookdir"}
+"""Options that choose which root, database, cache, log, keyring and hooks pacman uses:
+pre-state queries and undo pass exactly these, so they act on the step's own database."""
+_CHANGING_OPS = frozenset({"S", "U", "R"})
+_UNIT_VERBS = frozenset({"enable", "disable", "start", "stop", "restart", "mask", "unmask",
+                         "reenable", "try-restart", "reload-or-restart"})
+_SYSTEMCTL_VALUE_OPTS = frozenset({"-t", "--type", "-s", "--signal", "-H", "--host", "-M",
+                                   "--machine", "--root", "-o", "--output", "--job-mode"})
+
+
+class HelperRunner(Protocol):
+    """What pre-state needs from :mod:`annad.confine.runner` (injectable for tests)."""
+
+    def run_argv(self, argv: list[str], *, timeout: float = ..., max_output: int = ...,
+                 identity: Identity | None = ..., env: Mapping[str, str] | None = ...
+                 ) -> RunResult:
+        """Run a helper program without a shell."""
+
+
+# --------------------------------------------------------------------------- pacman
+
+
+def pacman_call(cmd: SimpleCommand) -> tuple[str, list[str]] | None:
+    """(operation letter, path options) of a package-changing pacman call, else None."""
+    if cmd.program not in PACKAGE_PROGRAMS:
+        return None
+    op = ""
+    options: list[str] = []
+    args = cmd.args
+    i = 0
+    while i < len(args):
+        text = args[i].text
+        name, eq, value = text.partition("=")
+        if name in _PATH_OPTS:
+            if not eq:
+                i += 1
+                value = args[i].text if i < len(args) else ""
+                known = i < len(args) and args[i].literal
+            else:
+                known = args[i].literal
+            if not known:
+                raise BackupRefused(f"cannot record package state: {name} is only known "
+                                    "when the command runs")
+            options += [_PATH_OPTS[name], value]
+        elif text in ("--sync", "--upgrade", "--remove"):
+            op = op or {"--sync": "S", "--upgrade": "U", "--remove": "R"}[text]
+        elif text.startswith("-") and not text.startswith("--"):
+            op = op or next((c for c in text[1:] if c.isupper()), "")
+        i += 1
+    return (op, options) if op in _CHANGING_OPS else None
+
+
+def query_packages(runner: HelperRunner, options: Sequence[str]) -> dict[str, str]:
+    """Installed packages (name → version) in the database ``options`` select."""
+    result = runner.run_argv(["pacman", *options, "-Q"], timeout=120, max_output=16 * 1024 * 1024)
+    if result.exit_code == 1 and "error" not in result.output.lower():
+        return {}  # an empty database
+    if result.exit_code != 0:
+        raise BackupRefused("cannot record package state: pacman -Q failed: "
+                            + (result.error or result.output.strip()[-300:]))
+    packages: dict[str, str] = {}
+    for line in result.output.splitlines():
+        name, _, version = line.strip().partition(" ")
+        if name and version:
+            packages[name] = version
+    return packages
+
+
+def package_states(command: str, runner: HelperRunner) -> list[PackageState]:
+    """Pre-state of every package-changing call in ``command``."""
+    states: list[PackageState] = []
+    seen: set[tuple[str, ...]] = set()
+    for cmd in analyse(command).commands:
+        call = pacman_call(cmd)
+        if call is None or tuple(call[1]) in seen:
+            continue
+        seen.add(tuple(call[1]))
+        states.append(PackageState(program=cmd.program or "pacman", options=call[1],
+                                   before=query_packages(runner, call[1])))
+    return states
+
+
+# --------------------------------------------------------------------------- systemd units
+
+
+def unit_calls(cmd: SimpleCommand) -> tuple[bool, list[str]] | None:
+    """(``--user``, unit names) of a state-changing systemctl call, else None."""
+    if cmd.program != "systemctl":
+        return None
+    words: list[str] = []
+    user = False
+    skip = False
+    for word in cmd.args:
+        if skip:
+            skip = False
+            continue
+        text = word.text
+        if text == "--user":
+            user = True
+        elif text in _SYSTEMCTL_VALUE_OPTS:
+            skip = True
+        elif not text.startswith("-"):
+            if not word.literal:
+                raise BackupRefused(f"cannot record unit state: {text!r} is only known when "
+                                    "the command runs")
+            words.append(text)
+    if not words or words[0] not in _UNIT_VERBS:
+        return None
+    return user, words[1:]
+
+
+def unit_state(runner: HelperRunner, unit: str, *, user: bool, identity: Identity | None,
+               env: Mapping[str, str]) -> UnitState:
+    """``is-enabled`` and ``is-active`` of one unit (``unknown`` when systemd cannot say)."""
+    scope = ["--user"] if user else []
+    enabled = runner.run_argv(["systemctl", *scope, "is-enabled", "--", unit], timeout=30,
+                              identity=identity, env=env)
+    active = runner.run_argv(["systemctl", *scope, "is-active", "--", unit], timeout=30,
+                             identity=identity, env=env)
+    return UnitState(unit=unit, user=user,
+                     enabled=(enabled.output.strip().splitlines() or ["unknown"])[-1],
+                     active=(active.output.strip().splitlines() or ["unknown"])[-1])
+
+
+def unit_states(command: str, runner: HelperRunner, *, identity: Identity | None,
+                env: Mapping[str, str]) -> list[UnitState]:
+    """Pre-state of every unit a systemctl call in ``command`` changes."""
+    states: list[UnitState] = []
+    seen: set[tuple[bool, str]] = set()
+    for cmd in analyse(command).commands:
+        call = unit_calls(cmd)
+        if call is None:
+            continue
+        user, units = call
+        for unit in units:
+            if (user, unit) not in seen:
+                seen.add((user, unit))
+                states.append(unit_state(runner, unit, user=user,
+                                         identity=identity if user else None, env=env))
+    return states

@@ -1,0 +1,92 @@
+"""Start-up recovery: what a daemon that died mid-plan left behind is dealt with first.
+
+At start the step processes a dead daemon left running are killed before anything else,
+even before there is room to journal anything: they must not go on changing the machine.
+Then the plans it left ``running`` or ``rolling_back`` are marked ``interrupted`` (their
+rollback is offered). When the state disk is too full to record that, the daemon still
+starts and serves reads; a thread retries until there is room, and health reports the
+problem meanwhile (``state_problem``).
+"""
+
+from __future__ import annotations
+
+import logging
+import threading
+from typing import TYPE_CHECKING
+
+from anna_common.protocol import PlanStatus
+from annad.journal.store import StateFull
+
+if TYPE_CHECKING:
+    from annad.execution.executor import Executor
+    from annad.journal.store import Journal
+
+log = logging.getLogger(__name__)
+
+RECOVERY_RETRY_S = 1.0
+"""How often start-up recovery is retried while the state disk is full."""
+
+
+class StartupRecovery:
+    """Recovery of one daemon's journal at start, retried in the background on a full disk."""
+
+    def __init__(self, journal: Journal, executor: Executor) -> None:
+        self.journal = journal
+        self.executor = executor
+        self._stopping = threading.Event()
+        self._thread = threading.Thread(target=self._retry, name="recovery", daemon=True)
+
+    def begin(self) -> None:
+        """Stop the orphaned step processes, then mark the unfinished plans interrupted
+        (now, or from the retry thread once the state disk has room)."""
+        for plan_id in self.journal.unfinished():
+            # the step processes a dead daemon left go first, even before there is room
+            # to journal anything: they must not go on changing the machine
+            self.executor.stop_orphans(plan_id)
+        if not self._recover():
+            self._thread.start()
+
+    def report_interrupted(self) -> None:
+        """Log every interrupted plan with the command that undoes what it left."""
+        for row in self.journal.list_plans():
+            if row.status is PlanStatus.INTERRUPTED:
+                log.warning("plan %s is interrupted: `annactl rollback %s` undoes what is left",
+                            row.plan_id, row.plan_id)
+
+    def _recover(self) -> bool:
+        """Mark plans a dead daemon left running ``interrupted``; False when the state
+        disk has no room for that yet (they stay as they are, reads still work)."""
+        try:
+            recovered = self.journal.recover()
+        except StateFull as exc:
+            log.error("cannot mark plans %s interrupted yet: %s; annad serves reads and "
+                      "marks them as soon as there is room", self.journal.unfinished(),
+                      exc.message)
+            return False
+        for plan_id in recovered:
+            log.warning("plan %s was running when the daemon stopped: now interrupted", plan_id)
+        return True
+
+    def problem(self) -> str | None:
+        """What the state disk lacks (health and ``annactl doctor`` show it), or None."""
+        if self._thread.is_alive():
+            return ("plans left running by the previous daemon are not yet marked "
+                    "interrupted: " + (self.journal.reserve.problem() or "the state disk is "
+                                       "full"))
+        if self.journal.reserve.ensure():
+            return None
+        return self.journal.reserve.problem()
+
+    def _retry(self) -> None:
+        """Retry start-up recovery until the state disk has room (or the daemon stops)."""
+        while not self._stopping.wait(RECOVERY_RETRY_S):
+            if self.journal.reserve.problem() is None and self._recover():
+                self.journal.reserve.ensure()
+                log.info("the state disk has room again: start-up recovery is done")
+                return
+
+    def stop(self) -> None:
+        """End the retry thread, if it runs (the daemon is stopping)."""
+        self._stopping.set()
+        if self._thread.is_alive():
+            self._thread.join()

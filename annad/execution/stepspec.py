@@ -1,0 +1,59 @@
+"""What the executor is given: the steps as the daemon assessed them, whose they are, and the
+limits from the settings.
+
+Plain values, in a module of their own so the executor, its backups
+(:mod:`annad.backups.stepbackup`),
+the records and the previews can all name them without importing the executor.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+from annad.confine.credentials import Identity
+
+
+@dataclass(frozen=True, slots=True)
+class StepSpec:
+    """One step as the daemon assessed it."""
+
+    index: int
+    step_id: str
+    command: str
+    scope: str
+    """``user`` or ``system`` by the daemon's own assessment."""
+    rollback_command: str | None = None
+    rollback_scope: str = "user"
+    confined: bool = False
+    """Runs without its own confirmation (INFO): in the runner's confinement, like a check."""
+    uncaptured: bool = False
+    """The assessment says the step writes what Anna cannot see (``uncaptured_write``)."""
+
+
+@dataclass(frozen=True, slots=True)
+class Who:
+    """Whose user-scope commands these are."""
+
+    uid: int
+    gid: int
+    groups: tuple[int, ...]
+    user: str
+    home: str
+    session: dict[str, str] = field(default_factory=dict)
+
+    def identity(self) -> Identity:
+        """The runner identity of these user-scope commands."""
+        return Identity(uid=self.uid, gid=self.gid, groups=self.groups, home=self.home,
+                        user=self.user)
+
+
+@dataclass
+class Limits:
+    """Timeouts and caps from the settings."""
+
+    step_timeout_s: float
+    max_output: int
+    backup_max_bytes: int
+    backup_max_files: int
+    confine_python: str | None = None
+    """Interpreter of the confinement helper (settings ``confine_python``)."""

@@ -1,0 +1,215 @@
+"""The journal's reads: plan, step, undo and event queries, and the check of the plan rows
+against the hash-chained event log.
+
+:class:`JournalReads` is the read half of :class:`annad.journal.store.Journal` (which owns the
+connection, the schema, and every write with its full-disk handling). Nothing here writes:
+a read needs no room on the state disk, so an audit or a ``history`` still answers on a full
+disk. :meth:`JournalReads.check_plan` is what binds execute and rollback to the plan the
+daemon computed at submit: a row or chain edited since refuses with ``AUDIT_CHAIN_BROKEN``.
+"""
+
+from __future__ import annotations
+
+import json
+import re
+from contextlib import contextmanager
+from typing import TYPE_CHECKING, Any
+
+from anna_common.errors import AnnaError, ErrorCode
+from anna_common.protocol import AuditReport, PlanStatus, StepStatus
+from annad.journal import integrity
+from annad.journal.integrity import GENESIS, MIGRATED_KIND
+from annad.journal.rows import PlanRow, StepRow, UndoRow
+
+if TYPE_CHECKING:
+    import sqlite3
+    import threading
+    from collections.abc import Iterator
+
+_EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
+
+
+class JournalReads:
+    """The queries of the journal; :class:`annad.journal.store.Journal` sets the connection and
+    the lock every use goes through."""
+
+    _db: sqlite3.Connection
+    _lock: threading.RLock
+
+    @contextmanager
+    def _snapshot(self) -> Iterator[None]:
+        """One read transaction: the rows read inside it are one consistent state, even
+        while another process writes the file (WAL readers see a fixed snapshot)."""
+        with self._lock:
+            self._db.execute("BEGIN")
+            try:
+                yield
+            finally:
+                self._db.execute("COMMIT")
+
+    def verify(self) -> AuditReport:
+        """Recompute the hash chain and check every plan row against it; report the first
+        row that does not match."""
+        with self._snapshot():
+            rows = self._db.execute(
+                f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY id").fetchall()  # noqa: S608
+            plans = self._plans_unlocked()
+        bad = integrity.chain_break(rows, GENESIS, first_number=1)
+        if bad is not None:
+            return AuditReport(ok=False, rows=len(rows), first_bad_row=bad,
+                               message=f"event row {bad} does not match the chain: it "
+                               "was altered, or a row before it was removed")
+        ledger = integrity.PlanLedger.of(rows)
+        for plan in sorted(plans, key=lambda p: ledger.seal_row.get(p.plan_id, 0)):
+            problem = ledger.problem(plan)
+            if problem is not None:
+                return AuditReport(ok=False, rows=len(rows),
+                                   first_bad_row=ledger.seal_row.get(plan.plan_id),
+                                   message=f"{problem}: the journal was altered")
+        present = {p.plan_id for p in plans}
+        missing = sorted(set(ledger.seals) - present)
+        if missing:
+            return AuditReport(ok=False, rows=len(rows),
+                               first_bad_row=ledger.seal_row[missing[0]],
+                               message=f"plan {missing[0]} is in the event chain but its row "
+                               "was removed: the journal was altered")
+        return AuditReport(ok=True, rows=len(rows), message=f"the event chain verifies and "
+                           f"matches all {len(plans)} plans")
+
+    def check_plan(self, plan_id: str) -> PlanRow:
+        """The plan row, checked against the chain from its seal on; raises
+        ``AUDIT_CHAIN_BROKEN`` when the row or the chain after its seal was altered.
+
+        Execute and rollback act on the stored annotation and status: this is what binds
+        them to what the daemon computed at submit.
+        """
+        with self._snapshot():
+            plan = self.get_plan(plan_id)
+            start = self._db.execute(
+                "SELECT MIN(id) FROM events WHERE plan_id=? AND kind='plan_submitted'",
+                (plan_id,)).fetchone()[0]
+            migrated = self._db.execute(
+                "SELECT MIN(id) FROM events WHERE kind=?", (MIGRATED_KIND,)).fetchone()[0]
+            # from the row that holds the plan's seal: its own plan_submitted, or for a
+            # plan older than the migration the journal_migrated row
+            sealed_by_migration = start is None or (migrated is not None and start < migrated)
+            begin = (migrated if sealed_by_migration else start) or 1
+            rows = self._db.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id>=? "  # noqa: S608
+                                    "ORDER BY id", (begin,)).fetchall()
+        if plan is None:
+            raise AnnaError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
+        problem = integrity.plan_problem(plan, rows)
+        if problem is not None:
+            raise AnnaError(f"the stored plan does not match the journal's chain ({problem}); "
+                            "the journal was altered and nothing was run",
+                            code=ErrorCode.AUDIT_CHAIN_BROKEN)
+        return plan
+
+    def get_plan(self, plan_id: str) -> PlanRow | None:
+        """A plan by id, or None."""
+        with self._lock:
+            row = self._db.execute(f"SELECT {_PLAN_COLUMNS} FROM plans WHERE plan_id=?",  # noqa: S608
+                                   (plan_id,)).fetchone()
+        return None if row is None else _plan_row(row)
+
+    def _plans_unlocked(self) -> list[PlanRow]:
+        """Every plan row (caller holds the lock)."""
+        return [_plan_row(r) for r in self._db.execute(
+            f"SELECT {_PLAN_COLUMNS} FROM plans ORDER BY created_at")]  # noqa: S608
+
+    def last_event(self, plan_id: str, kind: str) -> float | None:
+        """When the newest event of this kind for this plan was recorded, or None."""
+        with self._lock:
+            row = self._db.execute("SELECT MAX(ts) FROM events WHERE plan_id=? AND kind=?",
+                                   (plan_id, kind)).fetchone()
+        return None if row is None or row[0] is None else float(row[0])
+
+    def events_of(self, plan_id: str | None, prefix: str) -> list[tuple[str, str, str | None,
+                                                                       dict[str, Any]]]:
+        """(plan id, kind, step id, body) of the events whose kind starts with ``prefix``, of
+        one plan (or of every plan for None), oldest first (verification, guard, snapshots)."""
+        query = "SELECT plan_id, kind, step_id, body FROM events WHERE kind LIKE ? ESCAPE '!'"
+        args: list[Any] = [prefix.replace("!", "!!").replace("_", "!_").replace("%", "!%") + "%"]
+        if plan_id is not None:
+            query += " AND plan_id=?"
+            args.append(plan_id)
+        with self._lock:
+            rows = self._db.execute(query + " ORDER BY id", args).fetchall()
+        return [(r[0], r[1], r[2], json.loads(r[3])) for r in rows]
+
+    def last_body(self, plan_id: str, kind: str) -> dict[str, Any] | None:
+        """The body of the newest event of this kind for this plan (previews), or None."""
+        with self._lock:
+            row = self._db.execute("SELECT body FROM events WHERE plan_id=? AND kind=? "
+                                   "ORDER BY id DESC LIMIT 1", (plan_id, kind)).fetchone()
+        body = None if row is None else json.loads(row[0])
+        return body if isinstance(body, dict) else None
+
+    def unfinished(self) -> list[str]:
+        """Plans marked running or rolling back (after a failed :meth:`recover`)."""
+        with self._lock:
+            return [r[0] for r in self._db.execute(
+                "SELECT plan_id FROM plans WHERE status IN (?, ?)",
+                (str(PlanStatus.RUNNING), str(PlanStatus.ROLLING_BACK)))]
+
+    def list_plans(self, limit: int | None = 200, *, before: str | None = None,
+                   uid: int | None = None) -> list[PlanRow]:
+        """Newest first: at most ``limit`` (None: all) plans older than plan ``before``,
+        only caller ``uid``'s when given. One indexed query, so a page costs the same at
+        ten plans or ten thousand."""
+        where: list[str] = []
+        args: list[Any] = []
+        if uid is not None:
+            where.append("caller_uid=?")
+            args.append(uid)
+        if before is not None:
+            where.append("(created_at, plan_id) < (SELECT created_at, plan_id FROM plans "
+                         "WHERE plan_id=?)")
+            args.append(before)
+        sql = (f"SELECT {_PLAN_COLUMNS} FROM plans"  # noqa: S608 - fixed text, values bound
+               + (" WHERE " + " AND ".join(where) if where else "")
+               + " ORDER BY created_at DESC, plan_id DESC LIMIT ?")
+        args.append(-1 if limit is None else limit)
+        with self._lock:
+            return [_plan_row(r) for r in self._db.execute(sql, args)]
+
+    def resolve_id(self, text: str) -> list[str]:
+        """Plan ids equal to ``text`` or ending with it (a short id as ``history`` shows it);
+        at most two, which is enough to tell unique from ambiguous."""
+        with self._lock:
+            exact = self._db.execute("SELECT plan_id FROM plans WHERE plan_id=?",
+                                     (text,)).fetchone()
+            if exact is not None:
+                return [exact[0]]
+            # the suffix is matched literally: LIKE's wildcards in it are escaped
+            pattern = "%" + re.sub(r"([%_\\])", r"\\\1", text)
+            return [r[0] for r in self._db.execute(
+                "SELECT plan_id FROM plans WHERE plan_id LIKE ? ESCAPE '\\' LIMIT 2",
+                (pattern,))]
+
+    def steps(self, plan_id: str) -> list[StepRow]:
+        """A plan's steps in order."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT idx, step_id, status, exit_code, output, started_at, finished_at "
+                "FROM steps WHERE plan_id=? ORDER BY idx", (plan_id,)).fetchall()
+        return [StepRow(r[0], r[1], StepStatus(r[2]), *r[3:]) for r in rows]
+
+    def undo_results(self, plan_id: str) -> list[UndoRow]:
+        """A plan's undo outcomes in the order they happened."""
+        with self._lock:
+            rows = self._db.execute(
+                "SELECT step_id, action, target, ok, message FROM undo WHERE plan_id=? "
+                "ORDER BY seq", (plan_id,)).fetchall()
+        return [UndoRow(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
+
+
+_PLAN_COLUMNS = ("plan_id, digest, status, created_at, updated_at, caller_uid, source, "
+                 "request, home, plan_json, annotated_json, error_json")
+
+
+def _plan_row(row: tuple[Any, ...]) -> PlanRow:
+    return PlanRow(plan_id=row[0], digest=row[1], status=PlanStatus(row[2]),
+                   created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
+                   request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
+                   error=json.loads(row[11]) if row[11] else None)
