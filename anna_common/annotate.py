@@ -13,10 +13,10 @@ from anna_common.findings import (
     StepKind,
 )
 from anna_common.plan import LLM_VERSION, ActionPlan, RiskLevel
-from anna_common.planfetch import ban_fetch_then_run
-from anna_common.risk import AssessContext, Assessment, Scope, assess
-from anna_common.rules.base import Code
-from anna_common.shell import analyse
+from anna_common.risk.assess import AssessContext, Assessment, Scope, assess
+from anna_common.risk.planfetch import ban_fetch_then_run
+from anna_common.risk.rules.base import Code
+from anna_common.shell.grammar import analyse
 
 if TYPE_CHECKING:
     from collections.abc import Callable

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anna_common.rules.base import AssessContext
-from anna_common.rules.packages import ARCH_FAMILY
+from anna_common.risk.rules.base import AssessContext
+from anna_common.risk.rules.packages import ARCH_FAMILY
 
 if TYPE_CHECKING:
     from anna_common.telemetry import Telemetry

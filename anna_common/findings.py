@@ -8,7 +8,7 @@ from typing import Literal
 from pydantic import BaseModel, ConfigDict
 
 from anna_common.plan import ActionPlan, RiskLevel, Scope
-from anna_common.policy_mark import PolicyMark
+from anna_common.policy.mark import PolicyMark
 
 # Field docstrings stay documentation only: no use_attribute_docstrings, whose source
 # parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
@@ -143,7 +143,7 @@ class AnnotatedPlan(BaseModel):
     confirm_word: str | None
     """For HIGH plans: the raw word the second confirmation asks for (from the first HIGH
     step, else the first HIGH rollback command); shown and compared through
-    :func:`anna_common.tiers.plan_word`."""
+    :func:`anna_common.risk.tiers.plan_word`."""
     rollback_status: RollbackStatus = "none"
     """Whether every changing step can be undone (by its rollback command or the daemon's
     snapshots and recorded pre-state), some can, or none."""

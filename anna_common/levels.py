@@ -1,7 +1,7 @@
 """Risk levels, scopes and canonical JSON: the plan's vocabulary without its pydantic models.
 
 :mod:`anna_common.plan` re-exports all three (the same objects). They live here so the
-client can compare levels (:mod:`anna_common.tiers`) and hash JSON without building the plan
+client can compare levels (:mod:`anna_common.risk.tiers`) and hash JSON without building the plan
 models: ``annactl apply`` of a stored plan starts within 15x a bare interpreter
 (``bench/startup.py``), and importing pydantic alone costs more than half of that.
 """

@@ -3,7 +3,7 @@
 ``extract_json(text)`` (:mod:`anna_common.extract`) takes the one top-level JSON
 object out of a model reply. ``validate(plan, context)`` checks the schema, the limits, ids and
 references, and assesses every command (checks, steps, rollback) with
-:func:`anna_common.risk.assess`. It returns findings and an
+:func:`anna_common.risk.assess.assess`. It returns findings and an
 :class:`AnnotatedPlan` whose steps carry Anna's ``final_risk`` (the maximum of
 the model's label and Anna's floor), ``banned``, ``scope`` and a
 ``requires_confirmation`` derived from the final risk: the model's flag can add
@@ -34,7 +34,7 @@ from anna_common.plan import (
     ActionPlan,
     canonical_json,
 )
-from anna_common.risk import AssessContext, Assessment
+from anna_common.risk.assess import AssessContext, Assessment
 
 # --------------------------------------------------------------------------- validate
 

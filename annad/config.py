@@ -25,7 +25,7 @@ from pydantic_settings import (
 )
 
 from anna_common.errors import AnnaError, ErrorCode
-from anna_common.protocol import GROUP, SYSTEM_SOCKET, SYSTEM_STATE_DIR, DaemonMode
+from anna_common.protocol.models import GROUP, SYSTEM_SOCKET, SYSTEM_STATE_DIR, DaemonMode
 
 DEFAULT_CONFIG = Path("/etc/anna/annad.toml")
 """The system configuration file (``ANNAD_CONFIG`` overrides it)."""

@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.errors import AnnaError
-from anna_common.protocol import DaemonMode
+from anna_common.protocol.models import DaemonMode
 
 if TYPE_CHECKING:
     import socket

@@ -23,17 +23,17 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode, PlanError
 from anna_common.plan import RiskLevel
-from anna_common.policy import Policy, PolicyError, combine, decide, parse
-from anna_common.policy_subject import subject
-from anna_common.protocol import CheckResult
-from anna_common.protocol_policy import PolicyCheckResponse, PolicyView
-from anna_common.risk import assess
+from anna_common.policy.decide import Policy, PolicyError, combine, decide, parse
+from anna_common.policy.subject import subject
+from anna_common.protocol.models import CheckResult
+from anna_common.protocol.policy import PolicyCheckResponse, PolicyView
+from anna_common.risk.assess import assess
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
-    from anna_common.rules.base import AssessContext
+    from anna_common.risk.rules.base import AssessContext
     from annad.journal.store import Journal
 
 MAX_POLICY_BYTES = 1024 * 1024

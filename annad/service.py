@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.distro import context_from_telemetry
 from anna_common.errors import AnnaError, ErrorCode, PlanError
-from anna_common.protocol import (
+from anna_common.protocol.models import (
     API_VERSION,
     AuditReport,
     ChecksRequest,
@@ -61,10 +61,10 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from anna_common.findings import AnnotatedPlan
-    from anna_common.preview import PlanPreview
-    from anna_common.protocol import ExecuteRequest, RollbackRequest, RollbackResponse
-    from anna_common.protocol_policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
-    from anna_common.rules.base import AssessContext
+    from anna_common.protocol.models import ExecuteRequest, RollbackRequest, RollbackResponse
+    from anna_common.protocol.policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
+    from anna_common.protocol.preview import PlanPreview
+    from anna_common.risk.rules.base import AssessContext
     from annad.backups.undo import Runner
     from annad.config import DaemonSettings
     from annad.execution.executor import Executor

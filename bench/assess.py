@@ -17,9 +17,9 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from anna_common import risk  # noqa: E402
-from anna_common.risk import AssessContext, assess  # noqa: E402
-from anna_common.shell import bash_parser as _parser  # noqa: E402
+from anna_common.risk import assess as risk  # noqa: E402
+from anna_common.risk.assess import AssessContext, assess  # noqa: E402
+from anna_common.shell.grammar import bash_parser as _parser  # noqa: E402
 from tests.corpus_eval import corpora_dir  # noqa: E402
 from tests.worst_inputs import worst_inputs  # noqa: E402
 

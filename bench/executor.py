@@ -92,7 +92,7 @@ def client_costs(daemon: RunningDaemon) -> dict[str, float]:
         out[f"{name} import"] = statistics.median(r[0] for r in runs)
         out[f"{name} first call"] = statistics.median(r[1] for r in runs)
     proc = subprocess.run([sys.executable, "-c", "import time; t=time.perf_counter(); "
-                           "import anna_common.protocol; print(time.perf_counter()-t)"],
+                           "import anna_common.protocol.models; print(time.perf_counter()-t)"],
                           capture_output=True, text=True, check=True,
                           cwd=Path(__file__).resolve().parent.parent)
     out["protocol models import"] = float(proc.stdout)

@@ -30,7 +30,7 @@ from real_llm import Counting
 from anna_common.errors import AnnaError
 from anna_common.findings import ValidationResult
 from anna_common.plan import ActionPlan
-from anna_common.protocol import PlanRecord, SessionEnv
+from anna_common.protocol.models import PlanRecord, SessionEnv
 from annactl.core.config import ClientSettings
 from annactl.planning import prompt
 from annactl.planning.evaluate_call import evaluate_finished

@@ -20,11 +20,12 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from anna_common import policy_subject, risk  # noqa: E402
 from anna_common.plan import RiskLevel  # noqa: E402
-from anna_common.policy import Policy, decide, parse  # noqa: E402
-from anna_common.policy_subject import subject  # noqa: E402
-from anna_common.risk import AssessContext, Scope, assess  # noqa: E402
+from anna_common.policy import subject as policy_subject  # noqa: E402
+from anna_common.policy.decide import Policy, decide, parse  # noqa: E402
+from anna_common.policy.subject import subject  # noqa: E402
+from anna_common.risk import assess as risk  # noqa: E402
+from anna_common.risk.assess import AssessContext, Scope, assess  # noqa: E402
 from bench.assess import commands  # noqa: E402
 
 CONTEXT = AssessContext(distro="arch", home="/home/alice")

@@ -23,8 +23,8 @@ from pathlib import Path
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
 
-from anna_common.protocol import SessionEnv  # noqa: E402
-from anna_common.rules.base import AssessContext  # noqa: E402
+from anna_common.protocol.models import SessionEnv  # noqa: E402
+from anna_common.risk.rules.base import AssessContext  # noqa: E402
 from anna_common.validate import validate  # noqa: E402
 from annad.journal.records import who_of  # noqa: E402
 from annad.preview import engine  # noqa: E402

@@ -98,7 +98,7 @@ def fill_journal(state: Path, template_socket: Path, plans: int) -> None:
     """A journal holding ``plans`` plans (written directly: submitting each would take
     minutes), all copies of one plan the small daemon stored and annotated."""
     from anna_common.plan import canonical_json
-    from anna_common.protocol import PlanStatus
+    from anna_common.protocol.models import PlanStatus
     from annactl.core.daemon_client import DaemonClient
     from annad.journal.store import Journal, PlanRow
 

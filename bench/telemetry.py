@@ -23,7 +23,7 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from anna_common.protocol import SessionEnv
+from anna_common.protocol.models import SessionEnv
 from annad.telemetry import Sources, TelemetryService, collect
 from annad.telemetry.boot import collect_boot
 from annad.telemetry.packages import collect_packages

@@ -14,7 +14,7 @@ from collections import defaultdict
 from pathlib import Path
 
 from anna_common.plan import RiskLevel
-from anna_common.risk import AssessContext, assess
+from anna_common.risk.assess import AssessContext, assess
 
 CONTEXT = AssessContext(distro="arch", home="/home/alice")
 """An Arch desktop with no bootloader evidence: the strictest setting."""

@@ -220,3 +220,38 @@ def test_only_the_api_and_the_entry_point_know_http() -> None:
             continue
         reached = {t for t in _edges()[name] if t.startswith("annad.api")}
         assert not reached, f"{name} imports {sorted(reached)}"
+
+
+# --- the contract laid out by responsibility (issue 21.7): shell/ understands bash, risk/ judges
+# (with its rules/), policy/ applies the administrator's rules, protocol/ is the wire. Lower
+# folders never import higher ones: shell < risk < policy; protocol is the wire vocabulary.
+_CONTRACT_TOP = {"__init__", "annotate", "distro", "errors", "extract", "findings", "levels",
+                 "plan", "positional", "redact", "telemetry", "validate"}
+_CONTRACT_FOLDERS = {"shell", "risk", "policy", "protocol"}
+_CONTRACT_BELOW = {"shell": {"risk", "policy", "protocol"}, "risk": {"policy", "protocol"}}
+
+
+def test_contract_layout() -> None:
+    loose = {p.stem for p in (REPO / "anna_common").glob("*.py")}
+    folders = {p.name for p in (REPO / "anna_common").iterdir()
+               if p.is_dir() and (p / "__init__.py").exists()}
+    assert loose == _CONTRACT_TOP, f"modules loose in anna_common/: {sorted(loose - _CONTRACT_TOP)}"
+    assert folders == _CONTRACT_FOLDERS
+
+
+def test_contract_folders_import_downwards() -> None:
+    for path in _modules():
+        parts = _module_name(path).split(".")
+        if parts[0] != "anna_common" or len(parts) < 3 or parts[1] not in _CONTRACT_BELOW:
+            continue
+        for target in _edges()[_module_name(path)]:
+            tparts = target.split(".")
+            assert not (tparts[0] == "anna_common" and len(tparts) > 2
+                        and tparts[1] in _CONTRACT_BELOW[parts[1]]), (
+                f"{_module_name(path)} ({parts[1]}/) imports {target}")
+
+
+def test_the_protocol_package_imports_nothing() -> None:
+    """``annactl status`` reads the routes without loading pydantic: the package is empty."""
+    tree = ast.parse((REPO / "anna_common/protocol/__init__.py").read_text(encoding="utf-8"))
+    assert not [n for n in tree.body if isinstance(n, ast.Import | ast.ImportFrom)]

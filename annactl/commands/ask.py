@@ -22,7 +22,7 @@ from annactl.ui import confirm
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from anna_common.protocol import ExecEvent, PlanRecord
+    from anna_common.protocol.models import ExecEvent, PlanRecord
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
     from annactl.planning.outcome import Progress

@@ -13,7 +13,7 @@ which is always safe: a wrong ``creates`` would skip a step that should run.
 
 from __future__ import annotations
 
-from anna_common.shell import analyse
+from anna_common.shell.grammar import analyse
 
 _CREATES = {"mkdir", "touch"}
 """Programs whose operands are paths that exist afterwards."""

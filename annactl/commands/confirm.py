@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
-    from anna_common.protocol import PlanRecord
+    from anna_common.protocol.models import PlanRecord
     from annactl.commands.flow import Flow
     from annactl.ui.console import Consoles
 

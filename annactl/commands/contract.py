@@ -12,7 +12,7 @@ from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
     from anna_common.findings import ValidationResult
-    from anna_common.risk import Assessment
+    from anna_common.risk.assess import Assessment
     from annactl.ui.console import Consoles
 
 ASSESS_FIELDS = ("command", "risk", "banned", "scope", "codes", "reasons", "parse_ok")
@@ -28,7 +28,7 @@ def assessment_json(verdict: Assessment) -> dict[str, Any]:
 
 def assess_one(command: str, *, distro: str | None, as_json: bool, consoles: Consoles) -> int:
     """Assess one command and print the verdict."""
-    from anna_common.risk import assess
+    from anna_common.risk.assess import assess
     from annactl.core.environment import local_context
 
     verdict = assess(command, local_context(distro))
@@ -57,7 +57,7 @@ def _print_assessment(verdict: Assessment, consoles: Consoles) -> None:
 
 def assess_stream(lines: Any, out: Any, *, distro: str | None) -> int:
     """``assess --jsonl``: one JSON object per input line, in order; bad lines never abort."""
-    from anna_common.risk import assess
+    from anna_common.risk.assess import assess
     from annactl.core.environment import local_context
 
     ctx = local_context(distro)

@@ -27,7 +27,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
     from anna_common.findings import AnnotatedPlan, Finding
-    from anna_common.protocol import (
+    from anna_common.protocol.models import (
         CheckResult,
         ExecEvent,
         PlanRecord,
@@ -45,7 +45,7 @@ if TYPE_CHECKING:
 
 def session_env() -> SessionEnv:
     """The caller's whitelisted session environment (desktop detection, user-scope steps)."""
-    from anna_common.protocol import SessionEnv
+    from anna_common.protocol.models import SessionEnv
 
     return SessionEnv.from_environ(dict(os.environ))
 

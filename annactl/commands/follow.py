@@ -26,7 +26,7 @@ from anna_common.errors import AnnaError, DaemonError, ErrorCode
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
 
-    from anna_common.protocol import ExecEvent, PlanRecord, RollbackResponse
+    from anna_common.protocol.models import ExecEvent, PlanRecord, RollbackResponse
     from annactl.commands.prepared import Prepared
     from annactl.core.daemon_client import DaemonClient
 
@@ -130,7 +130,7 @@ class Follower:
         import os
 
         from anna_common.findings import AnnotatedPlan
-        from anna_common.protocol import ErrorBody, PlanRecord, StepRecord
+        from anna_common.protocol.models import ErrorBody, PlanRecord, StepRecord
 
         steps = [StepRecord(step_id=s.id, index=i, status="pending")
                  for i, s in enumerate(self.prepared.annotated.steps)]
@@ -167,13 +167,13 @@ class Follower:
             hint=f"start annad (systemctl start annad), then: annactl show {self.plan_id}")
 
     def _notice(self, message: str) -> ExecEvent:
-        from anna_common.protocol import ExecEvent, ExecEventType
+        from anna_common.protocol.models import ExecEvent, ExecEventType
 
         return ExecEvent(type=ExecEventType.ERROR, plan_id=self.plan_id, message=message,
                          code=str(ErrorCode.DAEMON_UNAVAILABLE), ts=time.time())
 
     def _outcome(self, record: PlanRecord) -> ExecEvent:
-        from anna_common.protocol import ExecEvent, ExecEventType
+        from anna_common.protocol.models import ExecEvent, ExecEventType
 
         error = record.error
         return ExecEvent(type=ExecEventType.PLAN_FINISHED, plan_id=self.plan_id,
@@ -188,7 +188,7 @@ def after_rollback(daemon: DaemonClient, before: PlanRecord, response: RollbackR
                    ) -> PlanRecord:
     """The plan's record right after a rollback; if annad stopped just after answering, the
     record read before the rollback with the rollback's answer (status, undo results)."""
-    from anna_common.protocol import ErrorBody
+    from anna_common.protocol.models import ErrorBody
 
     try:
         return daemon.get_plan(before.plan_id)

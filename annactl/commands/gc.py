@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING
 from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
-    from anna_common.protocol import GcResponse
+    from anna_common.protocol.models import GcResponse
     from annactl.core.daemon_client import DaemonClient
     from annactl.ui.console import Consoles
 

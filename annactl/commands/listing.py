@@ -3,7 +3,7 @@
 The common path uses only the standard library to reach the daemon (status's small Unix
 socket client), never Typer, the client settings (pydantic-settings), the telemetry models
 or the risk engine: ``history`` works on plain dicts, ``show`` validates one
-:class:`~anna_common.protocol_records.PlanRecord`. Both must start within 12x a bare
+:class:`~anna_common.protocol.records.PlanRecord`. Both must start within 12x a bare
 interpreter (``bench/startup.py``). Only when no daemon answers do they take the full path,
 which may autostart one.
 """
@@ -125,7 +125,7 @@ def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
         shown = render.record_view(wire(data))
     except (AttributeError, TypeError, ValueError):  # (wire's ShapeError is an AttributeError)
         # not the shape the renderers expect: the real models say what is wrong (coded)
-        from anna_common.protocol_records import PlanRecord
+        from anna_common.protocol.records import PlanRecord
 
         shown = render.record_view(PlanRecord.model_validate(data))
     consoles.out.print(shown)

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 from anna_common.errors import AnnaError
 
 if TYPE_CHECKING:
-    from anna_common.protocol import PlanRecord
+    from anna_common.protocol.models import PlanRecord
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
     from annactl.planning.evaluate import EvaluationOutcome

@@ -24,7 +24,7 @@ from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 from annactl.ui import confirm
 
 if TYPE_CHECKING:
-    from anna_common.protocol import PlanRecord
+    from anna_common.protocol.models import PlanRecord
     from anna_common.telemetry import Telemetry
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
-    from anna_common.policy_model import Rule
-    from anna_common.protocol_policy import PolicyCheckResponse, PolicyView
+    from anna_common.policy.model import Rule
+    from anna_common.protocol.policy import PolicyCheckResponse, PolicyView
     from annactl.ui.console import Consoles
 
 _STYLE = {"deny": "bold red", "ask": "yellow", "allow": "green", "default": "dim"}

@@ -11,8 +11,8 @@ from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan, Finding
-    from anna_common.preview import PlanPreview
-    from anna_common.protocol import CheckResult
+    from anna_common.protocol.models import CheckResult
+    from anna_common.protocol.preview import PlanPreview
     from anna_common.telemetry import Telemetry
     from annactl.planning.facts import Contradiction
     from annactl.planning.outcome import PlanOutcome

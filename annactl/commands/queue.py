@@ -16,7 +16,7 @@ from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from anna_common.protocol_queue import QueueList
+    from anna_common.protocol.queue import QueueList
     from annactl.commands.ask import RunOptions
     from annactl.commands.flow import Flow
     from annactl.ui.console import Consoles

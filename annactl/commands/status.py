@@ -27,7 +27,8 @@ if TYPE_CHECKING:
     from annactl.ui.console import Consoles
 
 API_VERSION = 1
-"""Must equal ``anna_common.protocol.API_VERSION`` (a test checks; importing it costs pydantic)."""
+"""Must equal ``anna_common.protocol.models.API_VERSION`` (a test checks; importing it costs
+pydantic)."""
 SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS",
                 "LANG", "XDG_CURRENT_DESKTOP", "XDG_SESSION_TYPE", "DESKTOP_SESSION",
                 "HYPRLAND_INSTANCE_SIGNATURE", "SWAYSOCK")

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING, Any
 from urllib.parse import quote
 
 from anna_common.errors import AnnaError, DaemonError, ErrorCode
-from anna_common.routes import SESSION_KEYS, SESSION_VALUE_CHARS, Route
+from anna_common.protocol.routes import SESSION_KEYS, SESSION_VALUE_CHARS, Route
 from annactl.core.daemon_http import (
     UnixConnection,
     events,
@@ -40,8 +40,7 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
 
     from anna_common.plan import ActionPlan
-    from anna_common.preview import PlanPreview
-    from anna_common.protocol import (
+    from anna_common.protocol.models import (
         AuditReport,
         ChecksResponse,
         ExecEvent,
@@ -54,8 +53,9 @@ if TYPE_CHECKING:
         SubmitResponse,
         TelemetryResponse,
     )
-    from anna_common.protocol_policy import PolicyCheckResponse, PolicyView
-    from anna_common.protocol_queue import QueueEntry, QueueList, RecipeRunResponse
+    from anna_common.protocol.policy import PolicyCheckResponse, PolicyView
+    from anna_common.protocol.preview import PlanPreview
+    from anna_common.protocol.queue import QueueEntry, QueueList, RecipeRunResponse
     from annactl.core.config import ClientSettings
     from annactl.core.quicksettings import QuickSettings
 
@@ -89,10 +89,11 @@ class DaemonClient:
             if not isinstance(data, dict):
                 raise ShapeError(f"{model}: not a JSON object")
             return Wire(data)
-        import anna_common.preview
-        import anna_common.protocol
+        import anna_common.protocol.models
+        import anna_common.protocol.preview
 
-        module = anna_common.preview if model == "PlanPreview" else anna_common.protocol
+        protocol = anna_common.protocol
+        module = protocol.preview if model == "PlanPreview" else protocol.models
         return getattr(module, model).model_validate(data)
 
     def session(self) -> SessionEnv | dict[str, str]:
@@ -101,7 +102,7 @@ class DaemonClient:
         if self.wire:
             return {k: os.environ[k][:SESSION_VALUE_CHARS] for k in SESSION_KEYS
                     if os.environ.get(k)}
-        from anna_common.protocol import SessionEnv
+        from anna_common.protocol.models import SessionEnv
 
         return SessionEnv.from_environ(dict(os.environ))
 
@@ -157,7 +158,7 @@ class DaemonClient:
 
     def check_version(self) -> Health:
         """Health, refusing a daemon that speaks another protocol version."""
-        from anna_common.routes import API_VERSION
+        from anna_common.protocol.routes import API_VERSION
 
         health = self.health()
         if health.api_version != API_VERSION:
@@ -169,8 +170,8 @@ class DaemonClient:
     def telemetry(self, *, fresh: bool = False, session: SessionEnv | None = None
                   ) -> TelemetryResponse:
         """``GET /v1/telemetry`` (the session goes in the ``X-Anna-Session`` header)."""
-        from anna_common.protocol import TelemetryResponse
-        from anna_common.routes import SESSION_HEADER
+        from anna_common.protocol.models import TelemetryResponse
+        from anna_common.protocol.routes import SESSION_HEADER
 
         headers = {SESSION_HEADER: session.model_dump_json(exclude_none=True)} if session else {}
         path = Route.TELEMETRY + ("?fresh=1" if fresh else "")
@@ -179,7 +180,7 @@ class DaemonClient:
     def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model"
                ) -> SubmitResponse:
         """``POST /v1/plans``: the daemon validates, classifies and stores the plan."""
-        from anna_common.protocol import SubmitResponse
+        from anna_common.protocol.models import SubmitResponse
 
         # a memory proposal is the client's business (asked about here, never run): the daemon
         # and its journal never see it
@@ -192,7 +193,7 @@ class DaemonClient:
     def run_checks(self, plan_id: str, *, session: SessionEnv | dict[str, str] | None = None
                    ) -> ChecksResponse:
         """``POST /v1/plans/{id}/checks``."""
-        from anna_common.protocol import ChecksResponse
+        from anna_common.protocol.models import ChecksResponse
 
         body = {"session": session_body(session)}
         return ChecksResponse.model_validate(
@@ -247,7 +248,7 @@ class DaemonClient:
 
     def list_plans(self, *, limit: int = 200, before: str | None = None) -> PlanList:
         """``GET /v1/plans``: ``limit`` plans (0: all) older than plan ``before``."""
-        from anna_common.protocol import PlanList
+        from anna_common.protocol.models import PlanList
 
         query = f"?limit={int(limit)}"
         if before is not None:
@@ -266,7 +267,7 @@ class DaemonClient:
 
         ``confirm_word``: when a rollback command is HIGH, the word the person typed.
         """
-        from anna_common.protocol import RollbackResponse
+        from anna_common.protocol.models import RollbackResponse
 
         body: dict[str, Any] = {"confirmed": confirmed, "session": session_body(session)}
         if confirm_word is not None:
@@ -278,7 +279,7 @@ class DaemonClient:
            plan_ids: list[str] | None = None) -> GcResponse:
         """``POST /v1/gc``: remove backups the policy (or, for named plans, the person)
         allows; ``include_rollbackable`` only once the person has confirmed."""
-        from anna_common.protocol import GcResponse
+        from anna_common.protocol.models import GcResponse
 
         body = {"dry_run": dry_run, "include_rollbackable": include_rollbackable,
                 "plan_ids": list(plan_ids or [])}
@@ -287,27 +288,27 @@ class DaemonClient:
 
     def policy_view(self) -> PolicyView:
         """``GET /v1/policy``: the rules in force for this caller."""
-        from anna_common.protocol_policy import PolicyView
+        from anna_common.protocol.policy import PolicyView
 
         return PolicyView.model_validate(self._call("GET", Route.POLICY))
 
     def policy_check(self, command: str) -> PolicyCheckResponse:
         """``POST /v1/policy/check``: what the policy decides for one command."""
-        from anna_common.protocol_policy import PolicyCheckResponse
+        from anna_common.protocol.policy import PolicyCheckResponse
 
         return PolicyCheckResponse.model_validate(
             self._call("POST", Route.POLICY_CHECK, {"command": command}))
 
     def audit_verify(self) -> AuditReport:
         """``GET /v1/audit/verify``."""
-        from anna_common.protocol import AuditReport
+        from anna_common.protocol.models import AuditReport
 
         return AuditReport.model_validate(self._call("GET", Route.AUDIT_VERIFY))
 
     def run_recipe(self, name: str, *, params: dict[str, str] | None = None,
                    trigger: str = "manual") -> RecipeRunResponse:
         """``POST /v1/recipes/{name}/run``: runs (or queues) and answers when done."""
-        from anna_common.protocol_queue import RecipeRunResponse
+        from anna_common.protocol.queue import RecipeRunResponse
 
         path = Route.RECIPE_RUN.replace("{name}", quote(name, safe=""))
         body = {"params": dict(params or {}), "trigger": trigger}
@@ -316,13 +317,13 @@ class DaemonClient:
 
     def queue(self) -> QueueList:
         """``GET /v1/queue``: plans waiting for approval."""
-        from anna_common.protocol_queue import QueueList
+        from anna_common.protocol.queue import QueueList
 
         return QueueList.model_validate(self._call("GET", Route.QUEUE))
 
     def dismiss(self, plan_id: str) -> QueueEntry:
         """``POST /v1/queue/{id}/dismiss``."""
-        from anna_common.protocol_queue import QueueEntry
+        from anna_common.protocol.queue import QueueEntry
 
         return QueueEntry.model_validate(
             self._call("POST", plan_path(Route.QUEUE_DISMISS, plan_id)))

@@ -15,7 +15,7 @@ from anna_common.errors import AnnaError, DaemonError, ErrorCode
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from anna_common.protocol import ExecEvent, SessionEnv
+    from anna_common.protocol.models import ExecEvent, SessionEnv
 
 
 class UnixConnection(http.client.HTTPConnection):
@@ -84,7 +84,7 @@ def events(conn: UnixConnection, response: http.client.HTTPResponse, path: Path,
 def event_line(line: bytes, *, wire: bool) -> ExecEvent:
     """One NDJSON line of an execution's events (a view of it with ``wire``)."""
     if not wire:
-        from anna_common.protocol import ExecEvent
+        from anna_common.protocol.models import ExecEvent
 
         return ExecEvent.model_validate_json(line)
     from annactl.core.wire import ShapeError, Wire

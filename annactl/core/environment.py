@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anna_common.distro import FAMILIES, family_of, parse_os_release
-from anna_common.rules.base import AssessContext
+from anna_common.risk.rules.base import AssessContext
 
 DISTRO_FAMILIES = tuple(FAMILIES)
 """Values accepted by ``--distro``."""

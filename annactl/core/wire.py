@@ -9,7 +9,7 @@ compare risk levels and dump them back to JSON, so its daemon client
 
 - attributes read the JSON object's keys; nested objects and lists are viewed too;
 - a risk level (:data:`RISK_FIELDS`) is a real :class:`~anna_common.levels.RiskLevel`, so the
-  tier rules (:mod:`anna_common.tiers`) order it exactly as they order the models' — a plain
+  tier rules (:mod:`anna_common.risk.tiers`) order it exactly as they order the models' — a plain
   string would compare alphabetically, and ``"HIGH" < "LOW"``;
 - a missing key or a risk level outside the four raises :class:`ShapeError`; the apply path
   then falls back to the real models, which refuse the answer with a coded error;

@@ -25,7 +25,7 @@ from typing import TYPE_CHECKING, Any, Protocol
 if TYPE_CHECKING:
     from collections.abc import Iterator, Sequence
 
-    from anna_common.protocol import PlanRecord, StepRecord
+    from anna_common.protocol.models import PlanRecord, StepRecord
 
 
 class _Reason(Protocol):

@@ -28,7 +28,7 @@ from typing import TYPE_CHECKING, Any, Literal
 from anna_common.errors import AnnaError, ErrorCode
 
 if TYPE_CHECKING:
-    from anna_common.protocol import PlanRecord
+    from anna_common.protocol.models import PlanRecord
     from annactl.planning.evalclaims import RecordContradiction
     from annactl.planning.evaluation_model import Evaluation
 

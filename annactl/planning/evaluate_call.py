@@ -28,7 +28,7 @@ from annactl.planning.evaluate import (
 )
 
 if TYPE_CHECKING:
-    from anna_common.protocol import PlanRecord
+    from anna_common.protocol.models import PlanRecord
     from annactl.core.config import ClientSettings
     from annactl.core.quicksettings import QuickSettings
     from annactl.planning.llm.base import Provider

@@ -26,7 +26,7 @@ if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
 
-    from anna_common.protocol import PlanRecord
+    from anna_common.protocol.models import PlanRecord
     from annactl.planning.evaluate import EvaluationOutcome
     from annactl.planning.outcome import Progress
 

@@ -63,7 +63,7 @@ def _argv_commands(command: str) -> list[tuple[str, list[str]]]:
     """(program, arguments) of every simple command the shell analysis finds in a step,
     nested code included (``sudo sh -c '…'``), with wrappers peeled off (``sudo``, ``env``,
     ``/usr/bin/pacman``); a program only named at run time has no name and is skipped."""
-    from anna_common.shell import analyse
+    from anna_common.shell.grammar import analyse
 
     try:
         found = analyse(command).commands

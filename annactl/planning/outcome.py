@@ -17,14 +17,14 @@ from anna_common.validate import validate
 
 if TYPE_CHECKING:
     from anna_common.plan import ActionPlan
-    from anna_common.protocol import (
+    from anna_common.protocol.models import (
         CheckResult,
         ChecksResponse,
         SessionEnv,
         SubmitResponse,
         TelemetryResponse,
     )
-    from anna_common.rules.base import AssessContext
+    from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
     from annactl.core.config import ClientSettings
     from annactl.planning.facts import Contradiction

@@ -33,7 +33,7 @@ from anna_common.errors import AnnaError
 from annactl.planning.outcome import QUICK_CONNECT_S, DaemonAPI, PlanOutcome, Progress
 
 if TYPE_CHECKING:
-    from anna_common.rules.base import AssessContext
+    from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
     from annactl.core.config import ClientSettings
     from annactl.planning.history import History
@@ -123,7 +123,7 @@ class Planner:
 
         if self.daemon is None:
             return Telemetry(errors=["no telemetry: no daemon connection"])
-        from anna_common.protocol import SessionEnv
+        from anna_common.protocol.models import SessionEnv
 
         session = SessionEnv.from_environ(dict(os.environ))
         return self.daemon.telemetry(session=session).telemetry

@@ -38,8 +38,8 @@ from annactl.planning.packet import Trace, now_iso, stored
 from annactl.planning.replies import chat_request, failure
 
 if TYPE_CHECKING:
-    from anna_common.protocol import CheckResult
-    from anna_common.rules.base import AssessContext
+    from anna_common.protocol.models import CheckResult
+    from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
     from annactl.planning.outcome import PlanningSession
     from annactl.planning.templates import TemplateMatch
@@ -349,7 +349,7 @@ class Run:
     # ------------------------------------------------------------------ checks
     def run_checks(self, result: ValidationResult) -> list[CheckResult] | None:
         """Submit the plan and run its necessary checks on the daemon; None when impossible."""
-        from anna_common.protocol import SessionEnv
+        from anna_common.protocol.models import SessionEnv
 
         daemon = self.planner.daemon
         assert daemon is not None and result.plan is not None

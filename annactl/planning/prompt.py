@@ -43,7 +43,7 @@ from annactl.planning.telemetry_trim import DEFAULT_BUDGET, cut, trim
 
 if TYPE_CHECKING:
     from anna_common.findings import Finding
-    from anna_common.protocol import CheckResult
+    from anna_common.protocol.models import CheckResult
     from anna_common.telemetry import Telemetry
 
 log = logging.getLogger(__name__)

@@ -11,7 +11,7 @@ The tier comes from the *daemon's* :class:`~anna_common.findings.AnnotatedPlan`
 | banned | nothing can approve it; the reasons are shown |
 
 The tier counts the plan's rollback commands as well as its steps (they run unasked
-when a step fails); the rule is :mod:`anna_common.tiers`, which the daemon applies too.
+when a step fails); the rule is :mod:`anna_common.risk.tiers`, which the daemon applies too.
 
 ``--yes`` stands in for the one confirmation (up to MEDIUM); a HIGH plan also
 needs ``--allow-high``. Without a terminal and without those flags nothing
@@ -32,9 +32,9 @@ from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import TYPE_CHECKING, Protocol
 
-from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode, PlanError
 from anna_common.levels import RiskLevel
+from anna_common.risk import tiers
 from annactl.ui.console import inert
 
 if TYPE_CHECKING:
@@ -129,7 +129,7 @@ def requirement(plan: AnnotatedPlan) -> Requirement:
 
 def rollback_requirement(plan: AnnotatedPlan) -> Requirement:
     """What a later ``rollback`` needs: always one confirmation; a HIGH rollback command
-    also its word (the daemon demands the same, :func:`anna_common.tiers.rollback_word`)."""
+    also its word (the daemon demands the same, :func:`anna_common.risk.tiers.rollback_word`)."""
     word = tiers.rollback_word(plan)
     if word is None:
         return Requirement(Tier.ONE, RiskLevel.max_of(tiers.rollback_risk(plan), RiskLevel.LOW))

@@ -45,7 +45,7 @@ __all__ = ["OUTPUT_TAIL_LINES", "RISK_STYLE", "ROLLBACK_STATES", "OutputLines",
            "step_table", "summary_line", "tail", "undo_table"]
 
 if TYPE_CHECKING:
-    from anna_common.protocol import PlanRecord, UndoResult
+    from anna_common.protocol.models import PlanRecord, UndoResult
 
 
 def status_text(status: str) -> Text:

@@ -17,7 +17,7 @@ from annactl.ui.console import inert, inert_text
 from annactl.ui.render_plan import tail
 
 if TYPE_CHECKING:
-    from anna_common.protocol import ExecEvent
+    from anna_common.protocol.models import ExecEvent
 
 
 def _counter(event: ExecEvent) -> str:

@@ -22,7 +22,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep, Finding
-    from anna_common.protocol import CheckResult
+    from anna_common.protocol.models import CheckResult
     from anna_common.telemetry import Telemetry
     from annactl.planning.facts import Contradiction
 

@@ -19,7 +19,7 @@ if TYPE_CHECKING:
     from rich.text import Text
 
     from anna_common.findings import AnnotatedStep
-    from anna_common.preview import FileChange, PlanPreview, StepPreview
+    from anna_common.protocol.preview import FileChange, PlanPreview, StepPreview
 
 _MARK = {"created": ("+", "green"), "modified": ("~", "yellow"), "deleted": ("-", "red")}
 _VERDICT = {"ok": ("✓", "green"), "failed": ("✗", "bold red"), "not checked": ("?", "yellow")}

@@ -10,7 +10,7 @@ from pydantic import ValidationError
 from starlette.requests import ClientDisconnect
 
 from anna_common.errors import AnnaError, ErrorCode
-from anna_common.protocol import SESSION_HEADER, SessionEnv
+from anna_common.protocol.models import SESSION_HEADER, SessionEnv
 from annad.peer import CONNECTION_KEY, PEER_KEY, Peer
 from annad.service import PlanService
 

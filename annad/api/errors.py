@@ -1,6 +1,6 @@
 """The one place daemon errors become HTTP responses: ``{code, message, detail}``.
 
-Every failure a client sees is an :class:`~anna_common.protocol.ErrorBody` with a
+Every failure a client sees is an :class:`~anna_common.protocol.models.ErrorBody` with a
 stable :class:`~anna_common.errors.ErrorCode`; the HTTP status is derived from the
 code here and nowhere else. Unexpected exceptions are logged with their
 traceback on the daemon's stderr and reach the client only as INTERNAL_ERROR.
@@ -17,7 +17,7 @@ from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
 
 from anna_common.errors import AnnaError, ErrorCode
-from anna_common.protocol import ErrorBody
+from anna_common.protocol.models import ErrorBody
 
 log = logging.getLogger(__name__)
 

@@ -7,8 +7,7 @@ import anyio.to_thread
 from fastapi import APIRouter, Request
 from fastapi.responses import StreamingResponse
 
-from anna_common.preview import PlanPreview
-from anna_common.protocol import (
+from anna_common.protocol.models import (
     ChecksRequest,
     ChecksResponse,
     ExecuteRequest,
@@ -21,6 +20,7 @@ from anna_common.protocol import (
     Route,
     SubmitResponse,
 )
+from anna_common.protocol.preview import PlanPreview
 from annad.api.deps import ConnectionDep, JsonDep, PeerDep, ServiceDep
 
 router = APIRouter()

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fastapi import APIRouter
 
-from anna_common.protocol import Route
-from anna_common.protocol_policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
+from anna_common.protocol.models import Route
+from anna_common.protocol.policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
 from annad.api.deps import PeerDep, ServiceDep
 
 router = APIRouter()

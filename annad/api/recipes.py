@@ -6,8 +6,8 @@ from typing import Annotated
 
 from fastapi import APIRouter, Depends, Request
 
-from anna_common.protocol import Route
-from anna_common.protocol_queue import QueueEntry, QueueList, RecipeRunRequest, RecipeRunResponse
+from anna_common.protocol.models import Route
+from anna_common.protocol.queue import QueueEntry, QueueList, RecipeRunRequest, RecipeRunResponse
 from annad.api.deps import PeerDep
 from annad.recipes.run import RecipeService
 

@@ -6,7 +6,7 @@ from typing import Annotated
 
 from fastapi import APIRouter, Query
 
-from anna_common.protocol import AuditReport, Health, Route, TelemetryResponse
+from anna_common.protocol.models import AuditReport, Health, Route, TelemetryResponse
 from annad.api.deps import PeerDep, ServiceDep, SessionDep
 
 router = APIRouter()

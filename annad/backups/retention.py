@@ -25,7 +25,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anna_common.protocol import GcRemoved, GcRequest, GcResponse, PlanStatus
+from anna_common.protocol.models import GcRemoved, GcRequest, GcResponse, PlanStatus
 
 if TYPE_CHECKING:
     from collections.abc import Iterable

@@ -25,7 +25,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.plan import RiskLevel
-from anna_common.protocol import SnapshotRecord
+from anna_common.protocol.models import SnapshotRecord
 
 if TYPE_CHECKING:
     from annad.execution.prestate import HelperRunner

@@ -1,8 +1,8 @@
 """Which paths to snapshot before a step: every write target the analysis finds.
 
 The command is parsed with the contract's bash analysis
-(:func:`anna_common.shell.analyse`); :func:`anna_common.writes.write_targets`
-names what each simple command writes, and :func:`anna_common.paths.resolve`
+(:func:`anna_common.shell.grammar.analyse`); :func:`anna_common.risk.writes.write_targets`
+names what each simple command writes, and :func:`anna_common.risk.paths.resolve`
 turns the words into paths against the step's home and working directory. A
 target whose path is only known when the command runs (``> "$f"``, ``$(...)``)
 cannot be backed up, so the step is refused (:class:`~annad.backups.backup.BackupRefused`);
@@ -16,11 +16,11 @@ import posixpath
 from dataclasses import dataclass
 from pathlib import Path
 
-from anna_common import paths
-from anna_common.runtimename import new_entry_dir
-from anna_common.shell import SimpleCommand, analyse
-from anna_common.shellwords import Word
-from anna_common.writes import CP_VALUES, WriteTarget, dest_and_sources, write_targets
+from anna_common.risk import paths
+from anna_common.risk.runtimename import new_entry_dir
+from anna_common.risk.writes import CP_VALUES, WriteTarget, dest_and_sources, write_targets
+from anna_common.shell.grammar import SimpleCommand, analyse
+from anna_common.shell.words import Word
 from annad.backups.backup import BackupRefused, kernel_path
 from annad.backups.manifest import printable
 

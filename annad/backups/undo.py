@@ -9,7 +9,7 @@
    removed or changed, remove only the packages it newly installed, and put
    unit enablement and activity back.
 
-Each action yields an :class:`~anna_common.protocol.UndoResult`; a failing one
+Each action yields an :class:`~anna_common.protocol.models.UndoResult`; a failing one
 is reported and the rest still run.
 """
 
@@ -22,7 +22,7 @@ import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
-from anna_common.protocol import UndoResult
+from anna_common.protocol.models import UndoResult
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.manifest import printable
 from annad.backups.undofiles import Progress, undo_targets

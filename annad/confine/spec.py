@@ -105,13 +105,13 @@ def root_secrets(patterns: Sequence[str] | None = None) -> tuple[str, ...]:
     of the command, but words can name a file without spelling its path (a relative path
     from the ``/`` working directory, ``..``, a symlink, a glob, a variable, a ``cd``
     first). So the confinement itself takes the files away: every absolute pattern of
-    :data:`anna_common.paths.SECRET_PATTERNS` outside ``/home`` (other users' files are not
+    :data:`anna_common.risk.paths.SECRET_PATTERNS` outside ``/home`` (other users' files are not
     readable by capless root anyway), expanded on the real filesystem, and
     :data:`ROOT_SECRET_DIRS`. Defence in depth: the words are still judged first.
     ``patterns`` replaces the secret patterns (tests). A link is covered at its target; a
     dangling one is skipped (covering it would fail, and the read would never run).
     """
-    from anna_common.paths import SECRET_PATTERNS
+    from anna_common.risk.paths import SECRET_PATTERNS
 
     found: set[str] = {d for d in ROOT_SECRET_DIRS if os.path.isdir(d)}  # noqa: PTH112
     for pattern in SECRET_PATTERNS if patterns is None else patterns:

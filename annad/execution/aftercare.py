@@ -15,7 +15,7 @@ from __future__ import annotations
 import logging
 from typing import TYPE_CHECKING
 
-from anna_common.protocol import PlanStatus, SessionEnv
+from anna_common.protocol.models import PlanStatus, SessionEnv
 from annad.backups import snapshots as snaps
 from annad.backups.snapshots import Snapshots, SnapshotTools
 from annad.execution.guard import Guard, state_of
@@ -27,8 +27,8 @@ if TYPE_CHECKING:
     from collections.abc import Callable
 
     from anna_common.findings import AnnotatedPlan
-    from anna_common.protocol import ExecEvent, ExecuteRequest, PlanRecord, RollbackResponse
-    from anna_common.rules.base import AssessContext
+    from anna_common.protocol.models import ExecEvent, ExecuteRequest, PlanRecord, RollbackResponse
+    from anna_common.risk.rules.base import AssessContext
     from annad.config import DaemonSettings
     from annad.execution.prestate import HelperRunner
     from annad.execution.runs import RunManager

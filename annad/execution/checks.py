@@ -15,16 +15,16 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anna_common.plan import RiskLevel
-from anna_common.protocol import CheckResult
-from anna_common.risk import Scope, assess
+from anna_common.protocol.models import CheckResult
+from anna_common.risk.assess import Scope, assess
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
 from annad.journal.records import who_of
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
-    from anna_common.protocol import SessionEnv
-    from anna_common.rules.base import AssessContext
+    from anna_common.protocol.models import SessionEnv
+    from anna_common.risk.rules.base import AssessContext
     from annad.config import DaemonSettings
 
 

@@ -3,7 +3,7 @@ rollback starts.
 
 Nothing the client says about a plan's risk is trusted: the tier, and the word a HIGH plan's
 second confirmation must carry, are computed here from the daemon's annotation
-(:mod:`anna_common.tiers`) and compared in constant time. A flag alone is never the person's
+(:mod:`anna_common.risk.tiers`) and compared in constant time. A flag alone is never the person's
 confirmation: a client that never asked cannot send the word.
 """
 
@@ -11,12 +11,12 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
+from anna_common.risk import tiers
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
-    from anna_common.protocol import ExecuteRequest, RollbackRequest
+    from anna_common.protocol.models import ExecuteRequest, RollbackRequest
 
 
 def _word_state(typed: str | None) -> str:
@@ -26,7 +26,7 @@ def _word_state(typed: str | None) -> str:
 def check_confirmations(annotated: AnnotatedPlan, request: ExecuteRequest) -> None:
     """The daemon's own tier decides: LOW/MEDIUM need one confirmation, HIGH two, and the
     second must carry the word the daemon computed (compared in constant time). Rollback
-    commands count toward the tier (:mod:`anna_common.tiers`)."""
+    commands count toward the tier (:mod:`anna_common.risk.tiers`)."""
     needed = tiers.confirmations_needed(annotated)
     risk = tiers.plan_risk(annotated)
     given = 2 if request.confirmed and request.high_confirmed else int(request.confirmed)

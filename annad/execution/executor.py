@@ -22,7 +22,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.errors import ErrorCode
-from anna_common.protocol import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
+from anna_common.protocol.models import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.leftovers import clean_leftovers, remove_empty

@@ -23,13 +23,13 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from anna_common.errors import AnnaError, ErrorCode, PlanError
-from anna_common.protocol import GuardState, PlanStatus
+from anna_common.protocol.models import GuardState, PlanStatus
 from annad.peer import CONNECTIONS
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from anna_common.protocol import RollbackResponse
+    from anna_common.protocol.models import RollbackResponse
     from annad.journal.store import Journal
 
 log = logging.getLogger(__name__)

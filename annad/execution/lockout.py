@@ -13,7 +13,7 @@ The decision is made from the daemon's own analysis of the command, never from i
   login-relevant places under ``/etc`` *and* under the configured etc root (tests point it
   at a scratch tree); writing a directory that holds one of them (``rm -r /etc/ssh``,
   ``cp -r x /etc``) counts too;
-- every program call (:func:`anna_common.shell.analyse`, wrappers peeled): firewall and
+- every program call (:func:`anna_common.shell.grammar.analyse`, wrappers peeled): firewall and
   network tools, ``systemctl`` verbs that stop or change units people log in through,
   account locks (``usermod -L``, ``passwd -l``, ``chsh``);
 - the daemon's own risk codes for the step (network, firewall, login-critical services).
@@ -29,7 +29,7 @@ import os
 from pathlib import PurePosixPath
 from typing import TYPE_CHECKING
 
-from anna_common.shell import SimpleCommand, analyse
+from anna_common.shell.grammar import SimpleCommand, analyse
 from annad.backups.backup import BackupRefused
 from annad.backups.targets import snapshot_targets
 

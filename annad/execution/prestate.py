@@ -13,7 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
-from anna_common.shell import SimpleCommand, analyse
+from anna_common.shell.grammar import SimpleCommand, analyse
 from annad.backups.backup import BackupRefused
 from annad.backups.manifest import PackageState, UnitState
 

@@ -14,7 +14,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from anna_common.protocol import PlanStatus
+from anna_common.protocol.models import PlanStatus
 from annad.journal.store import StateFull
 
 if TYPE_CHECKING:

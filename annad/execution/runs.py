@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from anna_common.errors import AnnaError, ErrorCode, PlanError
-from anna_common.protocol import (
+from anna_common.protocol.models import (
     ExecEvent,
     ExecEventType,
     PlanStatus,

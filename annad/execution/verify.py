@@ -1,7 +1,7 @@
 """Verification after execution: did a step that exited 0 leave the state it should have?
 
 A step's exit status says little (``pacman -S foo || true`` exits 0 when pacman failed).
-For recognised actions that *certainly* ran (:func:`anna_common.shellflow.certain_commands`)
+For recognised actions that *certainly* ran (:func:`anna_common.shell.flow.certain_commands`)
 the daemon derives a postcondition and checks it with the system's own tools:
 
 - ``pacman -S/--sync TARGET`` → TARGET installed (``pacman -T``, or a group with
@@ -24,15 +24,15 @@ from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from anna_common.protocol import VerifyResult
-from anna_common.shellflow import certain_commands
+from anna_common.protocol.models import VerifyResult
+from anna_common.shell.flow import certain_commands
 from annad.backups.backup import BackupRefused
 from annad.execution.prestate import pacman_call, unit_calls
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
 
-    from anna_common.shell import SimpleCommand
+    from anna_common.shell.grammar import SimpleCommand
     from annad.confine.credentials import Identity
     from annad.execution.prestate import HelperRunner
 

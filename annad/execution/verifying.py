@@ -19,8 +19,8 @@ from typing import TYPE_CHECKING
 
 from anna_common.errors import ErrorCode, PlanError
 from anna_common.plan import RiskLevel
-from anna_common.protocol import ExecEvent, ExecEventType, VerifyResult
-from anna_common.risk import Scope, assess
+from anna_common.protocol.models import ExecEvent, ExecEventType, VerifyResult
+from anna_common.risk.assess import Scope, assess
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
 from annad.execution.verify import FAILED, NOT_CHECKED, PASSED, describe, postconditions
@@ -29,7 +29,7 @@ if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from anna_common.findings import AnnotatedPlan
-    from anna_common.rules.base import AssessContext
+    from anna_common.risk.rules.base import AssessContext
     from annad.confine.credentials import Identity
     from annad.execution.verify import Checker, Expectations
     from annad.journal.store import Journal

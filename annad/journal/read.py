@@ -16,7 +16,7 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
-from anna_common.protocol import AuditReport, PlanStatus, StepStatus
+from anna_common.protocol.models import AuditReport, PlanStatus, StepStatus
 from annad.journal import integrity
 from annad.journal.integrity import GENESIS, MIGRATED_KIND
 from annad.journal.rows import PlanRow, StepRow, UndoRow

@@ -14,7 +14,7 @@ from typing import TYPE_CHECKING, Any
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.findings import AnnotatedPlan
 from anna_common.plan import RiskLevel, canonical_json, plan_digest
-from anna_common.protocol import (
+from anna_common.protocol.models import (
     ErrorBody,
     PlanRecord,
     PlanStatus,

@@ -8,7 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from anna_common.protocol import PlanStatus, StepStatus
+from anna_common.protocol.models import PlanStatus, StepStatus
 
 
 @dataclass(frozen=True, slots=True)

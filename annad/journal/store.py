@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
-from anna_common.protocol import PlanStatus, StepStatus
+from anna_common.protocol.models import PlanStatus, StepStatus
 from annad.backups.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
 from annad.journal import integrity
 from annad.journal.integrity import GENESIS, MIGRATED_KIND, seal_of

@@ -18,7 +18,7 @@ import stat
 from dataclasses import dataclass
 from typing import Any
 
-from anna_common.preview import FileChange
+from anna_common.protocol.preview import FileChange
 from annad.backups.manifest import printable
 from annad.preview.overlay import content
 

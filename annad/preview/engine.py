@@ -18,9 +18,9 @@ from typing import TYPE_CHECKING
 from anna_common.annotate import raise_to_high
 from anna_common.findings import Finding, FindingCode
 from anna_common.plan import RiskLevel
-from anna_common.preview import PlanPreview, StepPreview
-from anna_common.protocol import DaemonMode, SessionEnv
-from anna_common.risk import Scope
+from anna_common.protocol.models import DaemonMode, SessionEnv
+from anna_common.protocol.preview import PlanPreview, StepPreview
+from anna_common.risk.assess import Scope
 from annad.backups.backup import BackupRefused
 from annad.journal.records import who_of
 from annad.preview import overlay, pacman, systemd, validators

@@ -1,6 +1,6 @@
 """Which preview a step gets: files (overlay run), packages, units, or none with a reason.
 
-The decision reads the contract's own parse (:func:`anna_common.shell.analyse`). A step is a
+The decision reads the contract's own parse (:func:`anna_common.shell.grammar.analyse`). A step is a
 *file* step only when every program it runs is one whose effects are files and nothing else
 (the tools below and shell builtins): no IPC, package, service, network or process action.
 This list decides what is *meaningful* to preview, not what is safe: every file step runs in
@@ -12,8 +12,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from anna_common.preview import PreviewKind
-from anna_common.shell import analyse
+from anna_common.protocol.preview import PreviewKind
+from anna_common.shell.grammar import analyse
 from annad.backups.backup import BackupRefused
 from annad.execution.prestate import pacman_call
 from annad.preview.systemd import unit_calls

@@ -13,8 +13,8 @@ from __future__ import annotations
 import shlex
 from typing import TYPE_CHECKING
 
-from anna_common.preview import PackageChange
-from anna_common.shell import analyse
+from anna_common.protocol.preview import PackageChange
+from anna_common.shell.grammar import analyse
 from annad.backups.backup import BackupRefused
 from annad.confine.runner import run_confined
 from annad.execution.prestate import pacman_call
@@ -22,7 +22,7 @@ from annad.execution.prestate import pacman_call
 if TYPE_CHECKING:
     from pathlib import Path
 
-    from anna_common.shell import SimpleCommand
+    from anna_common.shell.grammar import SimpleCommand
     from annad.confine.credentials import Identity
 
 TIMEOUT_S = 30.0

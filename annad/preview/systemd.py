@@ -13,8 +13,8 @@ from __future__ import annotations
 import shlex
 from dataclasses import dataclass
 
-from anna_common.preview import UnitChange
-from anna_common.shell import analyse
+from anna_common.protocol.preview import UnitChange
+from anna_common.shell.grammar import analyse
 from annad.confine.runner import run_argv
 
 ENABLEMENT = frozenset({"enable", "disable", "reenable", "mask", "unmask"})

@@ -21,7 +21,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anna_common.preview import FileChange, ValidatorResult
+from anna_common.protocol.preview import FileChange, ValidatorResult
 from annad.backups.manifest import printable
 from annad.confine.runner import run_confined
 from annad.confine.stepenv import SAFE_PATH

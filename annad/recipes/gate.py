@@ -11,8 +11,8 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anna_common import tiers
 from anna_common.plan import RiskLevel
+from anna_common.risk import tiers
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan, AnnotatedStep

@@ -36,7 +36,7 @@ from typing import Any
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import RiskLevel
-from anna_common.protocol_queue import RECIPE_NAME_PATTERN
+from anna_common.protocol.queue import RECIPE_NAME_PATTERN
 
 _NAME = re.compile(RECIPE_NAME_PATTERN)
 _PARAM = re.compile(r"[a-z_][a-z0-9_]{0,31}")

@@ -17,7 +17,7 @@ import threading
 from pathlib import Path
 
 from anna_common.errors import ErrorCode, PlanError
-from anna_common.protocol_queue import QueueEntry
+from anna_common.protocol.queue import QueueEntry
 
 PLAN_ID = re.compile(r"[0-9]{8}-[0-9]{6}-[0-9a-f]{6}")
 """The shape of the ids :meth:`annad.service.PlanService.submit` makes."""

@@ -13,14 +13,14 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from anna_common import tiers
-from anna_common.protocol import ExecuteRequest, PlanStatus
-from anna_common.protocol_queue import (
+from anna_common.protocol.models import ExecuteRequest, PlanStatus
+from anna_common.protocol.queue import (
     QueueEntry,
     QueueList,
     RecipeRunRequest,
     RecipeRunResponse,
 )
+from anna_common.risk import tiers
 from annad.recipes import gate, model, notify
 from annad.recipes.queue import Queue
 

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from anna_common.protocol import SessionEnv
+from anna_common.protocol.models import SessionEnv
 from anna_common.telemetry import Telemetry
 from annad.telemetry.service import TelemetryService
 from annad.telemetry.snapshot import collect_machine, with_desktop

@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal
 
-from anna_common.protocol import SessionEnv
+from anna_common.protocol.models import SessionEnv
 from anna_common.telemetry import DesktopInfo
 
 log = logging.getLogger(__name__)

@@ -15,7 +15,7 @@ import threading
 import time
 from pathlib import Path
 
-from anna_common.protocol import SessionEnv
+from anna_common.protocol.models import SessionEnv
 from anna_common.telemetry import Telemetry
 from annad.telemetry.snapshot import Snapshot, collect_machine, with_desktop
 from annad.telemetry.sources import Sources

@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TypeVar
 
-from anna_common.protocol import SessionEnv
+from anna_common.protocol.models import SessionEnv
 from anna_common.telemetry import (
     BootInfo,
     CpuInfo,

@@ -21,7 +21,7 @@ from anna_common.distro import parse_os_release
 from anna_common.telemetry import SystemInfo, Telemetry
 
 if TYPE_CHECKING:
-    from anna_common.protocol import SessionEnv
+    from anna_common.protocol.models import SessionEnv
 
 log = logging.getLogger(__name__)
 

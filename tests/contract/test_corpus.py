@@ -54,7 +54,7 @@ def test_the_analyser_never_crashes_on_the_corpora() -> None:
     path over every corpus command so a crash is a test failure, not a silent HIGH."""
     import json
 
-    from anna_common import risk
+    from anna_common.risk import assess as risk
     from tests.corpus_eval import CONTEXT
 
     assert ROOT is not None

@@ -5,7 +5,7 @@ from __future__ import annotations
 from pathlib import Path
 
 from anna_common.findings import FindingCode
-from anna_common.rules.base import Code
+from anna_common.risk.rules.base import Code
 
 DOC = (Path(__file__).resolve().parents[2] / "docs" / "contract.md").read_text(encoding="utf-8")
 

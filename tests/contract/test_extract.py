@@ -14,7 +14,7 @@ import pytest
 
 from anna_common.extract import ExtractError, extract_json
 from anna_common.findings import FindingCode
-from anna_common.risk import AssessContext
+from anna_common.risk.assess import AssessContext
 from anna_common.validate import validate_text
 
 from .plans import STATUS, WALLPAPER

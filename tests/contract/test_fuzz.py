@@ -7,7 +7,7 @@ import json
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from anna_common.risk import AssessContext, assess
+from anna_common.risk.assess import AssessContext, assess
 from anna_common.validate import ExtractError, extract_json, validate, validate_text
 
 CTX = AssessContext(distro="arch", home="/home/alice")

@@ -12,11 +12,11 @@ from typing import Any
 
 import pytest
 
-from anna_common import tiers
 from anna_common.annotate import NO_UNDO_REASON, _medium_needs_undo
 from anna_common.findings import AnnotatedPlan, AnnotatedStep
 from anna_common.plan import ActionPlan, RiskLevel, canonical_json, plan_digest
-from anna_common.risk import AssessContext, Assessment, Scope
+from anna_common.risk import tiers
+from anna_common.risk.assess import AssessContext, Assessment, Scope
 from anna_common.validate import validate
 from annactl.ui import confirm
 from annactl.ui.confirm import Tier

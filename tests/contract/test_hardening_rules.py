@@ -15,8 +15,8 @@ import pytest
 
 from anna_common.findings import FindingCode
 from anna_common.plan import RiskLevel
-from anna_common.risk import AssessContext, assess
-from anna_common.rules.base import Code
+from anna_common.risk.assess import AssessContext, assess
+from anna_common.risk.rules.base import Code
 from anna_common.validate import validate
 
 from .plans import plan, step

@@ -14,10 +14,10 @@ from collections.abc import Sequence
 
 import pytest
 
-from anna_common import risk
 from anna_common.findings import FindingCode
 from anna_common.plan import RiskLevel
-from anna_common.risk import AssessContext, assess
+from anna_common.risk import assess as risk
+from anna_common.risk.assess import AssessContext, assess
 from anna_common.validate import validate
 from tests.worst_inputs import worst_inputs
 
@@ -240,7 +240,7 @@ def _machine_slowdown() -> float:
     The machine is shared (two cores, several test runs): the 50 ms goal is for an idle
     machine, so it is scaled by the time a fixed, cheap workload (parsing) takes now.
     """
-    from anna_common.shell import bash_parser as _parser
+    from anna_common.shell.grammar import bash_parser as _parser
 
     parser = _parser()
     sample = [f"ls -la /tmp/dir{i} | grep -v x{i} && echo {i}" for i in range(2000)]

@@ -6,9 +6,9 @@ import pytest
 
 from anna_common.errors import ErrorCode
 from anna_common.plan import RiskLevel
-from anna_common.policy import Policy, PolicyError, combine, decide_command, parse
-from anna_common.risk import Scope, assess
-from anna_common.rules.base import AssessContext
+from anna_common.policy.decide import Policy, PolicyError, combine, decide_command, parse
+from anna_common.risk.assess import Scope, assess
+from anna_common.risk.rules.base import AssessContext
 
 ADMIN = "/etc/anna/policy.toml"
 USER = "/home/alice/.config/anna/policy.toml"

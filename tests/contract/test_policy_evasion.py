@@ -11,9 +11,9 @@ from __future__ import annotations
 import pytest
 
 from anna_common.plan import RiskLevel
-from anna_common.policy import decide_command, parse
-from anna_common.risk import Scope, assess
-from anna_common.rules.base import AssessContext
+from anna_common.policy.decide import decide_command, parse
+from anna_common.risk.assess import Scope, assess
+from anna_common.risk.rules.base import AssessContext
 
 CTX = AssessContext(distro="arch", home="/home/alice")
 POLICY = parse("""

@@ -6,11 +6,11 @@ import time
 
 import pytest
 
-from anna_common.policy import decide, parse
-from anna_common.policy_glob import intersects, is_valid_glob, rule_variants, under
-from anna_common.policy_subject import subject
-from anna_common.risk import assess
-from anna_common.rules.base import AssessContext
+from anna_common.policy.decide import decide, parse
+from anna_common.policy.glob import intersects, is_valid_glob, rule_variants, under
+from anna_common.policy.subject import subject
+from anna_common.risk.assess import assess
+from anna_common.risk.rules.base import AssessContext
 from tests.worst_inputs import worst_inputs
 
 CTX = AssessContext(distro="arch", home="/home/alice")

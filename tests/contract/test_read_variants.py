@@ -11,7 +11,7 @@ from __future__ import annotations
 import pytest
 
 from anna_common.plan import RiskLevel
-from anna_common.risk import AssessContext, assess
+from anna_common.risk.assess import AssessContext, assess
 
 CTX = AssessContext(distro="arch", home="/home/alice", bootloader="grub")
 

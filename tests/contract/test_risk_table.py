@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from anna_common.plan import RiskLevel
-from anna_common.risk import AssessContext, Scope, assess
+from anna_common.risk.assess import AssessContext, Scope, assess
 
 CTX = AssessContext(distro="arch", home="/home/alice")
 EVIDENCE = AssessContext(distro="arch", home="/home/alice", bootloader="grub",

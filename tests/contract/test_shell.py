@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from anna_common.shell import analyse
-from anna_common.writes import write_targets
+from anna_common.risk.writes import write_targets
+from anna_common.shell.grammar import analyse
 
 
 def programs(source: str) -> list[str | None]:
@@ -69,7 +69,7 @@ def test_printed_text_with_escapes_or_printf_options_is_not_known(command: str) 
 
 
 def test_echo_keeps_option_words_after_the_text() -> None:
-    from anna_common.shellnested import printed_text
+    from anna_common.shell.nested import printed_text
 
     def printed(code: str) -> str | None:
         word = printed_text(analyse(code).commands)

@@ -7,8 +7,8 @@ from __future__ import annotations
 import pytest
 
 from anna_common.plan import RiskLevel
-from anna_common.risk import assess
-from anna_common.rules.base import Code
+from anna_common.risk.assess import assess
+from anna_common.risk.rules.base import Code
 
 OVER_BUDGET = [
     "touch ~/x" + "{a,b}" * 20,

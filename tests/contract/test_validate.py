@@ -15,7 +15,7 @@ from anna_common.plan import (
     model_json_schema,
     plan_digest,
 )
-from anna_common.risk import AssessContext, Scope
+from anna_common.risk.assess import AssessContext, Scope
 from anna_common.validate import ExtractError, extract_json, validate, validate_text
 
 from .plans import STATUS, WALLPAPER, plan, step

@@ -8,7 +8,7 @@ import pytest
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
-from anna_common.protocol import API_VERSION, SESSION_HEADER, SessionEnv
+from anna_common.protocol.models import API_VERSION, SESSION_HEADER, SessionEnv
 from tests.daemonfix import RunningDaemon, http, make_plan
 
 

@@ -9,7 +9,7 @@ import threading
 from pathlib import Path
 
 from anna_common.plan import ActionPlan
-from anna_common.protocol import ExecEvent
+from anna_common.protocol.models import ExecEvent
 from tests.daemonfix import RunningDaemon, make_plan
 from tests.waiting import wait_until
 

@@ -12,10 +12,10 @@ from pathlib import Path
 
 import pytest
 
-from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
-from anna_common.protocol import ExecEvent
+from anna_common.protocol.models import ExecEvent
+from anna_common.risk import tiers
 from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import RunningDaemon, make_plan, running_daemon
 from tests.waiting import wait_until

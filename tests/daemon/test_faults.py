@@ -26,7 +26,7 @@ import pytest
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
-from anna_common.protocol import ExecEvent
+from anna_common.protocol.models import ExecEvent
 from annactl.core.daemon_client import DaemonClient
 from annad.backups import statefs
 from annad.backups.backup import BackupRefused, BlobStore

@@ -24,7 +24,7 @@ from typing import Any
 import pytest
 
 from anna_common.plan import ActionPlan
-from anna_common.protocol import RollbackResponse
+from anna_common.protocol.models import RollbackResponse
 from tests.daemonfix import (
     RunningDaemon,
     kill_left_steps,
@@ -469,7 +469,7 @@ def _follower(status: str, down: int, wait_s: float
               ) -> tuple[Any, Iterator[Any], _FlakyDaemon, list[float]]:
     """A Follower on a stream that breaks at once, a fake daemon and a fake clock."""
     from anna_common.errors import DaemonError
-    from anna_common.protocol import PlanRecord, StepRecord
+    from anna_common.protocol.models import PlanRecord, StepRecord
     from anna_common.validate import validate
     from annactl.commands.follow import Follower
     from annactl.commands.prepared import Prepared

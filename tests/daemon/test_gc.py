@@ -17,7 +17,7 @@ from pathlib import Path
 import pytest
 
 from anna_common.errors import ErrorCode
-from anna_common.protocol import PlanStatus
+from anna_common.protocol.models import PlanStatus
 from annad.backups import retention
 from annad.backups.retention import DAY_S, Policy, Retention
 from annad.journal.rows import PlanRow

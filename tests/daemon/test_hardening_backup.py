@@ -23,10 +23,10 @@ from typing import Any
 
 import pytest
 
-from anna_common import tiers
 from anna_common.plan import ActionPlan
-from anna_common.protocol import ExecEvent, PlanStatus, SessionEnv
-from anna_common.risk import assess
+from anna_common.protocol.models import ExecEvent, PlanStatus, SessionEnv
+from anna_common.risk import tiers
+from anna_common.risk.assess import assess
 from annactl.core.daemon_client import DaemonClient
 from annad.backups import manifest as manifests
 from annad.backups.manifest import (

@@ -20,10 +20,10 @@ from typing import Any
 
 import pytest
 
-from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan, RiskLevel, canonical_json, plan_digest
-from anna_common.protocol import SubmitResponse
+from anna_common.protocol.models import SubmitResponse
+from anna_common.risk import tiers
 from annactl.core.daemon_client import DaemonClient
 from annactl.ui import confirm
 from annactl.ui.confirm import Tier

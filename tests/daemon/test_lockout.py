@@ -15,10 +15,10 @@ from pathlib import Path
 
 import pytest
 
-from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
-from anna_common.protocol import GuardState
+from anna_common.protocol.models import GuardState
+from anna_common.risk import tiers
 from annad.execution.lockout import cut_off_reasons
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon, stop_and_remove
 from tests.waiting import wait_until

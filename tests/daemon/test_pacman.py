@@ -13,8 +13,8 @@ from pathlib import Path
 
 import pytest
 
-from anna_common import tiers
 from anna_common.plan import ActionPlan
+from anna_common.risk import tiers
 from tests.daemonfix import IS_ROOT, running_daemon
 from tests.pacmanfix import HAVE_PACMAN, LocalRepo, PacmanRoot, PkgSpec
 

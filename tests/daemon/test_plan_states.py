@@ -56,7 +56,7 @@ def test_pages_short_ids_and_ambiguity(user_daemon: RunningDaemon) -> None:
 
 
 def test_a_short_id_that_ends_two_ids_is_ambiguous(tmp_path) -> None:
-    from anna_common.protocol import PlanStatus
+    from anna_common.protocol.models import PlanStatus
     from annad.journal.store import Journal, PlanRow
 
     journal = Journal(tmp_path / "journal.sqlite3")

@@ -14,9 +14,9 @@ from typing import Any
 
 import pytest
 
-from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
+from anna_common.risk import tiers
 from annactl.ui.render import policy_notes
 from tests.daemonfix import REPO, RunningDaemon, make_plan, new_daemon, stop_and_remove
 

@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from anna_common.shell import analyse
+from anna_common.shell.grammar import analyse
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.manifest import StepManifest, UnitState
 from annad.backups.undo import UndoEnv, undo_step

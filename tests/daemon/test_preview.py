@@ -19,9 +19,9 @@ from typing import TYPE_CHECKING
 import pytest
 
 from anna_common.plan import RiskLevel
-from anna_common.preview import PlanPreview
-from anna_common.protocol import SessionEnv
-from anna_common.rules.base import AssessContext
+from anna_common.protocol.models import SessionEnv
+from anna_common.protocol.preview import PlanPreview
+from anna_common.risk.rules.base import AssessContext
 from anna_common.validate import validate
 from annad.journal.records import who_of
 from annad.preview import engine, overlay

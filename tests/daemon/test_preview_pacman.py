@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from anna_common.protocol import SessionEnv
-from anna_common.rules.base import AssessContext
+from anna_common.protocol.models import SessionEnv
+from anna_common.risk.rules.base import AssessContext
 from anna_common.validate import validate
 from annad.journal.records import who_of
 from annad.preview import engine
@@ -24,7 +24,7 @@ from tests.pacmanfix import HAVE_PACMAN, IS_ROOT, LocalRepo, PacmanRoot, PkgSpec
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from anna_common.preview import StepPreview
+    from anna_common.protocol.preview import StepPreview
 
 pytestmark = [pytest.mark.pacman,
               pytest.mark.skipif(not HAVE_PACMAN, reason="pacman tools missing"),

@@ -15,8 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from anna_common import tiers
 from anna_common.plan import ActionPlan
+from anna_common.risk import tiers
 from tests.daemonfix import IS_ROOT, make_plan, new_daemon
 
 

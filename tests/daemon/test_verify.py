@@ -13,10 +13,10 @@ from pathlib import Path
 
 import pytest
 
-from anna_common import tiers
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
-from anna_common.shellflow import certain_commands
+from anna_common.risk import tiers
+from anna_common.shell.flow import certain_commands
 from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, running_daemon
 from tests.pacmanfix import HAVE_PACMAN, PacmanRoot

@@ -9,7 +9,7 @@ import io
 import pytest
 from rich.console import Console
 
-from anna_common.protocol import ErrorBody, PlanRecord, StepRecord, UndoResult
+from anna_common.protocol.models import ErrorBody, PlanRecord, StepRecord, UndoResult
 from annactl.planning.evalclaims import check_evaluation
 from annactl.planning.evaluate import EvaluationOutcome, own_evaluation
 from annactl.planning.evaluation_model import Evaluation, GoalVerdict

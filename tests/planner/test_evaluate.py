@@ -10,7 +10,7 @@ from typing import Any
 import pytest
 from rich.console import Console
 
-from anna_common.protocol import ErrorBody, PlanRecord, StepRecord, UndoResult
+from anna_common.protocol.models import ErrorBody, PlanRecord, StepRecord, UndoResult
 from annactl.planning.evaluate import (
     LOOKALIKES,
     EvaluationInvalid,

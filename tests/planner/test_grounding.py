@@ -29,7 +29,7 @@ def prompt_examples() -> list[dict[str, Any]]:
 
 
 def annotated(text: str) -> Any:
-    from anna_common.rules.base import AssessContext
+    from anna_common.risk.rules.base import AssessContext
 
     result = validate_text(text, AssessContext(home="/home/test"))
     assert result.plan is not None, result.errors

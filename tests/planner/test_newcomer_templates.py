@@ -6,7 +6,7 @@ import pytest
 
 from anna_common.distro import context_from_telemetry
 from anna_common.plan import RiskLevel
-from anna_common.risk import assess
+from anna_common.risk.assess import assess
 from anna_common.telemetry import DiskInfo
 from anna_common.validate import validate
 from annactl.planning import templates

@@ -10,7 +10,7 @@ import pytest
 
 from anna_common.errors import AnnaError
 from anna_common.plan import model_json_schema
-from anna_common.risk import AssessContext
+from anna_common.risk.assess import AssessContext
 from anna_common.telemetry import ProcessInfo
 from anna_common.validate import validate
 from annactl.planning import prompt

@@ -63,7 +63,7 @@ def test_a_low_step_in_a_high_plan_waits() -> None:
 @pytest.mark.parametrize("value", ["$(id)", "`id`", "a b", "a;b", "'", '"', "\\", "*", "~",
                                    "{x}", "$'\\n'", "-rf /", "\n"])
 def test_values_are_one_quoted_word(value: str) -> None:
-    from anna_common.shell import analyse
+    from anna_common.shell.grammar import analyse
 
     filled = model.fill("t", "printf %s {v}", {"v": value})
     analysis = analyse(filled)

@@ -8,7 +8,7 @@ from pathlib import Path
 import psutil
 import pytest
 
-from anna_common.protocol import SessionEnv
+from anna_common.protocol.models import SessionEnv
 from anna_common.telemetry import Telemetry
 from annad.telemetry import Sources, collect
 from annad.telemetry.desktop import backend_programs_on_path, detect_desktop, display_protocol

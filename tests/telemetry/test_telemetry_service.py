@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from anna_common.protocol import SessionEnv
+from anna_common.protocol.models import SessionEnv
 from annad.telemetry import Sources, TelemetryService
 from annad.telemetry.processes import ProcessScan, collect_processes
 from tests.pacmanfix import write_synthetic_db

@@ -11,7 +11,7 @@ from pathlib import Path
 from typing import Any
 
 from anna_common.findings import AnnotatedPlan
-from anna_common.risk import AssessContext
+from anna_common.risk.assess import AssessContext
 from anna_common.validate import validate
 
 HOSTILE_NOTES = "red:\x1b[31mRED\x1b[0m title:\x1b]0;pwned\x07 markup:[bold red]LOUD[/] end"

@@ -26,9 +26,9 @@ from rich.console import Console
 from anna_common.findings import AnnotatedPlan
 from anna_common.levels import RiskLevel
 from anna_common.plan import ActionPlan
-from anna_common.preview import PlanPreview
-from anna_common.protocol import ExecEvent, Health, PlanRecord, SessionEnv
-from anna_common.routes import SESSION_KEYS
+from anna_common.protocol.models import ExecEvent, Health, PlanRecord, SessionEnv
+from anna_common.protocol.preview import PlanPreview
+from anna_common.protocol.routes import SESSION_KEYS
 from annactl.core.config import ClientSettings, load_settings
 from annactl.core.daemon_client import DaemonClient
 from annactl.core.quicksettings import KINDS, SETTINGS, Number, QuickSettings, quick_settings
@@ -41,7 +41,7 @@ from .conftest import Anna
 from .plans import plan_dict
 
 HEAVY = ("pydantic", "pydantic_settings", "typer", "click", "fastapi", "httpx", "textual",
-         "prompt_toolkit", "anna_common.plan", "anna_common.protocol", "anna_common.risk",
+         "prompt_toolkit", "anna_common.plan", "anna_common.protocol.models", "anna_common.risk.assess",
          "anna_common.validate", "anna_common.telemetry", "annactl.planning.planner",
          "annactl.core.config")
 """What applying a stored plan must not import (packages, or single modules)."""

@@ -148,7 +148,7 @@ def test_each_command_reads_at_80x24(anna: Anna, args: list[str]) -> None:
 def test_show_renders_the_json_exactly_as_the_models_would(anna: Anna) -> None:
     from rich.console import Console
 
-    from anna_common.protocol import PlanRecord
+    from anna_common.protocol.models import PlanRecord
     from annactl.core.wire import ShapeError, wire
     from annactl.ui import render
 

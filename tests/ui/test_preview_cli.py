@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import pytest
 from rich.console import Console
 
-from anna_common.preview import (
+from anna_common.protocol.preview import (
     FileChange,
     PackageChange,
     PlanPreview,

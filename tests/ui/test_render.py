@@ -7,7 +7,7 @@ import io
 from rich.console import Console
 
 from anna_common.findings import AnnotatedPlan
-from anna_common.protocol import ExecEvent, ExecEventType
+from anna_common.protocol.models import ExecEvent, ExecEventType
 from annactl.ui import render
 
 from .plans import annotate_dict, plan_dict

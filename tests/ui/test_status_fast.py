@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from anna_common.protocol import API_VERSION, SessionEnv
+from anna_common.protocol.models import API_VERSION, SessionEnv
 from annactl.commands import status
 from annactl.core.config import config_file, load_settings, runtime_dir
 from annactl.core.daemon_client import SOCKET_NAME

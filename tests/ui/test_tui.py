@@ -13,7 +13,7 @@ import pytest
 from textual.widgets import RichLog
 
 from anna_common.findings import AnnotatedPlan
-from anna_common.protocol import ExecEvent, ExecEventType
+from anna_common.protocol.models import ExecEvent, ExecEventType
 from annactl.commands.prepared import Prepared
 from annactl.core.exit_codes import ExitStatus
 from annactl.interactive.tui.app import AnnaTui, Source
@@ -231,7 +231,7 @@ def test_snapshot_progress(snap_compare: Any, high_plan: AnnotatedPlan) -> None:
 
 
 def _record(plan: AnnotatedPlan, status: str) -> Any:
-    from anna_common.protocol import PlanRecord, StepRecord, UndoResult
+    from anna_common.protocol.models import PlanRecord, StepRecord, UndoResult
 
     undo = [UndoResult(step_id="edit", action="restore", target="/etc/fstab", ok=True,
                        message="restored byte-exact")] if status == "rolled_back" else []

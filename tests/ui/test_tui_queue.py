@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from anna_common.protocol_queue import QueueEntry, QueueList
+from anna_common.protocol.queue import QueueEntry, QueueList
 from annactl.interactive.tui.app import AnnaTui, Source
 from annactl.interactive.tui.screens.queue import QueueScreen
 

@@ -13,8 +13,8 @@ from typing import TYPE_CHECKING
 from textual.message import Message
 
 if TYPE_CHECKING:
-    from anna_common.protocol import CheckResult, ExecEvent, PlanRecord, RollbackResponse
-    from anna_common.protocol_queue import QueueList
+    from anna_common.protocol.models import CheckResult, ExecEvent, PlanRecord, RollbackResponse
+    from anna_common.protocol.queue import QueueList
     from annactl.commands.prepared import Prepared
     from annactl.planning.evaluate import EvaluationOutcome
     from annactl.planning.outcome import Progress

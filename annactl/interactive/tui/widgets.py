@@ -45,7 +45,7 @@ class StepLine(Static):
         self.set_status("pending")
 
     def set_status(self, status: str, exit_code: int | None = None) -> None:
-        """Show a new state (a :class:`~anna_common.protocol.StepStatus` value)."""
+        """Show a new state (a :class:`~anna_common.protocol.models.StepStatus` value)."""
         line = Text(f"{STEP_ICONS.get(status, '?')} [{self.number}/{self.total}] ",
                     style=STATUS_STYLE.get(status, ""))
         line.append(self.step_id, style="bold")

@@ -34,8 +34,8 @@ from annactl.interactive.tui.messages import (
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-    from anna_common.protocol import PlanRecord
-    from anna_common.protocol_queue import QueueList
+    from anna_common.protocol.models import PlanRecord
+    from anna_common.protocol.queue import QueueList
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
     from annactl.planning.fix import FixLoop

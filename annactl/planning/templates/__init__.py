@@ -23,7 +23,7 @@ from annactl.planning.templates.services import service_action
 from annactl.planning.templates.wallpaper import change_wallpaper
 
 if TYPE_CHECKING:
-    from anna_common.rules.base import AssessContext
+    from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
 
 __all__ = ["TEMPLATES", "Context", "TemplateMatch", "match"]

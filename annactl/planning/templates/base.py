@@ -23,10 +23,10 @@ from anna_common.plan import (
     RiskLevel,
     RollbackStep,
 )
-from anna_common.risk import assess
+from anna_common.risk.assess import assess
 
 if TYPE_CHECKING:
-    from anna_common.rules.base import AssessContext
+    from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
 
 GB = 1024**3

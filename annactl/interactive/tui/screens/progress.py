@@ -16,7 +16,7 @@ from annactl.ui import render
 from annactl.ui.console import inert
 
 if TYPE_CHECKING:
-    from anna_common.protocol import ExecEvent
+    from anna_common.protocol.models import ExecEvent
     from annactl.commands.prepared import Prepared
 
 

@@ -23,7 +23,7 @@ from textual.widgets import DataTable, Footer, Static
 from annactl.ui.console import inert
 
 if TYPE_CHECKING:
-    from anna_common.protocol_queue import QueueList
+    from anna_common.protocol.queue import QueueList
 
 RISK_STYLE = {"INFO": "green", "LOW": "cyan", "MEDIUM": "yellow", "HIGH": "bold red"}
 """Colour of the risk column."""

@@ -21,7 +21,7 @@ from annactl.interactive.tui.widgets import title_text
 from annactl.ui import render
 
 if TYPE_CHECKING:
-    from anna_common.protocol import PlanRecord
+    from anna_common.protocol.models import PlanRecord
     from annactl.planning.evaluate import EvaluationOutcome
 
 class ResultScreen(ModalScreen[Decision]):

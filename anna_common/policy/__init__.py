@@ -1,0 +1,1 @@
+"""Administrator and user policy: the model, parsing, glob matching, the subject, decisions."""

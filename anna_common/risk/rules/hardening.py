@@ -1,0 +1,138 @@
+"""Seed 000's "NEVER: disable security mechanisms", through the files that configure them.
+
+``setenforce 0`` is caught by its program; the same effect written into a file is caught
+here, whatever carries the text (:mod:`anna_common.risk.rules.content`): ``SELINUX=disabled``
+into the SELinux config, ``SigLevel = Never`` into pacman's configuration, a ``NOPASSWD``
+grant of everything into sudoers, ``apparmor=0`` and friends onto the kernel command line,
+ASLR or ptrace protection off through ``/proc/sys`` or ``sysctl.d``, and ``/etc/shadow``
+opened to the world. Each is a hard ban. Content Anna cannot know keeps the location's
+own verdict (HIGH for every one of these files).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from anna_common.risk.rules.base import Code, Out
+from anna_common.risk.rules.content import file_content, stdin_of, word_text, written_by
+from anna_common.risk.rules.editscripts import config_tool_disables, edit_disables
+from anna_common.risk.rules.secsettings import (
+    CMDLINE,
+    SYSCTL_OFF,
+    WHAT,
+    disabling,
+    file_kind,
+    sysctl_off,
+)
+from anna_common.risk.rules.shadowperms import shadow_exposed
+from anna_common.risk.writes import write_targets
+
+if TYPE_CHECKING:
+    from anna_common.risk.writes import WriteTarget
+    from anna_common.shell.grammar import Analysis, SimpleCommand
+
+__all__ = ["SYSCTL_OFF", "file_kind", "security_writes", "sysctl_off"]
+
+_BOOT_ARG_TOOLS = frozenset({"grubby", "kernelstub", "efibootmgr", "grub-editenv",
+                             "grub2-editenv", "kernel-install", "bootctl"})
+_REMOVE_OPTS = frozenset({"--remove-args", "-d", "--delete-options", "-r"})
+
+
+def security_writes(cmd: SimpleCommand, analysis: Analysis, out: Out) -> None:
+    """Ban writes whose content (or permission change) switches a security mechanism off."""
+    for target in write_targets(cmd):
+        for place in out.paths(target.word):
+            kind = file_kind(place)
+            if kind is not None and _judge_target(cmd, target, kind, place.path, analysis, out):
+                return
+    prog = cmd.program or ""
+    if prog in ("augtool", "crudini"):
+        found = config_tool_disables(cmd, analysis, out)
+        if found:
+            _ban(out, *found)
+    elif prog in _BOOT_ARG_TOOLS:
+        _boot_args(cmd, out)
+    elif prog == "sysctl":
+        _sysctl_files(cmd, analysis, out)
+    elif prog == "visudo":
+        texts = stdin_of(cmd, analysis, out)
+        hit = disabling("sudoers", texts or [], "")
+        if hit:
+            _ban(out, "sudoers", hit, "/etc/sudoers")
+
+
+def _judge_target(cmd: SimpleCommand, target: WriteTarget, kind: str, path: str,
+                  analysis: Analysis, out: Out) -> bool:
+    if kind == "shadow":
+        why = shadow_exposed(cmd, target, out)
+        if why:
+            out.ban(Code.BAN_SECURITY_DISABLE, f"{why} {path}: every user could read or "
+                    "change the password hashes", target=path)
+            return True
+        return False
+    if target.how == "edit" and cmd.program in ("sed", "perl", "ruby"):
+        hit = edit_disables(kind, cmd, out)
+    else:
+        texts = written_by(cmd, target.word, analysis, out)
+        # content Anna cannot follow (a nested shell's inherited stdin, an unknown file):
+        # the setting written anywhere else in the same command is taken to be what lands
+        hit = disabling(kind, texts if texts is not None else _visible_texts(analysis, out),
+                        path)
+    if hit:
+        _ban(out, kind, hit, path)
+        return True
+    return False
+
+
+def _visible_texts(analysis: Analysis, out: Out) -> list[str]:
+    """Every literal text of the command: words, heredocs and here-strings."""
+    texts: list[str] = []
+    for cmd in analysis.commands:
+        texts.extend(word_text(w, out) for w in cmd.args)
+        if cmd.stdin.text is not None and cmd.stdin.kind in ("heredoc", "herestring"):
+            texts.append(word_text(cmd.stdin.text, out))
+    return texts
+
+
+def _ban(out: Out, kind: str, hit: str, path: str) -> None:
+    out.ban(Code.BAN_SECURITY_DISABLE, f"writes {hit!r} into {path}, which "
+            f"{WHAT.get(kind, 'switches a security mechanism off')}", target=path)
+
+
+def _boot_args(cmd: SimpleCommand, out: Out) -> None:
+    """``grubby --args=apparmor=0``, ``kernelstub -a selinux=0``, ``efibootmgr -u ...``."""
+    skip = False
+    for word in cmd.args:
+        text = word_text(word, out)
+        if skip:
+            skip = False
+            continue
+        if text in _REMOVE_OPTS:
+            skip = True
+            continue
+        if text.startswith("--remove-args="):
+            continue
+        match = CMDLINE.search(text)
+        if match:
+            out.ban(Code.BAN_SECURITY_DISABLE, f"{cmd.program} puts {match.group(0)!r} on the "
+                    "kernel command line, switching a security module or auditing off",
+                    target=cmd.program)
+            return
+
+
+def _sysctl_files(cmd: SimpleCommand, analysis: Analysis, out: Out) -> None:
+    """``sysctl -p FILE`` / ``--load=FILE`` where FILE was written earlier in the command."""
+    args = cmd.args
+    for i, word in enumerate(args):
+        source = None
+        if word.text in ("-p", "--load", "-f") and i + 1 < len(args):
+            source = args[i + 1]
+        elif word.text.startswith("--load="):
+            source = word.after(len("--load="))
+        if source is None:
+            continue
+        texts = file_content(source, cmd, analysis, out)
+        hit = disabling("sysctl", texts or [])
+        if hit:
+            _ban(out, "sysctl", hit, source.text)
+            return

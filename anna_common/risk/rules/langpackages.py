@@ -1,0 +1,69 @@
+"""Language and desktop package managers (pip, npm, gem, cargo, flatpak, ...).
+
+Queries read; installs into your own prefix (``--user``, pipx, cargo, local npm)
+are LOW; system-wide installs are MEDIUM; overriding the distribution's package
+protection, unsigned flatpaks and anything that compiles and runs code are HIGH.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from anna_common.risk.rules.base import Code, Out, help_only
+
+if TYPE_CHECKING:
+    from anna_common.shell.grammar import SimpleCommand
+
+
+_LANGUAGE_READS = frozenset({"list", "show", "freeze", "search", "info", "outdated", "view", "ls",
+                             "check", "remote-ls", "remotes", "inspect", "why", "help", "doctor",
+                             ""})
+_CONFIG_CHANGES = frozenset({"set", "unset", "edit", "delete", "rm", "add", "remove", "--set",
+                             "--unset", "--add", "--append", "--prepend", "--remove",
+                             "--remove-key", "--edit", "-e", "fix", "--system", "--global"})
+
+
+def _language_reads(verb: str, words: list[str]) -> bool:
+    """Query verbs; ``config``/``audit`` only without a changing sub-verb (``pip config set``,
+    ``npm audit fix``); ``version`` only alone (``npm version patch`` bumps and tags)."""
+    if verb in _LANGUAGE_READS:
+        return True
+    rest = words[words.index(verb) + 1:] if verb in words else []
+    if verb in ("config", "audit"):
+        return not set(rest) & _CONFIG_CHANGES and not any(
+            r.startswith(("--set", "--add", "--unset", "--remove")) for r in rest)
+    return verb == "version" and not [r for r in rest if not r.startswith("-")]
+
+
+def language_packages(cmd: SimpleCommand, out: Out) -> None:
+    """pip/pipx/npm/gem/cargo/flatpak: queries read; installs change software."""
+    prog = cmd.program or ""
+    words = [w.text for w in cmd.args]
+    verb = next((w for w in words if not w.startswith("-")), "")
+    if prog in ("cpan", "cpanm") and not verb and not help_only(cmd):
+        out.high(Code.INTERACTIVE_SHELL, f"{prog} without arguments opens its shell, which runs "
+                 "commands", target=prog)
+        return
+    if prog == "go" and verb in ("run", "generate", "tool"):
+        out.high(Code.SCRIPT_FILE, f"go {verb} compiles and runs code Anna cannot see",
+                 target="go")
+        return
+    if help_only(cmd) or _language_reads(verb, words):
+        out.read_only()
+        return
+    if prog == "flatpak" and {"--no-gpg-verify", "--no-verify"} & set(words):
+        out.high(Code.UNTRUSTED_BUILD, "flatpak without signature checks", system=True,
+                 target=verb)
+        return
+    if "--break-system-packages" in words:
+        out.high(Code.PACKAGE_CHANGE, f"{prog} overrides the distribution's package protection",
+                 system=True, target=verb)
+        return
+    user = "--user" in words or prog in ("pipx", "cargo") or (prog == "npm" and not {"-g",
+                                                                                     "--global"}
+                                                               & set(words))
+    if user and not cmd.privileged:
+        out.low(Code.PACKAGE_CHANGE, f"{prog} {verb} changes your own packages", target=verb)
+    else:
+        out.medium(Code.PACKAGE_CHANGE, f"{prog} {verb} changes system-wide packages",
+                   system=True, target=verb)

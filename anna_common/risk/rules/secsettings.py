@@ -1,0 +1,147 @@
+"""The settings that switch a security mechanism off, and the files that hold them.
+
+Shared by :mod:`anna_common.risk.rules.hardening` (what a command writes) and
+:mod:`anna_common.risk.rules.editscripts` (what an in-place edit produces).
+"""
+
+from __future__ import annotations
+
+import fnmatch
+import posixpath
+import re
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from anna_common.risk.paths import Resolved
+
+_FILES: dict[str, tuple[str, ...]] = {
+    "selinux": ("/etc/selinux/config", "/etc/sysconfig/selinux"),
+    "pacman": ("/etc/pacman.conf", "/etc/pacman.d/*"),
+    "sudoers": ("/etc/sudoers", "/etc/sudoers.d/*", "/etc/sudoers.tmp"),
+    "cmdline": ("/etc/default/grub", "/etc/default/grub.d/*", "/boot/loader/entries/*",
+                "/efi/loader/entries/*", "/boot/efi/loader/entries/*", "/etc/kernel/cmdline",
+                "/etc/kernel/cmdline.d/*", "/boot/refind_linux.conf", "/boot/grub/grub.cfg",
+                "/boot/grub2/grub.cfg", "/etc/grub.d/*", "/boot/cmdline.txt",
+                "/boot/firmware/cmdline.txt", "/etc/cmdline.d/*", "/boot/grub/grubenv",
+                "/boot/grub2/grubenv"),
+    "sysctl": ("/etc/sysctl.conf", "/etc/sysctl.d/*", "/usr/lib/sysctl.d/*", "/lib/sysctl.d/*",
+               "/run/sysctl.d/*", "/usr/local/lib/sysctl.d/*"),
+    "procsys": ("/proc/sys/*",),
+    "shadow": ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"),
+}
+
+SYSCTL_OFF: dict[str, frozenset[str]] = {
+    "kernel.randomize_va_space": frozenset({"0", "1"}),
+    "kernel.yama.ptrace_scope": frozenset({"0"}),
+    "kernel.kptr_restrict": frozenset({"0"}),
+    "fs.protected_symlinks": frozenset({"0"}),
+    "fs.protected_hardlinks": frozenset({"0"}),
+    "fs.protected_regular": frozenset({"0"}),
+    "fs.protected_fifos": frozenset({"0"}),
+    "kernel.unprivileged_bpf_disabled": frozenset({"0"}),
+}
+"""Kernel tunables and the values that switch a protection off (ASLR 1 is only partial)."""
+
+_SELINUX = re.compile(r"(?<![\w])SELINUX\s*=\s*[\"']?(?:disabled|permissive)\b", re.I)
+_SIGLEVEL = re.compile(r"SigLevel\s*=[^\n]*?\b(?:Package|Database)?(?:Never|TrustAll)\b", re.I)
+_NOPASSWD_ALL = re.compile(
+    r"NOPASSWD\s*:(?:\s*[A-Z_]+\s*:)*[^\n#]*?(?<![\w/.-])(?:ALL\b|(?:/usr)?/s?bin/"
+    r"(?:ba|da|z|k|c|tc|fi|mk)?sh\b|sudoedit\b)")
+_NO_AUTH = re.compile(r"^\s*Defaults\b[^\n]*!\s*authenticate\b|^\s*ALL\s+[^\s=#]+\s*=", re.M)
+CMDLINE = re.compile(r"(?<![\w.-])(?:(?:apparmor|selinux|enforcing|audit)\s*=\s*0(?!\d)|"
+                      r"security\s*=\s*none\b)", re.I)
+_SYSCTL_LINE = re.compile(r"([A-Za-z][\w.\-/]*)\s*=\s*[\"']?\s*([-+]?(?:0[xX][0-9a-fA-F]+|\d+))")
+WHAT = {
+    "selinux": "switches SELinux off", "pacman": "stops pacman checking package signatures",
+    "sudoers": "lets sudo grant everything without a password",
+    "cmdline": "switches a security module or auditing off at boot",
+    "sysctl": "switches a kernel protection off", "procsys": "switches a kernel protection off",
+}
+_ROOTS = ("/etc/", "/boot/", "/efi/", "/proc/sys/", "/usr/lib/sysctl.d/", "/lib/sysctl.d/",
+          "/run/sysctl.d/", "/usr/local/lib/sysctl.d/")
+_EXACT = {re.compile(fnmatch.translate(p)): kind for kind, ps in _FILES.items() for p in ps}
+
+
+def file_kind(place: Resolved) -> str | None:
+    """Which security file ``place`` is (or, for a pattern, can match)."""
+    path = place.path
+    if not place.glob:
+        if not path.startswith(_ROOTS):
+            return None  # the common case, answered without matching a pattern
+        return next((kind for rx, kind in _EXACT.items() if rx.match(path)), None)
+    for kind, patterns in _FILES.items():
+        for pattern in patterns:
+            if fnmatch.fnmatchcase(path, pattern):
+                return kind
+            if place.glob and _glob_hits(path, pattern):
+                return kind
+    return None
+
+
+def _glob_hits(glob: str, pattern: str) -> bool:
+    """Whether the shell pattern ``glob`` can name a file that ``pattern`` describes."""
+    if fnmatch.fnmatchcase(pattern.replace("*", "anna.conf"), glob):
+        return True
+    if pattern.endswith("/*"):
+        return fnmatch.fnmatchcase(pattern[:-2], posixpath.dirname(glob))
+    return False
+
+
+def disabling(kind: str, texts: list[str], path: str = "") -> str | None:
+    """The setting among ``texts`` that switches a mechanism off, if any."""
+    for text in texts:
+        hit = _disabling_one(kind, text, path)
+        if hit:
+            return hit
+    return None
+
+
+def _disabling_one(kind: str, text: str, path: str) -> str | None:
+    if kind == "selinux":
+        match = _SELINUX.search(text)
+    elif kind == "pacman":
+        match = _SIGLEVEL.search(text)
+    elif kind == "sudoers":
+        match = _NOPASSWD_ALL.search(text) or _NO_AUTH.search(text)
+    elif kind == "cmdline":
+        match = CMDLINE.search(text)
+    elif kind == "sysctl":
+        return sysctl_off(text)
+    elif kind == "procsys":
+        value = kernel_number(text.strip().split()[0] if text.strip() else "")
+        for key in _proc_keys(path):
+            if value in SYSCTL_OFF[key]:
+                return f"{key}={value}"
+        return None
+    else:
+        return None
+    return match.group(0).strip()[:80] if match else None
+
+
+def kernel_number(text: str) -> str:
+    """A number as the kernel's sysctl parser reads it (base 0: ``00``, ``0x0`` are 0)."""
+    text = text.strip().lstrip("+")
+    try:
+        if re.fullmatch(r"0[xX][0-9a-fA-F]+", text):
+            return str(int(text, 16))
+        if re.fullmatch(r"0[0-7]+", text):
+            return str(int(text, 8))
+        return str(int(text, 10)) if re.fullmatch(r"-?\d+", text) else text
+    except ValueError:
+        return text
+
+
+def _proc_keys(path: str) -> list[str]:
+    """The protected tunables a ``/proc/sys`` path (or pattern) can name."""
+    return [key for key in SYSCTL_OFF
+            if fnmatch.fnmatchcase("/proc/sys/" + key.replace(".", "/"), path)]
+
+
+def sysctl_off(text: str) -> str | None:
+    """``key = value`` settings in ``text`` that switch a kernel protection off."""
+    for match in _SYSCTL_LINE.finditer(text):
+        key = match.group(1).strip("-").replace("/", ".")
+        value = kernel_number(match.group(2))
+        if value in SYSCTL_OFF.get(key, frozenset()):
+            return f"{key}={value}"
+    return None

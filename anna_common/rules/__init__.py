@@ -1,1 +1,0 @@
-"""Risk rules, one module per domain; :mod:`anna_common.rules.registry` maps programs to them."""

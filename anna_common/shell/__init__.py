@@ -1,0 +1,1 @@
+"""Understanding bash: the grammar, words, assignments, wrappers and interpreters."""

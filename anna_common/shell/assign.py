@@ -1,0 +1,86 @@
+"""Variable assignments and declarations, found while walking a command.
+
+A mixin of the analyser's walker (:mod:`anna_common.shell.grammar`): ``x=1``, ``a[i]=v``,
+``a=([k]=v ...)``, ``declare``/``local``/``export``/``readonly``/``unset``. Subscripts are
+recorded as arithmetic (bash evaluates them, and runs any ``$(...)`` in them), and a variable
+given a value that is not a plain number or name is recorded as tainted
+(:mod:`anna_common.shell.arith`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from anna_common.shell.arith import plain_value, subscript_index
+from anna_common.shell.model import Analysis, SimpleCommand
+from anna_common.shell.words import Word, WordBuilder
+
+if TYPE_CHECKING:
+    from tree_sitter import Node
+
+WORD_TYPES = frozenset({
+    "word", "string", "raw_string", "ansi_c_string", "translated_string", "concatenation",
+    "simple_expansion", "expansion", "command_substitution", "process_substitution",
+    "arithmetic_expansion", "number", "brace_expression", "extglob_pattern", "regex",
+})
+"""Tree-sitter node types that are shell words."""
+
+_WORD_TYPES = WORD_TYPES
+
+
+class Assignments:
+    """Mixin: assignments and declaration builtins."""
+
+    result: Analysis
+    depth: int
+    _words: WordBuilder
+
+    def _emit(self, cmd: SimpleCommand) -> None:  # provided by the walker
+        raise NotImplementedError
+
+    def _assignments(self, node: Node) -> None:
+        targets = [node] if node.type == "variable_assignment" else node.named_children
+        for assign in targets:
+            name = ""
+            value: Word | None = None
+            for child in assign.named_children:
+                if child.type in ("variable_name", "subscript") and not name:
+                    name = (child.text or b"").decode("utf-8", "replace")
+                    if child.type == "subscript":
+                        # a[$(cmd)]=1 runs cmd when the subscript is evaluated
+                        self._words._scan_substitutions(child)
+                elif child.type in _WORD_TYPES:
+                    value = self._words.build(child)
+                elif child.type == "array":
+                    self._array(child)
+            self._record_assignment(name, value or Word.of(""))
+
+    def _array(self, node: Node) -> None:
+        for item in node.named_children:
+            word = self._words.build(item)
+            if word.text.startswith("[") and "]=" in word.text:
+                # ([index]=value): the index of an indexed array is arithmetic
+                self.result.arithmetic.append(word.text[1 : word.text.index("]=")])
+
+    def _record_assignment(self, name: str, value: Word) -> None:
+        index = subscript_index(name)
+        if index is not None:
+            self.result.arithmetic.append(index)
+        if not (value.literal and plain_value(value.text)):
+            self.result.tainted.append(name.split("[", 1)[0])
+        self.result.assignments.append((name, value))
+
+    def _declaration(self, node: Node, origin: str) -> list[SimpleCommand]:
+        keyword = (node.children[0].text or b"").decode() if node.children else "declare"
+        args: list[Word] = []
+        for child in node.named_children:
+            if child.type == "variable_assignment":
+                self._assignments(child)
+                args.append(Word.of((child.text or b"").decode("utf-8", "replace")))
+            elif child.type in _WORD_TYPES or child.type == "variable_name":
+                args.append(self._words.build(child))
+        cmd = SimpleCommand(program=keyword, name=Word.of(keyword), args=args, origin=origin,
+                            depth=self.depth)
+        self._emit(cmd)
+        return [cmd]
+
