@@ -252,6 +252,20 @@ def doctor(as_json: JsonOpt = False) -> None:
 
 
 @app.command()
+def setup(
+    yes: Annotated[bool, typer.Option("--yes", "-y", help="Do not ask.")] = False,
+    dry_run: Annotated[bool, typer.Option("--dry-run", help="Only show the commands.")
+                       ] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Install and start the system daemon (asks first; sudo when not root), for packages
+    and system services."""
+    from annactl.commands import setup as setup_cmd
+
+    raise typer.Exit(setup_cmd.run(_consoles(), yes=yes, dry_run=dry_run, as_json=as_json))
+
+
+@app.command()
 def repl(no_templates: NoTemplatesOpt = False) -> None:
     """An interactive session: history, Ctrl-R search, slash commands, plans in context."""
     from annactl.interactive import repl as repl_cmd

@@ -16,6 +16,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
+from annactl.commands.needs_root import refuse_before_asking
 from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 from annactl.ui import confirm
 
@@ -194,6 +195,7 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
         return _dry_run(flow, consoles, prepared, req, opts)
     if req.tier == confirm.Tier.BANNED:
         raise confirm.banned_error(req)
+    refuse_before_asking(flow.daemon, plan)  # a per-user daemon: say so now, not after "y"
     prompter = None
     if consoles.interactive and not opts.as_json:
         prompter = confirm.TerminalPrompter(consoles.err)

@@ -80,6 +80,8 @@ class DaemonClient:
         self.timeout = timeout
         self.wire = wire
         """Answer with :class:`~annactl.core.wire.Wire` views where the apply path reads."""
+        self.mode: str | None = None
+        """``system`` or ``user`` once :func:`connect` has seen the daemon's health."""
 
     def _view(self, data: Any, model: str) -> Any:
         """``data`` as the protocol model named ``model`` (a view of it with ``wire``)."""
@@ -340,7 +342,7 @@ def connect(settings: ClientSettings | QuickSettings, *, autostart: bool | None 
 
     if settings.socket is not None:
         client = DaemonClient(settings.socket, wire=wire)
-        client.check_version()
+        client.mode = str(client.check_version().mode)
         return client
     system = DaemonClient(settings.system_socket, wire=wire)
     if _usable(system, need_authorised=True):
@@ -359,11 +361,16 @@ def connect(settings: ClientSettings | QuickSettings, *, autostart: bool | None 
 
 
 def _usable(client: DaemonClient, *, need_authorised: bool) -> bool:
-    """The daemon answers with our protocol version (and lets us change things)."""
-    if not client.socket_path.exists():
-        return False
+    """The daemon answers with our protocol version (and lets us change things).
+
+    No ``Path.exists()`` first: on the system socket it raises ``PermissionError`` for
+    everyone outside group anna (``/run/anna`` is ``0750 root:anna``), and connecting
+    answers the same question (``ENOENT``, ``EACCES``, ``ECONNREFUSED`` all become
+    ``DAEMON_UNAVAILABLE``).
+    """
     try:
         health = client.check_version()
     except DaemonError:
         return False
+    client.mode = str(health.mode)
     return health.caller_authorised or not need_authorised

@@ -219,12 +219,15 @@ def change(path: str, before: State, after: State, budget: DiffBudget) -> FileCh
     path = printable(path)
     diff, more = _diff(path, before, after, budget)
     present = [s if s.kind != "absent" else None for s in (before, after)]
+    # a symlink's own mode is always 0777 on Linux and means nothing (access is decided by
+    # its target): showing "mode 0777" made a link look like a world-writable file
+    moded = [s if s is not None and s.kind != "l" else None for s in present]
     return FileChange(
         path=path, change=what, diff=diff, more_lines=more,
         size_before=present[0].size if present[0] and present[0].kind == "f" else None,
         size_after=present[1].size if present[1] and present[1].kind == "f" else None,
-        mode_before=f"{before.mode:04o}" if present[0] else None,
-        mode_after=f"{after.mode:04o}" if present[1] else None,
+        mode_before=f"{before.mode:04o}" if moded[0] else None,
+        mode_after=f"{after.mode:04o}" if moded[1] else None,
         owner_before=_owner(before.uid, before.gid) if present[0] else None,
         owner_after=_owner(after.uid, after.gid) if present[1] else None)
 

@@ -76,7 +76,7 @@ def compute(annotated: AnnotatedPlan, who: Who, options: Options) -> PlanPreview
         more = _overlay(pending, previews, who, options)
     for index, calls in pending.units.items():
         if not previews[index].units and not any(s.index == index for s in pending.steps):
-            previews[index].units = systemd.changes(calls, {})
+            previews[index].units = systemd.changes(calls, {}, who)
     return PlanPreview(steps=previews, duration_ms=round((time.monotonic() - started) * 1000, 1),
                        more_lines=more)
 
@@ -150,7 +150,7 @@ def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: 
         preview.files = tracker.step(result.entries, reader)
         if step.index in pending.units:
             preview.units = systemd.changes(pending.units[step.index],
-                                            systemd.answers(result.output))
+                                            systemd.answers(result.output), who)
         if result.exit_code != 0:
             tail = result.output.strip()[-OUTPUT_SHOWN:]
             preview.reason = f"the step failed in the preview (exit status " \

@@ -5,17 +5,22 @@ the daemon runs ``systemctl --root=ROOT VERB`` (offline: it edits unit symlinks 
 to no manager) inside the preview overlay, then asks ``is-enabled`` there — so the preview
 shows both the new state and the symlinks it creates. The current state comes from
 ``systemctl is-enabled``/``is-active`` (read verbs); the new active state of ``start, stop,
-restart`` (and ``--now``) is what the verb does. ``--user`` units get the table only.
+restart`` (and ``--now``) is what the verb does. ``--user`` units get the table for the new
+state; their current state is asked of the caller's own user manager, as the caller.
 """
 
 from __future__ import annotations
 
 import shlex
 from dataclasses import dataclass
+from typing import TYPE_CHECKING
 
 from anna_common.protocol.preview import UnitChange
 from anna_common.shell.grammar import analyse
 from annad.confine.runner import run_argv
+
+if TYPE_CHECKING:
+    from annad.execution.stepspec import Who
 
 ENABLEMENT = frozenset({"enable", "disable", "reenable", "mask", "unmask"})
 """Verbs whose effect ``systemctl --root`` can apply offline."""
@@ -99,19 +104,36 @@ def unit_dirs(calls: list[UnitCall]) -> list[str]:
                    if not c.user and c.verb in ENABLEMENT})
 
 
-def _state(argv: list[str]) -> str:
-    run = run_argv(argv, timeout=15)
+def _state(argv: list[str], who: Who | None) -> str:
+    # a --user call asks the caller's own manager, as the caller: root has no user manager
+    # of theirs to ask (that is what showed "unknown, unknown" on a real systemd)
+    identity = who.identity() if who is not None else None
+    run = run_argv(argv, timeout=15, identity=identity,
+                   env=user_manager_env(who) if who is not None else None)
     words = run.output.strip().splitlines()
     answer = words[-1].strip() if words else ""
     return answer if answer and " " not in answer and len(answer) < 40 else "unknown"
 
 
-def current(call: UnitCall, unit: str) -> tuple[str, str]:
-    """(enablement, active state) now; ``unknown`` when systemd cannot say."""
+def user_manager_env(who: Who) -> dict[str, str]:
+    """Where ``systemctl --user`` finds the caller's manager: their session's runtime
+    directory and bus, else the runtime directory logind makes for them."""
+    env = {"XDG_RUNTIME_DIR": who.session.get("XDG_RUNTIME_DIR") or f"/run/user/{who.uid}"}
+    bus = who.session.get("DBUS_SESSION_BUS_ADDRESS")
+    if bus:
+        env["DBUS_SESSION_BUS_ADDRESS"] = bus
+    return env
+
+
+def current(call: UnitCall, unit: str, who: Who | None = None) -> tuple[str, str]:
+    """(enablement, active state) now; ``unknown`` when systemd cannot say. ``--user``
+    units are asked of ``who``'s manager (as ``who``), system units as the daemon."""
     root = [f"--root={call.root}"] if call.root else []
     scope = ["--user"] if call.user else []
-    enabled = _state(["systemctl", *scope, *root, "is-enabled", "--", unit])
-    active = "inactive" if call.root else _state(["systemctl", *scope, "is-active", "--", unit])
+    asker = who if call.user else None
+    enabled = _state(["systemctl", *scope, *root, "is-enabled", "--", unit], asker)
+    active = "inactive" if call.root else _state(["systemctl", *scope, "is-active", "--", unit],
+                                                 asker)
     return enabled, active
 
 
@@ -125,12 +147,14 @@ def answers(output: str) -> dict[str, str]:
     return found
 
 
-def changes(calls: list[UnitCall], after_enabled: dict[str, str]) -> list[UnitChange]:
-    """Each unit's change: enablement from the overlay (or the verb), activity from the verb."""
+def changes(calls: list[UnitCall], after_enabled: dict[str, str], who: Who | None = None
+            ) -> list[UnitChange]:
+    """Each unit's change: enablement from the overlay (or the verb), activity from the verb
+    (``who``: whose manager ``--user`` calls ask)."""
     out: list[UnitChange] = []
     for call in calls:
         for unit in call.units:
-            enabled, active = current(call, unit)
+            enabled, active = current(call, unit, who)
             new_enabled = after_enabled.get(unit, _table_enabled(call.verb, enabled))
             new_active = _ACTIVE_AFTER.get(call.verb, active)
             if call.now and call.verb in ("enable", "reenable"):

@@ -19,6 +19,7 @@ import psutil
 
 from anna_common.distro import parse_os_release
 from anna_common.telemetry import CpuInfo, DiskInfo, MemoryInfo, SystemInfo, Temperature
+from annad.telemetry import mounts
 
 log = logging.getLogger(__name__)
 
@@ -193,23 +194,22 @@ def _wanted(fstype: str) -> bool:
     return fstype not in PSEUDO_FS and fstype not in NETWORK_FS and not fstype.startswith("fuse.")
 
 
-def collect_disks() -> list[DiskInfo]:
-    """Mounted local filesystems and their usage (one entry per mount point)."""
-    by_mount: dict[str, DiskInfo] = {}
-    for part in psutil.disk_partitions(all=True):
-        if not _wanted(part.fstype) or len(by_mount) >= MAX_DISKS:
-            continue
-        if not os.path.isdir(part.mountpoint):  # noqa: PTH112 - a str from psutil
+def collect_disks(mountinfo: Path = mounts.MOUNTINFO) -> list[DiskInfo]:
+    """Mounted local filesystems and their usage, one entry per filesystem
+    (:mod:`annad.telemetry.mounts` says why a mount is not always a disk)."""
+    found: list[DiskInfo] = []
+    for part in mounts.disks(mounts.read(mountinfo), _wanted)[:MAX_DISKS]:
+        if not os.path.isdir(part.mountpoint):  # noqa: PTH112 - a str from mountinfo
             continue  # a bind-mounted file (containers mount /etc/hosts so): not a disk
         try:
             usage = psutil.disk_usage(part.mountpoint)
         except OSError:
             continue  # unmounted meanwhile, or not ours to stat
-        by_mount[part.mountpoint] = DiskInfo(
-            mountpoint=part.mountpoint[:256], device=part.device[:256], fstype=part.fstype[:32],
+        found.append(DiskInfo(
+            mountpoint=part.mountpoint[:256], device=part.source[:256], fstype=part.fstype[:32],
             total_bytes=usage.total, used_bytes=usage.used, free_bytes=usage.free,
-            percent=float(usage.percent))
-    return list(by_mount.values())
+            percent=float(usage.percent)))
+    return found
 
 
 def _millidegrees(path: Path) -> float | None:

@@ -1,0 +1,54 @@
+"""Why the system daemon is not this user's to use, and the one command that fixes it.
+
+The system daemon's socket lives in ``/run/anna`` (``0750 root:anna``): only root and
+members of group ``anna`` can reach it at all. Everyone else works through a per-user
+daemon, which runs their own changes only. When a plan needs root there, the person is
+told why in words that match this machine (nothing set up; set up but not a member;
+added to the group but in a session that started before) and the command that fixes it.
+"""
+
+from __future__ import annotations
+
+import grp
+import os
+import pwd
+from dataclasses import dataclass
+
+GROUP = "anna"
+"""The group whose members may run plans through the system daemon (``anna.sysusers``)."""
+SETUP_COMMAND = "annactl setup"
+"""Installs and starts the system daemon and adds the person to :data:`GROUP`."""
+
+
+@dataclass(frozen=True)
+class Access:
+    """Why system steps cannot run for this user now, and what fixes it."""
+
+    why: str
+    """The reason, in words for people."""
+    fix: str
+    """The exact command (or action) that fixes it."""
+
+
+def system_access(uid: int | None = None) -> Access:
+    """What stands between this user and the system daemon (read from passwd and group)."""
+    uid = os.getuid() if uid is None else uid
+    try:
+        user = pwd.getpwuid(uid)
+    except KeyError:
+        return Access(f"uid {uid} has no passwd entry", SETUP_COMMAND)
+    try:
+        group = grp.getgrnam(GROUP)
+    except KeyError:
+        return Access("the system daemon is not set up on this machine (there is no group "
+                      f"{GROUP})", SETUP_COMMAND)
+    member = user.pw_name in group.gr_mem or user.pw_gid == group.gr_gid
+    if uid != 0 and not member:
+        return Access(f"only root and group {GROUP} may use the system daemon, and "
+                      f"{user.pw_name} is not in that group", SETUP_COMMAND)
+    session = {os.getegid(), *os.getgroups()}
+    if uid != 0 and group.gr_gid not in session:
+        return Access(f"{user.pw_name} is in group {GROUP}, but this session started before "
+                      "that", f"log in again (or start a shell with: newgrp {GROUP})")
+    return Access("the system daemon does not answer (not installed, or not running)",
+                  SETUP_COMMAND)

@@ -1,0 +1,117 @@
+#!/bin/sh
+# A Debian container with systemd as PID 1, for tests/systemd/ (see
+# /work/shared/real-systemd.md and docs/operations.md "Testing on a real systemd").
+#
+#   container.sh cache CACHE SRC       build CACHE/base (mmdebstrap) and CACHE/venv.done
+#                                      (Anna's dependencies as wheels, and a venv with them)
+#                                      unless they are there already
+#   container.sh run CACHE UPPER NAME -- NSPAWN-ARGS...
+#                                      systemd-nspawn on an overlay of CACHE/base (the
+#                                      session's changes go to UPPER; the cache stays as
+#                                      built), in its own cgroup, which is removed after
+#
+# Only fixed text runs here: every argument is a path or an nspawn option the test fixture
+# chose. Nothing touches the machine's /etc, packages or services: mmdebstrap writes only
+# CACHE, and nspawn runs in private mount namespaces.
+set -eu
+
+SUITE_FILES=""
+for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.list.d/*.sources; do
+    [ -f "$f" ] && SUITE_FILES="$SUITE_FILES $f"
+done
+
+# nspawn --keep-unit puts its payload/ and supervisor/ cgroups under the caller's cgroup:
+# give this script a cgroup of its own in each hierarchy nspawn uses, and remove it after
+own_cgroup() {
+    CGROUPS=""
+    for h in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified /sys/fs/cgroup; do
+        [ -f "$h/cgroup.procs" ] || continue
+        [ "$h" = /sys/fs/cgroup ] && [ -n "$CGROUPS" ] && continue  # hybrid: done above
+        d="$h/anna-ci-$1-$$"
+        mkdir -p "$d" && echo $$ > "$d/cgroup.procs" && CGROUPS="$CGROUPS $d"
+    done
+}
+drop_cgroup() {
+    for d in $CGROUPS; do
+        root="${d%/anna-ci-*}"
+        echo $$ > "$root/cgroup.procs" 2>/dev/null || true
+        # deepest first (payload/, supervisor/ and what systemd made inside)
+        find "$d" -depth -type d -exec rmdir {} + 2>/dev/null || true
+    done
+}
+
+nspawn() {  # nspawn ROOT ARGS...: the options every run needs where no machined runs
+    root="$1"; shift
+    systemd-nspawn -D "$root" --register=no --keep-unit --quiet "$@"
+}
+
+cmd_cache() {
+    cache="$1"; src="$2"
+    mkdir -p "$cache"
+    exec 9>"$cache/lock"
+    flock 9
+    if [ ! -e "$cache/base.done" ]; then
+        . /etc/os-release
+        rm -rf "$cache/base" "$cache/venv.done"
+        # (the machine's own mirrors; an old snapshot mirror needs the date checks off)
+        # shellcheck disable=SC2086
+        unshare -m --propagation private mmdebstrap --mode=root --variant=minbase \
+            --include=systemd,systemd-sysv,dbus,dbus-user-session,libpam-systemd,python3,python3-venv,sudo,iproute2,procps,passwd,ca-certificates \
+            --aptopt='Acquire::Check-Valid-Until "false"' --aptopt='Acquire::Check-Date "false"' \
+            "$VERSION_CODENAME" "$cache/base" $SUITE_FILES
+        touch "$cache/base.done"
+    fi
+    key="$(sha256sum "$src/pyproject.toml" | cut -c1-16)"
+    if [ "$(cat "$cache/venv.done" 2>/dev/null)" != "$key" ]; then
+        rm -rf "$cache/base/opt/anna" "$cache/base/opt/anna-src"
+        mkdir -p "$cache/base/opt/anna-src"
+        cp "$src/pyproject.toml" "$src/README.md" "$cache/base/opt/anna-src/"
+        for pkg in anna_common annad annactl; do cp -r "$src/$pkg" "$cache/base/opt/anna-src/"; done
+        cp "$(dirname "$0")/wheels.sh" "$cache/base/opt/anna-wheels.sh"
+        # the machine's pip configuration and CA bundle (a proxy's CA, a mirror) for this
+        # one networked run; the booted containers have no network
+        [ -f /etc/pip.conf ] && cp /etc/pip.conf "$cache/base/etc/pip.conf"
+        [ -f /etc/ssl/certs/ca-certificates.crt ] && \
+            cp /etc/ssl/certs/ca-certificates.crt "$cache/base/etc/ssl/certs/ca-certificates.crt"
+        own_cgroup cache
+        trap drop_cgroup EXIT
+        unshare -m --propagation private "$0" _nspawn "$cache/base" \
+            /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
+            ${PIP_INDEX_URL:+PIP_INDEX_URL=$PIP_INDEX_URL} \
+            /bin/sh /opt/anna-wheels.sh
+        drop_cgroup
+        trap - EXIT
+        rm -rf "$cache/base/opt/anna-src" "$cache/base/opt/anna-wheels.sh"
+        echo "$key" > "$cache/venv.done"
+    fi
+}
+
+cmd_run() {  # run CACHE UPPER NAME -- ARGS
+    cache="$1"; upper="$2"; name="$3"; shift 3
+    [ "$1" = "--" ] && shift
+    own_cgroup "$name"
+    trap drop_cgroup EXIT
+    status=0
+    unshare -m --propagation private "$0" _overlay "$cache/base" "$upper" "$@" || status=$?
+    drop_cgroup
+    trap - EXIT
+    # nspawn leaves empty propagation directories behind where /run is no tmpfs
+    rmdir "/run/systemd/nspawn/propagate/$name" 2>/dev/null || true
+    exit "$status"
+}
+
+cmd_overlay() {  # (inside a private mount namespace) _overlay LOWER UPPER ARGS
+    lower="$1"; upper="$2"; shift 2
+    mkdir -p "$upper/root" "$upper/work" "$upper/merged"
+    mount -t overlay overlay \
+        -o "lowerdir=$lower,upperdir=$upper/root,workdir=$upper/work" "$upper/merged"
+    nspawn "$upper/merged" "$@"
+}
+
+case "${1:-}" in
+    cache) shift; cmd_cache "$@" ;;
+    run) shift; cmd_run "$@" ;;
+    _overlay) shift; cmd_overlay "$@" ;;
+    _nspawn) shift; nspawn "$@" ;;
+    *) echo "usage: $0 cache CACHE SRC | run CACHE UPPER NAME -- NSPAWN-ARGS" >&2; exit 2 ;;
+esac
