@@ -51,13 +51,37 @@ def machine(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Container]:
     build_cache()
     container = boot_container(tmp_path_factory.mktemp("systemd"), "sys")
     try:
-        container.add_user("alice")
+        # alice may read the system journal (systemd-journal), as an administrator can
+        container.add_user("alice", groups=("systemd-journal",))
         container.add_user("bob")
         # the documented install, line by line, from the copied worktree (its systemd/)
         script = "set -eux\ncd /opt/anna-src\n" + "\n".join(install_commands()) + "\n"
-        (container.root / "opt" / "anna-units.sh").write_text(script)
+        container.write("/opt/anna-units.sh", script)
         container.ok(["sh", "/opt/anna-units.sh"])
         yield container
     finally:
         container.stop()
 
+
+@pytest.fixture(scope="session")
+def failed_unit(machine: Container) -> float:
+    """``anna-fails.service``, made to fail; returns the time it failed."""
+    machine.write("/etc/systemd/system/anna-fails.service",
+                  "[Unit]\nDescription=Anna test unit made to fail\n\n"
+                  "[Service]\nType=oneshot\nExecStart=/bin/false\n")
+    machine.ok(["systemctl", "daemon-reload"])
+    failed = machine.run(["systemctl", "start", "anna-fails.service"])
+    assert failed.returncode != 0
+    assert machine.run(["systemctl", "is-failed", "anna-fails.service"]).stdout.strip() == \
+        "failed"
+    return float(machine.ok(["date", "+%s.%N"]).strip())
+
+
+@pytest.fixture(scope="session")
+def probe_unit(machine: Container) -> str:
+    """``anna-probe.service``: a long-running system service, installed but not enabled."""
+    machine.write("/etc/systemd/system/anna-probe.service",
+                  "[Unit]\nDescription=Anna test service\n\n[Service]\n"
+                  "ExecStart=/bin/sleep infinity\n\n[Install]\nWantedBy=multi-user.target\n")
+    machine.ok(["systemctl", "daemon-reload"])
+    return "anna-probe.service"

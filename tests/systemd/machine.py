@@ -74,7 +74,7 @@ class Container:
 
     @property
     def root(self) -> Path:
-        """The container's files as the overlay's upper layer holds them (what it wrote)."""
+        """The overlay's upper layer: write here only before booting (see :meth:`write`)."""
         return self.work / "upper" / "root"
 
     @property
@@ -169,6 +169,14 @@ class Container:
         proc = self.run(argv, **kwargs)  # type: ignore[arg-type]
         assert proc.returncode == 0, f"{argv} exited {proc.returncode}: {proc.stdout}{proc.stderr}"
         return proc.stdout
+
+    def write(self, path: str, text: str, *, user: str | None = None) -> None:
+        """Write a file inside the running container (as ``user``), parents included.
+
+        Never through :attr:`root`: the overlay does not see changes made to its upper
+        layer while it is mounted."""
+        self.ok(["mkdir", "-p", path.rsplit("/", 1)[0] or "/"], user=user)
+        self.ok(["tee", path], user=user, stdin=text)
 
     def add_user(self, name: str, *, groups: tuple[str, ...] = (), linger: bool = True) -> User:
         """Create a user (and, with ``linger``, start their systemd user manager)."""

@@ -6,6 +6,7 @@ import json
 
 from tests.systemd.machine import Container
 from tests.waiting import wait_until
+from tests.waiting import wait_until
 
 
 def _show(machine: Container, unit: str, *props: str) -> dict[str, str]:
@@ -29,6 +30,41 @@ def test_annad_service_is_active_with_type_notify(machine: Container) -> None:
 
 
 def test_socket_and_its_directory_are_root_anna_and_closed_to_others(machine: Container) -> None:
+    # (annad makes the directory setgid: what it creates there keeps group anna)
     stat = machine.ok(["stat", "--format=%U:%G %a %F", "/run/anna", "/run/anna/annad.sock"])
-    assert stat.splitlines() == ["root:anna 750 directory", "root:anna 660 socket"]
+    assert stat.splitlines() == ["root:anna 2750 directory", "root:anna 660 socket"]
     assert machine.ok(["stat", "--format=%U:%G %a", "/var/lib/anna"]).strip() == "root:root 700"
+
+
+def test_a_failed_unit_reaches_the_telemetry(machine: Container, failed_unit: float) -> None:
+    """The telemetry refreshes on its own (every telemetry_refresh_s): wait for a snapshot
+    taken after the unit failed, then it must list the unit."""
+
+    def fresh() -> dict[str, object] | None:
+        status = json.loads(machine.ok(["annactl", "status", "--json"], user="alice"))
+        telemetry = status["telemetry"]
+        return telemetry if telemetry["collected_at"] > failed_unit else None
+
+    telemetry = wait_until(fresh, "a telemetry snapshot taken after anna-fails.service failed")
+    services = telemetry["services"]
+    assert isinstance(services, dict) and services["available"], services
+    failed = {u["name"]: u for u in services["failed"]}
+    assert "anna-fails.service" in failed, services
+    assert failed["anna-fails.service"]["active"] == "failed"
+    text = machine.ok(["annactl", "status"], user="alice")
+    assert "anna-fails.service" in text
+
+
+def test_a_killed_annad_is_restarted_by_systemd(machine: Container) -> None:
+    before = _show(machine, "annad.service", "MainPID", "NRestarts")
+    machine.ok(["kill", "-KILL", before["MainPID"]])
+
+    def restarted() -> dict[str, str] | None:
+        now = _show(machine, "annad.service", "MainPID", "NRestarts", "ActiveState")
+        return now if now["NRestarts"] != before["NRestarts"] and \
+            now["ActiveState"] == "active" else None
+
+    now = wait_until(restarted, "systemd to restart annad after SIGKILL")
+    assert now["MainPID"] != before["MainPID"]
+    wait_until(lambda: machine.run(["annactl", "status", "--json"], user="alice").returncode == 0,
+               "the restarted annad to answer")
