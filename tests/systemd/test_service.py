@@ -6,7 +6,6 @@ import json
 
 from tests.systemd.machine import Container
 from tests.waiting import wait_until
-from tests.waiting import wait_until
 
 
 def _show(machine: Container, unit: str, *props: str) -> dict[str, str]:
