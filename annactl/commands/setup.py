@@ -10,7 +10,7 @@ installation's ``systemd/`` folder, as root (through ``sudo`` when not root):
    ``annad`` when it is not ``/usr/bin/annad``;
 2. ``systemd-sysusers`` creates group ``anna``, ``systemd-tmpfiles`` ``/run/anna``;
 3. the person is added to group ``anna`` (``usermod -aG``);
-4. ``annad.service`` is enabled and started, and the client waits until it answers.
+4. ``annad.service`` is enabled and started (``Type=notify``: once active, it serves).
 
 It shows every command first and asks (``--yes`` skips the question; without a terminal and
 without ``--yes`` nothing runs); ``--dry-run`` only shows them; ``--json`` prints one
@@ -20,13 +20,13 @@ login sessions: the person is told to log in again.
 
 from __future__ import annotations
 
+import contextlib
 import os
 import pwd
 import shutil
 import subprocess
 import sys
 import tempfile
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -43,8 +43,6 @@ SYSUSERS = Path("/etc/sysusers.d/anna.conf")
 TMPFILES = Path("/etc/tmpfiles.d/anna.conf")
 PACKAGED_ANNAD = "/usr/bin/annad"
 """Where annad.service's ``ExecStart`` expects the daemon (a distribution package puts it)."""
-READY_TIMEOUT_S = 60.0
-"""How long the started daemon may take to answer on its socket."""
 
 
 @dataclass
@@ -152,9 +150,10 @@ def _writable_by_others(path: Path) -> bool:
     return False
 
 
-def refuse_without_systemd() -> None:
-    """The system daemon is a systemd service: say so plainly where systemd is not PID 1."""
-    if not Path("/run/systemd/system").is_dir() or shutil.which("systemctl") is None:
+def refuse_without_systemd(marker: Path = Path("/run/systemd/system")) -> None:
+    """The system daemon is a systemd service: say so plainly where systemd is not PID 1
+    (``marker``: the directory systemd creates when it boots the machine, sd_booted(3))."""
+    if not marker.is_dir() or shutil.which("systemctl") is None:
         raise AnnaError("this machine does not run systemd (no /run/systemd/system), and the "
                         "system daemon is a systemd service; nothing was changed",
                         code=ErrorCode.USAGE_ERROR,
@@ -187,22 +186,29 @@ def execute(setup: Setup) -> bool:
     return True
 
 
-def wait_for_daemon(socket: Path) -> dict[str, Any] | None:
-    """The started daemon's health once it answers (bounded), else None."""
-    from anna_common.errors import DaemonError
-    from annactl.commands.status import unix_get
+def service_state() -> dict[str, Any]:
+    """annad.service as systemd reports it (anyone may ask), and its health when this user
+    can reach the socket (root; a member of group anna in a session that has the group).
 
-    deadline = time.monotonic() + READY_TIMEOUT_S
-    while time.monotonic() < deadline:
-        try:
-            health = unix_get(socket, "/v1/health", timeout=2.0)
-        except AnnaError as exc:
-            if not isinstance(exc, DaemonError):
-                return None
-            time.sleep(0.2)
-            continue
-        return health if isinstance(health, dict) else None
-    return None
+    ``systemctl enable --now`` returns once the start job is done, and annad.service is
+    ``Type=notify``: ``active`` means annad has bound its socket and said READY=1.
+    """
+    systemctl = shutil.which("systemctl") or "/usr/bin/systemctl"
+    proc = subprocess.run([systemctl, "show", "annad.service", "--property=ActiveState",
+                           "--property=SubState", "--property=MainPID"],
+                          capture_output=True, text=True, check=False,
+                          stdin=subprocess.DEVNULL)
+    props = dict(line.split("=", 1) for line in proc.stdout.splitlines() if "=" in line)
+    state: dict[str, Any] = {"active_state": props.get("ActiveState", "unknown"),
+                             "sub_state": props.get("SubState", "unknown"),
+                             "main_pid": int(props.get("MainPID", "0") or 0), "health": None}
+    from annactl.commands.status import unix_get
+    from annactl.core.config import load_settings
+
+    # not reachable from this session yet: the group starts with a new login
+    with contextlib.suppress(AnnaError):
+        state["health"] = unix_get(load_settings().system_socket, "/v1/health", timeout=5.0)
+    return state
 
 
 def run(consoles: Consoles, *, yes: bool, dry_run: bool, as_json: bool) -> int:
@@ -214,15 +220,13 @@ def run(consoles: Consoles, *, yes: bool, dry_run: bool, as_json: bool) -> int:
         drop_in = Path(scratch) / "annactl-setup.conf"
         setup = plan(drop_in)
         if dry_run:
-            return report(consoles, setup, outcome="dry_run", health=None, as_json=as_json)
+            return report(consoles, setup, outcome="dry_run", daemon=None, as_json=as_json)
         if not as_json:
             show(consoles, setup)
         ask_consent(consoles, setup, yes=yes, as_json=as_json)
         if not execute(setup):
-            return report(consoles, setup, outcome="failed", health=None, as_json=as_json)
-    from annactl.core.config import load_settings
-
-    health = wait_for_daemon(load_settings().system_socket)
-    return report(consoles, setup, outcome="done" if health else "not_answering",
-                  health=health, as_json=as_json)
+            return report(consoles, setup, outcome="failed", daemon=None, as_json=as_json)
+    daemon = service_state()
+    return report(consoles, setup, daemon=daemon, as_json=as_json,
+                  outcome="done" if daemon["active_state"] == "active" else "not_answering")
 

@@ -61,7 +61,7 @@ def ask_consent(consoles: Consoles, setup: Setup, *, yes: bool, as_json: bool) -
         raise confirm.declined("declined; nothing was changed")
 
 
-def report(consoles: Consoles, setup: Setup, *, outcome: str, health: dict[str, Any] | None,
+def report(consoles: Consoles, setup: Setup, *, outcome: str, daemon: dict[str, Any] | None,
            as_json: bool) -> int:
     """Print the outcome (one JSON document with ``--json``) and return the exit status."""
     from annactl.ui.console import emit_json, inert
@@ -72,7 +72,7 @@ def report(consoles: Consoles, setup: Setup, *, outcome: str, health: dict[str, 
         emit_json(consoles, {
             "code": code, "outcome": outcome, "units": str(setup.units), "annad": setup.annad,
             "user": setup.user, "group": GROUP, "steps": [s.as_dict() for s in setup.steps],
-            "notes": setup.notes, "daemon": health, "relogin_needed": relogin})
+            "notes": setup.notes, "daemon": daemon, "relogin_needed": relogin})
         return int(status)
     if outcome == "dry_run":
         show(consoles, setup)
@@ -85,12 +85,11 @@ def report(consoles: Consoles, setup: Setup, *, outcome: str, health: dict[str, 
                         hint="fix the cause and run annactl setup again (every step can run "
                         "twice)")
     if outcome == "not_answering":
-        raise AnnaError("annad.service was started but does not answer on its socket",
+        state = (daemon or {}).get("active_state", "unknown")
+        raise AnnaError(f"annad.service was started but is {state}",
                         code=ErrorCode.DAEMON_UNAVAILABLE,
                         hint="see: journalctl -u annad.service")
-    mode = (health or {}).get("mode", "?")
-    consoles.out.print(f"annad.service is running ({inert(str(mode))} daemon, version "
-                       f"{inert(str((health or {}).get('daemon_version', '?')))}).",
+    consoles.out.print(f"annad.service is running (pid {(daemon or {}).get('main_pid', '?')}).",
                        markup=False, highlight=False)
     if relogin:
         consoles.out.print(f"{inert(str(setup.user))} is now in group {GROUP}. Log in again "

@@ -37,8 +37,14 @@ def daemon_command(socket_path: Path) -> list[str]:
 def start_user_daemon(socket_path: Path, *, log_dir: Path, probe: Callable[[], bool],
                       timeout: float = START_TIMEOUT_S) -> None:
     """Start a detached per-user daemon and wait until ``probe()`` says it answers."""
-    socket_path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
-    log_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
+    for place in (socket_path.parent, log_dir):
+        try:
+            place.mkdir(parents=True, exist_ok=True, mode=0o700)
+        except OSError as exc:  # e.g. XDG_RUNTIME_DIR names a /run/user/UID nobody made
+            raise DaemonError(f"cannot start a per-user annad: cannot create {place}: "
+                              f"{exc.strerror}", code=ErrorCode.DAEMON_UNAVAILABLE,
+                              hint="point XDG_RUNTIME_DIR at a directory of yours (or unset "
+                              "it), or use the system daemon (annactl setup)") from None
     with (log_dir / "annad.log").open("ab") as log:
         try:
             proc = subprocess.Popen(

@@ -59,6 +59,8 @@ class User:
     name: str
     uid: int
     home: str
+    runtime: bool
+    """Has a /run/user/UID (a running user manager): XDG_RUNTIME_DIR is set as at login."""
 
 
 @dataclass
@@ -139,9 +141,10 @@ class Container:
     # ------------------------------------------------------------------ commands inside
 
     def argv(self, argv: list[str], *, user: str | None = None,
-             env: dict[str, str] | None = None) -> list[str]:
-        """The host argv that runs ``argv`` in the container as root or as ``user``
-        (``--init-groups``: the groups /etc/group gives now, as after a fresh login)."""
+             env: dict[str, str] | None = None, old_session: bool = False) -> list[str]:
+        """The host argv that runs ``argv`` in the container as root or as ``user``: with
+        the groups /etc/group gives now, as after a fresh login, or (``old_session``) only
+        the user's own group, as in a session that began before they joined others."""
         assert self.pid1 is not None, "the container is not booted"
         base = {"PATH": PATH, "LANG": "C.UTF-8"}
         head = ["nsenter", "-t", str(self.pid1), "-a"]
@@ -149,18 +152,21 @@ class Container:
             base["HOME"] = "/root"
         else:
             who = self.users[user]
-            base.update(HOME=who.home, USER=who.name, LOGNAME=who.name,
-                        XDG_RUNTIME_DIR=f"/run/user/{who.uid}")
-            head += ["setpriv", f"--reuid={who.uid}", f"--regid={who.uid}", "--init-groups"]
+            base.update(HOME=who.home, USER=who.name, LOGNAME=who.name)
+            if who.runtime:
+                base["XDG_RUNTIME_DIR"] = f"/run/user/{who.uid}"
+            groups = f"--groups={who.uid}" if old_session else "--init-groups"
+            head += ["setpriv", f"--reuid={who.uid}", f"--regid={who.uid}", groups]
         base.update(env or {})
         return [*head, "env", "-i", *(f"{k}={v}" for k, v in base.items()), *argv]
 
     def run(self, argv: list[str], *, user: str | None = None, env: dict[str, str] | None = None,
-            stdin: str | None = None, cwd: str | None = None,
+            stdin: str | None = None, cwd: str | None = None, old_session: bool = False,
             timeout: float = RUN_TIMEOUT_S) -> subprocess.CompletedProcess[str]:
         """Run ``argv`` in the container; output captured as text, never raises on status."""
         inner = argv if cwd is None else ["/usr/bin/env", "-C", cwd, *argv]
-        return subprocess.run(self.argv(inner, user=user, env=env), input=stdin,
+        return subprocess.run(self.argv(inner, user=user, env=env, old_session=old_session),
+                              input=stdin,
                               capture_output=True, text=True, timeout=timeout, check=False,
                               stdin=None if stdin is not None else subprocess.DEVNULL)
 
@@ -185,7 +191,7 @@ class Container:
             args += ["--groups", ",".join(groups)]
         self.ok([*args, name])
         uid = int(self.ok(["id", "-u", name]).strip())
-        self.users[name] = User(name, uid, f"/home/{name}")
+        self.users[name] = User(name, uid, f"/home/{name}", runtime=linger)
         if linger:
             self.ok(["loginctl", "enable-linger", name])
             wait_until(lambda: self.run(["systemctl", "--user", "is-system-running"],

@@ -45,6 +45,7 @@ def test_a_failed_unit_reaches_the_telemetry(machine: Container, failed_unit: fl
         return telemetry if telemetry["collected_at"] > failed_unit else None
 
     telemetry = wait_until(fresh, "a telemetry snapshot taken after anna-fails.service failed")
+    assert telemetry is not None
     services = telemetry["services"]
     assert isinstance(services, dict) and services["available"], services
     failed = {u["name"]: u for u in services["failed"]}
@@ -64,6 +65,7 @@ def test_a_killed_annad_is_restarted_by_systemd(machine: Container) -> None:
             now["ActiveState"] == "active" else None
 
     now = wait_until(restarted, "systemd to restart annad after SIGKILL")
+    assert now is not None
     assert now["MainPID"] != before["MainPID"]
     wait_until(lambda: machine.run(["annactl", "status", "--json"], user="alice").returncode == 0,
                "the restarted annad to answer")

@@ -1,0 +1,57 @@
+"""What needs no container: ``annactl setup`` refuses plainly where systemd is not running
+and plans from this checkout's units; a runtime directory that cannot be made is a coded
+error, not a crash."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from anna_common.errors import AnnaError
+from annactl.commands import setup
+from tests.systemd.machine import REPO
+
+
+def test_refuses_without_systemd(tmp_path: Path) -> None:
+    with pytest.raises(AnnaError) as caught:
+        setup.refuse_without_systemd(tmp_path / "no-run-systemd-system")
+    assert "does not run systemd" in caught.value.message
+    assert "nothing was changed" in caught.value.message
+
+
+@pytest.mark.skipif(Path("/run/systemd/system").is_dir(), reason="systemd runs here")
+def test_the_command_refuses_here_without_systemd_and_changes_nothing() -> None:
+    annactl = Path(sys.executable).with_name("annactl")
+    proc = subprocess.run([str(annactl), "setup", "--dry-run"], capture_output=True, text=True,
+                          timeout=120, check=False, env={**os.environ, "PATH": "/usr/bin:/bin"})
+    assert proc.returncode == 2, proc.stdout + proc.stderr
+    assert "does not run systemd" in proc.stderr
+
+
+def test_the_plan_installs_this_checkouts_units(tmp_path: Path) -> None:
+    planned = setup.plan(tmp_path / "drop-in.conf")
+    assert planned.units == REPO / "systemd"
+    sources = [s.argv[2] for s in planned.steps if s.argv[:2] == ["install", "-Dm644"]]
+    assert str(REPO / "systemd" / "annad.service") in sources
+    assert planned.steps[-1].argv == ["systemctl", "enable", "--now", "annad.service"]
+    # this checkout's annad is not /usr/bin/annad: a drop-in names it
+    assert planned.annad != setup.PACKAGED_ANNAD
+    drop_in = (tmp_path / "drop-in.conf").read_text()
+    assert f"ExecStart=\nExecStart={planned.annad}\n" in drop_in
+
+
+def test_an_unusable_runtime_dir_is_a_coded_error_not_a_crash(tmp_path: Path) -> None:
+    """As on a machine where XDG_RUNTIME_DIR names a /run/user/UID nobody made."""
+    blocker = tmp_path / "not-a-dir"
+    blocker.write_text("")
+    annactl = Path(sys.executable).with_name("annactl")
+    env = {**os.environ, "XDG_RUNTIME_DIR": str(blocker / "run")}
+    proc = subprocess.run([str(annactl), "history"], capture_output=True, text=True,
+                          timeout=120, check=False, env=env)
+    assert proc.returncode == 7, proc.stdout + proc.stderr
+    assert "internal error" not in proc.stderr
+    assert f"cannot create {blocker / 'run' / 'anna'}" in proc.stderr
