@@ -10,7 +10,7 @@ from annactl.core.exit_codes import ExitStatus
 from annactl.core.sysaccess import GROUP
 
 if TYPE_CHECKING:
-    from annactl.commands.setup import Setup
+    from annactl.commands.setup_plan import Setup
     from annactl.ui.console import Consoles
 
 OUTCOMES = {

@@ -19,7 +19,7 @@ import psutil
 
 from anna_common.distro import parse_os_release
 from anna_common.telemetry import CpuInfo, DiskInfo, MemoryInfo, SystemInfo, Temperature
-from annad.telemetry import mounts
+from annad.telemetry.mounts import MOUNTINFO, disks, read
 
 log = logging.getLogger(__name__)
 
@@ -194,11 +194,11 @@ def _wanted(fstype: str) -> bool:
     return fstype not in PSEUDO_FS and fstype not in NETWORK_FS and not fstype.startswith("fuse.")
 
 
-def collect_disks(mountinfo: Path = mounts.MOUNTINFO) -> list[DiskInfo]:
+def collect_disks(mountinfo: Path = MOUNTINFO) -> list[DiskInfo]:
     """Mounted local filesystems and their usage, one entry per filesystem
     (:mod:`annad.telemetry.mounts` says why a mount is not always a disk)."""
     found: list[DiskInfo] = []
-    for part in mounts.disks(mounts.read(mountinfo), _wanted)[:MAX_DISKS]:
+    for part in disks(read(mountinfo), _wanted)[:MAX_DISKS]:
         if not os.path.isdir(part.mountpoint):  # noqa: PTH112 - a str from mountinfo
             continue  # a bind-mounted file (containers mount /etc/hosts so): not a disk
         try:

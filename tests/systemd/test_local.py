@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from anna_common.errors import AnnaError
-from annactl.commands import setup
+from annactl.commands import setup, setup_plan
 from tests.systemd.machine import REPO
 
 
@@ -33,13 +33,13 @@ def test_the_command_refuses_here_without_systemd_and_changes_nothing() -> None:
 
 
 def test_the_plan_installs_this_checkouts_units(tmp_path: Path) -> None:
-    planned = setup.plan(tmp_path / "drop-in.conf")
+    planned = setup_plan.plan(tmp_path / "drop-in.conf")
     assert planned.units == REPO / "systemd"
     sources = [s.argv[2] for s in planned.steps if s.argv[:2] == ["install", "-Dm644"]]
     assert str(REPO / "systemd" / "annad.service") in sources
     assert planned.steps[-1].argv == ["systemctl", "enable", "--now", "annad.service"]
     # this checkout's annad is not /usr/bin/annad: a drop-in names it
-    assert planned.annad != setup.PACKAGED_ANNAD
+    assert planned.annad != setup_plan.PACKAGED_ANNAD
     drop_in = (tmp_path / "drop-in.conf").read_text()
     assert f"ExecStart=\nExecStart={planned.annad}\n" in drop_in
 
