@@ -19,6 +19,7 @@ from collections.abc import Iterator
 
 import pytest
 
+from tests.daemonfix import shared_user_daemon, user_daemon  # noqa: F401 - fixtures
 from tests.systemd.machine import REPO, Container, boot_container, build_cache, missing_tools
 
 

@@ -4,6 +4,7 @@ error, not a crash."""
 
 from __future__ import annotations
 
+import json
 import os
 import subprocess
 import sys
@@ -13,6 +14,7 @@ import pytest
 
 from anna_common.errors import AnnaError
 from annactl.commands import setup, setup_plan
+from tests.daemonfix import RunningDaemon, make_plan
 from tests.systemd.machine import REPO
 
 
@@ -55,3 +57,23 @@ def test_an_unusable_runtime_dir_is_a_coded_error_not_a_crash(tmp_path: Path) ->
     assert proc.returncode == 7, proc.stdout + proc.stderr
     assert "internal error" not in proc.stderr
     assert f"cannot create {blocker / 'run' / 'anna'}" in proc.stderr
+
+
+def test_a_per_user_daemon_refuses_a_root_plan_before_asking(user_daemon: RunningDaemon,
+                                                             tmp_path: Path) -> None:
+    """The real per-user daemon, the real annactl: "Run this plan? [y/N]" never comes, the
+    refusal names the steps and the command that fixes it, and nothing runs."""
+    target = tmp_path / "root-owned-place"
+    plan = make_plan([("s1", "systemctl restart anna-nothing.service", "MEDIUM"),
+                      ("s2", f"touch {target}", "LOW")])
+    annactl = Path(sys.executable).with_name("annactl")
+    env = {**os.environ, "ANNA_SOCKET": str(user_daemon.socket)}
+    for flags in ([], ["--yes"]):
+        proc = subprocess.run([str(annactl), "apply", "-", *flags], input=json.dumps(plan),
+                              capture_output=True, text=True, timeout=120, check=False,
+                              env=env)
+        assert proc.returncode == 9, proc.stdout + proc.stderr
+        assert "SCOPE_REQUIRES_ROOT: s1 need(s) root" in proc.stderr
+        assert "hint: run: annactl setup" in proc.stderr or "log in again" in proc.stderr
+        assert "[y/N]" not in proc.stderr and "pass --yes" not in proc.stderr
+    assert not target.exists()
