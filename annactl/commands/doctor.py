@@ -101,7 +101,7 @@ def check_daemon() -> tuple[Check, dict[str, Any] | None, Path | None]:
         return check, health, path
     explicit = bool(os.environ.get("ANNA_SOCKET"))
     fix = ("check ANNA_SOCKET, or unset it" if explicit else
-           "start the system daemon: sudo systemctl enable --now annad.service; or let annactl "
+           "set up the system daemon: annactl setup; or let annactl "
            "start a per-user one (autostart = true in the config)")
     return Check("daemon", "fail", "no daemon answered: " + "; ".join(tried), fix), None, None
 

@@ -352,7 +352,8 @@ def connect(settings: ClientSettings | QuickSettings, *, autostart: bool | None 
         return user
     if not (settings.autostart if autostart is None else autostart):
         raise DaemonError("no annad is running", code=ErrorCode.DAEMON_UNAVAILABLE,
-                          hint="start it (systemctl start annad) or allow autostart")
+                          hint="set up the system daemon (annactl setup) or allow autostart "
+                          "(autostart = true)")
     from annactl.core.autostart import start_user_daemon
 
     start_user_daemon(user.socket_path, log_dir=settings.state_dir,
