@@ -68,8 +68,8 @@ cmd_cache() {
         cp "$src/pyproject.toml" "$src/README.md" "$cache/base/opt/anna-src/"
         for pkg in anna_common annad annactl; do cp -r "$src/$pkg" "$cache/base/opt/anna-src/"; done
         cp "$(dirname "$0")/wheels.sh" "$cache/base/opt/anna-wheels.sh"
-        # the machine's pip configuration and CA bundle (a proxy's CA, a mirror) for this
-        # one networked run; the booted containers have no network
+        # the machine's pip configuration, CA bundle and proxy variables (a proxy's CA, a
+        # mirror) for this one networked run; the booted containers have no network
         [ -f /etc/pip.conf ] && cp /etc/pip.conf "$cache/base/etc/pip.conf"
         [ -f /etc/ssl/certs/ca-certificates.crt ] && \
             cp /etc/ssl/certs/ca-certificates.crt "$cache/base/etc/ssl/certs/ca-certificates.crt"
@@ -78,6 +78,10 @@ cmd_cache() {
         unshare -m --propagation private "$0" _nspawn "$cache/base" \
             /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
             ${PIP_INDEX_URL:+PIP_INDEX_URL=$PIP_INDEX_URL} \
+            ${PIP_EXTRA_INDEX_URL:+PIP_EXTRA_INDEX_URL=$PIP_EXTRA_INDEX_URL} \
+            ${http_proxy:+http_proxy=$http_proxy} ${https_proxy:+https_proxy=$https_proxy} \
+            ${HTTP_PROXY:+HTTP_PROXY=$HTTP_PROXY} ${HTTPS_PROXY:+HTTPS_PROXY=$HTTPS_PROXY} \
+            ${no_proxy:+no_proxy=$no_proxy} ${NO_PROXY:+NO_PROXY=$NO_PROXY} \
             /bin/sh /opt/anna-wheels.sh
         drop_cgroup
         trap - EXIT
