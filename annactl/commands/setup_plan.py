@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import os
 import pwd
+import re
 import sys
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -19,6 +20,7 @@ UNIT = Path("/etc/systemd/system/annad.service")
 DROP_IN = Path("/etc/systemd/system/annad.service.d/annactl-setup.conf")
 SYSUSERS = Path("/etc/sysusers.d/anna.conf")
 TMPFILES = Path("/etc/tmpfiles.d/anna.conf")
+_PLAIN_PATH = re.compile(r"/[A-Za-z0-9/._+@-]*")
 PACKAGED_ANNAD = "/usr/bin/annad"
 """Where annad.service's ``ExecStart`` expects the daemon (a distribution package puts it)."""
 
@@ -68,10 +70,19 @@ def units_dir() -> Path:
                     "the package (packaging/PKGBUILD), which installs the units itself")
 
 
-def this_annad() -> str:
-    """The ``annad`` of the Python running this annactl."""
-    script = Path(sys.executable).with_name("annad")
-    return str(script) if os.access(script, os.X_OK) else PACKAGED_ANNAD
+def this_annad(python: str | None = None) -> str:
+    """The ``annad`` beside ``python`` (default: the Python running this annactl), a path
+    the unit can name as is."""
+    script = Path(python or sys.executable).with_name("annad")
+    path = str(script) if os.access(script, os.X_OK) else PACKAGED_ANNAD
+    # ExecStart splits on spaces and expands %-specifiers; a newline would start a new
+    # directive: only plain path characters go into the drop-in
+    if not _PLAIN_PATH.fullmatch(path):
+        raise AnnaError(f"this annad's path cannot be written into a unit as is: {path!r}",
+                        code=ErrorCode.CONFIG_INVALID,
+                        hint="install Anna in a directory whose path has only letters, "
+                        "digits and . _ + - @ /")
+    return path
 
 
 def target_user() -> str | None:

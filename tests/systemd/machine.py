@@ -19,7 +19,6 @@ import os
 import shutil
 import signal
 import subprocess
-import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -219,12 +218,10 @@ def boot_container(work: Path, label: str) -> Container:
     """A container named after ``label`` and this process, installed and booted."""
     name = f"anna-{label}-{os.getpid()}"
     container = Container(name=name, work=work)
-    started = time.monotonic()
     try:
         container.install()
         container.boot()
     except BaseException:
         container.stop()
         raise
-    container.work.joinpath("ready-after-s").write_text(f"{time.monotonic() - started:.1f}\n")
     return container

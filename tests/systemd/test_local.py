@@ -77,3 +77,20 @@ def test_a_per_user_daemon_refuses_a_root_plan_before_asking(user_daemon: Runnin
         assert "hint: run: annactl setup" in proc.stderr or "log in again" in proc.stderr
         assert "[y/N]" not in proc.stderr and "pass --yes" not in proc.stderr
     assert not target.exists()
+
+
+
+@pytest.mark.parametrize("name", ["a b", "100%", "x\nExecStartPre=evil"])
+def test_a_path_the_unit_cannot_name_as_is_is_refused(name: str, tmp_path: Path) -> None:
+    bindir = tmp_path / name / "bin"
+    bindir.mkdir(parents=True)
+    (bindir / "annad").write_text("#!/bin/sh\n")
+    (bindir / "annad").chmod(0o755)
+    with pytest.raises(AnnaError) as caught:
+        setup_plan.this_annad(str(bindir / "python3"))
+    assert "cannot be written into a unit" in caught.value.message
+    plain = tmp_path / "plain" / "bin"
+    plain.mkdir(parents=True)
+    (plain / "annad").write_text("#!/bin/sh\n")
+    (plain / "annad").chmod(0o755)
+    assert setup_plan.this_annad(str(plain / "python3")) == str(plain / "annad")
