@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import json
 import os
+import shutil
 import subprocess
 import sys
 from pathlib import Path
@@ -94,3 +95,27 @@ def test_a_path_the_unit_cannot_name_as_is_is_refused(name: str, tmp_path: Path)
     (plain / "annad").write_text("#!/bin/sh\n")
     (plain / "annad").chmod(0o755)
     assert setup_plan.this_annad(str(plain / "python3")) == str(plain / "annad")
+
+
+@pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux missing (.ci/run installs it)")
+def test_on_a_terminal_the_refusal_comes_instead_of_the_question(user_daemon: RunningDaemon,
+                                                                 tmp_path: Path) -> None:
+    """Before: "Run this MEDIUM plan? [y/N]", then after "y" the refusal. Now the plan is
+    shown, then one refusal with the fix, and no question."""
+    from tests.ui.tmuxrun import Tmux
+
+    plan = tmp_path / "plan.json"
+    plan.write_text(json.dumps(make_plan([("s1", "systemctl restart anna-nothing.service",
+                                           "MEDIUM")])))
+    annactl = Path(sys.executable).with_name("annactl")
+    env = {k: v for k, v in os.environ.items() if k.startswith(("HOME", "XDG_", "ANNA_"))}
+    env.update(ANNA_SOCKET=str(user_daemon.socket), PATH="/usr/bin:/bin")
+    term = Tmux([str(annactl), "apply", str(plan)], env, tmp_path, size=(100, 40))
+    try:
+        screen = term.wait_for(r"hint: run: annactl setup|log in again")
+        assert "SCOPE_REQUIRES_ROOT" in screen and "[y/N]" not in screen, screen
+        assert screen.count("SCOPE_REQUIRES_ROOT") == 1
+        assert "s1" in screen and "systemctl restart" in screen  # the plan was shown first
+        assert term.exit_status() == 9
+    finally:
+        term.close()
