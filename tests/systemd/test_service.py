@@ -69,3 +69,13 @@ def test_a_killed_annad_is_restarted_by_systemd(machine: Container) -> None:
     assert now["MainPID"] != before["MainPID"]
     wait_until(lambda: machine.run(["annactl", "status", "--json"], user="alice").returncode == 0,
                "the restarted annad to answer")
+
+
+def test_the_containers_disk_is_its_root_not_the_hosts_bind_mounts(machine: Container) -> None:
+    """nspawn shows the host's disk again under /run/host (bind mounts of single
+    directories and files): before the fix, telemetry listed /run/host/incoming as a disk."""
+    mounts = machine.ok(["findmnt", "--list", "--noheadings", "--output=TARGET"]).split()
+    assert "/run/host/incoming" in mounts  # the bind mounts are there to be mistaken
+    status = json.loads(machine.ok(["annactl", "status", "--json"], user="alice"))
+    disks = [(d["mountpoint"], d["fstype"]) for d in status["telemetry"]["disks"]]
+    assert disks == [("/", "overlay")], disks
