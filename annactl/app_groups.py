@@ -60,6 +60,24 @@ def fleet_apply(
                                  annactl_path=annactl_path, as_json=as_json))
 
 
+@fleet_app.command("run")
+def fleet_run(
+    source: Annotated[str, typer.Argument(metavar="FILE", help="The plan JSON (- for stdin).")],
+    digest: Annotated[str, typer.Option(
+        "--digest", help="The digest the person approved: this host's annad refuses any "
+                         "other plan before running anything.")],
+    allow_high: AllowHighOpt = False,
+    check: Annotated[bool, typer.Option(
+        "--check", help="Only ask this host's annad to judge the plan; run nothing.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """A fleet host's side (the exported playbook runs it): verify, then run the plan."""
+    from annactl.commands import fleet_host
+
+    raise typer.Exit(fleet_host.run(consoles(), source, digest=digest, allow_high=allow_high,
+                                    check=check, as_json=as_json))
+
+
 # ---------------------------------------------------------------------- recipes and the queue
 
 queue_app = typer.Typer(help="Plans waiting for your approval (from unattended recipes).")

@@ -35,6 +35,7 @@ from anna_common.protocol.models import (
     GcRequest,
     GcResponse,
     Health,
+    JudgeResponse,
     PlanList,
     PlanRecord,
     PlanStatus,
@@ -46,6 +47,7 @@ from anna_common.validate import validate
 from annad import __version__, policy_load
 from annad.access import Access
 from annad.backups import retention
+from annad.execution import approved
 from annad.execution.aftercare import Aftercare
 from annad.execution.checks import run_checks
 from annad.execution.confirmations import check_confirmations, check_rollback_word
@@ -60,7 +62,7 @@ from annad.telemetry.processes import for_caller
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from anna_common.findings import AnnotatedPlan
+    from anna_common.findings import AnnotatedPlan, ValidationResult
     from anna_common.protocol.models import ExecuteRequest, RollbackRequest, RollbackResponse
     from anna_common.protocol.policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
     from anna_common.protocol.preview import PlanPreview
@@ -73,7 +75,8 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-_SUBMIT_KEYS = frozenset({"plan", "request", "source"})
+_SUBMIT_KEYS = frozenset({"plan", "request", "source", "approved_digest"})
+_JUDGE_KEYS = frozenset({"plan", "approved_digest"})
 
 
 class PlanService:
@@ -253,17 +256,12 @@ class PlanService:
         """``POST /v1/plans``: validate and classify with the daemon's own context; store."""
         peer = self.access.authorised(peer)
         if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
-            raise AnnaError("expected {plan, request, source}", code=ErrorCode.BAD_REQUEST)
+            raise AnnaError("expected {plan, request, source[, approved_digest]}",
+                            code=ErrorCode.BAD_REQUEST)
         home = home_of(peer.uid, self.settings.home_override)
         ctx = self.context(home)
-        result = validate(body["plan"], ctx)
-        findings = [f.model_dump(mode="json") for f in result.errors]
-        if result.plan is not None and result.plan.banned:
-            raise PlanError("the plan contains a hard-banned command; it can never run",
-                            code=ErrorCode.PLAN_BANNED, detail={"findings": findings})
-        if result.plan is None or not result.ok:
-            raise PlanError("the plan is not valid", code=ErrorCode.PLAN_INVALID,
-                            detail={"findings": findings})
+        result = self._accepted(body, ctx)
+        assert result.plan is not None  # _accepted raised otherwise
         # a plan the policy denies is refused before any of it runs, even in a preview; the
         # preview may raise tiers (a failed validator), so the policy judges the result again
         self._judged(result.plan, peer.uid, home, ctx, None, "submit")
@@ -278,6 +276,35 @@ class PlanService:
         return SubmitResponse(plan_id=plan_id, digest=annotated.digest,
                               status=status, annotated=annotated,
                               warnings=warnings, preview=preview)
+
+    def _accepted(self, body: dict[str, Any], ctx: AssessContext) -> ValidationResult:
+        """The plan validated with the daemon's context, the approved digest (a fleet
+        host's) verified first; PLAN_INVALID, DIGEST_MISMATCH or PLAN_BANNED otherwise."""
+        result = validate(body["plan"], ctx)
+        findings = [f.model_dump(mode="json") for f in result.errors]
+        if result.plan is not None:
+            approved.verify(result.plan, body.get("approved_digest"))
+        if result.plan is not None and result.plan.banned:
+            raise PlanError("the plan contains a hard-banned command; it can never run",
+                            code=ErrorCode.PLAN_BANNED, detail={"findings": findings})
+        if result.plan is None or not result.ok:
+            raise PlanError("the plan is not valid", code=ErrorCode.PLAN_INVALID,
+                            detail={"findings": findings})
+        return result
+
+    def judge(self, peer: Peer | None, body: Any) -> JudgeResponse:
+        """``POST /v1/judge``: validation, the approved digest and the policy, as submit
+        would decide them; nothing is previewed, stored or run."""
+        peer = self.access.authorised(peer)
+        if not isinstance(body, dict) or set(body) != _JUDGE_KEYS:
+            raise AnnaError("expected {plan, approved_digest}", code=ErrorCode.BAD_REQUEST)
+        home = home_of(peer.uid, self.settings.home_override)
+        ctx = self.context(home)
+        result = self._accepted(body, ctx)
+        assert result.plan is not None  # _accepted raised otherwise
+        annotated = self._judged(result.plan, peer.uid, home, ctx, None, "judge")
+        return JudgeResponse(digest=annotated.digest, annotated=annotated,
+                             warnings=result.warnings)
 
     def preview(self, peer: Peer | None, plan_id: str) -> PlanPreview:
         """``GET /v1/plans/{id}/preview``: the preview stored at submit (made now if none)."""

@@ -28,11 +28,12 @@ an allow rule matches only a command every part of which it covers.
 from __future__ import annotations
 
 import re
-from fnmatch import fnmatchcase
 from functools import lru_cache
 
 from anna_common.plan import RiskLevel, Scope
+from anna_common.policy import options
 from anna_common.policy.glob import (
+    flat_match,
     intersects,
     literal_prefix,
     rule_variants,
@@ -46,7 +47,6 @@ from anna_common.risk.rules.base import AssessContext
 __all__ = ["Decision", "Policy", "PolicyError", "Rule", "combine", "decide", "decide_command",
            "parse"]
 
-_SHORT = re.compile(r"^-[A-Za-z0-9]$")
 _GLOBBY = re.compile(r"[*?\[]")
 
 
@@ -141,7 +141,8 @@ def _part_may(rule: Rule, part: Part, subj: Subject) -> bool:
     else:
         ok = not rule.program or any(_named(part.names, p) for p in rule.program)
         ok = ok and (not rule.argv or part.dynamic_args or all(
-            any(_arg(a, p) for a in part.args) for p in rule.argv))
+            any(_arg(a, p, part.program, cautious=True) for a in part.args)
+            for p in rule.argv))
     if ok and rule.path:
         places = part.writes if rule.access == "write" else part.paths
         ok = any(_in_area(rule, place, subj, cautious=True) for place in places)
@@ -159,7 +160,8 @@ def _proves(rule: Rule, subj: Subject, tier: RiskLevel, scope: Scope) -> bool:
         if rule.program and not any(_named((part.program or "",), p) for p in rule.program):
             return False
         if rule.argv and (part.dynamic_args or not all(
-                any(_arg(a, p) for a in part.args) for p in rule.argv)):
+                any(_arg(a, p, part.program, cautious=False) for a in part.args)
+                for p in rule.argv)):
             return False
     if rule.path:
         return bool(writes) and all(_in_area(rule, w, subj, cautious=False) for w in writes)
@@ -169,15 +171,27 @@ def _proves(rule: Rule, subj: Subject, tier: RiskLevel, scope: Scope) -> bool:
 def _named(names: tuple[str, ...], pattern: str) -> bool:
     if not _GLOBBY.search(pattern):
         return pattern in names
-    return any(fnmatchcase(n, pattern) for n in names)
+    return any(flat_match(pattern, n) for n in names)
 
 
-def _arg(arg: str, pattern: str) -> bool:
-    if arg == pattern or (_GLOBBY.search(pattern) and fnmatchcase(arg, pattern)):
+def _arg(arg: str, pattern: str, program: str | None, *, cautious: bool) -> bool:
+    """``arg`` is what ``pattern`` names: the same text or a glob match, or the same option
+    as the program parses it (``--rem``, ``--remove=x``, ``-R`` and ``-Rns`` for a rule
+    on pacman's ``--remove``; ``-R`` names the letter R inside any short cluster)."""
+    if arg == pattern or (_GLOBBY.search(pattern) and flat_match(pattern, arg)):
         return True
-    # "-R" names the short option R, wherever it stands in a cluster ("-Rns", "-sR")
-    return bool(_SHORT.match(pattern)) and arg.startswith("-") and not arg.startswith(
-        "--") and pattern[1] in arg[1:]
+    if not pattern.startswith("-") or not arg.startswith("-") or arg == "-" or \
+            _GLOBBY.search(pattern.split("=", 1)[0]):
+        return False
+    wanted_name, has_value, wanted_value = pattern.partition("=")
+    got_name, _, got_value = arg.partition("=") if arg.startswith("--") else (arg, "", "")
+    if has_value and not (got_value == wanted_value or flat_match(wanted_value, got_value)):
+        return False
+    wanted = options.names(program, wanted_name, cautious=False)
+    if wanted & options.names(program, got_name, cautious=cautious):
+        return True
+    # a program the table does not know may still take any unambiguous prefix
+    return cautious and any(options.abbreviation_of(program, got_name, w) for w in wanted)
 
 
 def _mentions(text: str, pattern: str) -> bool:

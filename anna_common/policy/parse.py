@@ -12,11 +12,13 @@ import re
 import tomllib
 from typing import Any
 
-from anna_common.policy.glob import is_valid_glob
+from anna_common.policy.glob import glob_problem, size_problem
 from anna_common.policy.model import Origin, Policy, PolicyError, Rule
 
 MAX_RULES = 5000
 """Rules one file may hold."""
+MAX_PATTERNS = 64
+"""Programs, arguments or paths one rule key may list."""
 _KEYS = frozenset({"id", "action", "program", "argv", "path", "access", "scope", "tier",
                    "note"})
 _ID = re.compile(r"^[A-Za-z0-9][A-Za-z0-9._:-]{0,63}$")
@@ -102,10 +104,15 @@ def _rule(table: dict[str, Any], text: str, source: str, line: int, origin: Orig
         if key in table:
             fields[key] = _strings(table[key], lambda m, k=key: fail(k, m), key)
     fields["program"] = tuple(p.rsplit("/", 1)[-1] or p for p in fields.get("program", ()))
-    for pattern in fields.get("path", ()):
-        if not is_valid_glob(pattern):
-            raise fail("path", f"bad path glob {pattern!r}: absolute (/…) or home (~/…), "
-                       "brackets closed, ** only as a whole component")
+    for key in ("program", "argv", "path"):
+        values = fields.get(key, ())
+        if len(values) > MAX_PATTERNS:
+            raise fail(key, f"{key} lists {len(values)} patterns; at most {MAX_PATTERNS}")
+        for pattern in values:
+            # bounded at parse time, so no rule can make matching slow (issue 21)
+            problem = glob_problem(pattern) if key == "path" else size_problem(pattern)
+            if problem is not None:
+                raise fail(key, f"bad {key} glob {pattern[:80]!r}: {problem}")
     for key, allowed in (("scope", {"user", "system"}),
                          ("tier", {"INFO", "LOW", "MEDIUM", "HIGH"})):
         bad = [v for v in fields.get(key, ()) if v not in allowed]

@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from anna_common.policy import writers
 from anna_common.risk import paths
 from anna_common.risk.rules.base import AssessContext, Out
 from anna_common.risk.rules.builtins import judge_arithmetic, prepare
@@ -148,6 +149,7 @@ class _Collector:
                                    origin=cmd.origin, writes=(ANYWHERE,), paths=(ANYWHERE,)))
             return
         writes = [p for t in write_targets(cmd) for p in self._resolve(t.word)]
+        writes += [p for t in writers.targets(cmd) for p in self._written(t)]
         named = [p for w in cmd.args if _path_like(w) for p in self._resolve(_value(w))]
         named += [p for r in cmd.redirects if r.target is not None and not (
             r.op == ">&" and r.target.text.isdigit()) for p in self._resolve(r.target)]
@@ -186,6 +188,27 @@ class _Collector:
                 self.cwds.add(paths.HOME + word.text[1:])
             else:
                 self.cwds.add(None)  # somewhere Anna cannot tell
+
+    def _written(self, target: writers.Target) -> list[str]:
+        """What an operand writer (``patch``, ``git checkout``, ``ed``) writes, as paths."""
+        if target.anywhere:
+            return [ANYWHERE]
+        if target.base is None:
+            if target.word is None:
+                return _relative("**", self.cwds)
+            return self._resolve(target.word)
+        out: list[str] = []
+        for base in self._resolve(target.base):
+            if base.startswith(ANYWHERE) or any(c in base for c in "*?["):
+                out.append(ANYWHERE)  # a directory Anna cannot tell: anywhere below it
+            elif target.word is None:
+                out.append(base.rstrip("/") + "/**")
+            elif target.word.text.startswith(("/", "~")) or not target.word.literal:
+                out.extend(self._resolve(target.word))
+            else:
+                out.extend(p.path for p in paths.resolve(target.word, home=self.ctx.home,
+                                                         cwd=base))
+        return out
 
     def _resolve(self, word: Word) -> list[str]:
         """The word as paths: every working directory the command may be in counts."""

@@ -170,6 +170,34 @@ class SubmitRequest(BaseModel):
     """The person's request text, for history (untrusted)."""
     source: Literal["model", "template", "file"] = "model"
     """Where the plan came from."""
+    approved_digest: str | None = Field(default=None, max_length=128)
+    """Set by a fleet host (``annactl fleet run``): the digest the person approved. A plan
+    whose own digest differs is refused (``DIGEST_MISMATCH``) before any of it is
+    previewed, stored or run."""
+
+
+class JudgeRequest(BaseModel):
+    """``POST /v1/judge``: a plan to judge, and the digest the person approved."""
+
+    model_config = _MODEL
+
+    plan: ActionPlan
+    """The plan as the host received it."""
+    approved_digest: str = Field(max_length=128)
+    """Must equal the plan's own digest."""
+
+
+class JudgeResponse(BaseModel):
+    """What the daemon would do with a plan: nothing was stored or run."""
+
+    model_config = _MODEL
+
+    digest: str
+    """The plan's digest, computed here (equal to the approved one)."""
+    annotated: AnnotatedPlan
+    """The daemon's own assessment, with the policy's marks."""
+    warnings: list[Finding] = Field(default_factory=list)
+    """Validation warnings."""
 
 
 class SubmitResponse(BaseModel):

@@ -67,6 +67,10 @@ class Route(StrEnum):
     QUEUE_DISMISS = "/v1/queue/{plan_id}/dismiss"
     """POST: drop a waiting plan from the queue →
     :class:`~anna_common.protocol.queue.QueueEntry`."""
+    JUDGE = "/v1/judge"
+    """POST :class:`JudgeRequest` → :class:`JudgeResponse`: what this daemon decides for a
+    plan (validation, the approved digest, the policy), storing and running nothing (the
+    host's side of ``ansible-playbook --check``)."""
     CONFIRM = "/v1/plans/{plan_id}/confirm"
     """POST: keep a plan the lock-out guard armed; only from a connection opened after the
     plan finished → :class:`PlanRecord`."""

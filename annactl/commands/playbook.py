@@ -1,22 +1,31 @@
 """Build the Ansible playbook for a stored plan (``annactl export ID --ansible``).
 
+All plan text and the approval travel as **one** JSON text, the play variable
+``anna_export`` (``plan_id``, ``digest``, ``approval``, and ``plan``: the plan's canonical
+JSON, whose sha256 is the digest). Tasks read it through ``from_json``. Two reasons:
+
+* Ansible 2.19 re-types a ``!unsafe`` scalar by YAML 1.1 rules whatever its quotes:
+  ``!unsafe "true"`` runs as ``True``, ``"017"`` becomes 15, ``"1:20"`` 80, ``"yes"``
+  true. A JSON text starts with ``{``, which no YAML type claims, and what ``from_json``
+  returns are strings Ansible neither re-types nor templates.
+* The digest covers exactly the text the hosts receive.
+
 Two modes:
 
-* ``annad`` (default): every host receives the plan JSON and runs it through its own
-  Anna (``annactl apply FILE --yes [--allow-high] --json``): the host re-validates with
-  its own telemetry, snapshots, journals and rolls back by itself. The task reads the
-  JSON result and fails the host unless the plan ``succeeded`` (or the host computed a
-  different digest), printing the host's reasons.
+* ``annad`` (default): every host receives the plan JSON and runs ``annactl fleet run FILE
+  --digest D --yes-equivalent``: the host's annad verifies that the plan it parses has the
+  approved digest *before* anything of it runs (an edited playbook is refused), then
+  re-validates with its own telemetry, snapshots, journals and rolls back by itself.
+  Under ``--check`` the host's annad judges the plan (validation, digest, its policy) and
+  nothing runs.
 * ``shell`` for hosts without Anna: checks are ``changed_when: false`` tasks, steps are
   ``ansible.builtin.shell`` tasks (``executable: /bin/bash``) inside a ``block`` whose
   ``rescue`` runs the plan's rollback commands for the steps that ran, newest first,
   then fails the host. ``creates``/``removes`` come from :mod:`.checkmode`.
 
-The person's approval (tier, the typed word for HIGH, the plan digest) is recorded in
-the play's ``vars`` as ``anna_approval``; ``--allow-high`` is passed only when that
-approval covered HIGH. All plan text goes through :mod:`.yamlout` (``!unsafe``, one-line
-escaped scalars); the only templated strings are the :class:`~.yamlout.Template`
-constants below, which never contain plan text (step numbers are ints Anna counts).
+Both modes first assert, per host, that the plan text's sha256 is the approved digest.
+The only templated strings are the :class:`~.yamlout.Template` constants below, which
+never contain plan text (indexes are ints Anna counts).
 """
 
 from __future__ import annotations
@@ -75,6 +84,16 @@ class ApprovalRecord:
                 "approved_by": self.by, "approved_at": self.at, "plan_digest": self.digest}
 
 
+def export_json(annotated: AnnotatedPlan, *, plan_id: str, approval: ApprovalRecord) -> str:
+    """The ``anna_export`` text: the plan's canonical JSON and the approval, as JSON."""
+    from anna_common.levels import canonical_json
+
+    plan_text = canonical_json(annotated.plan.model_dump(mode="json")).decode("utf-8")
+    return json.dumps({"plan_id": plan_id, "digest": annotated.digest,
+                       "approval": approval.as_vars(), "plan": plan_text},
+                      ensure_ascii=False, sort_keys=True)
+
+
 def build(annotated: AnnotatedPlan, *, plan_id: str, approval: ApprovalRecord,
           mode: Mode) -> str:
     """The playbook text."""
@@ -84,51 +103,77 @@ def build(annotated: AnnotatedPlan, *, plan_id: str, approval: ApprovalRecord,
         "name": f"Anna plan {plan_id}: {goal}",
         "hosts": Template("all"),
         "gather_facts": False,
-        "vars": {"anna_plan_id": plan_id, "anna_plan_digest": annotated.digest,
-                 "anna_approval": approval.as_vars()},
+        "vars": {"anna_export": export_json(annotated, plan_id=plan_id, approval=approval),
+                 "anna": Template("{{ anna_export | from_json }}"),
+                 "anna_plan": Template("{{ anna.plan | from_json }}")},
     }
+    tasks = [_VERIFIED]
     if mode == "annad":
-        play["vars"]["anna_annactl"] = "annactl"
-        play["tasks"] = _annad_tasks(annotated, approval)
+        tasks += _annad_tasks(annotated, approval)
     else:
-        play["tasks"] = _shell_tasks(annotated)
+        tasks += _shell_tasks(annotated)
+    play["tasks"] = tasks
     header = (f"Exported by annactl from plan {plan_id} (mode {mode}).\n"
               f"Digest {annotated.digest}; approved {approval.risk} by {approval.by} at "
-              f"{approval.at}.\nEvery string from the plan is tagged !unsafe: Ansible never "
-              "templates it.")
+              f"{approval.at}.\nThe plan and the approval are the JSON text anna_export "
+              "(tagged !unsafe: Ansible never templates or re-types it).")
     return dump([play], header=header)
 
 
-def _annad_tasks(annotated: AnnotatedPlan, approval: ApprovalRecord) -> list[dict[str, Any]]:
-    plan_json = json.dumps(annotated.plan.model_dump(mode="json"), ensure_ascii=False,
-                           indent=1, sort_keys=True)
-    argv: list[Any] = [Template("{{ anna_annactl }}"), "apply",
-                       Template("{{ anna_plan_file.path }}"), "--yes", "--json"]
+APPROVED_TASK = "Anna: the plan is the one approved"
+"""Name of the first task: the plan text's sha256 is the approved digest."""
+_VERIFIED: dict[str, Any] = {
+    "name": APPROVED_TASK,
+    "ansible.builtin.assert": {
+        "that": [Template("(anna.plan | hash('sha256')) == anna.digest"),
+                 Template("anna.digest == anna.approval.plan_digest")],
+        "fail_msg": Template("the plan in this playbook is not the one approved (digest "
+                             "{{ anna.approval.plan_digest }}): it was edited after the "
+                             "export; nothing ran"),
+        "quiet": True},
+    "check_mode": False,
+}
+
+
+def _host_argv(approval: ApprovalRecord, *, check: bool) -> list[Any]:
+    argv: list[Any] = [Template("{{ anna_annactl | default('annactl') }}"), "fleet", "run",
+                       Template("{{ anna_plan_file.path }}"), "--digest",
+                       Template("{{ anna.approval.plan_digest }}"), "--json"]
     if approval.covers_high:
-        argv.insert(4, "--allow-high")
+        argv.append("--allow-high")
+    if check:
+        argv.append("--check")
+    return argv
+
+
+def _annad_tasks(annotated: AnnotatedPlan, approval: ApprovalRecord) -> list[dict[str, Any]]:
     # the plan file is written and removed even under --check (a private temporary
     # file, Anna's bookkeeping: never counted as a change); under --check the host's Anna
-    # only validates the plan, and nothing else runs
+    # only judges the plan, and nothing else runs
     run = [
         {"name": "Anna: a private file for the plan",
          "ansible.builtin.tempfile": {"state": "file", "suffix": ".anna-plan.json"},
          "register": "anna_plan_file", "check_mode": False, "changed_when": False},
         {"name": "Anna: the plan JSON",
-         "ansible.builtin.copy": {"content": plan_json,
+         "ansible.builtin.copy": {"content": Template("{{ anna.plan }}"),
                                   "dest": Template("{{ anna_plan_file.path }}"),
                                   "mode": "0600"},
          "check_mode": False, "changed_when": False},
-        {"name": "Anna: check mode, so this host's Anna only validates the plan",
-         "ansible.builtin.command": {"argv": [Template("{{ anna_annactl }}"), "validate",
-                                              Template("{{ anna_plan_file.path }}")]},
-         "check_mode": False, "changed_when": False, "when": Template("ansible_check_mode")},
+        {"name": JUDGE_TASK,
+         "ansible.builtin.command": {"argv": _host_argv(approval, check=True)},
+         "register": "anna_judged", "check_mode": False, "changed_when": False,
+         "failed_when": False, "when": Template("ansible_check_mode")},
+        {"name": JUDGE_FAILED_TASK,
+         "ansible.builtin.fail": {"msg": Template(_reasons("anna_judged"))},
+         "when": Template(f"ansible_check_mode and not ({_outcome_ok('anna_judged')})")},
         {"name": "Anna: run the plan through this host's annad",
-         "ansible.builtin.command": {"argv": argv},
+         "ansible.builtin.command": {"argv": _host_argv(approval, check=False)},
          "register": "anna_result", "failed_when": False,
-         "changed_when": Template(_SUCCEEDED), "when": Template("not ansible_check_mode")},
+         "changed_when": Template(_outcome_ok("anna_result")),
+         "when": Template("not ansible_check_mode")},
         {"name": HOST_FAILED_TASK,
-         "ansible.builtin.fail": {"msg": Template(_REASONS)},
-         "when": Template("not ansible_check_mode and not (" + _SUCCEEDED + ")")},
+         "ansible.builtin.fail": {"msg": Template(_reasons("anna_result"))},
+         "when": Template(f"not ansible_check_mode and not ({_outcome_ok('anna_result')})")},
     ]
     cleanup = [{"name": "Anna: remove the plan file",
                 "ansible.builtin.file": {"path": Template("{{ anna_plan_file.path }}"),
@@ -138,13 +183,32 @@ def _annad_tasks(annotated: AnnotatedPlan, approval: ApprovalRecord) -> list[dic
     return [{"name": "Anna: apply the plan", "block": run, "always": cleanup}]
 
 
-# The host's answer is JSON (``annactl apply --json`` prints one document on every
+JUDGE_TASK = "Anna: check mode, so this host's Anna only judges the plan"
+"""The ``--check`` task: ``annactl fleet run --check`` (validation, digest, policy)."""
+JUDGE_FAILED_TASK = "Anna: this host's Anna would refuse the plan"
+"""Fails a host under ``--check`` whose Anna would refuse the plan (its reasons follow)."""
+
+
+# The host's answer is JSON (``annactl fleet run --json`` prints one document on every
 # outcome). Registered results are unsafe in Ansible: nothing in them is templated.
-_OUTCOME = "(anna_result.stdout | from_json)"
-_IS_JSON = "(anna_result.stdout | default('') | trim is match('[{]'))"
-_SUCCEEDED = (f"{_IS_JSON} and {_OUTCOME}.status | default('') == 'succeeded' "
-              f"and {_OUTCOME}.digest | default('') == anna_plan_digest")
-_REASONS = ("{% if " + _IS_JSON + " %}{% set o = " + _OUTCOME + " %}{% else %}"
+def _outcome(var: str) -> str:
+    return f"({var}.stdout | from_json)"
+
+
+def _is_json(var: str) -> str:
+    return f"({var}.stdout | default('') | trim is match('[{{]'))"
+
+
+def _outcome_ok(var: str) -> str:
+    """The host says it ran the plan (``succeeded``) or, under --check, that it would
+    (``would_run``), for the approved digest."""
+    wanted = "would_run" if var == "anna_judged" else "succeeded"
+    return (f"{_is_json(var)} and {_outcome(var)}.status | default('') == '{wanted}' "
+            f"and {_outcome(var)}.digest | default('') == anna.approval.plan_digest")
+
+
+def _reasons(var: str) -> str:
+    return ("{% if " + _is_json(var) + " %}{% set o = " + _outcome(var) + " %}{% else %}"
             "{% set o = {} %}{% endif %}"
             "{% set r = o.record | default({}) %}"
             "{% set bad = (r.steps | default([]) | selectattr('status', 'equalto', "
@@ -153,8 +217,9 @@ _REASONS = ("{% if " + _IS_JSON + " %}{% set o = " + _OUTCOME + " %}{% else %}"
             "({% if o.status | default('') == 'rollback_failed' or bad %}" + VERDICT_FAILED +
             "{% elif o.status | default('') in ['failed', 'rolled_back'] %}" + VERDICT_UNDONE +
             "{% else %}" + VERDICT_NONE + "{% endif %})"
-            "{% if o.digest is defined and o.digest != anna_plan_digest %}; the host computed "
-            "digest {{ o.digest }}, not {{ anna_plan_digest }}{% endif %}"
+            "{% if o.code is defined %}; {{ o.code }}{% endif %}"
+            "{% if o.digest is defined and o.digest != anna.approval.plan_digest %}; the host "
+            "computed digest {{ o.digest }}, not {{ anna.approval.plan_digest }}{% endif %}"
             "{% if o.message is defined %}; {{ o.message }}{% endif %}"
             "{% if r.error | default(none) %}; {{ r.error.message | default('') }}{% endif %}"
             "{% for s in r.steps | default([]) if s.exit_code | default(0) not in [0, none] "
@@ -164,17 +229,20 @@ _REASONS = ("{% if " + _IS_JSON + " %}{% set o = " + _OUTCOME + " %}{% else %}"
             "{% for u in r.undo | default([]) if not u.ok | default(true) %}"
             "; undo of {{ u.step_id | default('?') }} failed: {{ u.message | default('') }}"
             "{% endfor %}"
-            "{% if not o %}; exit {{ anna_result.rc | default('?') }}: "
-            "{{ anna_result.stderr | default('') | truncate(500) }}{% endif %}")
+            "{% if not o %}; exit {{ " + var + ".rc | default('?') }}: "
+            "{{ " + var + ".stderr | default('') | truncate(500) }}{% endif %}")
 
 
-def _shell(command: str) -> dict[str, Any]:
-    return {"cmd": command, "executable": "/bin/bash"}
+def _shell(where: str, index: int) -> dict[str, Any]:
+    """The command at ``anna_plan[where][index]``: a string from ``from_json``, which
+    Ansible neither re-types nor templates."""
+    return {"cmd": Template(f"{{{{ anna_plan.{where}[{index}].command }}}}"),
+            "executable": "/bin/bash"}
 
 
-def _check_task(check: AnnotatedStep, required: bool) -> dict[str, Any]:
+def _check_task(index: int, check: AnnotatedStep, required: bool) -> dict[str, Any]:
     task: dict[str, Any] = {"name": f"check {check.id}: {check.description}",
-                            "ansible.builtin.shell": _shell(check.command),
+                            "ansible.builtin.shell": _shell("necessary_checks", index),
                             "changed_when": False}
     if not required:
         task["failed_when"] = False
@@ -182,7 +250,7 @@ def _check_task(check: AnnotatedStep, required: bool) -> dict[str, Any]:
 
 
 def _step_task(number: int, step: AnnotatedStep) -> dict[str, Any]:
-    args = _shell(step.command)
+    args = _shell("command_plan", number - 1)
     derived = checkmode.derive(step.command)
     if derived is not None:
         args[derived[0]] = derived[1]
@@ -192,18 +260,20 @@ def _step_task(number: int, step: AnnotatedStep) -> dict[str, Any]:
 
 def _shell_tasks(annotated: AnnotatedPlan) -> list[dict[str, Any]]:
     required = {c.id: c.required for c in annotated.plan.necessary_checks}
-    tasks = [_check_task(c, required.get(c.id, False)) for c in annotated.checks]
+    tasks = [_check_task(i, c, required.get(c.id, False))
+             for i, c in enumerate(annotated.checks)]
     steps = [_step_task(n, s) for n, s in enumerate(annotated.steps, start=1)]
-    by_id = {r.id: r for r in annotated.rollback}
+    by_id = {r.id: (i, r) for i, r in enumerate(annotated.rollback)}
     undo: list[dict[str, Any]] = []
     for number, step in reversed(list(enumerate(annotated.steps, start=1))):
-        back = by_id.get(step.rollback_id or "")
-        if back is None:
+        found = by_id.get(step.rollback_id or "")
+        if found is None:
             continue
+        index, back = found
         # "ran" = registered and changed: a step skipped by creates/removes or by
         # --check did nothing, so its undo must not run either
         undo.append({"name": f"undo step {number} {step.id}: {back.description}",
-                     "ansible.builtin.shell": _shell(back.command),
+                     "ansible.builtin.shell": _shell("rollback_plan", index),
                      "when": Template(f"anna_step_{number} is defined and "
                                       f"anna_step_{number} is changed"),
                      "register": f"anna_undo_{number}", "ignore_errors": True})

@@ -46,6 +46,7 @@ if TYPE_CHECKING:
         ExecEvent,
         GcResponse,
         Health,
+        JudgeResponse,
         PlanList,
         PlanRecord,
         RollbackResponse,
@@ -179,18 +180,31 @@ class DaemonClient:
         path = Route.TELEMETRY + ("?fresh=1" if fresh else "")
         return TelemetryResponse.model_validate(self._call("GET", path, headers=headers))
 
-    def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model"
-               ) -> SubmitResponse:
-        """``POST /v1/plans``: the daemon validates, classifies and stores the plan."""
+    def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model",
+               approved_digest: str | None = None) -> SubmitResponse:
+        """``POST /v1/plans``: the daemon validates, classifies and stores the plan
+        (``approved_digest``: refused unless the plan's digest is that one)."""
         from anna_common.protocol.models import SubmitResponse
 
         # a memory proposal is the client's business (asked about here, never run): the daemon
         # and its journal never see it
         data = plan.model_dump(mode="json")
         data.pop("memory_patch", None)
-        body = {"plan": data, "request": request, "source": source}
+        body: dict[str, Any] = {"plan": data, "request": request, "source": source}
+        if approved_digest is not None:
+            body["approved_digest"] = approved_digest
         return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body,
                                                         timeout=SUBMIT_TIMEOUT))
+
+    def judge(self, plan: ActionPlan, approved_digest: str) -> JudgeResponse:
+        """``POST /v1/judge``: what the daemon would decide; nothing is stored or run."""
+        from anna_common.protocol.models import JudgeResponse
+
+        data = plan.model_dump(mode="json")
+        data.pop("memory_patch", None)
+        body = {"plan": data, "approved_digest": approved_digest}
+        return JudgeResponse.model_validate(self._call("POST", Route.JUDGE, body,
+                                                       timeout=SUBMIT_TIMEOUT))
 
     def run_checks(self, plan_id: str, *, session: SessionEnv | dict[str, str] | None = None
                    ) -> ChecksResponse:

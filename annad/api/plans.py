@@ -1,4 +1,4 @@
-"""Routes: submit, list, show, checks, preview, execute (NDJSON stream), cancel, rollback,
+"""Routes: submit, judge, list, show, checks, preview, execute (NDJSON stream), cancel, rollback,
 confirm."""
 
 from __future__ import annotations
@@ -13,6 +13,7 @@ from anna_common.protocol.models import (
     ExecuteRequest,
     GcRequest,
     GcResponse,
+    JudgeResponse,
     PlanList,
     PlanRecord,
     RollbackRequest,
@@ -52,6 +53,15 @@ async def submit(request: Request, service: ServiceDep, peer: PeerDep,
     large submission is analysed, ``/v1/health`` and plan status keep answering.
     """
     return await anyio.to_thread.run_sync(service.submit, peer, body,
+                                          limiter=_analysis_limiter(request))
+
+
+@router.post(Route.JUDGE)
+async def judge(request: Request, service: ServiceDep, peer: PeerDep,
+                body: JsonDep) -> JudgeResponse:
+    """What this daemon decides for a plan and its approved digest; nothing is stored or
+    run (a fleet host under ``--check``). Analysed like a submit, in the same threads."""
+    return await anyio.to_thread.run_sync(service.judge, peer, body,
                                           limiter=_analysis_limiter(request))
 
 

@@ -14,6 +14,7 @@ from annactl.commands.playbook import HOST_FAILED_TASK
 from tests.daemonfix import make_plan
 
 from .conftest import Site, fleet_json
+from .plans import exported
 
 
 def test_success_runs_through_the_hosts_annad(site: Site) -> None:
@@ -23,8 +24,8 @@ def test_success_runs_through_the_hosts_annad(site: Site) -> None:
     rc, out, err = fleet_json(site, plan_id)
     assert rc == 0, json.dumps(out) + err
     assert target.read_text() == "fleet\n"
-    assert out["hosts"] == [{"host": "localhost", "result": "changed", "ok": 4, "changed": 1,
-                             "failed": 0, "skipped": 2, "rolled_back": False, "reason": ""}]
+    assert out["hosts"] == [{"host": "localhost", "result": "changed", "ok": 5, "changed": 1,
+                             "failed": 0, "skipped": 3, "rolled_back": False, "reason": ""}]
     # the host's own daemon stored and ran its own copy: same digest, succeeded
     plans = site.plans()
     assert len(plans) == 2
@@ -64,7 +65,7 @@ def test_export_records_the_approval_and_passes_allow_high_only_for_high(site: S
     low = site.store(make_plan([("write", f"echo x > {site.work}/x", "LOW")]))
     proc = site.annactl("export", low, "--ansible", "--yes")
     assert proc.returncode == 0, proc.stderr
-    assert "--allow-high" not in proc.stdout and "confirmations: 1" in proc.stdout
+    assert "--allow-high" not in proc.stdout
     high = site.store(make_plan([("edit", "cp /tmp/fstab.new /etc/fstab", "HIGH")]))
     declined = site.annactl("export", high, "--ansible", "--yes")
     assert declined.returncode == 4 and not declined.stdout  # --yes alone does not cover HIGH
@@ -73,11 +74,28 @@ def test_export_records_the_approval_and_passes_allow_high_only_for_high(site: S
     assert proc.returncode == 0, proc.stderr
     text = out.read_text()
     assert '!unsafe "--allow-high"' in text
-    assert 'word: !unsafe "/etc/fstab"' in text and "confirmations: 2" in text
-    assert 'risk: !unsafe "HIGH"' in text
+    approval = exported(text)["approval"]
     digest = site.record(high)["digest"]
-    assert f'plan_digest: !unsafe "{digest}"' in text
+    assert approval == {**approval, "word": "/etc/fstab", "confirmations": 2, "risk": "HIGH",
+                        "plan_digest": digest}
+    low_text = site.annactl("export", low, "--ansible", "--yes").stdout
+    assert exported(low_text)["approval"]["confirmations"] == 1
 
 
 def test_failed_host_task_is_named_as_fleet_expects() -> None:
     assert HOST_FAILED_TASK.startswith("Anna:")
+
+
+def test_check_mode_asks_the_hosts_annad_and_its_policy(site: Site) -> None:
+    target = site.work / "x.txt"
+    plan_id = site.store(make_plan([("write", f"echo x > {target}", "LOW")]))
+    # the host's administrator forbids what the plan writes (added after the approval)
+    (site.daemon.base / "policy.toml").write_text(
+        f'[[rule]]\nid = "no-work"\naction = "deny"\npath = "{site.work}/**"\n')
+    rc, out, _ = fleet_json(site, plan_id, "--check")
+    assert rc == 5
+    host = out["hosts"][0]
+    assert host["result"] == "failed" and "POLICY_DENIED" in host["reason"], host
+    assert "no-work" in host["reason"]
+    assert not target.exists()
+    assert [p["status"] for p in site.plans()] == ["submitted"]  # the host stored nothing

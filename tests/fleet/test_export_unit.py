@@ -9,7 +9,7 @@ from annactl.commands import checkmode
 from annactl.commands.export import checked_plan
 from annactl.commands.playbook import ROLLED_BACK_TASK
 
-from .plans import annotate_dict, plan_dict, playbook
+from .plans import annotate_dict, command_at, exported, plan_dict, playbook
 
 yaml = pytest.importorskip("yaml")
 
@@ -51,10 +51,11 @@ def test_shell_rescue_undoes_in_reverse_only_steps_with_rollback() -> None:
          ("c", "echo c > /tmp/anna-x/c", "LOW")],
         rollback=[("ua", "rm -f /tmp/anna-x/a"), ("uc", "rm -f /tmp/anna-x/c")],
         rollback_ids={"a": "ua", "c": "uc"}))
-    play = yaml.load(playbook(plan, "shell"), Loader=_loader())[0]
+    text = playbook(plan, "shell")
+    play = yaml.load(text, Loader=_loader())[0]
     block = play["tasks"][-1]
-    undo = [t["ansible.builtin.shell"]["cmd"] for t in block["rescue"]
-            if "ansible.builtin.shell" in t]
+    undo = [command_at(t["ansible.builtin.shell"]["cmd"], exported(text)["plan"])
+            for t in block["rescue"] if "ansible.builtin.shell" in t]
     assert undo == ["rm -f /tmp/anna-x/c", "rm -f /tmp/anna-x/a"]
     assert block["rescue"][-1]["name"] == ROLLED_BACK_TASK
     assert all(t["ansible.builtin.shell"]["executable"] == "/bin/bash" for t in block["block"])
