@@ -319,23 +319,28 @@ def test_plan_end_reaches_the_journal_when_the_disk_fills_while_it_runs(
     assert client.audit_verify().ok
 
 
-def test_step_whose_backup_no_longer_fits_is_refused_and_earlier_steps_undone(
+def test_step_whose_change_set_does_not_fit_the_state_disk_lands_nothing(
         full_disk_daemon: RunningDaemon) -> None:
-    """The plan fits when it starts (the file does not exist yet); a step makes it 3 MiB,
-    the next step's backup of it cannot fit: that step is refused before it runs and the
-    first step is undone."""
+    """The plan fits when it starts (the file does not exist yet); the step writes 3 MiB,
+    more than the 2 MiB state disk that holds its captured change set: the step fails
+    there, nothing of it reaches the home, no layer is left on the state disk, and the
+    journal still has room (the reserve) to say so."""
     daemon = full_disk_daemon.start()
     client = daemon.client()
     grown = daemon.home / "grown.bin"
+    first = daemon.home / "first.txt"
     plan_id, events = execute(client, make_plan([
-        ("make", f"head -c {3 * MIB} /dev/zero > {grown}", "LOW"),
-        ("grow", f"echo more >> {grown}", "LOW")]))
+        ("mark", f"echo first > {first}", "LOW"),
+        ("make", f"head -c {3 * MIB} /dev/zero > {grown}", "LOW")]))
     last = events[-1]
-    assert last.status == "failed" and last.code == "BACKUP_REFUSED", last
+    assert last.status == "failed" and last.code == "EXECUTION_FAILED", last
+    finished = [e for e in events if e.type == "step_finished"]
+    assert "No space left on device" in (finished[-1].output or ""), finished[-1]
     steps = {str(s.step_id): str(s.status) for s in client.get_plan(plan_id).steps}
-    assert steps == {"make": "undone", "grow": "failed"}, steps
-    assert not grown.exists()
+    assert steps == {"mark": "undone", "make": "failed"}, steps
+    assert not grown.exists() and not first.exists()
     assert leftovers(daemon.state) == []
+    assert not list(daemon.state.rglob("layers"))
     assert client.health().state_problem is None
 
 
