@@ -93,6 +93,8 @@ class PlanService:
         # what a step really changed is judged with the same context and policy as its plan
         executor.context = self.context
         executor.policy = self._policy_denies
+        executor.previewed = lambda plan_id, index: engine.previewed_files(journal, plan_id,
+                                                                           index)
         self.retention = retention.Retention(
             journal=journal, backups=executor.backups,
             policy=retention.Policy(keep_days=settings.backup_keep_days,

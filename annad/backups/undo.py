@@ -15,6 +15,7 @@ is reported and the rest still run.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import posixpath
@@ -24,6 +25,7 @@ from typing import TYPE_CHECKING, Protocol
 
 from anna_common.errors import ErrorCode
 from anna_common.protocol.models import UndoResult
+from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.identity import matches_snapshot
 from annad.backups.manifest import printable
@@ -35,6 +37,7 @@ from annad.execution.prestate import HelperRunner, query_packages, unit_state
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Mapping
+    from pathlib import Path
 
     from annad.backups.manifest import PackageState, StepManifest, UnitState
 
@@ -153,9 +156,20 @@ def _verified(manifest: StepManifest, done: list[UndoResult]) -> list[UndoResult
     return out
 
 
-def missing_backups(manifest: StepManifest, blobs: BlobStore) -> list[UndoResult]:
-    """A saved file whose backup is missing or damaged, one result per path (checked before
-    anything is touched: a rollback never starts on backups it cannot finish with)."""
+def missing_backups(step_dirs: list[Path], blobs: BlobStore) -> list[UndoResult]:
+    """A saved file whose backup is missing or damaged, one result per path, for the steps
+    of these directories (checked before anything is touched: a rollback never starts on
+    backups it cannot finish with)."""
+    out: list[UndoResult] = []
+    for directory in step_dirs:
+        with contextlib.suppress(OSError, ValueError):
+            manifest = manifests.load(directory)
+            if manifest is not None:
+                out.extend(_missing(manifest, blobs))
+    return out
+
+
+def _missing(manifest: StepManifest, blobs: BlobStore) -> list[UndoResult]:
     out = []
     for target in manifest.targets:
         for entry in target.entries:

@@ -25,6 +25,7 @@ from typing import TYPE_CHECKING
 from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore, Budget
 from annad.backups.manifest import printable
+from annad.confine.runner import RunResult
 from annad.execution import commit
 from annad.execution.capture import LAYERS, PLAN_FILE, ROOT, read_back, run_step
 from annad.execution.judge import Approval, Verdict, judge
@@ -35,7 +36,6 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from annad.backups.manifest import StepManifest
-    from annad.confine.runner import RunResult
     from annad.execution.stepspec import Limits, StepSpec, Who
 
 
@@ -90,10 +90,16 @@ def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
         spawned.append(pid)
         run_.on_spawn(pid)
 
-    capture = run_step(run_.step, run_.who, run_.directory,
-                       timeout=run_.limits.step_timeout_s, max_output=run_.limits.max_output,
-                       on_output=run_.on_output, cancel=run_.cancel, on_spawn=on_spawn,
-                       python=run_.limits.confine_python)
+    try:
+        capture = run_step(run_.step, run_.who, run_.directory,
+                           timeout=run_.limits.step_timeout_s,
+                           max_output=run_.limits.max_output, on_output=run_.on_output,
+                           cancel=run_.cancel, on_spawn=on_spawn,
+                           python=run_.limits.confine_python)
+    except OSError as exc:  # no room on the state disk for the layers: the step never ran
+        discard(run_.directory)
+        return Captured(RunResult(exit_code=None, output="", error="the capture could not be "
+                                  f"set up, so the step did not run: {printable(str(exc))}"))
     _reap(spawned[0] if spawned else None)
     if not capture.result.ok:
         discard(run_.directory)

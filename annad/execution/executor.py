@@ -14,7 +14,6 @@ steps, whose they are and the limits are the values of :mod:`annad.execution.ste
 
 from __future__ import annotations
 
-import contextlib
 import json
 import logging
 import os
@@ -87,6 +86,9 @@ class Executor:
         self.policy: PolicyHook | None = None
         """Why the policy denies a command, for the judge of observed changes (the service
         sets it; None: no policy)."""
+        self.previewed: Callable[[str, int], dict[str, int | None] | None] = \
+            lambda _plan, _index: None
+        """What the person saw a step change (the service reads the stored preview)."""
         self.expectations: ExpectationSource = no_expectations
         """The hook a preview fills in: what each step should leave (package versions,
         file hashes), checked after the step (:mod:`annad.execution.verify`)."""
@@ -95,7 +97,7 @@ class Executor:
         """Whether ``step`` runs captured: a root daemon, approved, not a live kind."""
         return self.capture and not step.confined and live_kind(step.command) is None
 
-    def approval(self, step: StepSpec, who: Who) -> Approval:
+    def approval(self, plan_id: str, step: StepSpec, who: Who) -> Approval:
         """What the person approved for ``step``, as the judge of its change set needs it."""
         ctx = self.context(who.home)
         policy = self.policy
@@ -104,7 +106,8 @@ class Executor:
             return policy(command, ctx, who.uid, who.home) if policy is not None else None
 
         return Approval(tier=RiskLevel(step.tier), system=step.scope != "user", ctx=ctx,
-                        state_dir=str(self.backups.parent), policy=denied)
+                        state_dir=str(self.backups.parent), policy=denied,
+                        previewed=self.previewed(plan_id, step.index))
 
     def step_dir(self, plan_id: str, index: int) -> Path:
         """Where a step's manifest lives."""
@@ -254,7 +257,7 @@ class Executor:
             outcome = capturing.run(capturing.StepRun(
                 step=step, who=who, directory=step_dir, blobs_dir=self.backups / plan_id /
                 "blobs", limits=self.limits, on_output=output, on_spawn=spawned,
-                cancel=cancel), record, self.approval(step, who))
+                cancel=cancel), record, self.approval(plan_id, step, who))
             result = outcome.result
             if outcome.refusal is not None:
                 (step_dir / PROCESS_FILE).unlink(missing_ok=True)
@@ -302,17 +305,6 @@ class Executor:
                     message=why))
         return _Failure(code, f"step {step.step_id} failed: {why}", step.step_id, exit_code)
 
-    def _missing_backups(self, plan_id: str, indexes: list[int], env: UndoEnv
-                         ) -> list[UndoResult]:
-        """Saved files of these steps whose backup is gone or damaged."""
-        out: list[UndoResult] = []
-        for index in indexes:
-            with contextlib.suppress(OSError, ValueError):
-                record = manifests.load(self.step_dir(plan_id, index))
-                if record is not None:
-                    out.extend(missing_backups(record, env.blobs))
-        return out
-
     def stop_orphans(self, plan_id: str) -> list[int]:
         """Kill step processes a dead daemon left running (before anything is undone), then
         remove the temporary files it left (partial blobs, half-written restore copies)."""
@@ -347,7 +339,7 @@ class Executor:
         what an earlier call restored is known to be Anna's own doing, not a conflict.
         """
         env = env or self.undo_env(plan_id, session)
-        missing = self._missing_backups(plan_id, indexes, env)
+        missing = missing_backups([self.step_dir(plan_id, i) for i in indexes], env.blobs)
         if missing:  # reported per path, and nothing of the plan is touched
             for result in missing:
                 self.journal.add_undo(plan_id, UndoRow(result.step_id, result.action,

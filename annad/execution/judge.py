@@ -26,7 +26,7 @@ from anna_common.risk import paths
 from anna_common.risk.assess import assess
 
 if TYPE_CHECKING:
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
     from anna_common.risk.rules.base import AssessContext
     from annad.execution.capture import Change
@@ -57,8 +57,9 @@ class Approval:
     ctx: AssessContext
     state_dir: str
     """Anna's state (journal, backups): a change there is never a step's to make."""
-    previewed: frozenset[str] | None = None
-    """Real paths the preview showed changing (None: no preview was shown)."""
+    previewed: Mapping[str, int | None] | None = None
+    """Real paths the preview showed changing, with the size each file had after (None: no
+    complete file preview was shown)."""
     policy: Callable[[str], str | None] | None = None
     """Why the policy denies a command (None: it does not)."""
 
@@ -100,9 +101,14 @@ def _special(change: Change, approval: Approval, owner: int) -> str | None:
         return "it makes a device node (a way to the disk below every file)"
     if not approval.system and change.kind != "delete" and change.uid not in (owner, -1):
         return f"it gives the file to uid {change.uid}"
-    if approval.previewed is not None and change.path not in approval.previewed and not any(
-            p.startswith(change.path.rstrip("/") + "/") for p in approval.previewed):
-        return "the preview you approved did not show this change"
+    shown = approval.previewed
+    if shown is not None:
+        if change.path not in shown and not any(
+                p.startswith(change.path.rstrip("/") + "/") for p in shown):
+            return "the preview you approved did not show this change"
+        size = shown.get(change.path)
+        if change.kind == "file" and size is not None and size != change.size:
+            return f"the preview showed {size} bytes there, the step wrote {change.size}"
     return None
 
 

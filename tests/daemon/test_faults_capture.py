@@ -105,62 +105,73 @@ def landed(path: Path, text: str) -> Callable[[], bool]:
     return check
 
 
-@pytest.fixture
+HITS: dict[str, int] = {"commit": 0, "rollback": 0}
+"""Kills that came while the commit (or the rollback) was under way, over the trials."""
+
+
+@pytest.fixture(scope="module")
 def daemon() -> Iterator[RunningDaemon]:
+    """One daemon for the trials (each kills and restarts it: the restart is under test)."""
     with running_daemon(user_mode=True) as started:
         yield started
 
 
-def test_kill_9_during_the_commit_recovers_to_before_or_after(daemon: RunningDaemon) -> None:
-    hits = 0
-    for trial in range(TRIALS):
-        top = daemon.base / "w" / f"c{trial}"
-        tree(top)
-        before = fingerprint(top)
-        k = trial * FILES // TRIALS
-        client = daemon.client()
-        submitted = client.submit(ActionPlan.model_validate(make_plan([
-            ("s", STEP.format(T=top, last=f"{FILES - 1:04d}"), "HIGH")])))
-        word = tiers.plan_word(submitted.annotated)
-        hits += kill_when(daemon, landed(top / f"f{k:04d}", f"new {k:04d}\n"),
-                          functools.partial(_execute, client, submitted.plan_id,
-                                            submitted.digest, word))
-        daemon.start()
-        client = daemon.client()
-        assert stepped(top), f"trial {trial}: the tree is torn after recovery"
-        # killed mid-commit: interrupted; killed as the plan ended: succeeded already
-        assert client.get_plan(submitted.plan_id).status in ("interrupted", "succeeded")
-        assert not list(daemon.state.rglob("commit.json"))
-        result = client.rollback(submitted.plan_id)
-        assert result.status == "rolled_back", (trial, result.undo)
-        assert fingerprint(top) == before, f"trial {trial}: the rollback is not byte-exact"
-    assert hits >= TRIALS // 3, f"only {hits} of {TRIALS} kills came during a commit"
+def _submit(daemon: RunningDaemon, top: Path) -> tuple[str, str, str | None]:
+    submitted = daemon.client().submit(ActionPlan.model_validate(make_plan([
+        ("s", STEP.format(T=top, last=f"{FILES - 1:04d}"), "HIGH")])))
+    return submitted.plan_id, submitted.digest, tiers.plan_word(submitted.annotated)
 
 
+@pytest.mark.parametrize("trial", range(TRIALS))
+def test_kill_9_during_the_commit_recovers_to_before_or_after(daemon: RunningDaemon,
+                                                              trial: int) -> None:
+    top = daemon.base / "w" / f"c{trial}"
+    tree(top)
+    before = fingerprint(top)
+    k = trial * FILES // TRIALS
+    plan_id, digest, word = _submit(daemon, top)
+    HITS["commit"] += kill_when(daemon, landed(top / f"f{k:04d}", f"new {k:04d}\n"),
+                                functools.partial(_execute, daemon.client(), plan_id, digest,
+                                                  word))
+    daemon.start()
+    client = daemon.client()
+    assert stepped(top), "the tree is torn after recovery"
+    # killed mid-commit: interrupted; killed as the plan ended: succeeded already
+    assert client.get_plan(plan_id).status in ("interrupted", "succeeded")
+    assert not list(daemon.state.rglob("commit.json"))
+    result = client.rollback(plan_id)
+    assert result.status == "rolled_back", result.undo
+    assert fingerprint(top) == before, "the rollback is not byte-exact"
+
+
+@pytest.mark.parametrize("trial", range(TRIALS))
 def test_kill_9_during_the_rollback_finishes_byte_exact_when_run_again(
-        daemon: RunningDaemon) -> None:
-    hits = 0
-    for trial in range(TRIALS):
-        top = daemon.base / "w" / f"r{trial}"
-        tree(top)
-        before = fingerprint(top)
-        client = daemon.client()
-        submitted = client.submit(ActionPlan.model_validate(make_plan([
-            ("s", STEP.format(T=top, last=f"{FILES - 1:04d}"), "HIGH")])))
-        events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
-                                     high_confirmed=True,
-                                     confirm_word=tiers.plan_word(submitted.annotated)))
-        assert events[-1].status == "succeeded", events[-1]
-        k = trial * FILES // TRIALS
-        # the rollback puts the old tree back first (the deletion is the newest target),
-        # then each rewritten file: the condition walks both across the trials
-        probe = top / "old" / f"o{k:04d}" if trial % 2 else top / f"f{k:04d}"
-        text = f"old {k}\n" * 50 if trial % 2 else f"original {k}\n" * 50
-        hits += kill_when(daemon, landed(probe, text),
-                          functools.partial(client.rollback, submitted.plan_id))
-        daemon.start()
-        client = daemon.client()
-        result = client.rollback(submitted.plan_id)
-        assert result.status == "rolled_back", (trial, result.undo)
-        assert fingerprint(top) == before, f"trial {trial}: the second rollback is not exact"
-    assert hits >= TRIALS // 3, f"only {hits} of {TRIALS} kills came during a rollback"
+        daemon: RunningDaemon, trial: int) -> None:
+    top = daemon.base / "w" / f"r{trial}"
+    tree(top)
+    before = fingerprint(top)
+    plan_id, digest, word = _submit(daemon, top)
+    client = daemon.client()
+    events = list(client.execute(plan_id, digest, confirmed=True, high_confirmed=True,
+                                 confirm_word=word))
+    assert events[-1].status == "succeeded", events[-1]
+    k = trial * FILES // TRIALS
+    # the rollback puts the old tree back first (the deletion is the newest target), then
+    # each rewritten file: the condition walks both across the trials
+    probe = top / "old" / f"o{k:04d}" if trial % 2 else top / f"f{k:04d}"
+    text = f"old {k}\n" * 50 if trial % 2 else f"original {k}\n" * 50
+    HITS["rollback"] += kill_when(daemon, landed(probe, text),
+                                  functools.partial(client.rollback, plan_id))
+    daemon.start()
+    result = daemon.client().rollback(plan_id)
+    assert result.status == "rolled_back", result.undo
+    assert fingerprint(top) == before, "the second rollback is not byte-exact"
+
+
+def test_the_kills_came_while_the_work_was_under_way() -> None:
+    """The trials above test what they say: most kills hit a commit or a rollback midway
+    (checked when all the trials ran, as in a full run of this file)."""
+    if sum(HITS.values()) == 0:
+        pytest.skip("the trials did not run in this session")
+    assert HITS["commit"] >= TRIALS // 3, HITS
+    assert HITS["rollback"] >= TRIALS // 3, HITS

@@ -219,3 +219,25 @@ def test_the_real_etc_was_never_reachable(decoy: RunningDaemon) -> None:
     probe = subprocess.run(["ls", "/etc/sudoers.d"], capture_output=True, text=True,
                            check=False)
     assert "zz" not in probe.stdout.split() and "x" not in probe.stdout.split()
+
+
+def test_a_file_swapped_for_a_link_after_the_preview_is_refused(decoy: RunningDaemon) -> None:
+    """The person saw ``cp src out`` make a 7-byte file; before the run ``src`` became a
+    link to /etc/shadow. The observed change is not what the preview showed: refused, and
+    no copy of the secret is left anywhere."""
+    top = workdir(decoy, "swapped")
+    (top / "src").write_text("public\n")
+    client = decoy.client()
+    response = client.submit(ActionPlan.model_validate(make_plan([
+        ("cp", f"cp {top}/src {top}/out", "LOW")])))
+    preview = client.preview(response.plan_id)
+    shown = [f.path for s in preview.steps for f in s.files]
+    assert str(top / "out") in shown, preview
+    (top / "src").unlink()
+    (top / "src").symlink_to("/etc/shadow")
+    events = list(client.execute(response.plan_id, response.digest, confirmed=True,
+                                 high_confirmed=False))
+    finished = [e for e in events if e.type == "step_finished"]
+    assert finished[-1].code == "OBSERVED_CHANGE_REFUSED", finished[-1]
+    assert "the preview showed 7 bytes" in (finished[-1].message or "")
+    assert not (top / "out").exists()
