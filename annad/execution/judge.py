@@ -8,8 +8,8 @@ for a setuid bit, ``ln -s`` for a link…) and assessed by :func:`anna_common.ri
 — so the secret, persistence, identity, boot and system-path classifiers are the same ones
 that judged the plan, now on paths the kernel resolved rather than words bash had yet to
 expand. A change is refused when it is banned, above the approved tier, denied by the
-policy, inside Anna's own state, a device node, or (when the person saw a preview) a path
-the preview did not show.
+policy, inside Anna's own state, a device node, or (when the person saw a preview of that
+path) a file whose size is not the one the preview showed.
 """
 
 from __future__ import annotations
@@ -101,14 +101,13 @@ def _special(change: Change, approval: Approval, owner: int) -> str | None:
         return "it makes a device node (a way to the disk below every file)"
     if not approval.system and change.kind != "delete" and change.uid not in (owner, -1):
         return f"it gives the file to uid {change.uid}"
-    shown = approval.previewed
-    if shown is not None:
-        if change.path not in shown and not any(
-                p.startswith(change.path.rstrip("/") + "/") for p in shown):
-            return "the preview you approved did not show this change"
-        size = shown.get(change.path)
-        if change.kind == "file" and size is not None and size != change.size:
-            return f"the preview showed {size} bytes there, the step wrote {change.size}"
+    # What the preview showed at a path must be what lands there. Its silence about a path
+    # is no evidence yet: the preview overlays only the directories the analysis predicts
+    # (a write elsewhere fails there quietly when the program ignores the error, as awk's
+    # system() does), so a path it did not show is judged by the rules alone.
+    size = (approval.previewed or {}).get(change.path)
+    if change.kind == "file" and size is not None and size != change.size:
+        return f"the preview showed {size} bytes there, the step wrote {change.size}"
     return None
 
 
