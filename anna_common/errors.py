@@ -123,6 +123,15 @@ class ErrorCode(StrEnum):
     POLICY_DENIED = "POLICY_DENIED"
     """A policy rule denies a command of the plan; ``detail.rule`` names the rule."""
 
+    # --- observed change sets (appended) -------------------------------------
+    OBSERVED_CHANGE_REFUSED = "OBSERVED_CHANGE_REFUSED"
+    """What a step really changed (its captured change set) was refused before any of it
+    landed: above the approved tier, a secret or protected path, denied by the policy, or not
+    in the preview; ``message`` lists the observed changes and why."""
+    ROLLBACK_INCOMPLETE = "ROLLBACK_INCOMPLETE"
+    """After an undo, a touched path is not as it was before the plan (compared with its
+    recorded pre-state); ``detail`` lists the paths."""
+
 
 class AnnaError(Exception):
     """Base of every error Anna raises on purpose.

@@ -93,6 +93,11 @@ class PlanService:
         self.telemetry_provider = telemetry
         self.runner = runner
         self.runs = RunManager(journal=journal, executor=executor, user_mode=self.user_mode)
+        # what a step really changed is judged with the same context and policy as its plan
+        executor.context = self.context
+        executor.policy = self._policy_denies
+        executor.previewed = lambda plan_id, index: engine.previewed_files(journal, plan_id,
+                                                                           index)
         self.retention = retention.Retention(
             journal=journal, backups=executor.backups,
             policy=retention.Policy(keep_days=settings.backup_keep_days,
@@ -353,6 +358,14 @@ class PlanService:
         row = self.access.owned(peer, plan_id)
         self.aftercare.confirm(row.plan_id, connection)
         return self.get(peer, plan_id)
+
+    def _policy_denies(self, command: str, ctx: AssessContext, uid: int, home: str
+                       ) -> str | None:
+        """Why the policy denies ``command`` for ``uid`` (None: it does not)."""
+        decision = policy_load.check(self.policy, command, ctx, uid, home).decision
+        if decision.action != "deny":
+            return None
+        return f"policy rule {decision.rule.id if decision.rule is not None else 'deny'}"
 
     def _judged(self, annotated: AnnotatedPlan, uid: int, home: str, ctx: AssessContext,
                 plan_id: str | None, phase: str, *, items: str = "all") -> AnnotatedPlan:

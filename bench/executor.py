@@ -4,6 +4,7 @@ Run from the repository root:
 
     .venv/bin/python bench/executor.py [--steps 50] [--plans 6] [--mode user|system]
     .venv/bin/python bench/executor.py --big [--size-mib 256] [--mode user|system]
+    .venv/bin/python bench/executor.py --captured [--steps 10] [--plans 3]   (as root)
 
 Prints, with the goals of issue 3:
 
@@ -99,6 +100,55 @@ def client_costs(daemon: RunningDaemon) -> dict[str, float]:
     return out
 
 
+def _timed(daemon: RunningDaemon, command: str, bare_command: str, runs: int
+           ) -> tuple[float, float]:
+    """(ms through the daemon per one-step plan, ms of bare bash), medians of ``runs``."""
+    through, bare = [], []
+    for _ in range(runs):
+        bare.append(bare_bash(1, bare_command) * 1000)
+        through.append(through_daemon(daemon, 1, command, "HIGH" if "HIGH" in command
+                                      else "LOW")[1] * 1000)
+    return statistics.median(through), statistics.median(bare)
+
+
+def captured(plans: int, steps: int) -> None:
+    """Captured file steps (issue 19): a small write, a 50 MiB file, a 5,000-file tree.
+
+    Each figure is one step through the daemon (capture, read back, judge, back up,
+    commit, journal) against the same command run by bare bash on the same tree. The
+    per-step overhead is measured on plans of ``steps`` small writes, as above.
+    """
+    import os
+
+    if os.geteuid() != 0:
+        sys.exit("captured steps need root: run this as root")
+    with running_daemon(user_mode=True) as daemon:
+        time.sleep(2.0)
+        home = daemon.home
+        write = f"echo x > {home / 'bench.txt'}"
+        through_daemon(daemon, 3, write, "LOW")  # warm-up
+        per_step, bare = [], []
+        for _ in range(plans):
+            bare.append(bare_bash(steps, write))
+            per_step.append(through_daemon(daemon, steps, write, "LOW")[1])
+        step_ms, bare_ms = statistics.median(per_step) * 1000, statistics.median(bare) * 1000
+        print(f"captured steps ({plans} plans x {steps} steps), root daemon:")
+        print(f"  small file step       {step_ms:8.1f} ms  bare bash {bare_ms:6.1f} ms  "
+              f"overhead {step_ms - bare_ms:6.1f} ms  goal <= 30 ms  "
+              f"{'OK' if step_ms - bare_ms <= 30 else 'MISSED'}")
+        big = home / "big.bin"
+        cmd = f"head -c {50 << 20} /dev/urandom > {big}"
+        daemon_ms, bare_ms = _timed(daemon, cmd, cmd, 3)
+        print(f"  50 MiB file           {daemon_ms:8.1f} ms  bare bash {bare_ms:6.1f} ms  "
+              f"ratio {daemon_ms / bare_ms:5.1f}x")
+        cmd = (f"cd $(mktemp -d -p {home}) && "
+               "for i in $(seq 1 50); do mkdir d$i; for j in $(seq 1 100); do "
+               "echo $i.$j > d$i/f$j; done; done")
+        daemon_ms, bare_ms = _timed(daemon, cmd, cmd, 3)
+        print(f"  5,000-file tree       {daemon_ms:8.1f} ms  bare bash {bare_ms:6.1f} ms  "
+              f"ratio {daemon_ms / bare_ms:5.1f}x")
+
+
 def main() -> None:
     """Run the measurements and print them."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -108,7 +158,12 @@ def main() -> None:
     parser.add_argument("--big", action="store_true",
                         help="only: peak RSS backing up and restoring one big file")
     parser.add_argument("--size-mib", type=int, default=256, help="size of the --big file")
+    parser.add_argument("--captured", action="store_true",
+                        help="only: captured file steps (root) against bare bash")
     args = parser.parse_args()
+    if args.captured:
+        captured(args.plans, args.steps)
+        return
     if args.big:
         from bench.bigfile import report
 

@@ -213,6 +213,35 @@ def matches_snapshot(target: TargetSnapshot) -> bool:
     return all(_as_saved(e, current.get(e.path)) for e in entries)
 
 
+def partly_restored(target: TargetSnapshot) -> bool:
+    """Whether what is at a tree target now is a part of what was saved (an undo killed half
+    way): every entry there is a saved one, files byte-exact — Anna's own restore, to be
+    finished, not a stranger's change to be left alone."""
+    entries = {e.path: e for e in target.entries}
+    if not target.tree or not entries:
+        return False
+    hashed = {e.path for e in target.entries if e.kind == "file"}
+
+    def hash_if(path: str, _: os.stat_result) -> bool:
+        return path in hashed
+
+    try:
+        now = scan(target.entries[0].path, tree=True, limit=len(entries) + 1, hash_if=hash_if)
+    except (TooBig, OSError):
+        return False
+    for ident in now:
+        saved = entries.get(ident.path)
+        if ident.kind == "absent":
+            continue
+        if saved is None:
+            return False
+        if saved.kind == "dir" and ident.kind == "dir":
+            continue  # a directory gets its mode last: made, not yet finished
+        if not _as_saved(saved, ident):
+            return False
+    return True
+
+
 def _as_saved(entry: Entry, now: Ident | None) -> bool:
     if now is None or now.kind != entry.kind:
         return False

@@ -64,8 +64,11 @@ def room_refusal(steps: list[StepSpec], who: Who, *, backups: Path, limits: Limi
 
 
 def prepare(plan_id: str, step: StepSpec, who: Who, *, backups: Path, limits: Limits,
-            runner: Runner) -> StepManifest:
-    """Snapshot the step's write targets and record pre-state; flush the manifest."""
+            runner: Runner, predict: bool = True) -> StepManifest:
+    """Snapshot the step's write targets and record pre-state; flush the manifest.
+
+    ``predict`` False: the step runs captured, its backups are taken from what it really
+    changed (:mod:`annad.execution.capturing`); only the empty record is returned here."""
     user = step.scope == "user"
     record = StepManifest(
         plan_id=plan_id, index=step.index, step_id=step.step_id,
@@ -73,7 +76,9 @@ def prepare(plan_id: str, step: StepSpec, who: Who, *, backups: Path, limits: Li
         groups=list(who.groups), user=who.user, home=who.home, session=who.session,
         rollback_command=step.rollback_command,
         rollback_scope="user" if step.rollback_scope == "user" else "system",
-        uncaptured=step.uncaptured)
+        uncaptured=step.uncaptured and predict)
+    if not predict:
+        return record
     targets, notes = snapshot_targets(step.command, home=who.home,
                                       cwd=who.home if user else "/")
     if step.uncaptured:

@@ -15,6 +15,7 @@ is reported and the rest still run.
 
 from __future__ import annotations
 
+import contextlib
 import glob
 import os
 import posixpath
@@ -22,8 +23,11 @@ import stat
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
+from anna_common.errors import ErrorCode
 from anna_common.protocol.models import UndoResult
+from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
+from annad.backups.identity import matches_snapshot
 from annad.backups.manifest import printable
 from annad.backups.undofiles import Progress, undo_targets
 from annad.confine.credentials import Identity
@@ -33,6 +37,7 @@ from annad.execution.prestate import HelperRunner, query_packages, unit_state
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Mapping
+    from pathlib import Path
 
     from annad.backups.manifest import PackageState, StepManifest, UnitState
 
@@ -123,6 +128,7 @@ def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
         allowed = allowed_roots(manifest.uid, manifest.home)
     for done in undo_targets(manifest.targets, env.blobs, allowed, env.progress):
         results.append(_result(manifest, done.action, done.target, done.ok, done.message))
+    results.extend(_verified(manifest, results))
     command_ok = None
     if manifest.rollback_command:
         results.append(_rollback_command(manifest, env))
@@ -134,6 +140,49 @@ def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
     for unit in reversed(manifest.units):
         results.append(_undo_unit(manifest, unit, env.runner, env.session))
     return results
+
+
+def _verified(manifest: StepManifest, done: list[UndoResult]) -> list[UndoResult]:
+    """Every path an undo put back, compared with its recorded pre-state: an undo is only
+    reported done for what is now as it was (``ROLLBACK_INCOMPLETE`` otherwise)."""
+    restored = {r.target for r in done if r.ok and r.action in ("restore", "delete")}
+    out = []
+    for target in manifest.targets:
+        if target.new_only or target.path not in restored or matches_snapshot(target):
+            continue
+        out.append(_result(manifest, "verify", target.path, False,
+                           f"{printable(target.path)} is not as it was before the plan after "
+                           f"the undo ({ErrorCode.ROLLBACK_INCOMPLETE})"))
+    return out
+
+
+def missing_backups(step_dirs: list[Path], blobs: BlobStore) -> list[UndoResult]:
+    """A saved file whose backup is missing or damaged, one result per path, for the steps
+    of these directories (checked before anything is touched: a rollback never starts on
+    backups it cannot finish with)."""
+    out: list[UndoResult] = []
+    for directory in step_dirs:
+        with contextlib.suppress(OSError, ValueError):
+            manifest = manifests.load(directory)
+            if manifest is not None:
+                out.extend(_missing(manifest, blobs))
+    return out
+
+
+def _missing(manifest: StepManifest, blobs: BlobStore) -> list[UndoResult]:
+    out = []
+    for target in manifest.targets:
+        for entry in target.entries:
+            if entry.kind != "file" or entry.sha256 is None:
+                continue
+            try:
+                blobs.verify(entry.sha256)
+            except OSError as exc:
+                why = "missing" if isinstance(exc, FileNotFoundError) else "damaged"
+                out.append(_result(manifest, "backup_missing", entry.path, False,
+                                   f"the backup of {printable(entry.path)} is {why}: nothing "
+                                   "of this plan was touched"))
+    return out
 
 
 def _uncaptured(manifest: StepManifest, command_ok: bool | None) -> UndoResult:

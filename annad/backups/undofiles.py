@@ -22,7 +22,15 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from annad.backups import safefs
-from annad.backups.identity import HashBudget, changed, inside, matches_snapshot, record, scan
+from annad.backups.identity import (
+    HashBudget,
+    changed,
+    inside,
+    matches_snapshot,
+    partly_restored,
+    record,
+    scan,
+)
 from annad.backups.manifest import printable
 from annad.backups.restore import NoRoom, outside_message, restore_target
 
@@ -85,8 +93,9 @@ def undo_target(target: TargetSnapshot, blobs: BlobStore, allowed: tuple[str, ..
             if matches_snapshot(target):
                 kind = "delete" if target.entries[0].kind == "absent" else "restore"
                 return [Outcome(kind, path, True, "already as it was before the plan")]
-            progress.conflicts.add(path)
-            return [_conflict(path, why)]
+            if not partly_restored(target):  # else: Anna's own half-done undo, finished now
+                progress.conflicts.add(path)
+                return [_conflict(path, why)]
     try:
         action = restore_target(target, blobs, allowed, in_place=in_place)
     except NoRoom as exc:

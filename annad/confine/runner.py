@@ -348,3 +348,40 @@ def run_argv(
     base.update(env or {})
     return _run(list(argv), timeout=timeout, max_output=max_output, identity=identity, env=base,
                 cwd=None, on_output=None, cancel=None)
+
+
+CAPTURE_HELPER = Path(__file__).parent.parent / "execution" / "capture_helper.py"
+"""The script that runs an approved step with its file writes captured in overlays."""
+
+
+def run_capture(spec: str, *, timeout: float, max_output: int,
+                on_output: Callable[[str], None] | None = None,
+                cancel: threading.Event | None = None,
+                on_spawn: Callable[[int], None] | None = None,
+                python: str | None = None) -> RunResult:
+    """Run :mod:`annad.execution.capture_helper` with ``spec`` (JSON): an approved step whose
+    file writes land in upper layers on the state disk. When the capture cannot be built the
+    step does not run (never live instead): ``error`` says why and ``exit_code`` is None."""
+    status_r, status_w = os.pipe()
+    try:
+        argv = [python or sys.executable, "-I", "-S", str(CAPTURE_HELPER), "--", str(status_w),
+                spec]
+        result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
+                      env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/",
+                      on_output=on_output, cancel=cancel, on_spawn=on_spawn,
+                      pass_fds=(status_w,))
+        os.set_blocking(status_r, False)
+        try:
+            status = os.read(status_r, 4096)
+        except BlockingIOError:
+            status = b""
+    finally:
+        os.close(status_r)
+    if result.cancelled or result.timed_out:
+        return result
+    if result.error is None and not status.startswith(b"R"):
+        why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
+            f"the helper ended (status {result.exit_code}) before the step started"
+        result.error = f"the capture could not be set up, so the step did not run: {why}"
+        result.exit_code = None
+    return result

@@ -16,22 +16,28 @@ from __future__ import annotations
 
 import json
 import logging
+import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.errors import ErrorCode
+from anna_common.levels import RiskLevel
 from anna_common.protocol.models import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
+from anna_common.risk.rules.base import AssessContext
 from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.leftovers import clean_leftovers, remove_empty
 from annad.backups.manifest import StepManifest
 from annad.backups.stepbackup import prepare, record_after, room_refusal, step_dir
-from annad.backups.undo import UndoEnv, identity_of, undo_step
+from annad.backups.undo import UndoEnv, identity_of, missing_backups, undo_step
 from annad.confine.orphans import kill_orphan_group, process_start_time
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
+from annad.execution import capturing, commit
+from annad.execution.judge import Approval
+from annad.execution.livekinds import live_kind
 from annad.execution.stepspec import Limits, StepSpec, Who
 from annad.execution.verify import Checker, describe, no_expectations
 from annad.execution.verifying import Owner, RunOptions, after_plan, after_step
@@ -44,6 +50,8 @@ if TYPE_CHECKING:
     from annad.backups.undo import Runner
     from annad.confine.runner import RunResult
     from annad.execution.verify import ExpectationSource
+
+    PolicyHook = Callable[[str, AssessContext, int, str], str | None]
     from annad.journal.store import Journal
 
 log = logging.getLogger(__name__)
@@ -70,9 +78,36 @@ class Executor:
         self.runner = runner
         self.limits = limits
         self.root_daemon = root_daemon
+        self.capture = os.geteuid() == 0
+        """Approved file steps run captured (:mod:`annad.execution.capturing`): it needs
+        root to mount the overlays."""
+        self.context: Callable[[str], AssessContext] = lambda home: AssessContext(home=home)
+        """The assessment context for a home (the service sets its telemetry's)."""
+        self.policy: PolicyHook | None = None
+        """Why the policy denies a command, for the judge of observed changes (the service
+        sets it; None: no policy)."""
+        self.previewed: Callable[[str, int], dict[str, int | None] | None] = \
+            lambda _plan, _index: None
+        """What the person saw a step change (the service reads the stored preview)."""
         self.expectations: ExpectationSource = no_expectations
         """The hook a preview fills in: what each step should leave (package versions,
         file hashes), checked after the step (:mod:`annad.execution.verify`)."""
+
+    def captures(self, step: StepSpec) -> bool:
+        """Whether ``step`` runs captured: a root daemon, approved, not a live kind."""
+        return self.capture and not step.confined and live_kind(step.command) is None
+
+    def approval(self, plan_id: str, step: StepSpec, who: Who) -> Approval:
+        """What the person approved for ``step``, as the judge of its change set needs it."""
+        ctx = self.context(who.home)
+        policy = self.policy
+
+        def denied(command: str) -> str | None:
+            return policy(command, ctx, who.uid, who.home) if policy is not None else None
+
+        return Approval(tier=RiskLevel(step.tier), system=step.scope != "user", ctx=ctx,
+                        state_dir=str(self.backups.parent), policy=denied,
+                        previewed=self.previewed(plan_id, step.index))
 
     def step_dir(self, plan_id: str, index: int) -> Path:
         """Where a step's manifest lives."""
@@ -91,6 +126,8 @@ class Executor:
         """Execute ``steps``; on any failure undo what ran. Returns the final status."""
         options = options or RunOptions()
         total = len(steps)
+        # an early refusal on the named targets' sizes (a captured step copies them up into
+        # its upper layer on the state disk first): cheaper than a run that cannot land
         refusal = room_refusal(steps, who, backups=self.backups, limits=self.limits)
         if refusal is not None:
             return self._refuse(plan_id, refusal, total, emit)
@@ -191,9 +228,10 @@ class Executor:
         self.journal.step_started(plan_id, step.index, step.step_id)
         emit(_event(ExecEventType.STEP_STARTED, plan_id, step.step_id, number, total,
                     status="running", message=step.command))
+        captured = self.captures(step)
         try:
             record = prepare(plan_id, step, who, backups=self.backups, limits=self.limits,
-                             runner=self.runner)
+                             runner=self.runner, predict=not captured)
         except BackupRefused as exc:
             return self._step_failed(plan_id, step, total, emit, None, str(exc),
                                      ErrorCode.BACKUP_REFUSED)
@@ -215,7 +253,21 @@ class Executor:
                 (step_dir / PROCESS_FILE).write_text(json.dumps({"pid": pid,
                                                                  "start": started_at}))
 
-        if step.confined:
+        if captured:
+            outcome = capturing.run(capturing.StepRun(
+                step=step, who=who, directory=step_dir, blobs_dir=self.backups / plan_id /
+                "blobs", limits=self.limits, on_output=output, on_spawn=spawned,
+                cancel=cancel), record, self.approval(plan_id, step, who))
+            result = outcome.result
+            if outcome.refusal is not None:
+                (step_dir / PROCESS_FILE).unlink(missing_ok=True)
+                remove_empty(step_dir, self.backups)
+                code = ErrorCode.BACKUP_REFUSED if outcome.backup_refused else \
+                    ErrorCode.EXECUTION_FAILED if outcome.landed else \
+                    ErrorCode.OBSERVED_CHANGE_REFUSED
+                return self._step_failed(plan_id, step, total, emit, result, outcome.refusal,
+                                         code)
+        elif step.confined:
             identity, root_read = unasked_identity(identity_of(record), step.command,
                                                    root_allowed=not user)
             result = run_confined(
@@ -267,6 +319,11 @@ class Executor:
                 log.warning("plan %s: killed step process group %d left by a dead daemon",
                             plan_id, pid)
                 killed.append(pid)
+        for directory in sorted((self.backups / plan_id).glob("[0-9][0-9][0-9]")):
+            if commit.recover(directory):
+                log.warning("plan %s: finished the commit of step %s a dead daemon left half "
+                            "done", plan_id, directory.name)
+            capturing.discard(directory)  # a capture that never reached its commit
         for leftover in clean_leftovers(self.backups / plan_id):
             log.warning("plan %s: removed %s left by a dead daemon", plan_id, leftover)
         return killed
@@ -282,6 +339,14 @@ class Executor:
         what an earlier call restored is known to be Anna's own doing, not a conflict.
         """
         env = env or self.undo_env(plan_id, session)
+        missing = missing_backups([self.step_dir(plan_id, i) for i in indexes], env.blobs)
+        if missing:  # reported per path, and nothing of the plan is touched
+            for result in missing:
+                self.journal.add_undo(plan_id, UndoRow(result.step_id, result.action,
+                                                       result.target, result.ok, result.message))
+            emit(_event(ExecEventType.UNDO_FINISHED, plan_id, message="; ".join(
+                r.message for r in missing)[:4000], status=str(StepStatus.UNDO_FAILED)))
+            return missing
         results: list[UndoResult] = []
         for index in indexes:
             try:

@@ -28,6 +28,9 @@ class StepSpec:
     """Runs without its own confirmation (INFO): in the runner's confinement, like a check."""
     uncaptured: bool = False
     """The assessment says the step writes what Anna cannot see (``uncaptured_write``)."""
+    tier: str = "HIGH"
+    """The tier the person approved (the step's final risk); what it really changes is
+    judged against it (:mod:`annad.execution.judge`)."""
 
 
 @dataclass(frozen=True, slots=True)

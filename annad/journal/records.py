@@ -142,6 +142,7 @@ def step_specs(annotated: AnnotatedPlan) -> list[StepSpec]:
                               rollback_command=back.command if back is not None else None,
                               rollback_scope=str(back.scope) if back is not None else "user",
                               confined=step.final_risk == RiskLevel.INFO,
+                              tier=str(step.final_risk),
                               uncaptured=any(c.lower() == "uncaptured_write"
                                              for c in step.codes)))
     return specs

@@ -209,6 +209,24 @@ def store(journal: Journal, plan_id: str, preview: PlanPreview | None) -> None:
         journal.event(PREVIEW_EVENT, plan_id, preview=preview.model_dump(mode="json"))
 
 
+def previewed_files(journal: Journal, plan_id: str, index: int) -> dict[str, int | None] | None:
+    """What the person saw a step change: real path → size after (None: deleted or not a
+    file), when its file preview was complete; None when there was none to compare with."""
+    body = journal.last_body(plan_id, PREVIEW_EVENT)
+    if body is None:
+        return None
+    try:
+        preview = PlanPreview.model_validate(body.get("preview"))
+    except ValueError:
+        return None
+    if index >= len(preview.steps):
+        return None
+    step = preview.steps[index]
+    if step.kind != "files" or step.reason is not None:
+        return None
+    return {change.path: change.size_after for change in step.files}
+
+
 def stored_or_new(journal: Journal, annotated: AnnotatedPlan, *, plan_id: str, owner: int,
                   home: str, settings: DaemonSettings) -> PlanPreview:
     """The preview stored at submit; made (and stored) now when there is none. A preview

@@ -35,7 +35,9 @@ from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon
 WAIT_S = 30.0
 """Upper bound for any condition below (a failure, never a pause)."""
 MIB = 1024 * 1024
-GATE = "until [ -e ~/gate ]; do sleep 0.02; done"
+GATE = "until grep -qs open ~/gate; do sleep 0.02; done"
+"""Ends once ``~/gate`` (there, empty, before the step runs: a captured step does not see a
+file created in the real tree after its first look) holds ``open``."""
 
 
 def wait_for(what: str, condition: Callable[[], Any], daemon: RunningDaemon | None = None
@@ -239,6 +241,7 @@ def test_killed_daemon_on_full_disk_restarts_and_marks_plan_interrupted(
         full_disk_daemon: RunningDaemon, reserve_left: bool) -> None:
     daemon = full_disk_daemon.start()
     client = daemon.client()
+    (daemon.home / "gate").write_text("")
     plan_id, digest = submit(client, make_plan([
         ("one", f"echo one > {daemon.home / 'one.txt'}", "LOW"),
         ("wait", GATE, "LOW")]))
@@ -256,7 +259,7 @@ def test_killed_daemon_on_full_disk_restarts_and_marks_plan_interrupted(
     filler = fill(daemon.state)
     daemon.kill()
     reader.join(timeout=WAIT_S)
-    (daemon.home / "gate").touch()  # an orphan step would end now; it was killed
+    (daemon.home / "gate").write_text("open\n")  # an orphan step would end now; it was killed
     daemon.start()
     status = lambda: str(client.get_plan(plan_id).status)  # noqa: E731
     if reserve_left:
@@ -294,16 +297,18 @@ def test_plan_end_reaches_the_journal_when_the_disk_fills_while_it_runs(
     into the room the reserve kept; later plans are refused until there is room again."""
     daemon = full_disk_daemon.start()
     client = daemon.client()
-    plan_id, digest = submit(client, make_plan([("wait", GATE, "LOW")]))
+    (daemon.home / "gate").write_text("")
+    plan_id, digest = submit(client, make_plan([("wait", f"echo waiting; {GATE}", "LOW")]))
     events: list[ExecEvent] = []
     stream = client.execute(plan_id, digest, confirmed=True, high_confirmed=False,
                             confirm_word=None)
     reader = threading.Thread(target=lambda: events.extend(stream), daemon=True)
     reader.start()
-    wait_for("the gate step to run", lambda: journal_rows(
-        daemon, "SELECT 1 FROM steps WHERE plan_id=? AND status='running'", plan_id), daemon)
+    # the step itself runs (its capture is set up: the layers need the state disk too)
+    wait_for("the gate step to run", lambda: any(
+        e.type == "step_output" and "waiting" in (e.output or "") for e in events), daemon)
     filler = fill(daemon.state)
-    (daemon.home / "gate").touch()
+    (daemon.home / "gate").write_text("open\n")
     reader.join(timeout=WAIT_S)
     assert events and events[-1].status == "succeeded", events[-1:]
     assert str(client.get_plan(plan_id).status) == "succeeded"
@@ -319,23 +324,28 @@ def test_plan_end_reaches_the_journal_when_the_disk_fills_while_it_runs(
     assert client.audit_verify().ok
 
 
-def test_step_whose_backup_no_longer_fits_is_refused_and_earlier_steps_undone(
+def test_step_whose_change_set_does_not_fit_the_state_disk_lands_nothing(
         full_disk_daemon: RunningDaemon) -> None:
-    """The plan fits when it starts (the file does not exist yet); a step makes it 3 MiB,
-    the next step's backup of it cannot fit: that step is refused before it runs and the
-    first step is undone."""
+    """The plan fits when it starts (the file does not exist yet); the step writes 3 MiB,
+    more than the 2 MiB state disk that holds its captured change set: the step fails
+    there, nothing of it reaches the home, no layer is left on the state disk, and the
+    journal still has room (the reserve) to say so."""
     daemon = full_disk_daemon.start()
     client = daemon.client()
     grown = daemon.home / "grown.bin"
+    first = daemon.home / "first.txt"
     plan_id, events = execute(client, make_plan([
-        ("make", f"head -c {3 * MIB} /dev/zero > {grown}", "LOW"),
-        ("grow", f"echo more >> {grown}", "LOW")]))
+        ("mark", f"echo first > {first}", "LOW"),
+        ("make", f"head -c {3 * MIB} /dev/zero > {grown}", "LOW")]))
     last = events[-1]
-    assert last.status == "failed" and last.code == "BACKUP_REFUSED", last
+    assert last.status == "failed" and last.code == "EXECUTION_FAILED", last
+    finished = [e for e in events if e.type == "step_finished"]
+    assert "No space left on device" in (finished[-1].output or ""), finished[-1]
     steps = {str(s.step_id): str(s.status) for s in client.get_plan(plan_id).steps}
-    assert steps == {"make": "undone", "grow": "failed"}, steps
-    assert not grown.exists()
+    assert steps == {"mark": "undone", "make": "failed"}, steps
+    assert not grown.exists() and not first.exists()
     assert leftovers(daemon.state) == []
+    assert not list(daemon.state.rglob("layers"))
     assert client.health().state_problem is None
 
 

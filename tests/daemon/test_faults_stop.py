@@ -36,8 +36,11 @@ from tests.daemonfix import (
 STEPS = 5
 WAIT_S = 30.0
 """Upper bound for any condition below (a failure, never a pause)."""
-GATE = "until [ -e ~/gate-{n} ]; do sleep 0.02; done"
-"""A command that ends once the test creates ``~/gate-N``."""
+GATE = "until grep -qs open ~/gate-{n}; do sleep 0.02; done"
+"""A command that ends once the test writes ``open`` into ``~/gate-N``. A step runs captured,
+over an overlay of the real tree: a file created there after its first look stays unseen
+(the overlay caches the miss), so a step's gate exists, empty, before the step starts
+(:func:`close_gates`) and opens by its content; an undo command runs live and sees either."""
 
 
 def wait_for(what: str, condition: Callable[[], Any], *, daemon: RunningDaemon | None = None,
@@ -133,6 +136,12 @@ def sigterm_while_undoing_s4(daemon: RunningDaemon, plan_id: str) -> None:
 
 
 def open_gates(home: Path, *numbers: int) -> None:
+    for n in numbers:
+        (home / f"gate-{n}").write_text("open\n")
+
+
+def close_gates(home: Path, *numbers: int) -> None:
+    """Gates a step will wait at: there, empty, before it starts."""
     for n in numbers:
         (home / f"gate-{n}").write_text("")
 
@@ -242,8 +251,9 @@ def test_the_event_stream_lives_through_the_grace_not_5_s() -> None:
     """uvicorn used to cut every connection 5 s after SIGTERM while the plan went on."""
     with running_daemon(user_mode=True, env={"ANNAD_STOP_GRACE_S": "60"}) as daemon:
         client = daemon.client()
-        plan = make_plan([("tick", "until [ -e ~/gate-1 ]; do echo tick; sleep 0.2; done",
-                           "LOW")])
+        close_gates(daemon.home, 1)
+        plan = make_plan([("tick", "until grep -qs open ~/gate-1; do echo tick; sleep 0.2; "
+                           "done", "LOW")])
         submitted = client.submit(ActionPlan.model_validate(plan))
         events: list[Any] = []
         failure: list[BaseException] = []
@@ -306,7 +316,9 @@ def cli_env(daemon: RunningDaemon, **extra: str) -> dict[str, str]:
 
 def start_apply(daemon: RunningDaemon, plan: dict[str, Any], **env: str
                 ) -> tuple[subprocess.Popen[str], Path]:
-    """``annactl apply FILE --yes`` as a subprocess; its stderr goes to a file we can poll."""
+    """``annactl apply FILE --yes`` as a subprocess; its stderr goes to a file we can poll
+    (the gate a step of the plan waits at is closed first)."""
+    close_gates(daemon.home, 1)
     path = daemon.base / "plan.json"
     path.write_text(json.dumps(plan))
     err = daemon.base / "annactl.err"
@@ -373,7 +385,8 @@ def test_apply_past_the_grace_is_cancelled_undone_and_reported() -> None:
         assert "Result: rolled_back" in flat, out
         # the journal's record if annactl read it before the daemon closed, else the stream's
         assert "this is the plan's own event stream" in flat or "Rollback" in out, out
-        assert "undone one" in text and "undone two" in text, text
+        # step two was cancelled while it ran captured: nothing of it landed, no undo
+        assert "undone one" in text and "undone two" not in text, text
         assert not (daemon.home / "one.txt").exists()
         assert not (daemon.home / "two.txt").exists()
 

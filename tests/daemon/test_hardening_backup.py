@@ -81,6 +81,8 @@ def executor() -> Iterator[tuple[Executor, Journal, Path]]:
                         backup_max_files=1000)
         ex = Executor(journal=journal, backups=Path(base) / "state" / "backups",
                       runner=runner, limits=limits, root_daemon=False)
+        # the live path: what a per-user daemon without root (no capture) runs steps on
+        ex.capture = False
         yield ex, journal, home
         journal.close()
 
@@ -141,16 +143,20 @@ def test_failed_plan_with_an_uncaptured_step_ends_rollback_failed(
     assert row is not None and row.error is not None and row.error["detail"]["undo_ok"] is False
 
 
-def test_uncaptured_write_through_the_daemon(user_daemon: RunningDaemon) -> None:
-    """Once the analysis marks interpreter code ``uncaptured_write``, the daemon honours it."""
-    if "uncaptured_write" not in [c.lower() for c in assess(INTERPRETER).codes]:
-        pytest.skip("the analysis does not mark interpreter writes uncaptured_write yet")
+def test_uncaptured_write_through_the_daemon_is_observed_and_undone(
+        user_daemon: RunningDaemon) -> None:
+    """Code the analysis cannot follow (``uncaptured_write``) runs captured on a root daemon:
+    what it really wrote is backed up and undone, no rollback command needed."""
+    if os.geteuid() != 0:
+        pytest.skip("captured steps need a root daemon")
     client = user_daemon.client()
     plan_id, events = run(client, make_plan([("code", INTERPRETER, "HIGH")]), high=True)
     assert events[-1].status == "succeeded", events[-1]
+    assert (user_daemon.home / "data.txt").read_text() == "written by code"
     result = client.rollback(plan_id)
-    assert result.status == "rollback_failed"
-    assert ("code", "uncaptured", False) in undo_of(result)
+    assert result.status == "rolled_back", result.undo
+    assert ("code", "delete", True) in undo_of(result)
+    assert not (user_daemon.home / "data.txt").exists()
 
 
 # --------------------------------------------------------------------------- class 6
@@ -223,7 +229,8 @@ def test_hostile_session_cannot_widen_what_root_restores(session: dict[str, str]
             for directory in (daemon.base, daemon.socket.parent):
                 directory.chmod(0o755)
             daemon.socket.chmod(0o666)
-            # the write fails (nobody cannot write the decoy): the step fails, undo runs
+            # the write fails (nobody cannot write the decoy): the step fails; it ran
+            # captured, so nothing of it landed and there is nothing for root to restore
             plan = make_plan([("w", "echo pwned > ~/link/shadow", "LOW")])
             status, submitted = _as_nobody(daemon, "POST", "/v1/plans", {"plan": plan})
             assert status == 200, submitted
@@ -233,9 +240,8 @@ def test_hostile_session_cannot_widen_what_root_restores(session: dict[str, str]
                 lines=True)
             assert status == 200, events
             finished = events[-1]
-            assert finished["status"] == "rollback_failed", events
-            undo = [e for e in events if e["type"] == "undo_finished"]
-            assert "outside the caller's home" in undo[0]["message"], undo
+            assert finished["status"] == "failed", events
+            assert not [e for e in events if e["type"] == "undo_finished"], events
         after = (decoy / "shadow").stat()
         assert (decoy / "shadow").read_text() == "root:$6$precious:19000::::::\n"
         assert (after.st_ino, after.st_ctime_ns, after.st_mtime_ns) == (
@@ -467,13 +473,19 @@ def test_dotdot_targets_resolve_like_the_kernel() -> None:
     "~/ok/" + "\u00e9" * 150,  # 300 bytes in UTF-8, 150 characters
 ])
 def test_over_long_name_is_a_coded_refusal(user_daemon: RunningDaemon, target: str) -> None:
+    """A name the kernel refuses: the live path refuses its backup (BACKUP_REFUSED); a
+    captured step meets the kernel's own refusal and fails with nothing landed."""
     client = user_daemon.client()
+    before = sorted(p.name for p in user_daemon.home.iterdir())
     plan_id, events = run(client, make_plan([("w", f"echo x > {target}", "HIGH")]), high=True)
     finished = [e for e in events if e.type == "step_finished"]
-    assert finished[-1].status == "failed" and finished[-1].code == "BACKUP_REFUSED", finished
-    assert "more than the system allows" in (finished[-1].message or "")
-    assert events[-1].status == "failed" and events[-1].code == "BACKUP_REFUSED"
+    assert finished[-1].status == "failed", finished
+    assert finished[-1].code in ("BACKUP_REFUSED", "EXECUTION_FAILED"), finished
+    assert "more than the system allows" in (finished[-1].message or "") or \
+        "too long" in (finished[-1].output or "") or "No such file" in (finished[-1].output or "")
+    assert events[-1].status == "failed"
     assert client.get_plan(plan_id).status == "failed"
+    assert sorted(p.name for p in user_daemon.home.iterdir()) == before
 
 
 # --------------------------------------------------------------------------- seed 000
@@ -561,14 +573,18 @@ def test_seed_exact_example_and_an_edited_copy_is_kept(user_daemon: RunningDaemo
     assert copy.read_text() == "the person edited the backup copy\n"
 
 
-def test_overwrite_with_a_run_time_name_is_refused(user_daemon: RunningDaemon) -> None:
+def test_write_with_a_run_time_name_is_observed_and_undone(user_daemon: RunningDaemon) -> None:
+    """A name only known when the step runs was refused while backups were predicted; it
+    is observed now: the real file lands and the rollback removes exactly it."""
     client = user_daemon.client()
     folder = user_daemon.home / ".config" / "x"
     folder.mkdir(parents=True)
-    _, events = run(client, make_plan([("w", "echo x > ~/.config/x/f.$(date +%s)", "HIGH")]),
-                    high=True)
-    finished = [e for e in events if e.type == "step_finished"]
-    assert finished[-1].code == "BACKUP_REFUSED", finished
+    plan_id, events = run(client, make_plan([("w", "echo x > ~/.config/x/f.$(date +%s)",
+                                              "HIGH")]), high=True)
+    assert events[-1].status == "succeeded", events[-1]
+    assert [p.read_text() for p in folder.iterdir()] == ["x\n"]
+    result = client.rollback(plan_id)
+    assert result.status == "rolled_back", result.undo
     assert list(folder.iterdir()) == []
 
 
@@ -626,22 +642,47 @@ def _fill_up(path: Path) -> None:
         os.close(fd)
 
 
-def test_full_target_disk_restores_in_place_after_the_smaller_files() -> None:
+def test_full_target_disk_restores_in_place_after_the_smaller_files(
+        executor: tuple[Executor, Journal, Path]) -> None:
+    """The live path (no capture): a file whose temporary copy does not fit is restored in
+    place, after the smaller ones freed room."""
+    ex, journal, home = executor
+    with small_tmpfs(home / "vol", "4m") as vol:
+        original = os.urandom(3 * 1024 * 1024)
+        (vol / "big.bin").write_bytes(original)
+        steps = [StepSpec(index=0, step_id="grow", command="seq 1 90000 > ~/vol/pad.bin && "
+                          "printf x >> ~/vol/big.bin", scope="user")]
+        _plan(journal, "p9", home, steps)
+        events: list[ExecEvent] = []
+        assert ex.run("p9", steps, _who(home), events.append, threading.Event()) is \
+            PlanStatus.SUCCEEDED
+        results = ex.undo("p9", [0], events.append)
+        assert [(u.action, Path(u.target).name) for u in results] == [
+            ("delete", "pad.bin"), ("restore", "big.bin")], results
+        assert all(u.ok for u in results)
+        assert "in place" in results[-1].message
+        assert (vol / "big.bin").read_bytes() == original
+        assert sorted(p.name for p in vol.iterdir()) == ["big.bin"]  # no temporary leftover
+
+
+def test_full_target_disk_refuses_the_commit_and_leaves_no_torn_file() -> None:
+    """A captured step whose change set cannot land on a full target disk: the step fails,
+    what landed of it is undone, every file is whole (the old bytes), nothing is left over."""
     with running_daemon(user_mode=True) as daemon, \
             small_tmpfs(daemon.home / "vol", "4m") as vol:
         original = os.urandom(3 * 1024 * 1024)
         (vol / "big.bin").write_bytes(original)
+        (vol / "small.txt").write_text("small\n")
         client = daemon.client()
         plan_id, events = run(client, make_plan([
-            ("grow", "seq 1 90000 > ~/vol/pad.bin && printf x >> ~/vol/big.bin", "LOW")]))
-        assert events[-1].status == "succeeded", events[-1]
-        result = client.rollback(plan_id)
-        assert result.status == "rolled_back", result.undo
-        assert [(u.action, Path(u.target).name) for u in result.undo] == [
-            ("delete", "pad.bin"), ("restore", "big.bin")]
-        assert "in place" in result.undo[-1].message
+            ("grow", "echo changed > ~/vol/small.txt && seq 1 90000 > ~/vol/pad.bin && "
+                     "printf x >> ~/vol/big.bin", "LOW")]))
+        assert events[-1].status == "failed", events[-1]
+        assert "could not land" in (events[-1].message or ""), events[-1]
         assert (vol / "big.bin").read_bytes() == original
-        assert sorted(p.name for p in vol.iterdir()) == ["big.bin"]  # no temporary leftover
+        assert (vol / "small.txt").read_text() == "small\n"
+        assert sorted(p.name for p in vol.iterdir()) == ["big.bin", "small.txt"]
+        assert client.get_plan(plan_id).status == "failed"
 
 
 def test_full_target_disk_that_cannot_fit_leaves_the_file_and_says_so() -> None:
@@ -751,8 +792,10 @@ def test_steps_with_nothing_to_undo_leave_no_backup_directory(user_daemon: Runni
     assert [p.name for p in (user_daemon.state / "backups" / write_id).iterdir()] == ["001"]
 
 
-def test_run_time_name_that_hit_an_existing_file_is_reported_not_restorable(
+def test_run_time_name_that_hit_an_existing_file_is_restored(
         user_daemon: RunningDaemon) -> None:
+    """``cp a w.$(date +%Y)`` over a file that existed: the prediction could not back it up;
+    the observed change is that file, so its original is saved and put back."""
     client = user_daemon.client()
     folder = user_daemon.home / ".config" / "x"
     folder.mkdir(parents=True)
@@ -764,11 +807,12 @@ def test_run_time_name_that_hit_an_existing_file_is_reported_not_restorable(
     assert events[-1].status == "succeeded", events[-1]
     if time.strftime("%Y") != year:
         pytest.skip("the year changed during the test")
+    assert (folder / f"w.{year}").read_text() == "new\n"
     result = client.rollback(plan_id)
-    assert result.status == "rollback_failed"
+    assert result.status == "rolled_back", result.undo
     assert [(u.action, u.ok, Path(u.target).name) for u in result.undo] == [
-        ("restore", False, f"w.{year}")]
-    assert "existed before the step" in result.undo[0].message
+        ("restore", True, f"w.{year}")]
+    assert (folder / f"w.{year}").read_text() == "old\n"
     assert sorted(p.name for p in folder.iterdir()) == ["a", f"w.{year}"]
 
 

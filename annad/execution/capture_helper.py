@@ -1,0 +1,146 @@
+"""The capture helper: run an approved step with its file writes captured (a script).
+
+Run by :func:`annad.confine.runner.run_capture` as ``python -I -S capture_helper.py --
+STATUS_FD SPEC_JSON``. The daemon decided the mount plan (:mod:`annad.execution.capture`);
+this script only carries it out, in a new **mount** namespace (the PID and network namespaces
+stay the machine's: the step was approved, ``systemctl status`` or ``ss`` must tell the
+truth):
+
+1. every mount becomes private (nothing propagates back to the machine);
+2. a new root is assembled at ``root`` (an empty directory on the state disk): each real,
+   writable file system gets an overlay whose lower layer is the real one and whose upper
+   and work directories are ``layers/N/u`` and ``layers/N/w`` on the state disk, with the
+   preview's options (:data:`annad.preview.overlay_helper.OPTIONS`: the upper layer holds
+   complete files and plain directories); ``/proc``, ``/sys`` and ``/run`` are the real ones,
+   read-only (a write there would not be captured, so it fails); ``/dev`` is the minimal one
+   of the confinement (no disk, no memory device: a device write is not a file change);
+3. ``pivot_root`` into it and the old root detached, so no path reaches the real tree;
+4. capabilities that could leave the namespace or reach the disk below the file system
+   (``sys_admin``: ``setns``/``mount``; ``dac_read_search``: ``open_by_handle_at``;
+   ``sys_ptrace``: ``/proc/PID/root`` of a process outside; ``sys_rawio``, ``mknod``,
+   ``sys_module``, ``bpf``…) leave the bounding set; a user-scope step becomes its owner;
+5. ``R`` on the status descriptor, then ``bash -c`` is executed in this very process (the
+   runner's process group and timeout apply as to a live step).
+
+When the last process of the namespace ends, the overlays go and the upper layers stay on
+the state disk: they are the step's change set, read back by the daemon. Any failure before
+the command is reported as ``E:reason``; nothing falls back to running live.
+"""
+
+# ruff: noqa: PTH101, PTH102, PTH103, PTH110, PTH116 - no pathlib: start-up time
+from __future__ import annotations
+
+import ctypes
+import json
+import os
+import sys
+
+sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # noqa: PTH100, PTH120
+from annad.confine import helper as ch
+from annad.preview.overlay_helper import OPTIONS
+
+MNT_DETACH = 2
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+DROPPED = (2, 16, 17, 19, 21, 22, 27, 32, 33, 38, 39)
+"""dac_read_search, sys_module, sys_rawio, sys_ptrace, sys_admin, sys_boot, mknod,
+mac_override, mac_admin, perfmon, bpf: each a way around the overlay."""
+READ_ONLY = ch.MOUNT_ATTR_RDONLY | ch.MOUNT_ATTR_NOSUID | ch.MOUNT_ATTR_NODEV
+
+
+def _overlay(index: int, point: str, root: str, layers: str) -> None:
+    upper, work = f"{layers}/{index}/u", f"{layers}/{index}/w"
+    os.makedirs(upper, mode=0o700)
+    os.makedirs(work, mode=0o700)
+    info = os.stat(point)
+    # the merged root shows the upper's owner and mode: those of the real directory
+    os.chown(upper, info.st_uid, info.st_gid)
+    os.chmod(upper, info.st_mode & 0o7777)
+    ch._mount("anna-capture", root + point, "overlay", 0,
+              f"lowerdir={point},upperdir={upper},workdir={work},{OPTIONS}")
+
+
+def _dev(root: str) -> None:
+    """The confinement's minimal /dev, writable only in its fresh /dev/shm."""
+    target = root + "/dev"
+    ch._mount("anna-dev", target, "tmpfs", ch.MS_NOSUID | ch.MS_NOEXEC, "mode=0755,size=64k")
+    for name in ch.DEVICES:
+        if os.path.exists(f"/dev/{name}"):
+            os.close(os.open(f"{target}/{name}", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
+            ch._mount(f"/dev/{name}", f"{target}/{name}", None, ch.MS_BIND, None)
+    for name, link in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                       ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(link, f"{target}/{name}")  # noqa: PTH211
+    os.mkdir(f"{target}/shm", 0o1777)
+    ch._mount("anna-shm", f"{target}/shm", "tmpfs", ch.MS_NOSUID | ch.MS_NODEV, "mode=1777")
+    os.mkdir(f"{target}/pts", 0o755)
+
+
+def _assemble(spec: dict[str, object]) -> None:
+    root, layers = str(spec["root"]), str(spec["layers"])
+    ch._mount("none", "/", None, ch.MS_REC | ch.MS_PRIVATE, None)
+    for op in list(spec["plan"]):  # type: ignore[call-overload]
+        kind, point = str(op[0]), str(op[1])
+        if kind == "overlay":
+            _overlay(int(op[2]), point, root, layers)
+        elif kind == "dev":
+            _dev(root)
+        elif os.path.exists(root + point):  # a mount point the new tree does not show
+            ch._mount(point, root + point, None, ch.MS_BIND | ch.MS_REC, None)
+            ch._setattr(root + point, READ_ONLY, recursive=True)
+    os.chdir(root)
+    machine = os.uname().machine
+    if machine not in SYS_PIVOT_ROOT:
+        raise ch.Refused(f"no pivot_root number for {machine}")
+    ch._check(ch._libc.syscall(SYS_PIVOT_ROOT[machine], b".", b"."), "pivot_root")
+    ch._check(ch._libc.umount2(b".", MNT_DETACH), "detach the old root")
+    os.chdir("/")
+
+
+def _become(spec: dict[str, object]) -> None:
+    """The step's identity: root without the escapes, anyone else as themselves."""
+    uid, gid = int(str(spec["uid"])), int(str(spec["gid"]))
+    for cap in DROPPED:
+        ch._prctl(ch.PR_CAPBSET_DROP, cap)
+    if uid == 0:
+        header = ch._CapHeader(version=ch.LINUX_CAPABILITY_VERSION_3, pid=0)
+        data = (ch._CapData * 2)()
+        ch._check(ch._libc.capget(ctypes.byref(header), ctypes.byref(data)), "capget")
+        for cap in DROPPED:
+            word, bit = divmod(cap, 32)
+            mask = ~(1 << bit) & 0xFFFFFFFF
+            data[word].effective &= mask
+            data[word].permitted &= mask
+            data[word].inheritable &= mask
+        ch._check(ch._libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
+        return
+    os.setgroups([int(g) for g in list(spec["groups"])])  # type: ignore[call-overload]
+    os.setresgid(gid, gid, gid)
+    os.setresuid(uid, uid, uid)
+    if os.getuid() != uid or os.getgid() != gid:
+        raise ch.Refused("could not switch to the step's identity")
+
+
+def main(argv: list[str]) -> int:
+    """Build the capture described by ``argv`` and execute the step in it."""
+    try:
+        status_fd, spec = int(argv[2]), json.loads(argv[3])
+    except (IndexError, ValueError):
+        return ch.EXIT_REFUSED
+    os.set_inheritable(status_fd, False)
+    try:
+        ch._check(ch._libc.unshare(ch.CLONE_NEWNS), "unshare the mount namespace")
+        _assemble(spec)
+        _become(spec)
+        env = {str(k): str(v) for k, v in dict(spec["env"]).items()}
+        # the confinement's exec: signals back to default, cwd (else /), R, bash -c
+        run = ch.Spec(["--", str(status_fd), str(spec["uid"]), str(spec["gid"]), "", "-",
+                       str(spec["cwd"]), "0", "0", str(len(env)),
+                       *[f"{k}={v}" for k, v in env.items()], str(spec["command"])])
+        ch._exec_command(run)
+    except (ch.Refused, OSError, ValueError, KeyError, TypeError) as exc:
+        os.write(status_fd, f"E:{exc}".encode())
+    return ch.EXIT_REFUSED
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,154 @@
+"""Judging what a step really changed, before any of it lands.
+
+The person approved a step at a tier; the change set observed in its capture
+(:mod:`annad.execution.capture`) is judged again with Anna's own rules and the policy, on
+the real paths: each change is spelled as the plain command that would make it
+(``tee -- PATH`` for a file written, ``rm -rf -- PATH`` for a deletion, ``chmod MODE``
+for a setuid bit, ``ln -s`` for a link…) and assessed by :func:`anna_common.risk.assess.assess`
+— so the secret, persistence, identity, boot and system-path classifiers are the same ones
+that judged the plan, now on paths the kernel resolved rather than words bash had yet to
+expand. A change is refused when it is banned, above the approved tier, denied by the
+policy, inside Anna's own state, a device node, or (when the person saw a preview of that
+path) a file whose size is not the one the preview showed.
+"""
+
+from __future__ import annotations
+
+import os
+import posixpath
+import shlex
+import stat
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+from anna_common.levels import RiskLevel
+from anna_common.risk import paths
+from anna_common.risk.assess import assess
+
+if TYPE_CHECKING:
+    from collections.abc import Callable, Mapping
+
+    from anna_common.risk.rules.base import AssessContext
+    from annad.execution.capture import Change
+
+MAX_SHOWN = 20
+"""Refused changes named in the event (the rest are counted)."""
+SETID = stat.S_ISUID | stat.S_ISGID
+
+
+@dataclass
+class Verdict:
+    """The judgement of one change set."""
+
+    refused: list[str] = field(default_factory=list)
+    """Why, one line per refused change (empty: everything may land)."""
+    tier: RiskLevel = RiskLevel.INFO
+    """The highest tier any change was judged at."""
+    shown: list[str] = field(default_factory=list)
+    """The observed change set, one line per change (for the event and the journal)."""
+
+
+@dataclass(frozen=True)
+class Approval:
+    """What the person approved and on which machine it runs."""
+
+    tier: RiskLevel
+    system: bool
+    ctx: AssessContext
+    state_dir: str
+    """Anna's state (journal, backups): a change there is never a step's to make."""
+    previewed: Mapping[str, int | None] | None = None
+    """Real paths the preview showed changing, with the size each file had after (None: no
+    complete file preview was shown)."""
+    policy: Callable[[str], str | None] | None = None
+    """Why the policy denies a command (None: it does not)."""
+
+
+def describe(change: Change) -> str:
+    """One line for a change: what and where."""
+    what = {"file": "writes", "dir": "makes directory", "symlink": "links", "delete": "deletes",
+            "fifo": "makes FIFO", "device": "makes DEVICE", "socket": "makes socket"}
+    extra = f" -> {change.link}" if change.link is not None else ""
+    mode = f" mode {change.mode:04o} owner {change.uid}:{change.gid}" if \
+        change.kind not in ("delete",) else ""
+    return f"{what[change.kind]} {os.fsencode(change.path).decode('utf-8', 'backslashreplace')}"\
+        f"{extra}{mode}"
+
+
+def _commands(change: Change, system: bool) -> list[str]:
+    """The plain commands that make ``change``, as the rules know them."""
+    path = shlex.quote(change.path)
+    sudo = "sudo " if system else ""
+    if change.kind == "delete":
+        tree = os.path.isdir(change.path) and not os.path.islink(change.path)  # noqa: PTH112, PTH114
+        return [f"{sudo}rm {'-rf' if tree else '-f'} -- {path}"]
+    if change.kind == "symlink":
+        return [f"{sudo}ln -sfn -- {shlex.quote(change.link or '')} {path}"]
+    first = {"dir": f"{sudo}mkdir -p -- {path}", "fifo": f"{sudo}mkfifo -- {path}"}.get(
+        change.kind, f"{sudo}tee -- {path}")
+    out = [first]
+    if change.mode & SETID:
+        out.append(f"{sudo}chmod {change.mode:04o} -- {path}")
+    return out
+
+
+def _special(change: Change, approval: Approval, owner: int) -> str | None:
+    """Refusals no rule spells: Anna's state, devices, ownership given away, preview."""
+    if change.path == approval.state_dir or change.path.startswith(
+            approval.state_dir.rstrip("/") + "/"):
+        return "it is inside Anna's own state (journal and backups)"
+    if change.kind == "device":
+        return "it makes a device node (a way to the disk below every file)"
+    if not approval.system and change.kind != "delete" and change.uid not in (owner, -1):
+        return f"it gives the file to uid {change.uid}"
+    # What the preview showed at a path must be what lands there. Its silence about a path
+    # is no evidence yet: the preview overlays only the directories the analysis predicts
+    # (a write elsewhere fails there quietly when the program ignores the error, as awk's
+    # system() does), so a path it did not show is judged by the rules alone.
+    size = (approval.previewed or {}).get(change.path)
+    if change.kind == "file" and size is not None and size != change.size:
+        return f"the preview showed {size} bytes there, the step wrote {change.size}"
+    return None
+
+
+def judge(changes: list[Change], approval: Approval, owner: int) -> Verdict:
+    """Judge ``changes`` against ``approval``; see the module text."""
+    verdict = Verdict(shown=[describe(c) for c in changes])
+    assessed: dict[str, tuple[RiskLevel, bool, str]] = {}
+    for change in changes:
+        why = _special(change, approval, owner)
+        if why is None:
+            why = _by_rules(change, approval, assessed, verdict)
+        if why is not None:
+            verdict.refused.append(f"{describe(change)}: {why}")
+    return verdict
+
+
+def _representative(change: Change) -> bool:
+    """Whether a new file's own name matters to the rules (else its directory speaks for
+    it: 5,000 files unpacked in one directory are judged once, not 5,000 times)."""
+    path = change.path
+    return change.kind != "file" or bool(change.mode & SETID) or paths.is_secret(path) or \
+        paths.is_persistence(path) or paths.is_sensitive_etc(path) or paths.is_boot(path) or \
+        paths.is_system(path) or path in paths.IDENTITY_DB
+
+
+def _by_rules(change: Change, approval: Approval,
+              assessed: dict[str, tuple[RiskLevel, bool, str]], verdict: Verdict) -> str | None:
+    key = change.path if _representative(change) else \
+        posixpath.join(posixpath.dirname(change.path), "*")
+    commands = _commands(change, approval.system)
+    for command in commands:
+        memo = command if key == change.path else f"{change.kind}:{key}"
+        if memo not in assessed:
+            found = assess(command, approval.ctx)
+            denied = approval.policy(command) if approval.policy is not None else None
+            why = denied or (found.reasons[0] if found.reasons else "")
+            assessed[memo] = (found.risk, found.banned or denied is not None, why)
+        risk, banned, why = assessed[memo]
+        verdict.tier = max(verdict.tier, risk)
+        if banned:
+            return f"refused by the rules or the policy ({why})"
+        if risk > approval.tier:
+            return f"{risk} (approved: {approval.tier}): {why}"
+    return None
