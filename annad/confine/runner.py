@@ -31,7 +31,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from annad.confine.credentials import Identity
-from annad.confine.spec import Confinement, helper_argv, root_secrets
+from annad.confine.filters import FilterUnavailable, compiled
+from annad.confine.landlock import REQUIRED_ABI
+from annad.confine.previews import PER_OWNER, PREVIEWS, walled_spec
+from annad.confine.readverbs import bus_sockets, needs_bus
+from annad.confine.session import Pool, encode
+from annad.confine.spec import Confinement, RunLimits, helper_argv, protected, root_secrets
 from annad.confine.stepenv import SAFE_PATH, step_environment, sudo_shims
 
 if TYPE_CHECKING:
@@ -226,6 +231,17 @@ def run_shell(
                 on_output=on_output, cancel=cancel, on_spawn=on_spawn)
 
 
+def _spawn_helper(argv: list[str], pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+    """Start a confinement helper (:mod:`annad.confine.session` keeps it)."""
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, env={"PATH": SAFE_PATH,
+                            "LC_ALL": "C.UTF-8"}, cwd="/", start_new_session=True,
+                            close_fds=True, pass_fds=pass_fds, umask=STEP_UMASK)
+
+
+HELPERS = Pool(_spawn_helper)
+"""The confinement helpers of this daemon, one per confinement, reused run after run."""
+
+
 def run_confined(
     command: str,
     identity: Identity,
@@ -241,56 +257,73 @@ def run_confined(
     scratch: tuple[str, ...] = (),
     python: str | None = None,
     masked: tuple[str, ...] = (),
+    limits: RunLimits | None = None,
+    required_abi: int = REQUIRED_ABI,
 ) -> RunResult:
     """Run ``command`` with bash inside the confinement of :mod:`annad.confine.spec`.
 
     It runs as ``identity`` (the plan's owner), or — ``root_read``, system daemon only — as
     uid 0 without any capability, HOME still the owner's. ``scratch`` directories get a
     throw-away tmpfs (nothing else is writable). ``python`` is the interpreter of the helper
-    (the daemon's own by default). A capless-root read never sees root's secrets
-    (:func:`annad.confine.spec.root_secrets`, plus ``masked``, which tests use for decoys).
-    When the confinement cannot be built the command does not
-    run: ``error`` says why and ``exit_code`` is None. Never an unconfined fallback.
+    (the daemon's own by default). Root's secrets (for a capless-root read), Anna's own state
+    (:func:`annad.confine.spec.protect`) and ``masked`` (tests' decoys) are never seen.
+    ``required_abi`` raises the Landlock ABI demanded (tests see the refusal with it).
+    When the confinement cannot be built the command does not run: ``error`` says why and
+    ``exit_code`` is None. Never an unconfined fallback.
     """
+    started = time.monotonic()
     userns = os.geteuid() != 0
     if userns and (root_read or identity.uid != os.geteuid()):
         return RunResult(exit_code=None, output="",
                          error="confinement refused: a per-user daemon runs only its owner's "
                          "commands, never as root")
+    hidden = {*protected(), *masked}
     if root_read:
         env = step_environment(None, session, home=identity.home)
         confinement = Confinement(uid=0, gid=0, env=env, cwd=cwd or "/",
-                                  masked=tuple(sorted({*root_secrets(), *masked})))
+                                  masked=tuple(sorted({*root_secrets(), *hidden})))
     else:
         env = step_environment(identity, session)
+        bus = bus_sockets(identity.uid, env.get("XDG_RUNTIME_DIR")) \
+            if needs_bus(command) else None
         confinement = Confinement(uid=identity.uid, gid=identity.gid, groups=identity.groups,
-                                  userns=userns, env=env, cwd=cwd or identity.home)
+                                  userns=userns, env=env, cwd=cwd or identity.home,
+                                  masked=tuple(sorted(hidden)), bus=bus)
     env.update(sudo_shims())
     confinement = dataclasses.replace(confinement, scratch=scratch)
-    status_r, status_w = os.pipe()
+    run_limits = limits or RunLimits(cpu_s=max(int(timeout) + 1, 1))
     try:
-        argv = helper_argv(command, confinement, status_fd=status_w, python=python)
-        result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
-                      env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/",
-                      on_output=on_output, cancel=cancel, on_spawn=on_spawn,
-                      pass_fds=(status_w,))
-        os.set_blocking(status_r, False)
-        try:
-            status = os.read(status_r, 4096)
-        except BlockingIOError:
-            status = b""
-    finally:
-        os.close(status_r)
-    if result.cancelled or result.timed_out:
-        return result  # stopped from outside, maybe before it started: that is the news
-    if result.error is None and not status.startswith(b"R"):
-        why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
-            f"the helper ended (status {result.exit_code}) before the command started"
-        result.error = f"confinement could not be set up, so the command did not run: {why}"
+        program = compiled(unix=confinement.bus is not None)
+        request = encode(command, confinement.cwd, env, run_limits)
+    except (FilterUnavailable, ValueError) as exc:
+        return RunResult(exit_code=None, output="", error=f"confinement refused, so the "
+                         f"command did not run: {exc}")
+    tail = _Tail(max_output)
+
+    def output(chunk: bytes) -> None:
+        tail.add(chunk)
+        if on_output is not None:
+            try:
+                on_output(chunk.decode("utf-8", "replace"))
+            except Exception:  # a broken listener must not stop the step
+                log.exception("output listener failed")
+
+    def argv_for(sock_fd: int) -> list[str]:
+        return helper_argv(confinement, sock_fd=sock_fd, program=program, abi=required_abi,
+                           python=python)
+
+    if cancel is not None and cancel.is_set():
+        return RunResult(exit_code=None, output="", cancelled=True)
+    key = (*confinement.session_key(), python, required_abi)
+    outcome = HELPERS.run(key, request, argv_for, deadline=started + timeout,
+                          cancel=cancel, on_output=output, on_spawn=on_spawn)
+    result = RunResult(exit_code=outcome.exit_code, output=tail.text(), truncated=tail.dropped,
+                       timed_out=outcome.timed_out, cancelled=outcome.cancelled,
+                       duration_ms=(time.monotonic() - started) * 1000)
+    if outcome.error is not None and not (outcome.timed_out or outcome.cancelled):
         result.exit_code = None
-    elif result.error is not None:
-        result.error = f"confinement could not be started, so the command did not run: " \
-            f"{result.error}"
+        result.error = f"{outcome.error}; the command did not run" \
+            if "did not run" not in outcome.error else outcome.error
     return result
 
 
@@ -300,14 +333,33 @@ MAX_REPORT = 64 * 1024 * 1024
 """Bytes of a preview report read back (the helper caps contents far below this)."""
 
 
-def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | None = None
+def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | None = None,
+                owner: int | None = None, required_abi: int = REQUIRED_ABI
                 ) -> tuple[RunResult, bytes]:
     """Run :mod:`annad.preview.overlay_helper` with ``spec`` (JSON); its result and report.
 
     The report travels through a memfd: it is on no file system, so the confined steps
-    (which never hold it: it is close-on-exec) cannot see or forge it. When the confinement
-    cannot be built nothing ran: ``error`` says why and ``exit_code`` is None.
+    (which never hold it: it is close-on-exec) cannot see or forge it. The steps get the
+    walls of a check (:func:`annad.confine.previews.walled_spec`). When the confinement
+    cannot be built nothing ran: ``error`` says why and ``exit_code`` is None. ``owner``'s
+    previews are capped (:data:`annad.confine.previews.PER_OWNER`): one member's hanging
+    previews never hold another member's.
     """
+    try:
+        spec = walled_spec(spec, timeout=timeout, required_abi=required_abi)
+    except (FilterUnavailable, ValueError) as exc:
+        return RunResult(exit_code=None, output="", error=f"the preview confinement could "
+                         f"not be set up: {exc}"), b""
+    with PREVIEWS.slot(owner) as admitted:
+        if not admitted:
+            return RunResult(exit_code=None, output="", error=f"the preview confinement "
+                             f"refused: {PER_OWNER} previews of this member are already "
+                             "running"), b""
+        return _overlay(spec, timeout=timeout, max_output=max_output, python=python)
+
+
+def _overlay(spec: str, *, timeout: float, max_output: int, python: str | None
+             ) -> tuple[RunResult, bytes]:
     report = os.memfd_create("anna-preview", os.MFD_CLOEXEC)
     status_r, status_w = os.pipe()
     child_report = os.dup(report)
