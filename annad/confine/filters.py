@@ -5,7 +5,8 @@ the helpers, which run as ``python -I -S`` with the standard library only, load 
 ``prctl``. So no site directory is put on the helpers' path, and libseccomp — which knows
 every architecture's system call numbers, the audit-arch check and x32's numbers — writes
 the program, not a hand-assembled list. Refused calls fail with ``EPERM`` (``EAFNOSUPPORT``
-for socket families), so a program prints an error instead of dying.
+for socket families, ``EACCES`` for a Unix socket), so a program prints an error instead of
+dying.
 
 What every filter refuses:
 
@@ -104,11 +105,11 @@ def _binding() -> Any:
 def _sockets(sc: Any, filt: Any, *, unix: bool) -> None:
     """socket(2): families and netlink protocols outside the allowed ones are refused."""
     no_family = sc.ERRNO(errno.EAFNOSUPPORT)
-    allowed = {AF_NETLINK} | ({AF_UNIX} if unix else set())
     for family in range(FAMILIES):
-        if family not in allowed:
-            filt.add_rule(no_family, "socket",
-                          sc.Arg(0, sc.MASKED_EQ, LOW32, family))
+        if family not in (AF_NETLINK, AF_UNIX):
+            filt.add_rule(no_family, "socket", sc.Arg(0, sc.MASKED_EQ, LOW32, family))
+    if not unix:  # "Permission denied": the socket exists, this run may not have one
+        filt.add_rule(sc.ERRNO(errno.EACCES), "socket", sc.Arg(0, sc.MASKED_EQ, LOW32, AF_UNIX))
     for protocol in range(NETLINK_PROTOCOLS):
         if protocol not in (NETLINK_ROUTE, NETLINK_SOCK_DIAG):
             filt.add_rule(no_family, "socket",

@@ -79,13 +79,16 @@ class Helper:
         self.last_used = time.monotonic()
         try:
             self.proc = start(argv_for(theirs.fileno()), (theirs.fileno(),))
+        except Exception as exc:  # OSError, ValueError, SubprocessError: it never started
+            ours.close()
+            raise HelperError(f"cannot start: {exc}") from None
         finally:
             theirs.close()
         reply = self._reply(deadline)
         if reply != b"S":
             self.close()
             why = reply[2:].decode("utf-8", "replace") if reply.startswith(b"E:") else \
-                f"the helper ended (status {self.proc.poll()}) before it was ready"
+                f"the helper ended (status {self.proc.poll()}) before the command started"
             raise HelperError(why)
 
     def _reply(self, deadline: float) -> bytes:
@@ -182,7 +185,8 @@ class Pool:
         self._reaper: threading.Thread | None = None
 
     def run(self, key: tuple[object, ...], request: bytes,
-            argv_for: Callable[[int], list[str]], *, deadline: float, cancel: threading.Event | None,
+            argv_for: Callable[[int], list[str]], *, deadline: float,
+            cancel: threading.Event | None,
             on_output: Callable[[bytes], None] | None,
             on_spawn: Callable[[int], None] | None) -> Outcome:
         """Run one request with a helper started for ``key`` (reused or new; the key says
