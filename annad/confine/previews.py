@@ -46,6 +46,11 @@ class Slots:
         self._lock = threading.Lock()
         self._running: dict[int, int] = {}
 
+    def running(self, owner: int) -> int:
+        """How many previews ``owner`` runs now."""
+        with self._lock:
+            return self._running.get(owner, 0)
+
     @contextlib.contextmanager
     def slot(self, owner: int | None) -> Iterator[bool]:
         """Yields whether ``owner`` may start one more (None: not counted)."""

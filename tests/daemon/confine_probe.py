@@ -41,7 +41,8 @@ def syscall(name: str, *args: object) -> int:
     return int(libc.syscall(CALLS[name], *args))
 
 
-def connect(family: int, kind: int, address: object, payload: bytes = b"x") -> None:
+def connect(family: int, kind: int, address: str | tuple[str, int], payload: bytes = b"x"
+            ) -> None:
     """socket + connect + send: ESCAPED when the bytes left."""
     try:
         sock = socket.socket(family, kind)
