@@ -25,8 +25,6 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -35,6 +33,8 @@ from annad.confine.filters import FilterUnavailable, compiled
 from annad.confine.landlock import REQUIRED_ABI
 from annad.confine.previews import PER_OWNER, PREVIEWS, walled_spec
 from annad.confine.readverbs import bus_sockets, needs_bus
+from annad.confine.results import RunResult as RunResult  # noqa: PLC0414 - its callers import it here
+from annad.confine.results import Tail
 from annad.confine.session import Pool, encode
 from annad.confine.spec import Confinement, RunLimits, helper_argv, protected, root_secrets
 from annad.confine.stepenv import SAFE_PATH, step_environment, sudo_shims
@@ -52,55 +52,6 @@ KILL_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL for a process group that overran."""
 STEP_UMASK = 0o022
 """File creation mask of every spawned process."""
-
-
-@dataclass(slots=True)
-class RunResult:
-    """What a finished process left behind."""
-
-    exit_code: int | None
-    """Exit status; negative for a signal; None if it never started."""
-    output: str
-    """Combined stdout and stderr (the tail, decoded as UTF-8 with replacement)."""
-    truncated: bool = False
-    """Whether earlier output was dropped."""
-    timed_out: bool = False
-    """Killed for running past its timeout."""
-    cancelled: bool = False
-    """Killed because a cancel was requested."""
-    duration_ms: float = 0.0
-    """Wall time."""
-    error: str | None = None
-    """Why it could not be started."""
-
-    @property
-    def ok(self) -> bool:
-        """Exited 0 on its own."""
-        return self.exit_code == 0 and not self.timed_out and not self.cancelled
-
-
-@dataclass
-class _Tail:
-    limit: int
-    chunks: deque[bytes] = field(default_factory=deque)
-    size: int = 0
-    dropped: bool = False
-
-    def add(self, data: bytes) -> None:
-        self.chunks.append(data)
-        self.size += len(data)
-        while self.size > self.limit and self.chunks:
-            head = self.chunks.popleft()
-            excess = self.size - self.limit
-            self.dropped = True
-            if len(head) > excess:
-                self.chunks.appendleft(head[excess:])
-                self.size -= excess
-            else:
-                self.size -= len(head)
-
-    def text(self) -> str:
-        return b"".join(self.chunks).decode("utf-8", "replace")
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -147,7 +98,7 @@ def _run(argv: list[str], *, timeout: float, max_output: int, identity: Identity
          cancel: threading.Event | None, on_spawn: Callable[[int], None] | None = None,
          pass_fds: tuple[int, ...] = ()) -> RunResult:
     started = time.monotonic()
-    tail = _Tail(max_output)
+    tail = Tail(max_output)
     try:
         proc = _spawn(argv, identity=identity, env=env, cwd=cwd, pass_fds=pass_fds)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
@@ -298,7 +249,7 @@ def run_confined(
     except (FilterUnavailable, ValueError) as exc:
         return RunResult(exit_code=None, output="", error=f"confinement refused, so the "
                          f"command did not run: {exc}")
-    tail = _Tail(max_output)
+    tail = Tail(max_output)
 
     def output(chunk: bytes) -> None:
         tail.add(chunk)

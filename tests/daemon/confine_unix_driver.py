@@ -20,9 +20,9 @@ import threading
 
 sys.path.insert(0, sys.argv[1])
 
-from annad.confine.credentials import Identity  # noqa: E402
-from annad.confine.runner import run_confined, run_overlay  # noqa: E402
-from annad.confine.spec import protect  # noqa: E402
+from annad.confine.credentials import Identity
+from annad.confine.runner import run_confined, run_overlay
+from annad.confine.spec import protect
 
 NOBODY = 65534
 SOCKETS = {"annad": "/run/anna/annad.sock", "dbus": "/run/dbus/system_bus_socket",
@@ -31,10 +31,10 @@ SOCKETS = {"annad": "/run/anna/annad.sock", "dbus": "/run/dbus/system_bus_socket
 
 def listen(name: str, path: str, reached: dict[str, int]) -> socket.socket:
     """A listener at ``path`` that counts and drops connections."""
-    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)  # noqa: PTH103, PTH120
+    os.makedirs(os.path.dirname(path), mode=0o755, exist_ok=True)
     server = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
     server.bind(path)
-    os.chmod(path, 0o666)  # noqa: PTH101 - anyone may connect: only confinement stops them
+    os.chmod(path, 0o666)  # anyone may connect: only the confinement stops them
     server.listen(8)
 
     def accept() -> None:
