@@ -181,8 +181,10 @@ def test_ptrace(place: Place) -> None:
     try:
         out = place.run(f"{place.probe} ptrace {target.pid}; "
                         f"strace -p {target.pid} -e none 2>/dev/null & sleep 0.3; "
-                        f"grep TracerPid /proc/{target.pid}/status; kill %1 2>/dev/null; true")
-        assert out.count("BLOCKED") == 1 and "ESCAPED" not in out, out
+                        f"grep TracerPid /proc/{target.pid}/status; kill %1 2>/dev/null; "
+                        f"cat /proc/{target.pid}/environ >/dev/null 2>&1 || echo BLOCKED; "
+                        f"head -c1 /proc/{target.pid}/mem >/dev/null 2>&1 || echo BLOCKED")
+        assert out.count("BLOCKED") == 3 and "ESCAPED" not in out, out
         status = Path(f"/proc/{target.pid}/status").read_text()
         assert "TracerPid:\t0" in status and target.poll() is None
     finally:
