@@ -65,19 +65,22 @@ def bare_bash_cpu(n: int) -> float:
 
 
 def through_daemon(daemon: RunningDaemon, steps: int, command: str = "true",
-                   risk: str = "INFO") -> tuple[float, float]:
-    """(submit seconds, execute seconds per step) for one plan of ``steps`` ``command`` steps."""
+                   risk: str = "INFO") -> tuple[float, float, float]:
+    """(submit seconds, execute seconds per step, CPU seconds per executed step of the
+    daemon's process tree) for one plan of ``steps`` ``command`` steps."""
     client = daemon.client()
     plan = ActionPlan.model_validate(make_plan([(f"s{i}", command, risk)
                                                 for i in range(steps)]))
     started = time.perf_counter()
     submitted = client.submit(plan)
     submitted_at = time.perf_counter()
+    cpu_before = tree_cpu_s(daemon.proc.pid) if daemon.proc is not None else 0.0
     events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
                                  high_confirmed=False))
     done = time.perf_counter()
+    cpu = (tree_cpu_s(daemon.proc.pid) - cpu_before) / steps if daemon.proc is not None else 0.0
     assert events[-1].status == "succeeded", events[-1]
-    return submitted_at - started, (done - submitted_at) / steps
+    return submitted_at - started, (done - submitted_at) / steps, cpu
 
 
 def client_costs(daemon: RunningDaemon) -> dict[str, float]:
@@ -140,9 +143,8 @@ def main() -> None:
         for _ in range(args.plans):
             bare.append(bare_bash(args.steps))
             bare_cpu.append(bare_bash_cpu(args.steps))
-            cpu_before = tree_cpu_s(daemon.proc.pid)
-            submit_s, step_s = through_daemon(daemon, args.steps)
-            step_cpu.append((tree_cpu_s(daemon.proc.pid) - cpu_before) / args.steps)
+            submit_s, step_s, cpu_s = through_daemon(daemon, args.steps)
+            step_cpu.append(cpu_s)
             submits.append(submit_s)
             per_step.append(step_s)
             bare_writes.append(bare_bash(args.steps, write))
@@ -161,8 +163,8 @@ def main() -> None:
           f"{'OK' if overhead <= 15 else 'MISSED'}")
     cpu_ms = statistics.median(step_cpu) * 1000
     bare_cpu_ms = statistics.median(bare_cpu) * 1000
-    print(f"  CPU per INFO step (daemon, confinement helper, command; submit included) "
-          f"{cpu_ms:7.2f} ms")
+    print(f"  CPU per INFO step             {cpu_ms:7.2f} ms  (daemon, confinement helper and "
+          "command: the daemon's process tree while the plan executes)")
     print(f"  CPU per bare bash -c true     {bare_cpu_ms:7.2f} ms  overhead "
           f"{cpu_ms - bare_cpu_ms:.2f} ms  goal <= 15 ms  "
           f"{'OK' if cpu_ms - bare_cpu_ms <= 15 else 'MISSED'}")

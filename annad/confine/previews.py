@@ -21,8 +21,11 @@ from annad.confine.spec import RunLimits
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-PER_OWNER = 2
-"""Previews one member may have running at the same time."""
+PER_OWNER = 1
+"""Previews one member may have running at the same time. One: submissions are analysed —
+previews included — by two threads (``annad.api.plans.ANALYSIS_THREADS``), so a member
+whose previews hang holds at most one of them and another member's submit gets the other.
+A refused preview is "no preview: …", never a refused plan."""
 
 
 def walled_spec(spec: str, *, timeout: float, required_abi: int) -> str:

@@ -101,14 +101,18 @@ def _drop(step: Step, walled: Walled) -> None:
     walls.enclose(uid=step.uid, gid=step.gid, groups=step.groups, userns=walled.userns,
                   limits=walled.limits, program=walled.program,
                   writable_files=mounts.DISCARDING, writable_trees=walled.overlays, keep=keep,
-                  required_abi=walled.abi)
+                  required_abi=walled.abi, tasks=walled.tasks.get(step.uid))
 
 
 class Walled:
     """What every step's walls need: from the spec (the daemon compiled the program)."""
 
-    def __init__(self, spec: dict[str, object], overlays: list[str]) -> None:
+    def __init__(self, spec: dict[str, object], overlays: list[str], steps: list[Step]
+                 ) -> None:
         self.userns = bool(spec["userns"])
+        # RLIMIT_NPROC counts the uid's tasks machine-wide: count them now, while /proc is
+        # still the machine's (the steps' PID namespace shows only their own)
+        self.tasks = {step.uid: walls.tasks_of(step.uid) for step in steps if step.uid}
         self.program = bytes.fromhex(str(spec["program"]))
         self.abi = int(str(spec["abi"]))
         raw = dict(spec["walls"])  # type: ignore[call-overload]
@@ -282,7 +286,7 @@ def main(argv: list[str]) -> int:
     os.set_inheritable(status_fd, False)
     os.set_inheritable(report_fd, False)
     try:
-        walled = Walled(spec, overlays)
+        walled = Walled(spec, overlays, steps)
         abi = landlock.abi_version()
         if abi < walled.abi:
             raise landlock.Unavailable(f"this kernel's Landlock ABI is {abi}; confinement "

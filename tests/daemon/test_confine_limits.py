@@ -13,6 +13,7 @@ import json
 import os
 import secrets
 import shutil
+import subprocess
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -23,6 +24,7 @@ from annad.confine import landlock
 from annad.confine.credentials import Identity
 from annad.confine.previews import PER_OWNER, PREVIEWS
 from annad.confine.runner import RunResult, run_confined, run_overlay
+from annad.confine.spec import RunLimits
 from tests.waiting import wait_until
 
 if TYPE_CHECKING:
@@ -90,7 +92,7 @@ def test_hanging_previews_of_one_member_never_hold_another(home: Path) -> None:
     for thread in threads:
         thread.start()
     try:
-        wait_until(lambda: PREVIEWS.running(1234) == PER_OWNER, "both previews running")
+        wait_until(lambda: PREVIEWS.running(1234) == PER_OWNER, "the member's previews running")
         refused, _ = run_overlay(_spec(NOBODY, "echo ran", overlay), timeout=60,
                                  max_output=4096, owner=1234)
         assert refused.error is not None and "already running" in refused.error
@@ -105,3 +107,25 @@ def test_hanging_previews_of_one_member_never_hold_another(home: Path) -> None:
     assert len(hanging) == PER_OWNER and all(r.error is None for r, _ in hanging)
     assert all(json.loads(report)["output"] == "released\n" for _, report in hanging)
     assert PREVIEWS.running(1234) == 0
+
+
+def test_the_process_cap_counts_what_the_owner_already_runs(home: Path) -> None:
+    """RLIMIT_NPROC counts a uid's tasks machine-wide: an owner already running more than the
+    cap's headroom still runs a check and a preview (whose PID namespace hides their tasks)."""
+    uid = 65533  # a uid of its own, so other tests' processes do not blur the count
+    busy = [subprocess.Popen(["sleep", "300"], user=uid, group=uid, extra_groups=[])
+            for _ in range(RunLimits().processes + 20)]
+    who = Identity(uid=uid, gid=uid, groups=(uid,), home=str(home), user="busy")
+    (home / "o").mkdir()
+    try:
+        check = run_confined("true | true; echo forked", who, timeout=60)
+        assert check.error is None and check.output == "forked\n", check
+        preview, report = run_overlay(_spec(uid, "true | true; echo forked", home / "o"),
+                                      timeout=60, max_output=4096)
+        assert preview.error is None, preview.error
+        assert json.loads(report.splitlines()[0])["output"] == "forked\n"
+    finally:
+        for proc in busy:
+            proc.kill()
+        for proc in busy:
+            proc.wait()
