@@ -267,7 +267,8 @@ def run_confined(
         return RunResult(exit_code=None, output="", cancelled=True)
     key = (*confinement.session_key(), python, required_abi)
     outcome = HELPERS.run(key, request, argv_for, deadline=started + timeout,
-                          cancel=cancel, on_output=output, on_spawn=on_spawn)
+                          cancel=cancel, on_output=output, on_spawn=on_spawn,
+                          reuse=not scratch)  # a scratch tmpfs is thrown away with its run
     result = RunResult(exit_code=outcome.exit_code, output=tail.text(), truncated=tail.dropped,
                        timed_out=outcome.timed_out, cancelled=outcome.cancelled,
                        duration_ms=(time.monotonic() - started) * 1000)

@@ -188,10 +188,12 @@ class Pool:
             argv_for: Callable[[int], list[str]], *, deadline: float,
             cancel: threading.Event | None,
             on_output: Callable[[bytes], None] | None,
-            on_spawn: Callable[[int], None] | None) -> Outcome:
+            on_spawn: Callable[[int], None] | None, reuse: bool = True) -> Outcome:
         """Run one request with a helper started for ``key`` (reused or new; the key says
-        everything its command line holds: the confinement, the interpreter, the ABI)."""
-        helper = self._take(key)
+        everything its command line holds: the confinement, the interpreter, the ABI).
+        ``reuse=False``: the helper is closed after the run and never serves another (its
+        scratch tmpfs must be gone when the command ends)."""
+        helper = self._take(key) if reuse else None
         if helper is None:
             try:
                 helper = Helper(argv_for, self._start, deadline)
@@ -203,7 +205,10 @@ class Pool:
         except (HelperError, OSError) as exc:
             helper.close()
             return Outcome(error=f"the confinement failed during the run: {exc}")
-        self._give(key, helper)
+        if reuse:
+            self._give(key, helper)
+        else:
+            helper.close()
         return outcome
 
     def _take(self, key: tuple[object, ...]) -> Helper | None:

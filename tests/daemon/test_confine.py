@@ -88,6 +88,9 @@ def test_scratch_is_the_only_writable_place_and_is_thrown_away(owner: Identity) 
     assert result.output.splitlines()[:2] == ["kept", "1"]
     assert "Read-only file system" in result.output
     assert not (Path(owner.home) / "x").exists()
+    # the next run with the same scratch starts empty (its helper is not the one reused)
+    again = _run(f"ls -A {owner.home} | wc -l", owner, scratch=(owner.home,))
+    assert again.output == "0\n"
 
 
 def test_devices_are_not_reachable(owner: Identity) -> None:
