@@ -19,6 +19,7 @@ What every filter refuses:
   namespaces through ``clone`` flags (``clone3`` says ENOSYS, so libc falls back to
   ``clone``, whose flags a filter can see), ``bpf``, io_uring, ``perf_event_open``,
   ``userfaultfd``, modules, kexec, reboot, swap, ``acct``, ``chroot``, ``pivot_root``;
+  new SysV IPC objects and POSIX message queues (they would outlive the run);
 - changing another process's priority, scheduling, affinity or limits (only its own).
 """
 
@@ -37,9 +38,11 @@ DENIED_CALLS = (
     "io_uring_register", "perf_event_open", "userfaultfd", "init_module", "finit_module",
     "delete_module", "kexec_load", "kexec_file_load", "reboot", "swapon", "swapoff", "acct",
     "quotactl", "open_by_handle_at", "name_to_handle_at", "lookup_dcookie", "syslog",
-    "personality", "migrate_pages", "move_pages",
+    "personality", "migrate_pages", "move_pages", "shmget", "msgget", "semget", "mq_open",
 )
-"""System calls no unasked command makes."""
+"""System calls no unasked command makes. SysV IPC and POSIX message queues are refused too:
+their objects outlive the run in the helper's IPC namespace (and the next run of the same
+confinement would find them), and their memory is not counted by RLIMIT_DATA."""
 AF_UNIX, AF_NETLINK = 1, 16
 NETLINK_ROUTE, NETLINK_SOCK_DIAG = 0, 4
 FAMILIES = 64

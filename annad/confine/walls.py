@@ -90,6 +90,7 @@ def set_limits(limits: Limits, uid: int, tasks: int | None = None) -> None:
     _limit(resource.RLIMIT_AS, limits.memory * 4)
     _limit(resource.RLIMIT_CPU, limits.cpu_s)
     _limit(resource.RLIMIT_CORE, 0)
+    _limit(resource.RLIMIT_FSIZE, limits.memory)  # a memfd grows no larger either
     if uid != 0:
         _limit(resource.RLIMIT_NPROC, (tasks_of(uid) if tasks is None else tasks)
                + limits.processes)

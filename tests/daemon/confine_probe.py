@@ -97,6 +97,9 @@ def main(action: str, args: list[str]) -> None:
     elif action == "io_uring":
         params = ctypes.create_string_buffer(120)
         result(syscall("io_uring_setup", 4, params) >= 0)
+    elif action == "sysv-shm":
+        libc.shmget.restype = ctypes.c_int
+        result(libc.shmget(0, 1 << 20, 0o1000 | 0o600) >= 0)  # IPC_PRIVATE, IPC_CREAT
     elif action == "memory":
         try:
             block = bytearray(int(args[0]))
