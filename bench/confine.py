@@ -6,6 +6,8 @@ start-up (once per session) is spread over the runs.
 
 Run as root (the system daemon's case): .venv/bin/python bench/confine.py [RUNS]
 As another user it measures the per-user daemon's case (a user namespace).
+``bench/confine.py --view`` prints instead the read commands of
+tests/daemon/test_confine_view.py run directly and confined, side by side (as root).
 """
 
 from __future__ import annotations
@@ -43,8 +45,23 @@ def _median_ms(run: object, runs: int) -> tuple[float, float]:
     return statistics.median(times), used / runs * 1000
 
 
+def view() -> int:
+    """The read commands, directly and confined: first line of each, and the verdict."""
+    from tests.daemon.test_confine_view import READS, confined, direct
+
+    print(f"{'command':38s} {'direct':34s} {'confined':34s} same")
+    for command, same in READS:
+        plain, walled = direct(command).strip(), confined(command).strip()
+        first = (plain.splitlines() or [""])[0][:33], (walled.splitlines() or [""])[0][:33]
+        print(f"{command[:38]:38s} {first[0]:34s} {first[1]:34s} "
+              f"{'yes' if same(plain, walled) else 'NO'}")
+    return 0
+
+
 def main() -> int:
     """Print the medians and the difference."""
+    if sys.argv[1:] == ["--view"]:
+        return view()
     runs = int(sys.argv[1]) if len(sys.argv) > 1 else 50
     me = pwd.getpwuid(os.geteuid())
     owner = Identity(uid=me.pw_uid, gid=me.pw_gid, home="/tmp", user=me.pw_name)
