@@ -30,10 +30,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-IDLE_S = 15.0
-"""Seconds an unused helper is kept."""
-START_TIMEOUT_S = 30.0
-"""Longest wait for a helper to build its view."""
+IDLE_S = 5.0
+"""Seconds an unused helper is kept: a plan's steps and checks follow each other within
+milliseconds; a new round of checks after the model answered may start a new one (tens of ms)."""
 STOP_GRACE_S = 2.0
 """After a stop was asked: how long before the helper itself is killed."""
 
