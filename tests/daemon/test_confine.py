@@ -327,3 +327,14 @@ def test_signals_are_as_in_a_shell(owner: Identity) -> None:
     """Python ignores SIGPIPE; the confined command must not inherit that (``yes | head``)."""
     result = _run("yes | head -1; grep -E '^SigIgn' /proc/self/status", owner)
     assert result.output.splitlines() == ["y", "SigIgn:\t0000000000000000"], result.output
+
+
+def test_one_helper_serves_consecutive_runs(owner: Identity) -> None:
+    """The steps of a plan go to one confinement helper (their parent), not one each; another
+    confinement (capless root) has its own."""
+    first, second = _run("echo $PPID", owner), _run("echo $PPID", owner)
+    assert first.output == second.output and first.output.strip().isdigit()
+    helper = Path(f"/proc/{first.output.strip()}/cmdline").read_bytes().split(b"\0")
+    assert any(part.endswith(b"confine/helper.py") for part in helper), helper
+    root = _run("echo $PPID", owner, root_read=True)
+    assert root.output != first.output
