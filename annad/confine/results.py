@@ -25,6 +25,10 @@ class RunResult:
     """Wall time."""
     error: str | None = None
     """Why it could not be started."""
+    refused: bool = False
+    """The confinement could not be built (a kernel without a wall, no seccomp binding, a
+    mount that failed): nothing ran, and the reason is ``error``. Callers that report a
+    coded error can tell this apart from a command that failed."""
 
     @property
     def ok(self) -> bool:

@@ -225,7 +225,7 @@ def run_confined(
     started = time.monotonic()
     userns = os.geteuid() != 0
     if userns and (root_read or identity.uid != os.geteuid()):
-        return RunResult(exit_code=None, output="",
+        return RunResult(exit_code=None, output="", refused=True,
                          error="confinement refused: a per-user daemon runs only its owner's "
                          "commands, never as root")
     hidden = {*protected(), *masked}
@@ -247,8 +247,8 @@ def run_confined(
         program = compiled(unix=confinement.bus is not None)
         request = encode(command, confinement.cwd, env, run_limits)
     except (FilterUnavailable, ValueError) as exc:
-        return RunResult(exit_code=None, output="", error=f"confinement refused, so the "
-                         f"command did not run: {exc}")
+        return RunResult(exit_code=None, output="", refused=True, error=f"confinement "
+                         f"refused, so the command did not run: {exc}")
     tail = Tail(max_output)
 
     def output(chunk: bytes) -> None:
@@ -274,6 +274,7 @@ def run_confined(
                        duration_ms=(time.monotonic() - started) * 1000)
     if outcome.error is not None and not (outcome.timed_out or outcome.cancelled):
         result.exit_code = None
+        result.refused = not outcome.started
         result.error = f"{outcome.error}; the command did not run" \
             if "did not run" not in outcome.error else outcome.error
     return result
@@ -300,13 +301,13 @@ def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | Non
     try:
         spec = walled_spec(spec, timeout=timeout, required_abi=required_abi)
     except (FilterUnavailable, ValueError) as exc:
-        return RunResult(exit_code=None, output="", error=f"the preview confinement could "
-                         f"not be set up: {exc}"), b""
+        return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
+                         f"confinement could not be set up: {exc}"), b""
     with PREVIEWS.slot(owner) as admitted:
         if not admitted:
-            return RunResult(exit_code=None, output="", error=f"the preview confinement "
-                             f"refused: {PER_OWNER} previews of this member are already "
-                             "running"), b""
+            return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
+                             f"confinement refused: {PER_OWNER} preview(s) of this member "
+                             "already running"), b""
         return _overlay(spec, timeout=timeout, max_output=max_output, python=python)
 
 
@@ -336,6 +337,7 @@ def _overlay(spec: str, *, timeout: float, max_output: int, python: str | None
             f"the helper ended (status {result.exit_code}) before the first step started"
         result.error = f"the preview confinement could not be set up: {why}"
         result.exit_code = None
+        result.refused = True
     return result, data
 
 

@@ -66,6 +66,8 @@ class Outcome:
     """Stopped for running past its deadline."""
     cancelled: bool = False
     """Stopped because a cancel was requested."""
+    started: bool = False
+    """The helper said the command runs (``R``): an error after it is not a refusal."""
 
 
 class Helper:
@@ -75,6 +77,7 @@ class Helper:
                  deadline: float) -> None:
         ours, theirs = socket.socketpair(socket.AF_UNIX, socket.SOCK_SEQPACKET)
         self.sock = ours
+        self.broken = False
         self.last_used = time.monotonic()
         try:
             self.proc = start(argv_for(theirs.fileno()), (theirs.fileno(),))
@@ -119,14 +122,19 @@ class Helper:
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         outcome = Outcome()
         try:
-            socket.send_fds(self.sock, [request], [out_w])
+            try:
+                socket.send_fds(self.sock, [request], [out_w])
+            finally:
+                os.close(out_w)
+            with selectors.DefaultSelector() as selector:
+                selector.register(out_r, selectors.EVENT_READ)
+                selector.register(self.sock, selectors.EVENT_READ)
+                self._follow(selector, out_r, outcome, deadline, cancel, on_output, on_spawn)
+        except (HelperError, OSError) as exc:
+            outcome.error = f"the confinement failed during the run: {exc}"
+            self.broken = True
         finally:
-            os.close(out_w)
-        with selectors.DefaultSelector() as selector:
-            selector.register(out_r, selectors.EVENT_READ)
-            selector.register(self.sock, selectors.EVENT_READ)
-            self._follow(selector, out_r, outcome, deadline, cancel, on_output, on_spawn)
-        os.close(out_r)
+            os.close(out_r)
         self.last_used = time.monotonic()
         return outcome
 
@@ -151,8 +159,10 @@ class Helper:
                 reply = self.sock.recv(65536)
                 if not reply:
                     raise HelperError("the helper ended during a run")
-                if reply.startswith(b"R") and on_spawn is not None:
-                    on_spawn(int(reply[1:]))
+                if reply.startswith(b"R"):
+                    outcome.started = True
+                    if on_spawn is not None:
+                        on_spawn(int(reply[1:]))
                 elif reply.startswith(b"E:"):
                     outcome.error = reply[2:].decode("utf-8", "replace")
                     ended = True
@@ -192,19 +202,26 @@ class Pool:
         everything its command line holds: the confinement, the interpreter, the ABI).
         ``reuse=False``: the helper is closed after the run and never serves another (its
         scratch tmpfs must be gone when the command ends)."""
-        helper = self._take(key) if reuse else None
-        if helper is None:
-            try:
-                helper = Helper(argv_for, self._start, deadline)
-            except HelperError as exc:
-                return Outcome(error=f"confinement could not be set up: {exc}")
+        reused = self._take(key) if reuse else None
+        if reused is not None:
+            outcome = self._once(key, reused, request, reuse, deadline, cancel, on_output,
+                                 on_spawn)
+            if not (reused.broken and not outcome.started):
+                return outcome
+            # an idle helper that died unseen (killed, out of memory): replaced, once
         try:
-            outcome = helper.run(request, deadline=deadline, cancel=cancel, on_output=on_output,
-                                 on_spawn=on_spawn)
-        except (HelperError, OSError) as exc:
-            helper.close()
-            return Outcome(error=f"the confinement failed during the run: {exc}")
-        if reuse:
+            helper = Helper(argv_for, self._start, deadline)
+        except HelperError as exc:
+            return Outcome(error=f"confinement could not be set up: {exc}")
+        return self._once(key, helper, request, reuse, deadline, cancel, on_output, on_spawn)
+
+    def _once(self, key: tuple[object, ...], helper: Helper, request: bytes, reuse: bool,
+              deadline: float, cancel: threading.Event | None,
+              on_output: Callable[[bytes], None] | None,
+              on_spawn: Callable[[int], None] | None) -> Outcome:
+        outcome = helper.run(request, deadline=deadline, cancel=cancel, on_output=on_output,
+                             on_spawn=on_spawn)
+        if reuse and not helper.broken:
             self._give(key, helper)
         else:
             helper.close()

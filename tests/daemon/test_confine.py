@@ -338,3 +338,10 @@ def test_one_helper_serves_consecutive_runs(owner: Identity) -> None:
     assert any(part.endswith(b"confine/helper.py") for part in helper), helper
     root = _run("echo $PPID", owner, root_read=True)
     assert root.output != first.output
+
+
+def test_a_helper_killed_while_idle_is_replaced(owner: Identity) -> None:
+    first = _run("echo $PPID", owner).output.strip()
+    os.kill(int(first), 9)
+    second = _run("echo $PPID", owner)
+    assert second.exit_code == 0 and second.output.strip() not in ("", first)
