@@ -148,7 +148,12 @@ def serve_one(spec: Spec, sock: _socket.socket, request: Request, out: int) -> b
     while chunk := os.read(status_r, 4096):
         refusal += chunk
     os.close(status_r)
-    sock.send(refusal if refusal.startswith(b"E:") else b"R%d" % child)
+    if refusal.startswith(b"E:"):  # the one answer to this request: no "X" follows
+        os.waitpid(child, 0)
+        reap_all()
+        sock.send(refusal)
+        return True
+    sock.send(b"R%d" % child)
     pidfd = os.pidfd_open(child)
     alive = True
     try:

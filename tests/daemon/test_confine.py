@@ -24,7 +24,7 @@ import pytest
 
 from annad.confine.credentials import Identity
 from annad.confine.runner import RunResult, run_confined
-from annad.confine.spec import needs_root_read
+from annad.confine.spec import RunLimits, needs_root_read
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -345,3 +345,13 @@ def test_a_helper_killed_while_idle_is_replaced(owner: Identity) -> None:
     os.kill(int(first), 9)
     second = _run("echo $PPID", owner)
     assert second.exit_code == 0 and second.output.strip() not in ("", first)
+
+
+def test_a_refused_run_leaves_its_helper_in_step(owner: Identity) -> None:
+    """A run the walls refuse (a limit the kernel cannot take) answers once; the helper's
+    next run gets its own answer, not the refused one's."""
+    helper = _run("echo $PPID", owner).output
+    refused = run_confined("echo ran", owner, timeout=30, limits=RunLimits(memory=2 ** 70))
+    assert refused.error is not None and refused.refused and "ran" not in refused.output
+    after = _run("echo $PPID; echo fine", owner)
+    assert after.output == helper + "fine\n" and after.exit_code == 0
