@@ -176,6 +176,9 @@ class Helper:
                 if outcome.cancelled or outcome.timed_out:
                     stopping, stop_at = True, now
                     self.sock.send(b"K")  # the helper kills the run and all it left
+                    # the stop may cross the command's own end and stay unread: a helper
+                    # asked to stop serves nothing after this run
+                    self.broken = True
             if stop_at is not None and now - stop_at > STOP_GRACE_S * 2:
                 raise HelperError("the helper did not stop the run")
 
@@ -206,7 +209,8 @@ class Pool:
         if reused is not None:
             outcome = self._once(key, reused, request, reuse, deadline, cancel, on_output,
                                  on_spawn)
-            if not (reused.broken and not outcome.started):
+            stopped = outcome.cancelled or outcome.timed_out
+            if stopped or not reused.broken or outcome.started:
                 return outcome
             # an idle helper that died unseen (killed, out of memory): replaced, once
         try:
