@@ -81,6 +81,7 @@ def serve(settings: DaemonSettings) -> int:
     from annad.api import listen
     from annad.api.app import Activity, create_app
     from annad.confine import runner
+    from annad.confine.spec import protect
     from annad.execution.executor import Executor
     from annad.execution.stepspec import Limits
     from annad.journal.store import Journal
@@ -98,6 +99,9 @@ def serve(settings: DaemonSettings) -> int:
     state = settings.state_path
     state.mkdir(parents=True, exist_ok=True, mode=0o700)
     state.chmod(0o700)  # backups may hold copies of secret files
+    # no confined command (check, INFO step, validator) sees the journal, the backups or the
+    # socket: they hold every member's plans and output
+    protect(state, socket_path.parent)
     gid = group_id(settings.group) if system else None
     dir_fd = listen.prepare_dir(socket_path.parent, mode=0o750 if system else 0o700, gid=gid)
     lock_fd = listen.acquire_lock(socket_path, dir_fd)

@@ -9,9 +9,11 @@ Run from the repository root:
 Prints, with the goals of issue 3:
 
 - per-step overhead of executing through the daemon: submit + execute of plans of N
-  trivial ``true`` steps over the real socket, per step, minus a bare ``bash -c true``
-  spawned the same number of times in the same run (goal ≤ 15 ms); the same for a step
-  that writes a file in the temporary home (the daemon snapshots it first);
+  trivial ``true`` INFO steps (run confined) over the real socket, per step, minus a bare
+  ``bash -c true`` spawned the same number of times in the same run (goal ≤ 15 ms), in
+  wall time and in CPU time (the daemon's process tree: the confinement helper and the
+  commands it ran included; issue 20's goal); the same for a step that writes a file in
+  the temporary home (the daemon snapshots it first);
 - idle RSS of the daemon process after start-up and after the runs (goal ≤ 60 MB);
 - the client: import time of ``annactl.core.daemon_client`` (stdlib http.client) against
   ``httpx``, and one ``health`` round trip with each.
@@ -23,6 +25,7 @@ nothing (``true``).
 from __future__ import annotations
 
 import argparse
+import resource
 import statistics
 import subprocess
 import sys
@@ -30,6 +33,8 @@ import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+
+from _cpu import tree_cpu_s
 
 from anna_common.plan import ActionPlan
 from tests.daemonfix import RunningDaemon, make_plan, running_daemon
@@ -52,20 +57,31 @@ def bare_bash(n: int, command: str = "true") -> float:
     return (time.perf_counter() - started) / n
 
 
+def bare_bash_cpu(n: int) -> float:
+    """CPU seconds (user + system) per bare ``bash -c true``, from this process's children."""
+    before = resource.getrusage(resource.RUSAGE_CHILDREN)
+    bare_bash(n)
+    after = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return (after.ru_utime + after.ru_stime - before.ru_utime - before.ru_stime) / n
+
+
 def through_daemon(daemon: RunningDaemon, steps: int, command: str = "true",
-                   risk: str = "INFO") -> tuple[float, float]:
-    """(submit seconds, execute seconds per step) for one plan of ``steps`` ``command`` steps."""
+                   risk: str = "INFO") -> tuple[float, float, float]:
+    """(submit seconds, execute seconds per step, CPU seconds per executed step of the
+    daemon's process tree) for one plan of ``steps`` ``command`` steps."""
     client = daemon.client()
     plan = ActionPlan.model_validate(make_plan([(f"s{i}", command, risk)
                                                 for i in range(steps)]))
     started = time.perf_counter()
     submitted = client.submit(plan)
     submitted_at = time.perf_counter()
+    cpu_before = tree_cpu_s(daemon.proc.pid) if daemon.proc is not None else 0.0
     events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
                                  high_confirmed=False))
     done = time.perf_counter()
+    cpu = (tree_cpu_s(daemon.proc.pid) - cpu_before) / steps if daemon.proc is not None else 0.0
     assert events[-1].status == "succeeded", events[-1]
-    return submitted_at - started, (done - submitted_at) / steps
+    return submitted_at - started, (done - submitted_at) / steps, cpu
 
 
 def client_costs(daemon: RunningDaemon) -> dict[str, float]:
@@ -176,11 +192,14 @@ def main() -> None:
         idle_start = rss_mb(daemon.proc.pid)
         through_daemon(daemon, 5)  # warm-up
         submits, per_step, bare, writes, bare_writes = [], [], [], [], []
+        step_cpu, bare_cpu = [], []
         target = daemon.home / "bench.txt"
         write = f"echo x > {target}"
         for _ in range(args.plans):
             bare.append(bare_bash(args.steps))
-            submit_s, step_s = through_daemon(daemon, args.steps)
+            bare_cpu.append(bare_bash_cpu(args.steps))
+            submit_s, step_s, cpu_s = through_daemon(daemon, args.steps)
+            step_cpu.append(cpu_s)
             submits.append(submit_s)
             per_step.append(step_s)
             bare_writes.append(bare_bash(args.steps, write))
@@ -197,6 +216,13 @@ def main() -> None:
     print(f"  bare bash -c true             {bare_ms:7.2f} ms")
     print(f"  overhead per step             {overhead:7.2f} ms  goal <= 15 ms  "
           f"{'OK' if overhead <= 15 else 'MISSED'}")
+    cpu_ms = statistics.median(step_cpu) * 1000
+    bare_cpu_ms = statistics.median(bare_cpu) * 1000
+    print(f"  CPU per INFO step             {cpu_ms:7.2f} ms  (daemon, confinement helper and "
+          "command: the daemon's process tree while the plan executes)")
+    print(f"  CPU per bare bash -c true     {bare_cpu_ms:7.2f} ms  overhead "
+          f"{cpu_ms - bare_cpu_ms:.2f} ms  goal <= 15 ms  "
+          f"{'OK' if cpu_ms - bare_cpu_ms <= 15 else 'MISSED'}")
     write_ms = statistics.median(writes) * 1000
     bare_write_ms = statistics.median(bare_writes) * 1000
     print(f"  a step that writes a file     {write_ms:7.2f} ms  (snapshot + flushed manifest)")

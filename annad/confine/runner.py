@@ -25,13 +25,18 @@ import subprocess
 import sys
 import threading
 import time
-from collections import deque
-from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
 from annad.confine.credentials import Identity
-from annad.confine.spec import Confinement, helper_argv, root_secrets
+from annad.confine.filters import FilterUnavailable, compiled
+from annad.confine.landlock import REQUIRED_ABI
+from annad.confine.previews import PER_OWNER, PREVIEWS, walled_spec
+from annad.confine.readverbs import bus_sockets, needs_bus
+from annad.confine.results import RunResult as RunResult  # noqa: PLC0414 - its callers import it here
+from annad.confine.results import Tail
+from annad.confine.session import Pool, encode
+from annad.confine.spec import Confinement, RunLimits, helper_argv, protected, root_secrets
 from annad.confine.stepenv import SAFE_PATH, step_environment, sudo_shims
 
 if TYPE_CHECKING:
@@ -47,55 +52,6 @@ KILL_GRACE_S = 2.0
 """Seconds between SIGTERM and SIGKILL for a process group that overran."""
 STEP_UMASK = 0o022
 """File creation mask of every spawned process."""
-
-
-@dataclass(slots=True)
-class RunResult:
-    """What a finished process left behind."""
-
-    exit_code: int | None
-    """Exit status; negative for a signal; None if it never started."""
-    output: str
-    """Combined stdout and stderr (the tail, decoded as UTF-8 with replacement)."""
-    truncated: bool = False
-    """Whether earlier output was dropped."""
-    timed_out: bool = False
-    """Killed for running past its timeout."""
-    cancelled: bool = False
-    """Killed because a cancel was requested."""
-    duration_ms: float = 0.0
-    """Wall time."""
-    error: str | None = None
-    """Why it could not be started."""
-
-    @property
-    def ok(self) -> bool:
-        """Exited 0 on its own."""
-        return self.exit_code == 0 and not self.timed_out and not self.cancelled
-
-
-@dataclass
-class _Tail:
-    limit: int
-    chunks: deque[bytes] = field(default_factory=deque)
-    size: int = 0
-    dropped: bool = False
-
-    def add(self, data: bytes) -> None:
-        self.chunks.append(data)
-        self.size += len(data)
-        while self.size > self.limit and self.chunks:
-            head = self.chunks.popleft()
-            excess = self.size - self.limit
-            self.dropped = True
-            if len(head) > excess:
-                self.chunks.appendleft(head[excess:])
-                self.size -= excess
-            else:
-                self.size -= len(head)
-
-    def text(self) -> str:
-        return b"".join(self.chunks).decode("utf-8", "replace")
 
 
 def _kill_group(proc: subprocess.Popen[bytes]) -> None:
@@ -142,7 +98,7 @@ def _run(argv: list[str], *, timeout: float, max_output: int, identity: Identity
          cancel: threading.Event | None, on_spawn: Callable[[int], None] | None = None,
          pass_fds: tuple[int, ...] = ()) -> RunResult:
     started = time.monotonic()
-    tail = _Tail(max_output)
+    tail = Tail(max_output)
     try:
         proc = _spawn(argv, identity=identity, env=env, cwd=cwd, pass_fds=pass_fds)
     except (OSError, ValueError, subprocess.SubprocessError) as exc:
@@ -226,6 +182,17 @@ def run_shell(
                 on_output=on_output, cancel=cancel, on_spawn=on_spawn)
 
 
+def _spawn_helper(argv: list[str], pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+    """Start a confinement helper (:mod:`annad.confine.session` keeps it)."""
+    return subprocess.Popen(argv, stdin=subprocess.DEVNULL, env={"PATH": SAFE_PATH,
+                            "LC_ALL": "C.UTF-8"}, cwd="/", start_new_session=True,
+                            close_fds=True, pass_fds=pass_fds, umask=STEP_UMASK)
+
+
+HELPERS = Pool(_spawn_helper)
+"""The confinement helpers of this daemon, one per confinement, reused run after run."""
+
+
 def run_confined(
     command: str,
     identity: Identity,
@@ -241,56 +208,75 @@ def run_confined(
     scratch: tuple[str, ...] = (),
     python: str | None = None,
     masked: tuple[str, ...] = (),
+    limits: RunLimits | None = None,
+    required_abi: int = REQUIRED_ABI,
 ) -> RunResult:
     """Run ``command`` with bash inside the confinement of :mod:`annad.confine.spec`.
 
     It runs as ``identity`` (the plan's owner), or — ``root_read``, system daemon only — as
     uid 0 without any capability, HOME still the owner's. ``scratch`` directories get a
     throw-away tmpfs (nothing else is writable). ``python`` is the interpreter of the helper
-    (the daemon's own by default). A capless-root read never sees root's secrets
-    (:func:`annad.confine.spec.root_secrets`, plus ``masked``, which tests use for decoys).
-    When the confinement cannot be built the command does not
-    run: ``error`` says why and ``exit_code`` is None. Never an unconfined fallback.
+    (the daemon's own by default). Root's secrets (for a capless-root read), Anna's own state
+    (:func:`annad.confine.spec.protect`) and ``masked`` (tests' decoys) are never seen.
+    ``required_abi`` raises the Landlock ABI demanded (tests see the refusal with it).
+    When the confinement cannot be built the command does not run: ``error`` says why and
+    ``exit_code`` is None. Never an unconfined fallback.
     """
+    started = time.monotonic()
     userns = os.geteuid() != 0
     if userns and (root_read or identity.uid != os.geteuid()):
-        return RunResult(exit_code=None, output="",
+        return RunResult(exit_code=None, output="", refused=True,
                          error="confinement refused: a per-user daemon runs only its owner's "
                          "commands, never as root")
+    hidden = {*protected(), *masked}
     if root_read:
         env = step_environment(None, session, home=identity.home)
         confinement = Confinement(uid=0, gid=0, env=env, cwd=cwd or "/",
-                                  masked=tuple(sorted({*root_secrets(), *masked})))
+                                  masked=tuple(sorted({*root_secrets(), *hidden})))
     else:
         env = step_environment(identity, session)
+        bus = bus_sockets(identity.uid, env.get("XDG_RUNTIME_DIR")) \
+            if needs_bus(command) else None
         confinement = Confinement(uid=identity.uid, gid=identity.gid, groups=identity.groups,
-                                  userns=userns, env=env, cwd=cwd or identity.home)
+                                  userns=userns, env=env, cwd=cwd or identity.home,
+                                  masked=tuple(sorted(hidden)), bus=bus)
     env.update(sudo_shims())
     confinement = dataclasses.replace(confinement, scratch=scratch)
-    status_r, status_w = os.pipe()
+    run_limits = limits or RunLimits(cpu_s=max(int(timeout) + 1, 1))
     try:
-        argv = helper_argv(command, confinement, status_fd=status_w, python=python)
-        result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
-                      env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/",
-                      on_output=on_output, cancel=cancel, on_spawn=on_spawn,
-                      pass_fds=(status_w,))
-        os.set_blocking(status_r, False)
-        try:
-            status = os.read(status_r, 4096)
-        except BlockingIOError:
-            status = b""
-    finally:
-        os.close(status_r)
-    if result.cancelled or result.timed_out:
-        return result  # stopped from outside, maybe before it started: that is the news
-    if result.error is None and not status.startswith(b"R"):
-        why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
-            f"the helper ended (status {result.exit_code}) before the command started"
-        result.error = f"confinement could not be set up, so the command did not run: {why}"
+        program = compiled(unix=confinement.bus is not None)
+        request = encode(command, confinement.cwd, env, run_limits)
+    except (FilterUnavailable, ValueError) as exc:
+        return RunResult(exit_code=None, output="", refused=True, error=f"confinement "
+                         f"refused, so the command did not run: {exc}")
+    tail = Tail(max_output)
+
+    def output(chunk: bytes) -> None:
+        tail.add(chunk)
+        if on_output is not None:
+            try:
+                on_output(chunk.decode("utf-8", "replace"))
+            except Exception:  # a broken listener must not stop the step
+                log.exception("output listener failed")
+
+    def argv_for(sock_fd: int) -> list[str]:
+        return helper_argv(confinement, sock_fd=sock_fd, program=program, abi=required_abi,
+                           python=python)
+
+    if cancel is not None and cancel.is_set():
+        return RunResult(exit_code=None, output="", cancelled=True)
+    key = (*confinement.session_key(), python, required_abi)
+    outcome = HELPERS.run(key, request, argv_for, deadline=started + timeout,
+                          cancel=cancel, on_output=output, on_spawn=on_spawn,
+                          reuse=not scratch)  # a scratch tmpfs is thrown away with its run
+    result = RunResult(exit_code=outcome.exit_code, output=tail.text(), truncated=tail.dropped,
+                       timed_out=outcome.timed_out, cancelled=outcome.cancelled,
+                       duration_ms=(time.monotonic() - started) * 1000)
+    if outcome.error is not None and not (outcome.timed_out or outcome.cancelled):
         result.exit_code = None
-    elif result.error is not None:
-        result.error = f"confinement could not be started, so the command did not run: " \
-            f"{result.error}"
+        result.refused = not outcome.started
+        result.error = f"{outcome.error}; the command did not run" \
+            if "did not run" not in outcome.error else outcome.error
     return result
 
 
@@ -300,14 +286,33 @@ MAX_REPORT = 64 * 1024 * 1024
 """Bytes of a preview report read back (the helper caps contents far below this)."""
 
 
-def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | None = None
+def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | None = None,
+                owner: int | None = None, required_abi: int = REQUIRED_ABI
                 ) -> tuple[RunResult, bytes]:
     """Run :mod:`annad.preview.overlay_helper` with ``spec`` (JSON); its result and report.
 
     The report travels through a memfd: it is on no file system, so the confined steps
-    (which never hold it: it is close-on-exec) cannot see or forge it. When the confinement
-    cannot be built nothing ran: ``error`` says why and ``exit_code`` is None.
+    (which never hold it: it is close-on-exec) cannot see or forge it. The steps get the
+    walls of a check (:func:`annad.confine.previews.walled_spec`). When the confinement
+    cannot be built nothing ran: ``error`` says why and ``exit_code`` is None. ``owner``'s
+    previews are capped (:data:`annad.confine.previews.PER_OWNER`): one member's hanging
+    previews never hold another member's.
     """
+    try:
+        spec = walled_spec(spec, timeout=timeout, required_abi=required_abi)
+    except (FilterUnavailable, ValueError) as exc:
+        return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
+                         f"confinement could not be set up: {exc}"), b""
+    with PREVIEWS.slot(owner) as admitted:
+        if not admitted:
+            return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
+                             f"confinement refused: {PER_OWNER} preview(s) of this member "
+                             "already running"), b""
+        return _overlay(spec, timeout=timeout, max_output=max_output, python=python)
+
+
+def _overlay(spec: str, *, timeout: float, max_output: int, python: str | None
+             ) -> tuple[RunResult, bytes]:
     report = os.memfd_create("anna-preview", os.MFD_CLOEXEC)
     status_r, status_w = os.pipe()
     child_report = os.dup(report)
@@ -332,6 +337,7 @@ def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | Non
             f"the helper ended (status {result.exit_code}) before the first step started"
         result.error = f"the preview confinement could not be set up: {why}"
         result.exit_code = None
+        result.refused = True
     return result, data
 
 

@@ -2,21 +2,27 @@
 
 A necessary check or an INFO step runs because Anna's classifier called it read-only, and a
 classifier can be wrong (bash evaluates ``$(…)`` inside ``let 'x[…]'``). So the verdict alone
-is not the wall: such commands run in :mod:`annad.confine.helper`, which gives them
+is not the wall: such commands run in :mod:`annad.confine.helper`, which keeps the machine's
+PID and network namespaces (``ps``, ``ss``, ``ip`` and ``systemctl`` tell the truth) and gives
+each command
 
-- a private mount namespace where every mount is read-only, nosuid and nodev, recursively,
-  and a ``/dev`` with only null, zero, full, random, urandom and tty;
-- new network (no network, not even the host's abstract Unix sockets), IPC, UTS and PID
-  namespaces (with its own ``/proc``: ``kill`` cannot reach a host process);
+- a private mount namespace: every mount read-only, nosuid and nodev, a minimal ``/dev``,
+  root's secrets (for a capless-root read) and Anna's own state and socket masked
+  (:mod:`annad.confine.mounts`);
+- Landlock: no write anywhere but ``/dev/null``, no TCP, signals and abstract Unix sockets
+  scoped to the run (:mod:`annad.confine.landlock`);
+- seccomp: no inet/packet sockets, no keyrings, ptrace, mounts, namespaces, bpf, io_uring;
+  Unix sockets only for a read verb that needs them, whose ``/run`` then holds only D-Bus's
+  and systemd's sockets (:mod:`annad.confine.filters`, :mod:`annad.confine.readverbs`);
 - ``PR_SET_NO_NEW_PRIVS``, no capability in any set, the plan owner's uid, gid and groups —
   or, only where the system daemon must read what only root can read, uid 0 without any
-  capability, unable to create a Unix socket (servers trust a peer of uid 0) and with
-  ``/run`` hidden;
+  capability, no Unix socket at all and ``/run`` hidden;
+- limits on memory, processes and CPU time, and nothing left running after it ends;
 - in a per-user daemon, a user namespace in which the owner maps to itself.
 
-This module only describes the confinement (:class:`Confinement`) and builds the helper's
-command line; :func:`annad.confine.runner.run_confined` spawns it. If it cannot be built the command
-does not run: there is no unconfined fallback.
+This module describes the confinement (:class:`Confinement`) and builds the helper's
+command line; :mod:`annad.confine.session` runs it. If it cannot be built the command does
+not run: there is no unconfined fallback.
 """
 
 from __future__ import annotations
@@ -38,16 +44,41 @@ if TYPE_CHECKING:
     from annad.confine.credentials import Identity
 
 HELPER = Path(__file__).with_name("helper.py")
-"""The script that builds the namespaces and runs the command (standard library only)."""
+"""The script that builds the view and runs the commands (standard library only)."""
 ROOT_READERS = frozenset({"journalctl"})
 """Programs whose data (the system journal) only root's group reads: a ``sudo`` check of these
 may read as capless root."""
 _WRAPPERS = frozenset({"sudo", "doas", "env", "command", "nice", "ionice", "timeout", "stdbuf"})
+_PROTECTED: set[str] = set()
+
+
+def protect(*paths: str | os.PathLike[str]) -> None:
+    """Mask ``paths`` (Anna's state directory, its socket's directory) in every confined run:
+    the journal holds every member's plans and output. Called once by the daemon at start."""
+    _PROTECTED.update(os.path.realpath(p) for p in paths)
+
+
+def protected() -> tuple[str, ...]:
+    """What :func:`protect` registered and still exists."""
+    return tuple(sorted(p for p in _PROTECTED if os.path.lexists(p)))
+
+
+@dataclass(frozen=True, slots=True)
+class RunLimits:
+    """Resource limits of one confined command."""
+
+    memory: int = 1024 ** 3
+    """Memory a process may allocate, bytes (RLIMIT_DATA; four times that as address
+    space, RLIMIT_AS)."""
+    processes: int = 256
+    """Processes (tasks) it may add to what its uid already runs (RLIMIT_NPROC)."""
+    cpu_s: int = 300
+    """CPU seconds per process (RLIMIT_CPU); the wall time is the run's timeout."""
 
 
 @dataclass(frozen=True, slots=True)
 class Confinement:
-    """How one command is confined."""
+    """How commands are confined: one helper process serves every run of one confinement."""
 
     uid: int
     """The uid the command runs as (the owner's; 0 only for a capless-root read)."""
@@ -61,13 +92,16 @@ class Confinement:
     """Existing directories covered by a throw-away writable tmpfs (previews). Nothing else is
     writable; what the command writes there is gone when it ends."""
     masked: tuple[str, ...] = ()
-    """Existing files and directories a capless-root read must not see (:func:`root_secrets`):
-    a file is covered by a device node on a ``nodev`` mount (opening it fails), a directory by
-    an empty read-only tmpfs."""
-    env: dict[str, str] = field(default_factory=dict)
-    """The command's environment."""
-    cwd: str = "/"
-    """Its working directory (``/`` when it does not exist)."""
+    """Existing files and directories no run may see (root's secrets for a capless-root read,
+    :func:`root_secrets`; Anna's state, :func:`protect`): a file is covered by a device node
+    on a ``nodev`` mount (opening it fails), a directory by an empty read-only tmpfs."""
+    bus: tuple[str, ...] | None = None
+    """Unix sockets allowed: None for none (seccomp refuses AF_UNIX); otherwise the sockets
+    (D-Bus, systemd) its ``/run`` keeps, with nothing else there and /tmp empty."""
+    env: dict[str, str] = field(default_factory=dict, compare=False)
+    """The command's environment (per run, not part of the session)."""
+    cwd: str = field(default="/", compare=False)
+    """Its working directory (``/`` when it does not exist; per run)."""
 
     @property
     def hide_run(self) -> bool:
@@ -75,22 +109,29 @@ class Confinement:
         sockets under /run: a root command never sees /run."""
         return self.uid == 0
 
+    def session_key(self) -> tuple[object, ...]:
+        """What makes two runs share one helper: everything but environment and cwd."""
+        return (self.uid, self.gid, self.groups, self.userns, self.scratch, self.masked,
+                self.bus)
 
-def helper_argv(command: str, confinement: Confinement, *, status_fd: int,
+
+def helper_argv(confinement: Confinement, *, sock_fd: int, program: bytes, abi: int,
                 python: str | None = None) -> list[str]:
-    """The helper's command line; ``status_fd`` receives ``R`` (running) or ``E:reason``.
+    """The helper's command line (:class:`annad.confine.helper.Spec` reads it).
 
-    Plain arguments, no JSON: the helper parses them with nothing but ``str.split`` so that
-    its interpreter starts fast (see :class:`annad.confine.helper.Spec`).
+    Plain arguments, no JSON: the helper parses them with ``str.split`` so that its
+    interpreter starts fast.
     """
-    flags = ("u" if confinement.userns else "") + ("r" if confinement.hide_run else "") or "-"
-    env = [f"{key}={value}" for key, value in confinement.env.items()]
+    flags = ("u" if confinement.userns else "") + ("r" if confinement.hide_run else "") + \
+        ("b" if confinement.bus is not None else "") or "-"
+    bus = confinement.bus or ()
     # -I: no user site, no PYTHON* variables, no script directory on sys.path; -S: no site
-    return [python or sys.executable, "-I", "-S", str(HELPER), "--", str(status_fd),
+    return [python or sys.executable, "-I", "-S", str(HELPER), "--", str(sock_fd),
             str(confinement.uid), str(confinement.gid),
-            ",".join(str(g) for g in confinement.groups), flags, confinement.cwd,
+            ",".join(str(g) for g in confinement.groups), flags, str(abi),
+            str(len(confinement.masked)), *confinement.masked,
             str(len(confinement.scratch)), *confinement.scratch,
-            str(len(confinement.masked)), *confinement.masked, str(len(env)), *env, command]
+            str(len(bus)), *bus, program.hex()]
 
 
 ROOT_SECRET_DIRS = ("/root",)

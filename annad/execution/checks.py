@@ -3,8 +3,10 @@
 The client's annotation is never consulted: each check is assessed again here
 with the daemon's context. A check that is not INFO, or is banned, is refused
 and reported, never run. The verdict is not the wall, though: every check runs
-in the runner's confinement (read-only file tree, no network, own PID namespace,
-no capabilities, no new privileges) as the plan's owner. ``sudo`` in the text never
+in the runner's confinement (:mod:`annad.confine.spec`: the machine's real processes and
+network seen, nothing changed — a read-only tree, Landlock, seccomp, no capabilities, no
+new privileges, limits) as the plan's owner. The checks of one plan share one
+confinement helper (:mod:`annad.confine.session`). ``sudo`` in the text never
 makes it root; only a system-scope check in the system daemon that must read what
 the owner cannot read (:func:`annad.confine.spec.needs_root_read`) reads as uid 0, still
 without any capability. When the confinement cannot be built the check does not run.

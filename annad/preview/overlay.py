@@ -160,7 +160,7 @@ def run(steps: list[FileStep], overlays: list[str], who: Who, *, limits: Limits,
                        "entries": limits.entries, "tmpfs": limits.tmpfs_bytes,
                        "output": limits.output_bytes}}
     result, report = run_overlay(json.dumps(spec), timeout=limits.timeout_s,
-                                 max_output=16 * 1024, python=python)
+                                 max_output=16 * 1024, python=python, owner=who.uid)
     out = OverlayRun(overlays=overlays, output=result.output)
     if result.error is not None:
         out.error = result.error

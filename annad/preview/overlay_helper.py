@@ -1,9 +1,9 @@
 """The preview helper: run a plan's file steps over a throw-away overlay (a script).
 
 Run by :func:`annad.confine.runner.run_overlay` as ``python -I -S overlay_helper.py -- STATUS_FD
-REPORT_FD SPEC_JSON``. It builds the confinement of :mod:`annad.confine.helper` (new mount,
-network, IPC, UTS and PID namespaces; every mount read-only, nosuid, nodev; a minimal
-``/dev``; ``/run`` hidden from root) and then:
+REPORT_FD SPEC_JSON``. It builds the view of :mod:`annad.confine.mounts` (new mount, network,
+IPC, UTS and PID namespaces: a preview shows effects on files, not the machine; every mount
+read-only, nosuid, nodev; a minimal ``/dev``; an empty ``/run``) and then:
 
 1. mounts a size-limited tmpfs, and over each directory the steps write in an overlay whose
    upper and work directories live on that tmpfs (the real directory is the read-only lower
@@ -13,8 +13,10 @@ network, IPC, UTS and PID namespaces; every mount read-only, nosuid, nodev; a mi
 3. runs the steps in order, each as the identity its real run would have — root keeps only
    the file capabilities (chown, dac_override, fowner, fsetid), so ``chown``/``install -o``
    and edits of root's files behave as they will; the owner's steps keep nothing — with
-   ``/run`` hidden and no Unix socket for anyone (these steps were not approved), and stops
-   at the first that fails;
+   ``/run`` hidden and the walls of a check (:func:`annad.confine.walls.enclose`: limits,
+   no_new_privs, Landlock — writes only beneath its overlays and to ``/dev/null`` — and the
+   daemon's seccomp program, which refuses every socket but netlink), and stops at the
+   first that fails;
 4. after each step walks the upper layers and writes what changed (created, modified and
    deleted entries, capped contents) as one JSON line to REPORT_FD (a memfd of the daemon).
 
@@ -22,12 +24,11 @@ When the helper ends, the namespace and with it the overlays and the tmpfs are g
 Any failure before the first step is reported as ``E:reason``; nothing falls back.
 """
 
-# ruff: noqa: PTH100, PTH101, PTH102, PTH103, PTH116, PTH118, PTH120, PTH123 - no pathlib: start-up time
+# ruff: noqa: PTH100, PTH101, PTH102, PTH103, PTH116, PTH118, PTH120 - no pathlib: start-up time
 from __future__ import annotations
 
 import base64
 import contextlib
-import ctypes
 import json
 import os
 import select
@@ -35,7 +36,10 @@ import stat
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
-from annad.confine import helper as ch
+from annad.confine import landlock, mounts, walls
+
+BASH = "/bin/bash"
+EXIT_REFUSED = 125
 
 MNT_DETACH = 2
 SCRATCH = "/dev/shm"
@@ -65,7 +69,7 @@ class Step:
 
 def _mounts(overlays: list[str], size: int, userns: bool) -> int:
     """The tmpfs and the overlays; returns a descriptor of the (detached) tmpfs."""
-    ch._mount("anna-preview", SCRATCH, "tmpfs", ch.MS_NOSUID | ch.MS_NODEV,
+    mounts.mount("anna-preview", SCRATCH, "tmpfs", mounts.MS_NOSUID | mounts.MS_NODEV,
               f"mode=0700,size={size},nr_inodes=200k")
     for index, directory in enumerate(overlays):
         upper, work = f"{SCRATCH}/{index}/u", f"{SCRATCH}/{index}/w"
@@ -80,42 +84,43 @@ def _mounts(overlays: list[str], size: int, userns: bool) -> int:
         # in a user namespace overlayfs keeps its markers in user.* xattrs (userxattr), which
         # rules redirects out by itself (and refuses to be told so: redirect_dir=off fails)
         options = USERNS_OPTIONS if userns else OPTIONS
-        ch._mount("anna-overlay", directory, "overlay", ch.MS_NOSUID | ch.MS_NODEV,
+        mounts.mount("anna-overlay", directory, "overlay", mounts.MS_NOSUID | mounts.MS_NODEV,
                   f"lowerdir={directory},upperdir={upper},workdir={work},{options}")
     fd = os.open(SCRATCH, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    ch._check(ch._libc.umount2(ch._b(SCRATCH), MNT_DETACH), "detach the upper layers")
+    mounts.check(mounts.libc.umount2(os.fsencode(SCRATCH), MNT_DETACH),
+                 "detach the upper layers")
     return fd
 
 
-def _drop(step: Step, userns: bool) -> None:
-    """The step's identity: root keeps the file capabilities only, anyone else nothing."""
-    keep = FILE_CAPS if step.uid == 0 and not userns else ()
-    if not userns:
-        os.setgroups(step.groups)
-        os.setresgid(step.gid, step.gid, step.gid)
-    with open("/proc/sys/kernel/cap_last_cap", encoding="ascii") as handle:
-        last = int(handle.read())
-    for cap in range(last + 1):
-        if cap not in keep:
-            ch._prctl(ch.PR_CAPBSET_DROP, cap)
-    ch._prctl(ch.PR_CAP_AMBIENT, ch.PR_CAP_AMBIENT_CLEAR_ALL)
-    ch._prctl(ch.PR_SET_NO_NEW_PRIVS, 1)
-    if not userns and step.uid != os.getuid():
-        os.setresuid(step.uid, step.uid, step.uid)
-    mask = sum(1 << cap for cap in keep)
-    header = ch._CapHeader(version=ch.LINUX_CAPABILITY_VERSION_3, pid=0)
-    data = (ch._CapData * 2)()
-    data[0].effective = data[0].permitted = mask
-    ch._check(ch._libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
-    if os.getuid() != step.uid:
-        raise ch.Refused("could not switch to the step's identity")
-    # Unlike a check, a previewed step was never proven harmless (``sed`` runs ``e`` commands,
-    # ``awk`` has system()): for every identity, no Unix socket (the session bus, an agent, a
-    # root server would act outside the namespace) and no /run (hidden by the spec).
-    ch._no_unix_sockets()
+def _drop(step: Step, walled: Walled) -> None:
+    """The step's identity and walls: root keeps the file capabilities only, anyone else
+    nothing; writes only beneath the overlays; no socket but netlink, for every identity
+    (a previewed step was never proven harmless: ``sed`` runs ``e`` commands, ``awk`` has
+    system(); a bus, an agent or a root server would act outside the namespace)."""
+    keep = FILE_CAPS if step.uid == 0 and not walled.userns else ()
+    walls.enclose(uid=step.uid, gid=step.gid, groups=step.groups, userns=walled.userns,
+                  limits=walled.limits, program=walled.program,
+                  writable_files=mounts.DISCARDING, writable_trees=walled.overlays, keep=keep,
+                  required_abi=walled.abi, tasks=walled.tasks.get(step.uid))
 
 
-def _run_step(step: Step, userns: bool, status_fd: int, cap: int) -> tuple[int, bytes]:
+class Walled:
+    """What every step's walls need: from the spec (the daemon compiled the program)."""
+
+    def __init__(self, spec: dict[str, object], overlays: list[str], steps: list[Step]
+                 ) -> None:
+        self.userns = bool(spec["userns"])
+        # RLIMIT_NPROC counts the uid's tasks machine-wide: count them now, while /proc is
+        # still the machine's (the steps' PID namespace shows only their own)
+        self.tasks = {step.uid: walls.tasks_of(step.uid) for step in steps if step.uid}
+        self.program = bytes.fromhex(str(spec["program"]))
+        self.abi = int(str(spec["abi"]))
+        raw = dict(spec["walls"])  # type: ignore[call-overload]
+        self.limits = walls.Limits(int(raw["memory"]), int(raw["processes"]), int(raw["cpu"]))
+        self.overlays = tuple(overlays)
+
+
+def _run_step(step: Step, walled: Walled, status_fd: int, cap: int) -> tuple[int, bytes]:
     """Fork, drop, exec ``bash -c``; the exit status (negative: a signal) and the tail of
     its output. A background process that keeps the output open does not hold the run:
     reading stops when the step itself has ended."""
@@ -126,20 +131,16 @@ def _run_step(step: Step, userns: bool, status_fd: int, cap: int) -> tuple[int, 
             os.close(out_r)
             os.dup2(out_w, 1)
             os.dup2(out_w, 2)
-            _drop(step, userns)
-            # every catchable signal back to its default, as the confinement of checks does
-            for signum in range(1, 32):
-                if signum not in (ch.SIGKILL, ch.SIGSTOP):
-                    ch._default_signal(signum)
+            _drop(step, walled)
             try:
                 os.chdir(step.cwd)
             except OSError:
                 os.chdir("/")
-            os.execve(ch.BASH, [ch.BASH, "--noprofile", "--norc", "-c", step.command],  # noqa: S606
+            os.execve(BASH, [BASH, "--noprofile", "--norc", "-c", step.command],  # noqa: S606
                       step.env)
         except BaseException as exc:
             os.write(status_fd, f"E:{exc}".encode())
-            os._exit(ch.EXIT_REFUSED)
+            os._exit(EXIT_REFUSED)
     os.close(out_w)
     os.set_blocking(out_r, False)
     tail = b""
@@ -229,14 +230,15 @@ class Walker:
         return changed
 
 
-def _validate(step: Step, userns: bool, status_fd: int, cap: int) -> list[dict[str, object]]:
+def _validate(step: Step, walled: Walled, status_fd: int, cap: int
+              ) -> list[dict[str, object]]:
     """The step's validators, run after it on the previewed tree (as the step's identity)."""
     out: list[dict[str, object]] = []
     for path, command in step.checks:
         check = Step({"command": command, "uid": step.uid, "gid": step.gid,
                       "groups": ",".join(map(str, step.groups)), "env": step.env,
                       "cwd": "/"})
-        code, output = _run_step(check, userns, status_fd, cap)
+        code, output = _run_step(check, walled, status_fd, cap)
         out.append({"path": path, "exit": code, "output": output.decode("utf-8", "replace")})
     return out
 
@@ -244,29 +246,27 @@ def _validate(step: Step, userns: bool, status_fd: int, cap: int) -> list[dict[s
 def _empty_run() -> None:
     """/run as an empty read-only tmpfs holding only ``sshd``, the directory ``sshd -t``
     insists on: nothing of the host's /run (no bus, no socket) is visible."""
-    ch._mount("anna-run", "/run", "tmpfs", ch.MS_NOSUID | ch.MS_NODEV | ch.MS_NOEXEC,
-              "mode=0755,size=16k")
+    mounts.mount("anna-run", "/run", "tmpfs", mounts.MS_NOSUID | mounts.MS_NODEV |
+                 mounts.MS_NOEXEC, "mode=0755,size=16k")
     os.mkdir("/run/sshd", 0o755)
-    ch._setattr("/run", ch.MOUNT_ATTR_RDONLY | ch.MOUNT_ATTR_NOSUID | ch.MOUNT_ATTR_NODEV |
-                ch.MOUNT_ATTR_NOEXEC, recursive=False)
+    mounts.setattr_("/run", mounts.SEALED, recursive=False)
 
 
-def _init(spec: dict[str, object], steps: list[Step], walker: Walker, report_fd: int,
+def _init(walled: Walled, steps: list[Step], walker: Walker, report_fd: int,
           status_fd: int) -> int:
     """PID 1 of the namespace: /proc, then each step and a walk after it."""
     parent = os.getppid()
-    ch._prctl(ch.PR_SET_PDEATHSIG, ch.SIGKILL)
+    walls.prctl(walls.PR_SET_PDEATHSIG, walls.SIGKILL)
     if os.getppid() != parent:
         return 1
-    ch._mount("proc", "/proc", "proc", ch.MS_RDONLY | ch.MS_NOSUID | ch.MS_NODEV | ch.MS_NOEXEC,
-              None)
+    mounts.mount("proc", "/proc", "proc", mounts.MS_RDONLY | mounts.MS_NOSUID | mounts.MS_NODEV
+                 | mounts.MS_NOEXEC, None)
     os.write(status_fd, b"R")
     for index, step in enumerate(steps):
-        code, output = _run_step(step, bool(spec["userns"]), status_fd,
-                                 walker.limits["output"])
+        code, output = _run_step(step, walled, status_fd, walker.limits["output"])
         line = {"step": index, "exit": code, "entries": walker.walk(),
                 "output": output.decode("utf-8", "replace"),
-                "validators": _validate(step, bool(spec["userns"]), status_fd,
+                "validators": _validate(step, walled, status_fd,
                                         walker.limits["output"]) if code == 0 else []}
         os.write(report_fd, json.dumps(line).encode() + b"\n")
         if code != 0:
@@ -282,31 +282,35 @@ def main(argv: list[str]) -> int:
         overlays = [str(d) for d in spec["overlays"]]
         limits = {k: int(v) for k, v in spec["limits"].items()}
     except (IndexError, ValueError, KeyError, TypeError):
-        return ch.EXIT_REFUSED
+        return EXIT_REFUSED
     os.set_inheritable(status_fd, False)
     os.set_inheritable(report_fd, False)
     try:
-        ch._namespaces(bool(spec["userns"]))
-        flags = "u" if spec["userns"] else "-"
-        # no scratch, no masks, no environment: the overlay mounts come next
-        ch._file_tree(ch.Spec(["--", str(status_fd), "0", "0", "", flags, "/", "0", "0", "0",
-                               ":"]))
+        walled = Walled(spec, overlays, steps)
+        abi = landlock.abi_version()
+        if abi < walled.abi:
+            raise landlock.Unavailable(f"this kernel's Landlock ABI is {abi}; confinement "
+                                       f"needs ABI >= {walled.abi}")
+        mounts.namespaces(mounts.CLONE_NEWNS | mounts.CLONE_NEWNET | mounts.CLONE_NEWIPC |
+                          mounts.CLONE_NEWUTS | mounts.CLONE_NEWPID, bool(spec["userns"]))
+        # no scratch, no masks: the overlay mounts come next
+        mounts.file_tree(hide_run=False, masked=[], scratch=[])
         _empty_run()
         upper = _mounts(overlays, limits["tmpfs"], bool(spec["userns"]))
         walker = Walker(upper, overlays, limits, bool(spec["userns"]))
         child = os.fork()
         if child == 0:
             try:
-                os._exit(_init(spec, steps, walker, report_fd, status_fd))
-            except (ch.Refused, OSError, ValueError) as exc:
+                os._exit(_init(walled, steps, walker, report_fd, status_fd))
+            except (mounts.Refused, landlock.Unavailable, OSError, ValueError) as exc:
                 os.write(status_fd, f"E:{exc}".encode())
-                os._exit(ch.EXIT_REFUSED)
+                os._exit(EXIT_REFUSED)
         os.close(status_fd)
         _, status = os.waitpid(child, 0)
-        return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + ch.SIGKILL
-    except (ch.Refused, OSError, ValueError) as exc:
+        return os.waitstatus_to_exitcode(status) if os.WIFEXITED(status) else 128 + walls.SIGKILL
+    except (mounts.Refused, landlock.Unavailable, OSError, ValueError, KeyError) as exc:
         os.write(status_fd, f"E:{exc}".encode())
-        return ch.EXIT_REFUSED
+        return EXIT_REFUSED
 
 
 if __name__ == "__main__":

@@ -1,0 +1,115 @@
+"""A small ctypes binding of Landlock: no writes, no TCP, signals and abstract sockets scoped.
+
+Why not a library: the PyPI ``landlock`` package (1.0.0.dev5) covers file-system rights only
+(no TCP rights, ABI 4; no scoping, ABI 6), and it quietly drops the rights a kernel does not
+know — the opposite of what Anna needs, where a kernel without a wall refuses the run. The
+three system calls and two structures below are all Landlock is; this module is imported by
+the confinement helpers, which run as ``python -I -S`` (standard library only, fast start).
+
+:func:`restrict` handles every write right the kernel's ABI has and every TCP right, and
+scopes signals and abstract Unix sockets to the calling process's new domain: afterwards the
+process and everything it starts can write only beneath the ``writable`` paths (``/dev/null``
+for a check; a preview's overlays), cannot bind or connect a TCP socket, and can signal and
+reach abstract sockets only of processes in its own domain (or domains nested in it).
+"""
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+SYS_CREATE_RULESET, SYS_ADD_RULE, SYS_RESTRICT_SELF = 444, 445, 446
+"""Landlock's system calls have one number on every architecture."""
+CREATE_RULESET_VERSION = 1
+RULE_PATH_BENEATH = 1
+REQUIRED_ABI = 6
+"""TCP rights arrived in ABI 4, device ioctls in 5, signal and abstract-socket scoping in 6."""
+
+FS_EXECUTE, FS_WRITE_FILE, FS_READ_FILE, FS_READ_DIR = 1 << 0, 1 << 1, 1 << 2, 1 << 3
+FS_REMOVE_DIR, FS_REMOVE_FILE, FS_MAKE_CHAR, FS_MAKE_DIR = 1 << 4, 1 << 5, 1 << 6, 1 << 7
+FS_MAKE_REG, FS_MAKE_SOCK, FS_MAKE_FIFO, FS_MAKE_BLOCK = 1 << 8, 1 << 9, 1 << 10, 1 << 11
+FS_MAKE_SYM, FS_REFER, FS_TRUNCATE, FS_IOCTL_DEV = 1 << 12, 1 << 13, 1 << 14, 1 << 15
+WRITES = (FS_WRITE_FILE | FS_REMOVE_DIR | FS_REMOVE_FILE | FS_MAKE_CHAR | FS_MAKE_DIR
+          | FS_MAKE_REG | FS_MAKE_SOCK | FS_MAKE_FIFO | FS_MAKE_BLOCK | FS_MAKE_SYM | FS_REFER
+          | FS_TRUNCATE | FS_IOCTL_DEV)
+"""Every right that changes something (device ioctls included): all handled, none granted
+except beneath the writable paths."""
+FILE_WRITES = FS_WRITE_FILE | FS_TRUNCATE
+"""The write rights a rule on a single file (``/dev/null``) may carry."""
+TREE_WRITES = WRITES & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK | FS_IOCTL_DEV)
+"""What a preview may do beneath its overlays: everything but device nodes and ioctls."""
+NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1
+SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1
+
+_libc = ctypes.CDLL(None, use_errno=True)
+_libc.syscall.restype = ctypes.c_long
+
+
+class Unavailable(Exception):
+    """The kernel lacks a Landlock feature a guarantee needs: the run must not start."""
+
+
+class _RulesetAttr(ctypes.Structure):
+    _fields_ = [("handled_access_fs", ctypes.c_uint64), ("handled_access_net", ctypes.c_uint64),
+                ("scoped", ctypes.c_uint64)]
+
+
+class _PathBeneath(ctypes.Structure):
+    _pack_ = 1  # the kernel's struct is packed: 12 bytes
+    _fields_ = [("allowed_access", ctypes.c_uint64), ("parent_fd", ctypes.c_int32)]
+
+
+def abi_version() -> int:
+    """The kernel's Landlock ABI version; 0 when Landlock is absent or disabled."""
+    result = _libc.syscall(SYS_CREATE_RULESET, None, ctypes.c_size_t(0),
+                           ctypes.c_uint32(CREATE_RULESET_VERSION))
+    return max(int(result), 0)
+
+
+def _fail(what: str) -> Unavailable:
+    return Unavailable(f"landlock {what}: {os.strerror(ctypes.get_errno())}")
+
+
+def restrict(writable_files: tuple[str, ...] = (), writable_trees: tuple[str, ...] = (),
+             *, required: int = REQUIRED_ABI) -> None:
+    """Put the calling thread (and all it starts) in a new Landlock domain.
+
+    ``writable_files`` get :data:`FILE_WRITES`, ``writable_trees`` :data:`TREE_WRITES`
+    beneath them; nothing else may be written, no TCP socket bound or connected, no signal
+    or abstract Unix socket reach a process outside the domain. Raises :class:`Unavailable`
+    when the ABI is below ``required`` (tests raise it to see the refusal) or a call fails;
+    the caller must then not run the command. Needs ``PR_SET_NO_NEW_PRIVS`` first.
+    """
+    abi = abi_version()
+    if abi < required:
+        raise Unavailable(f"this kernel's Landlock ABI is {abi}; confinement needs ABI "
+                          f">= {required} (no-write, TCP and signal/abstract-socket scoping)")
+    attr = _RulesetAttr(handled_access_fs=WRITES, handled_access_net=NET_BIND_TCP |
+                        NET_CONNECT_TCP, scoped=SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL)
+    ruleset = _libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr),
+                            ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise _fail("ruleset")
+    try:
+        for paths, rights in ((writable_files, FILE_WRITES), (writable_trees, TREE_WRITES)):
+            for path in paths:
+                _allow(int(ruleset), path, rights)
+        if _libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+            raise _fail("restrict")
+    finally:
+        os.close(int(ruleset))
+
+
+def _allow(ruleset: int, path: str, rights: int) -> None:
+    """One rule: ``rights`` beneath ``path`` (opened O_PATH; a missing path is an error)."""
+    try:
+        fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except OSError as exc:
+        raise Unavailable(f"landlock rule for {path}: {exc.strerror}") from None
+    try:
+        rule = _PathBeneath(allowed_access=rights, parent_fd=fd)
+        if _libc.syscall(SYS_ADD_RULE, ctypes.c_int(ruleset), ctypes.c_int(RULE_PATH_BENEATH),
+                         ctypes.byref(rule), ctypes.c_uint32(0)) < 0:
+            raise _fail(f"rule for {path}")
+    finally:
+        os.close(fd)
