@@ -200,10 +200,8 @@ def resolve(
         text = value
         if not word.literal:
             text = _substitute(word, known or {})
-        if word.tilde and (text == "~" or text.startswith("~/")):
-            text = HOME + text[1:]
-        elif text.startswith("~") and word.tilde:
-            text = "/home/" + text[1:]  # ~user: another user's home
+        if word.tilde and text.startswith("~"):
+            text = _tilde(text, cwd)
         if text.startswith(HOME):
             out.append(_home_relative(text[len(HOME):], home, word.glob))
             continue
@@ -219,6 +217,30 @@ def resolve(
             norm = HOME + rest
         out.append(Resolved(norm, word.glob or ("*" in norm and not word.literal)))
     return out
+
+
+_DIR_STACK = re.compile(r"[+-]?[0-9]+|-")
+
+
+def _tilde(text: str, cwd: str | None) -> str:
+    """Bash's tilde prefix (up to the first ``/``): ``~`` the home, ``~+`` (``~0``, ``~+0``)
+    the working directory (``cwd``; None is the home, where a user step runs), ``~-`` and
+    ``~N`` the previous directory and the directory stack (unknown: Anna does not follow
+    them), ``~root`` /root, ``~user`` that user's home."""
+    prefix, slash, rest = text[1:].partition("/")
+    if prefix == "":
+        return HOME + slash + rest
+    if prefix in ("+", "0", "+0"):
+        base = cwd if cwd is not None else HOME
+    elif _DIR_STACK.fullmatch(prefix):
+        base = UNKNOWN
+    elif prefix == "root":
+        base = "/root"
+    else:
+        base = "/home/" + prefix  # ~user: another user's home
+    if base == "/" and slash:
+        return "/" + rest
+    return base + slash + rest
 
 
 def _home_relative(rest: str, home: str | None, glob: bool) -> Resolved:
