@@ -314,7 +314,7 @@ class _Walker(NestedCode, Assignments):
         if inv is not None and inv.stdin_args:
             # xargs feeds its input as arguments; the command itself reads /dev/null (or the tty)
             found_below = found_by(stdin.producers) if stdin.kind == "pipe" else []
-            stdin = Stdin()
+            stdin = Stdin("args", stdin.producers)  # its input becomes arguments, not stdin
         if inv is None:
             if assignments:
                 self.result.assignments.extend(assignments)

@@ -58,21 +58,24 @@ def expand(program: str | None, text: str) -> str:
 
 
 def expand_word(program: str | None, word: Word) -> Word:
-    """``word`` with its option name expanded (see :func:`expand`); the value part of
-    ``--name=value`` keeps its segments (it may be known only at run time)."""
+    """``word`` with its option name expanded (see :func:`expand`), however it is quoted
+    (``"--rec"``, ``--r''ec``); the value part of ``--name=value`` keeps its segments (it may
+    be known only at run time)."""
     segments = word.segments or (Segment(word.text, True),)
-    head = segments[0]
-    if head.kind != "literal" or not head.text.startswith("--"):
+    known = ""
+    for seg in segments:
+        if seg.kind != "literal":
+            break
+        known += seg.text
+    if not known.startswith("--"):
         return word
-    name_end = head.text.find("=")
-    if name_end < 0 and len(segments) > 1:
+    name, eq, _ = known.partition("=")
+    if not eq and not word.literal:
         return word  # ``--re$X``: the name itself is only known at run time
-    name = head.text if name_end < 0 else head.text[:name_end]
     full = expand(program, name)
     if full == name:
         return word
-    return join_segments([Segment(full + head.text[len(name):], head.quoted),
-                          *segments[1:]])
+    return join_segments([Segment(full, True), *word.after(len(name)).segments])
 
 
 def table_key(program: str | None, args: list[Word]) -> tuple[str | None, int]:

@@ -60,9 +60,10 @@ class Stdin:
     """Where a command's standard input comes from."""
 
     kind: str = "inherit"
-    """``inherit``, ``pipe``, ``heredoc``, ``herestring`` or ``file``."""
+    """``inherit``, ``pipe``, ``heredoc``, ``herestring``, ``file``, or ``args`` (``xargs``:
+    what it reads becomes arguments; the command itself reads nothing)."""
     producers: list[SimpleCommand] = field(default_factory=list)
-    """For ``pipe``: the commands of the previous pipeline stage."""
+    """For ``pipe`` and ``args``: the commands of the previous pipeline stage."""
     text: Word | None = None
     """For ``heredoc``/``herestring``: the body; for ``file``: the path."""
     expands: bool = False
