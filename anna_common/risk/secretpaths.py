@@ -37,6 +37,12 @@ _BY_NAME = (
     "*/.terraform.d/credentials*",
 )
 
+_PROTECTED = ("*/secrets/*", "secrets/*", "*id_rsa*", "*id_ed25519*", "*id_ecdsa*", "*.env",
+              ".env", "*/.env.local", ".env.local", "*/.env.production", ".env.production")
+"""Seed 004's protected paths (``.env``, ``*.pem``, ``*.key``, ``id_rsa*``, ``**/secrets/**``;
+the first three are in the table above), with ``.env.local``/``.env.production`` beside
+them (``.env.example`` is a template, not a secret)."""
+
 _SERVICE_CREDENTIALS = (
     "/etc/mysql/debian.cnf", "/root/.my.cnf", "*/.my.cnf", "/etc/sssd/sssd.conf",
     "/etc/sssd/conf.d/*", "/etc/krb5.keytab", "/etc/postfix/sasl_passwd*",
@@ -65,7 +71,7 @@ BACKUP_SUFFIXES = (
 )
 """Names tools and people give to a copy of a file."""
 
-SECRET_PATTERNS: tuple[str, ...] = _BY_NAME + _SERVICE_CREDENTIALS + _ANNA_STATE
+SECRET_PATTERNS: tuple[str, ...] = _BY_NAME + _PROTECTED + _SERVICE_CREDENTIALS + _ANNA_STATE
 """Patterns of secret files."""
 
 _NUMBERED = re.compile(r"(?:\.[0-9]+|\.(?:bak|old|backup|save|orig|anna_backup)[._-]?[\w.:-]*)$")
