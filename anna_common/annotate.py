@@ -182,7 +182,7 @@ def _snapshot_or_inverse(step: AnnotatedStep) -> bool:
 
 
 def _medium_needs_undo(step: AnnotatedStep, verdict: Assessment, warnings: list[Finding],
-                       path: str, no_ops: dict[str, str]) -> AnnotatedStep:
+                       path: str, no_ops: dict[str, str] | None = None) -> AnnotatedStep:
     """Seed 000: a MEDIUM step must have a clear rollback, or it is HIGH.
 
     A clear rollback is the model's rollback command (one that changes something: a
@@ -190,6 +190,7 @@ def _medium_needs_undo(step: AnnotatedStep, verdict: Assessment, warnings: list[
     snapshot or a recognised inverse; a MEDIUM step with none of them (an unknown program,
     a signal, a write to an unknown target) cannot be taken back, so it is asked for as HIGH.
     """
+    no_ops = no_ops or {}
     if step.final_risk != RiskLevel.MEDIUM or verdict.read_only:
         return step
     if step.rollback_id and step.rollback_id not in no_ops:

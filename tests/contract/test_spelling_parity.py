@@ -79,6 +79,7 @@ TILDE_RULES: dict[str, tuple[str, ...]] = {
                                      "cd ~ && rm -rf ~+/*"),
     "world-writable /": ("sudo chmod -R 777 /", "cd / && sudo chmod -R 777 ~+",
                          "cd / && sudo chmod -R 777 ~+0"),
+    "root step in /": ("sudo rm -rf /*", "sudo rm -rf ~+/*", "sudo rm -rf ~0/*"),
     "recursive delete of /etc": ("rm -rf /etc", "cd /etc && rm -rf ~+", "cd /etc; rm -rf ~+0"),
     "secret read in the home": ("cat ~/.ssh/id_rsa", "cat ~+/.ssh/id_rsa",
                                 "cd ~/.ssh && cat ~+/id_rsa"),
