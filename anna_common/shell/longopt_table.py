@@ -2,10 +2,10 @@
 
 Data for :mod:`anna_common.shell.longopts`, which expands an abbreviated long option the way
 ``getopt_long`` (and argp, curl's parser, git's parse-options) does. Taken from coreutils 9.1,
-util-linux 2.38, systemd 252, shadow 4.13, pacman 6.0, git 2.39, curl 7.88, GNU tar 1.34,
-wget 1.21; sudo, iptables and modprobe from their manual pages. A program missing here keeps
-its options as written; an option missing from a program's list can only make a prefix look
-unique when it is not, which the program itself then rejects as ambiguous.
+util-linux 2.38, systemd 252, shadow 4.13, pacman 6.0, git 2.39, curl 7.88, GNU tar 1.34 and
+wget 1.21; sudo, iptables, modprobe, fdisk and sfdisk from their manual pages. A program
+missing here keeps its options as written; an option missing from a program's list can only
+make a prefix look unique when it is not, which the program itself then rejects as ambiguous.
 """
 
 from __future__ import annotations
@@ -371,5 +371,20 @@ LONG_OPTIONS: dict[str, frozenset[str]] = {
         "arg-file delimiter eof exit help interactive max-args max-chars max-lines "
         "max-procs no-run-if-empty null open-tty process-slot-var replace show-limits "
         "verbose version"),
+    "blkdiscard": _names("force help length offset secure step verbose version zeroout"),
+    "losetup": _names(
+        "all associated detach detach-all direct-io find help json list noheadings nooverlap "
+        "offset output output-all partscan raw read-only sector-size set-capacity show "
+        "sizelimit verbose version"),
+    "mkswap": _names("check force help label lock pagesize quiet swapversion uuid verbose version"),
+    "fdisk": _names(
+        "bytes color compatibility help list list-details lock noauto-pt output protect-boot "
+        "sector-size type units version wipe wipe-partitions"),
+    "sfdisk": _names(
+        "activate append backup backup-file bytes color delete disk-id dump force help json "
+        "label label-nested list list-free list-types lock move-data move-use-fsync no-act "
+        "no-reread no-tell-kernel output part-attrs part-label part-type part-uuid quiet "
+        "relocate reorder sector-size show-geometry show-size verify version wipe "
+        "wipe-partitions"),
 }
 """Long option names (without ``--``) per program; ``git SUB`` for a git subcommand."""
