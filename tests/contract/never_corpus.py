@@ -28,6 +28,7 @@ NEVER: dict[str, tuple[str, ...]] = {
         "sudo /usr/sbin/sshd -o PermitRootLogin=yes -p 2222",
         "sshd -oPermitEmptyPasswords=yes",
         "sudo sed -i 's/\\(PermitRootLogin\\) no/\\1 yes/' /etc/ssh/sshd_config",
+        f"echo 'Include /tmp/x.conf' >> {SSHD}",
     ),
     "pam_permit in a PAM stack": (
         f"echo 'auth sufficient pam_permit.so' >> {PAM}",
@@ -42,6 +43,8 @@ NEVER: dict[str, tuple[str, ...]] = {
         "sudo sed -i -e 's/^auth.*pam_unix.so.*/auth sufficient pam_permit.so/' "
         "/etc/pam.d/passwd",
         "echo 'auth sufficient pam_permit.so' | sudo tee -a /usr/lib/pam.d/polkit-1",
+        "echo 'auth sufficient /tmp/x.so' >> /etc/pam.d/sudo",
+        "echo 'auth include /tmp/stack' | sudo tee -a /etc/pam.d/su",
     ),
     "/sys and /proc security knobs": (
         "echo 0 > /sys/fs/selinux/enforce",
@@ -157,12 +160,16 @@ SAFE: dict[str, tuple[str, ...]] = {
         f"sudo sed -i 's/X11Forwarding no/X11Forwarding yes/' {SSHD}",
         "sshd -t",
         f"echo 'PermitRootLogin prohibit-password' | sudo tee -a {SSHD}",
+        f"echo 'Include /etc/ssh/sshd_config.d/*.conf' >> {SSHD}",
     ),
     "pam_permit in a PAM stack": (
         f"grep pam_permit {PAM}",
         "echo 'auth sufficient pam_permit.so'",
         "sudo sed -i '/pam_permit.so/d' /etc/pam.d/sudo",
         "echo 'auth required pam_faillock.so' | sudo tee -a /etc/pam.d/system-auth",
+        "echo 'auth required /usr/lib/security/pam_unix.so' >> /etc/pam.d/login",
+        "echo 'auth include system-auth' | sudo tee -a /etc/pam.d/su",
+        "echo 'auth substack /etc/pam.d/common-auth' | sudo tee -a /etc/pam.d/su",
     ),
     "/sys and /proc security knobs": (
         "cat /sys/fs/selinux/enforce",

@@ -69,12 +69,20 @@ _SSHD_WEAK = re.compile(
     r"(?:^|[\n;])[ \t]*(?:(?:PermitRootLogin|PermitEmptyPasswords|PasswordAuthentication|"
     r"HostbasedAuthentication|PermitUserEnvironment)[ \t]*[= \t][ \t]*[\"']?yes\b|"
     r"(?:IgnoreRhosts|StrictModes)[ \t]*[= \t][ \t]*[\"']?no\b)", re.I)
+_SSHD_INCLUDE = re.compile(r"(?:^|[\n;])[ \t]*Include[ \t]*=?[ \t]*[\"']?(?!/etc/ssh/)\S",
+                           re.I)
+"""``Include`` of a file outside ``/etc/ssh``: settings Anna cannot see (``/tmp/x.conf``)."""
 SSHD_KEYS = re.compile(r"PermitRootLogin|PermitEmptyPasswords|PasswordAuthentication|"
                        r"HostbasedAuthentication|PermitUserEnvironment", re.I)
 """sshd settings that let in who should not get in: root by password, empty passwords,
 password guessing, host-based trust, world-writable keys, login-time environment."""
-_PAM_PERMIT = re.compile(r"(?:^|\n)[ \t]*(?!#)[^\n#]*\bpam_permit\.so\b")
-"""``pam_permit.so`` on an active line of a PAM stack: the module lets anyone through."""
+_PAM_PERMIT = re.compile(
+    r"(?:^|\n)[ \t]*(?!#)[^\n#]*(?:\bpam_permit\.so\b|"
+    r"\s(?!/(?:usr/)?lib(?:64|32)?/(?:[\w-]+/)?security/)/\S+\.so\b|"
+    r"(?:^|\s)@?(?:include|substack)\s+(?!/etc/pam\.d/)/\S+)")
+"""An active line of a PAM stack that lets anyone through (``pam_permit.so``), loads a module
+from outside the system's module directories (``auth sufficient /tmp/x.so``), or pulls in a
+stack from outside ``/etc/pam.d`` (``auth include /tmp/p``)."""
 _SYSCTL_LINE = re.compile(r"([A-Za-z][\w.\-/]*)\s*=\s*[\"']?\s*([-+]?(?:0[xX][0-9a-fA-F]+|\d+))")
 WHAT = {
     "selinux": "switches SELinux off", "pacman": "stops pacman checking package signatures",
@@ -135,7 +143,7 @@ def _disabling_one(kind: str, text: str, path: str) -> str | None:
     elif kind == "cmdline":
         match = CMDLINE.search(text)
     elif kind == "sshd":
-        match = _SSHD_WEAK.search(text)
+        match = _SSHD_WEAK.search(text) or _SSHD_INCLUDE.search(text)
     elif kind == "pam":
         match = _PAM_PERMIT.search(text)
     elif kind == "lsm":
