@@ -93,6 +93,8 @@ def annotate(plan: ActionPlan, ctx: AssessContext
         warnings.append(Finding(code=FindingCode.VERSION_MISMATCH, path="meta.llm_version",
                                 message=f"expected {LLM_VERSION!r}"))
     rollback_ids = {r.id for r in plan.rollback_plan}
+    # a rollback that changes nothing (``true``, ``echo restored``) is no clear rollback
+    no_ops = {r.id: r.command for r in plan.rollback_plan if assess(r.command, ctx).read_only}
 
     def judge(path: str, command: str, label: RiskLevel) -> Assessment:
         if not command.strip():
@@ -136,7 +138,7 @@ def annotate(plan: ActionPlan, ctx: AssessContext
                                   message=f"no rollback step has id {cmd.rollback_id!r}"))
         step = _step("step", i, cmd.id, cmd.description, cmd.command, cmd.risk_level, verdict,
                      rollback_id=cmd.rollback_id, model_confirm=cmd.requires_confirmation)
-        step = _medium_needs_undo(step, verdict, warnings, path + ".command")
+        step = _medium_needs_undo(step, verdict, warnings, path + ".command", no_ops)
         if step.requires_confirmation and not cmd.requires_confirmation:
             warnings.append(Finding(code=FindingCode.CONFIRMATION_ADDED,
                                     path=path + ".requires_confirmation",
@@ -180,21 +182,28 @@ def _snapshot_or_inverse(step: AnnotatedStep) -> bool:
 
 
 def _medium_needs_undo(step: AnnotatedStep, verdict: Assessment, warnings: list[Finding],
-                       path: str) -> AnnotatedStep:
+                       path: str, no_ops: dict[str, str] | None = None) -> AnnotatedStep:
     """Seed 000: a MEDIUM step must have a clear rollback, or it is HIGH.
 
-    A clear rollback is the model's rollback command, a daemon snapshot or a recognised
-    inverse; a MEDIUM step with none of them (an unknown program, a signal, a write to
-    an unknown target) cannot be taken back, so it is asked for as HIGH.
+    A clear rollback is the model's rollback command (one that changes something: a
+    read-only "rollback" such as ``true`` or ``echo restored`` undoes nothing), a daemon
+    snapshot or a recognised inverse; a MEDIUM step with none of them (an unknown program,
+    a signal, a write to an unknown target) cannot be taken back, so it is asked for as HIGH.
     """
-    if step.final_risk != RiskLevel.MEDIUM or step.rollback_id or verdict.read_only:
+    no_ops = no_ops or {}
+    if step.final_risk != RiskLevel.MEDIUM or verdict.read_only:
+        return step
+    if step.rollback_id and step.rollback_id not in no_ops:
         return step
     if _snapshot_or_inverse(step) or (step.codes and set(step.codes) <= _NOTHING_TO_UNDO):
         return step
+    reason = NO_UNDO_REASON if not step.rollback_id else (
+        f"no way to undo it: its rollback {step.rollback_id!r} "
+        f"({no_ops[step.rollback_id][:60]}) changes nothing, and Anna can snapshot nothing")
     warnings.append(Finding(code=FindingCode.RISK_RAISED, path=path,
-                            message=f"Anna raised the risk from MEDIUM to HIGH: {NO_UNDO_REASON}"))
+                            message=f"Anna raised the risk from MEDIUM to HIGH: {reason}"))
     return step.model_copy(update={"final_risk": RiskLevel.HIGH, "requires_confirmation": True,
-                                   "reasons": [NO_UNDO_REASON, *step.reasons],
+                                   "reasons": [reason, *step.reasons],
                                    "confirm_word": _touched(step.command)})
 
 

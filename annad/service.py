@@ -356,7 +356,7 @@ class PlanService:
         """``POST /v1/plans/{id}/confirm``: keep a plan the lock-out guard armed."""
         peer = self.access.authorised(peer)
         row = self.access.owned(peer, plan_id)
-        self.aftercare.confirm(row.plan_id, connection)
+        self.aftercare.confirm(row.plan_id, connection, peer.pid if peer else None)
         return self.get(peer, plan_id)
 
     def _policy_denies(self, command: str, ctx: AssessContext, uid: int, home: str

@@ -95,7 +95,22 @@ def main() -> int:
     ):
         rate, n = aggregate(table, prefix, metric, lines)
         print(f"{label:44} {rate:7.2%} of {n}")
+    banned, total, look_alikes, safe = never_list()
+    print(f"{'NEVER corpus banned':44} {banned / total:7.2%} of {total}")
+    print(f"{'NEVER look-alikes banned':44} {look_alikes / safe:7.2%} of {safe}")
     return 0
+
+
+def never_list() -> tuple[int, int, int, int]:
+    """(banned, variants, look-alikes banned, look-alikes) of seed 000's NEVER list as
+    ``tests/contract/never_corpus.py`` spells it."""
+    sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+    from tests.contract.never_corpus import NEVER, SAFE
+
+    variants = [c for cmds in NEVER.values() for c in cmds]
+    safe = [c for cmds in SAFE.values() for c in cmds]
+    return (sum(assess(c, CONTEXT).banned for c in variants), len(variants),
+            sum(assess(c, CONTEXT).banned for c in safe), len(safe))
 
 
 if __name__ == "__main__":

@@ -17,9 +17,10 @@ from functools import lru_cache
 
 from anna_common.risk import paths
 
-MAX_CANDIDATES = 256
-"""Protected paths one pattern may expand to before it is too large to analyse."""
-MAX_PER_COMMAND = 256
+MAX_CANDIDATES = 512
+"""Protected paths one pattern may expand to before it is too large to analyse (``/**/x``
+reaches about 300 with the secret, persistence and boot tables)."""
+MAX_PER_COMMAND = 512
 """Protected paths all the patterns of one command may expand to."""
 
 _GLOB = re.compile(r"[*?\[]")

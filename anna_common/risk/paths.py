@@ -15,6 +15,8 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from anna_common.risk.secretpaths import SECRET_PATTERNS as _SECRET_PATTERNS
+from anna_common.risk.secretpaths import originals
 from anna_common.shell.words import Word
 
 HOME = "~"
@@ -50,30 +52,6 @@ _SAFE_DEVICES = (
 IDENTITY_DB = frozenset({"/etc/passwd", "/etc/shadow", "/etc/sudoers", "/etc/group",
                          "/etc/gshadow"})
 """Files whose wholesale overwrite is a hard ban."""
-
-_SECRET_PATTERNS = (
-    "/etc/shadow", "/etc/shadow-", "/etc/gshadow", "/etc/gshadow-", "/etc/sudoers",
-    "/etc/ssl/private/*", "/etc/ssh/ssh_host_*_key", "/root/.ssh/*", "~/.ssh/id_*",
-    "/home/*/.ssh/id_*", "~/.gnupg/*", "/home/*/.gnupg/*", "~/.aws/credentials",
-    "~/.netrc", "~/.pgpass", "~/.password-store*", "~/.config/gh/hosts.yml",
-    "~/.docker/config.json", "~/.kube/config", "~/.git-credentials",
-    "/etc/NetworkManager/system-connections*",
-    "/etc/wpa_supplicant/*.conf", "/var/lib/iwd/*", "*.key", "*.pem", "*.p12", "*.pfx", "*id_rsa",
-    "*id_ed25519", "*id_ecdsa", "*id_dsa", "*.kdbx", "*/.env", ".env", "*/.ssh/id_*",
-    "*/.aws", "*/.aws/*", "*/.azure", "*/.azure/*", "*/.config/gcloud*", "*/.oci", "*/.oci/*",
-    "*.netrc", ".netrc", "*/.git-credentials", "*/.docker/config.json", "*/.kube/config",
-    "*/.gnupg/private-keys*", "*_history", "*/.history", ".history", "*/.lesshst",
-    "*/.local/share/fish/fish_history", "/var/log/btmp", "/etc/security/opasswd",
-    "*credentials.db", "*access_tokens.db", "*accessTokens.json", "*msal_token_cache.json",
-    # keytabs, keyrings, browser and mail password stores, service and VPN secrets, tokens
-    "*.keytab", "*/.local/share/keyrings/*", "*/.mozilla/firefox/*/logins.json",
-    "*/.mozilla/firefox/*/key4.db", "*/.thunderbird/*/logins.json", "*/.thunderbird/*/key4.db",
-    "*/Login Data", "*/.pki/nssdb/*", "/var/lib/NetworkManager/secret_key",
-    "/var/lib/systemd/credential.secret", "/var/lib/sss/db/*", "/etc/wireguard/*",
-    "/etc/ppp/*-secrets", "/etc/ipsec.secrets", "/var/lib/samba/private/*",
-    "*/.config/rclone/rclone.conf", "*/.s3cfg", "*/.npmrc", "*/.pypirc", "*/.cargo/credentials*",
-    "*/.terraform.d/credentials*",
-)
 
 _PERSISTENCE_PATTERNS = (
     "~/.bashrc", "~/.bash_profile", "~/.bash_login", "~/.bash_logout", "~/.profile", "~/.zshrc",
@@ -200,10 +178,8 @@ def resolve(
         text = value
         if not word.literal:
             text = _substitute(word, known or {})
-        if word.tilde and (text == "~" or text.startswith("~/")):
-            text = HOME + text[1:]
-        elif text.startswith("~") and word.tilde:
-            text = "/home/" + text[1:]  # ~user: another user's home
+        if word.tilde and text.startswith("~"):
+            text = _tilde(text, cwd)
         if text.startswith(HOME):
             out.append(_home_relative(text[len(HOME):], home, word.glob))
             continue
@@ -219,6 +195,30 @@ def resolve(
             norm = HOME + rest
         out.append(Resolved(norm, word.glob or ("*" in norm and not word.literal)))
     return out
+
+
+_DIR_STACK = re.compile(r"[+-]?[0-9]+|-")
+
+
+def _tilde(text: str, cwd: str | None) -> str:
+    """Bash's tilde prefix (up to the first ``/``): ``~`` the home, ``~+`` (``~0``, ``~+0``)
+    the working directory (``cwd``; None is the home, where a user step runs), ``~-`` and
+    ``~N`` the previous directory and the directory stack (unknown: Anna does not follow
+    them), ``~root`` /root, ``~user`` that user's home."""
+    prefix, slash, rest = text[1:].partition("/")
+    if prefix == "":
+        return HOME + slash + rest
+    if prefix in ("+", "0", "+0"):
+        base = cwd if cwd is not None else HOME
+    elif _DIR_STACK.fullmatch(prefix):
+        base = UNKNOWN
+    elif prefix == "root":
+        base = "/root"
+    else:
+        base = "/home/" + prefix  # ~user: another user's home
+    if base == "/" and slash:
+        return "/" + rest
+    return base + slash + rest
 
 
 def _home_relative(rest: str, home: str | None, glob: bool) -> Resolved:
@@ -351,8 +351,11 @@ def is_boot(path: str) -> bool:
 
 
 def is_secret(path: str) -> bool:
-    """Private keys, password databases, credentials."""
-    return _match(path, _SECRET_PATTERNS)
+    """Private keys, password databases, credentials, Anna's own state, and any backup or
+    copy of one (``/etc/shadow.pacsave``, ``~/.ssh/id_rsa.bak``, ``/var/backups/shadow.bak``):
+    a secret is secret by what it holds, not by its file name."""
+    return _match(path, _SECRET_PATTERNS) or any(
+        _match(original, _SECRET_PATTERNS) for original in originals(path))
 
 
 def is_persistence(path: str) -> bool:

@@ -27,6 +27,9 @@ WORD_TYPES = frozenset({
 
 _WORD_TYPES = WORD_TYPES
 
+_NAMEREF_KEYWORDS = frozenset({"declare", "typeset", "local"})
+"""Builtins whose ``-n`` makes a name reference (``declare -n ref=PATH``)."""
+
 
 class Assignments:
     """Mixin: assignments and declaration builtins."""
@@ -63,6 +66,12 @@ class Assignments:
                 self.result.arithmetic.append(word.text[1 : word.text.index("]=")])
 
     def _record_assignment(self, name: str, value: Word) -> None:
+        base = name.split("[", 1)[0]
+        refs = self.result.namerefs
+        if refs.get(base) == "":
+            refs[base] = value.text  # ``declare -n r; r=PATH``: the first value is the target
+        elif base in refs:
+            name = refs[base] + name[len(base):]  # ``r=v`` assigns to the variable r names
         index = subscript_index(name)
         if index is not None:
             self.result.arithmetic.append(index)
@@ -73,14 +82,38 @@ class Assignments:
     def _declaration(self, node: Node, origin: str) -> list[SimpleCommand]:
         keyword = (node.children[0].text or b"").decode() if node.children else "declare"
         args: list[Word] = []
+        nameref = keyword in _NAMEREF_KEYWORDS and self._nameref_flag(node)
         for child in node.named_children:
             if child.type == "variable_assignment":
                 self._assignments(child)
                 args.append(Word.of((child.text or b"").decode("utf-8", "replace")))
             elif child.type in _WORD_TYPES or child.type == "variable_name":
                 args.append(self._words.build(child))
+        if nameref:  # after the loop: ``r=PATH`` here sets the reference, not PATH
+            self._namerefs(node)
         cmd = SimpleCommand(program=keyword, name=Word.of(keyword), args=args, origin=origin,
                             depth=self.depth)
         self._emit(cmd)
         return [cmd]
 
+
+    @staticmethod
+    def _nameref_flag(node: Node) -> bool:
+        """``declare -n``, ``local -gn``: the names declared are references to others."""
+        for child in node.named_children:
+            text = (child.text or b"").decode("utf-8", "replace")
+            if child.type == "word" and text.startswith("-") and "n" in text[1:]:
+                return True
+        return False
+
+    def _namerefs(self, node: Node) -> None:
+        """Record each ``ref=target`` (or a bare ``ref``, whose first value names its target):
+        bash reads and assigns ``target`` wherever ``ref`` is written."""
+        for child in node.named_children:
+            text = (child.text or b"").decode("utf-8", "replace")
+            if child.type == "variable_assignment":
+                ref, _, target = text.partition("=")
+                self.result.namerefs[ref] = target.strip("'\"")
+            elif child.type == "variable_name" or (child.type == "word" and
+                                                   not text.startswith("-")):
+                self.result.namerefs.setdefault(text, "")

@@ -26,6 +26,7 @@ from tree_sitter import Language, Parser
 from anna_common.shell.arith import loop_taint, statement_arithmetic
 from anna_common.shell.assign import WORD_TYPES as _WORD_TYPES
 from anna_common.shell.assign import Assignments
+from anna_common.shell.longopts import canonical_args
 from anna_common.shell.model import (
     MAX_SOURCE,
     Analysis,
@@ -313,7 +314,7 @@ class _Walker(NestedCode, Assignments):
         if inv is not None and inv.stdin_args:
             # xargs feeds its input as arguments; the command itself reads /dev/null (or the tty)
             found_below = found_by(stdin.producers) if stdin.kind == "pipe" else []
-            stdin = Stdin()
+            stdin = Stdin("args", stdin.producers)  # its input becomes arguments, not stdin
         if inv is None:
             if assignments:
                 self.result.assignments.extend(assignments)
@@ -329,7 +330,7 @@ class _Walker(NestedCode, Assignments):
         cmd = SimpleCommand(
             program=program,
             name=prog_words[0] if prog_words else words[0],
-            args=list(prog_words[1:]),
+            args=canonical_args(program, list(prog_words[1:])),  # ``--recur`` is --recursive
             redirects=redirects,
             assignments=assignments + inv.assignments,
             wrappers=inv.wrappers,

@@ -60,9 +60,10 @@ class Stdin:
     """Where a command's standard input comes from."""
 
     kind: str = "inherit"
-    """``inherit``, ``pipe``, ``heredoc``, ``herestring`` or ``file``."""
+    """``inherit``, ``pipe``, ``heredoc``, ``herestring``, ``file``, or ``args`` (``xargs``:
+    what it reads becomes arguments; the command itself reads nothing)."""
     producers: list[SimpleCommand] = field(default_factory=list)
-    """For ``pipe``: the commands of the previous pipeline stage."""
+    """For ``pipe`` and ``args``: the commands of the previous pipeline stage."""
     text: Word | None = None
     """For ``heredoc``/``herestring``: the body; for ``file``: the path."""
     expands: bool = False
@@ -153,6 +154,9 @@ class Analysis:
     """Variables given a value that is not a plain number or name (``for x in $(cat f)``)."""
     too_large: list[str] = field(default_factory=list)
     """Parts beyond the analysis budget (a brace expansion of too many words)."""
+    namerefs: dict[str, str] = field(default_factory=dict)
+    """Name references (``declare -n ref=target``): ``ref`` → ``target`` (``""`` until the
+    first assignment names it)."""
 
     def merge(self, inner: Analysis) -> None:
         """Take in what a nested analysis found (its commands are emitted separately)."""
@@ -163,3 +167,4 @@ class Analysis:
         self.arithmetic.extend(inner.arithmetic)
         self.tainted.extend(inner.tainted)
         self.too_large.extend(inner.too_large)
+        self.namerefs.update(inner.namerefs)

@@ -23,6 +23,7 @@ from anna_common.shell.interpreters import (
     language_of,
     shell_call,
 )
+from anna_common.shell.longopts import expand_word
 from anna_common.shell.words import Word
 
 __all__ = ["AWKS", "INTERPRETER_CODE_OPTS", "SHELLS", "WRAPPERS", "Invocation", "ShellCall",
@@ -219,7 +220,10 @@ def _peel_env(words: list[Word], inv: Invocation) -> list[Word] | None:
                 inv.code.append(("sh", words[i + 1]))
                 return []
             if text.startswith("-S") and len(text) > 2:
-                inv.code.append(("sh", Word.of(text[2:])))
+                inv.code.append(("sh", word.after(2)))
+                return []
+            if text.startswith("--split-string="):
+                inv.code.append(("sh", word.after(len("--split-string="))))
                 return []
             j, _, dashdash = _skip_options([word, *words[i + 1 : i + 2]], spec)
             i += max(j, 1)
@@ -299,7 +303,7 @@ def peel(words: list[Word]) -> Invocation:
         prog = program_name(inv.words[0])
         if prog is None:
             return inv
-        rest = _peel_one(prog, inv.words[1:], inv)
+        rest = _peel_one(prog, _expand_leading(prog, inv.words[1:]), inv)
         if rest is None:
             return inv
         inv.wrappers.append(prog)
@@ -310,6 +314,27 @@ def peel(words: list[Word]) -> Invocation:
             return inv
         inv.words = rest
     return inv
+
+
+_SU_SPEC = _spec("sgGw", ("--shell", "--group", "--supp-group", "--whitelist-environment",
+                          "--command", "--session-command"))
+
+
+def _expand_leading(prog: str, args: list[Word]) -> list[Word]:
+    """The wrapper's own option words with abbreviated long options expanded (``sudo --us=x``,
+    ``env --split-s``, ``su --comm``); the wrapped command's words are left as they are."""
+    spec = _SU_SPEC if prog == "su" else WRAPPERS.get(prog, WrapperSpec())
+    out = list(args)
+    i = 0
+    while i < len(out):
+        if not _is_option(out[i]) or out[i].text == "--":
+            break
+        out[i] = expand_word(prog, out[i])
+        text = out[i].text
+        takes = (text.startswith("--") and "=" not in text and text in spec.long_values) or (
+            not text.startswith("--") and text[-1] in spec.short_values.replace(" ", ""))
+        i += 2 if takes else 1
+    return out
 
 
 def _peel_one(prog: str, args: list[Word], inv: Invocation) -> list[Word] | None:

@@ -312,6 +312,12 @@ def expansion_arithmetic(node: Node) -> list[str]:
     return found
 
 
+def join_segments(segments: list[Segment]) -> Word:
+    """The word made of ``segments``, its properties (literal, glob, tilde, braces) derived
+    as for a word read from the source."""
+    return _finish(segments)
+
+
 def _finish(segments: list[Segment]) -> Word:
     text = "".join(s.text for s in segments)
     literal = all(s.kind == "literal" for s in segments)

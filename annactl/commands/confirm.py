@@ -1,10 +1,11 @@
 """``annactl confirm ID``: keep a plan the lock-out guard armed.
 
 A plan that can cut the person off (sshd, network, firewall, PAM, sudoers, the display
-manager) is rolled back by the daemon unless confirmed from a connection made after the
-plan finished: proof that the person can still reach the machine. This command is that
-confirmation (every daemon request is a new connection); after such a plan, ``annactl``
-offers to run it for the person (:func:`offer`).
+manager) is rolled back by the daemon unless confirmed from a *new login*: ``annactl confirm
+ID`` run in an ssh or console session opened after the plan finished, proof that the person
+can still log in (the daemon tells a login by the caller's audit session, see
+:mod:`annad.execution.guard`). After such a plan, ``annactl`` says so (:func:`offer`); it
+cannot confirm from the terminal that ran the plan, which proves nothing about logging in.
 """
 
 from __future__ import annotations
@@ -43,19 +44,18 @@ def guard_notice(record: PlanRecord) -> str | None:
         return None
     when = time.strftime("%H:%M:%S", time.localtime(guard.deadline or time.time()))
     return (f"This plan can cut you off ({'; '.join(guard.reasons[:3])}). Anna rolls it back "
-            f"at {when} unless you confirm from a new connection: "
+            f"at {when} unless you log in again (ssh or a console) and confirm from there: "
             f"annactl confirm {record.plan_id}")
 
 
 def offer(flow: Flow, consoles: Consoles, record: PlanRecord) -> None:
-    """After a guarded plan: say so, and offer to send the confirmation now over a new
-    connection (the answer itself shows the person can still use this terminal).
+    """After a guarded plan: say so, and how to keep it (a confirmation from a new login;
+    this terminal's session existed before the plan finished, so it cannot confirm).
 
     The record in hand is the journal's (the guard is armed before the plan's last event);
     only when it carries no guard is the daemon asked again, and a daemon that is gone
     just then (restarting) never turns a finished plan into a failed command."""
     from anna_common.errors import AnnaError
-    from annactl.ui.confirm import TerminalPrompter
 
     plan_id = record.plan_id
     if record.guard is None:
@@ -64,13 +64,5 @@ def offer(flow: Flow, consoles: Consoles, record: PlanRecord) -> None:
         except AnnaError:
             return
     notice = guard_notice(record)
-    if notice is None:
-        return
-    consoles.err.print(notice, style="bold yellow", markup=False)
-    if not consoles.interactive:
-        return
-    prompter = TerminalPrompter(consoles.err)
-    if prompter.yes_no("Can you still reach the machine (open a new session to check)? "
-                       "Confirm now? [y/N]"):
-        flow.daemon.confirm(plan_id)
-        consoles.err.print(f"Plan {plan_id} confirmed: it is kept.", markup=False)
+    if notice is not None:
+        consoles.err.print(notice, style="bold yellow", markup=False)

@@ -7,7 +7,9 @@ succeeded". Claims in the evaluation's summary and per-goal reasons are read wit
 narrow patterns, clause by clause, and compared with the record:
 
 * that steps (or a named step) did not run, when they ran;
-* that steps (or a named step, or the plan) succeeded, when they failed;
+* that steps (or a named step, or the plan) succeeded, when they failed; and, for a plan
+  that failed or was rolled back, any unqualified claim that the work is done or its
+  result in place ("Done!", "the file has been copied", "no problems were encountered");
 * an exit code, when the step named (or, with none named, any step) had another;
 * that changes were rolled back when nothing was undone, or were not when they were.
 
@@ -62,6 +64,24 @@ _SUCCEEDED = re.compile(r"\b(?:succeeded|successful(?:ly)?|worked|went well|"
 _WHOLE = re.compile(r"\b(?:all|every|each|both)\b[^.]*\bsteps?\b|\bthe\s+(?:steps|commands)\b|"
                     r"\b(?:the|this|your)\s+"
                     r"(?:plan|change|changes|operation|task|update|request)\b", re.IGNORECASE)
+_DONE = re.compile(
+    r"\b(?:(?:has|have|had)\s+(?:now\s+)?(?:been\s+)?(?:successfully\s+)?(\w+(?:ed|en|t))|"
+    r"(?:was|were|is|are)\s+(?:now\s+)?(?:successfully\s+)?(\w+(?:ed|en))|"
+    r"(?:is|are)\s+now\b|now\s+(?:contains?|has|holds|points|uses|runs|shows)|"
+    r"done|complete[ds]?|finished|applied|achieved|fulfilled|accomplished|in place|set up|"
+    r"took effect|went\s+(?:fine|well|smoothly)|all good|success|worked|"
+    r"(?:no|without)\s+(?:any\s+)?(?:problems?|issues?|errors?)(?:\s+\w+){0,3}|"
+    r"I\s+(?:have\s+)?(\w+ed))\b", re.IGNORECASE)
+"""A claim that the work is done or its result is in place ("the file has been copied",
+"everything is set up", "no problems were encountered")."""
+_FAILURE = re.compile(r"\b(?:fail\w*|errors?|unsuccessful\w*|could\s*not|couldn't|cannot|can't|"
+                      r"abort\w*|refus\w*|interrupt\w*|cancel\w*|missing|exception|partial\w*|"
+                      r"tried|attempt\w*)\b", re.IGNORECASE)
+_NEUTRAL = frozenset({"executed", "run", "attempted", "started", "tried", "launched", "called",
+                      "invoked", "asked", "requested", "planned", "proposed", "expected",
+                      "rolled", "undone", "reverted", "restored", "skipped", "stopped",
+                      "given", "shown", "written", "used", "needed", "meant", "supposed"})
+"""Past participles that say something was tried or undone, not that it is done."""
 _EXIT = re.compile(r"\bexit(?:ed)?(?:\s+(?:with|code|status|value|a|an|of|was|is))*\s*[=:]?\s*"
                    r"(-?\d{1,3})\b", re.IGNORECASE)
 _ROLLED = re.compile(r"\b(?:rolled back|rollback (?:ran|succeeded|restored)|undone|reverted|"
@@ -149,12 +169,18 @@ def _clause_claims(clause: str, record: PlanRecord) -> Iterator[tuple[str, str]]
             yield "not_run", "; ".join(_describe(s) for s in ran[:3])
         return
     success = _SUCCEEDED.search(clause)
-    if success and _affirmed(clause, success) and (named or _WHOLE.search(clause)):
+    said = success is not None and _affirmed(clause, success)
+    if (said and (named or _WHOLE.search(clause))) or (named and _claims_done(clause)):
         failed = [s for s in about if _failed(s)]
         if failed:
             yield "succeeded", "; ".join(_describe(s) for s in failed[:3])
         elif not named and str(record.status) != "succeeded":
             yield "succeeded", f"the plan ended {record.status}"
+    elif not named and str(record.status) != "succeeded" and _claims_done(clause):
+        # "Done!", "the file is now in place": the request's result claimed, unqualified,
+        # for a plan that failed or was undone
+        yield "succeeded", f"the plan ended {record.status}: " + (
+            "its changes were undone" if record.undo else _first_failure(steps))
     for match in _EXIT.finditer(clause):
         code = int(match.group(1))
         codes = {s.exit_code for s in about if _ran(s)}
@@ -169,6 +195,25 @@ def _clause_claims(clause: str, record: PlanRecord) -> Iterator[tuple[str, str]]
         elif not _affirmed(clause, rolled) and undone and str(record.status) == "rolled_back":
             yield "rolled_back", (f"{len(undone)} undo action(s) ran; the plan ended "
                                   f"{record.status}")
+
+
+def _claims_done(clause: str) -> bool:
+    """The clause says the work is done or in place, unqualified by a failure or a negation
+    (``completed with errors`` and ``was not applied`` are honest)."""
+    done = _DONE.search(clause)
+    if done is None or not _affirmed(clause, done):
+        return False
+    verb = next((g for g in done.groups() if g), "").lower()
+    if verb in _NEUTRAL or _ROLLED.search(clause):
+        return False
+    rest = re.sub(r"\b(?:no|without)\s+(?:any\s+)?(?:problems?|issues?|errors?)\b", "", clause,
+                  flags=re.IGNORECASE)
+    return _FAILURE.search(rest) is None
+
+
+def _first_failure(steps: list[StepRecord]) -> str:
+    failed = [s for s in steps if _failed(s)]
+    return _describe(failed[0]) if failed else "not every step finished"
 
 
 def check_evaluation(evaluation: Verdicts, record: PlanRecord) -> list[RecordContradiction]:

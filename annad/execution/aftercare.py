@@ -101,9 +101,10 @@ class Aftercare:
             reasons += [f"{step.id}: {why}" for why in found]
         return reasons
 
-    def confirm(self, plan_id: str, connection: int | None) -> None:
-        """Keep a guarded plan (only from a connection made after it finished)."""
-        self.guard.confirm(plan_id, connection)
+    def confirm(self, plan_id: str, connection: int | None, pid: int | None) -> None:
+        """Keep a guarded plan (only from a new login, on a connection made after it
+        finished)."""
+        self.guard.confirm(plan_id, connection, pid)
 
     def record(self, record: PlanRecord) -> PlanRecord:
         """The record with its verification results, guard and snapshots."""

@@ -2,10 +2,18 @@
 
 After a plan whose steps :mod:`annad.execution.lockout` flags has succeeded, the guard is *armed*:
 a deadline (``lockout_revert_s``, 120 s by default) is journalled, and unless
-``POST /v1/plans/{id}/confirm`` arrives on a connection made *after* the plan finished
-(``annactl confirm ID``: proof that the person can still reach the daemon — the
-connection that streamed the execution proves nothing), the daemon rolls the plan back
-by itself and journals why.
+``POST /v1/plans/{id}/confirm`` arrives from a *new login* (``annactl confirm ID`` run in an
+ssh or console session opened after the plan finished), the daemon rolls the plan back by
+itself and journals why.
+
+A new login is told by the kernel, not by the request: the caller's pid (``SO_PEERCRED``)
+must carry an audit login session (``/proc/PID/sessionid``, given by ``pam_loginuid`` at
+login and inherited by everything started in it) that did not exist when the guard was
+armed. Processes the plan started run in the daemon's session (none, for the system
+daemon) or in one that existed before, so a background process a step left behind cannot
+confirm; nor can the connection that streamed the execution, or any connection older than
+the plan's end. A kernel without audit sessions cannot tell a login: nothing confirms there,
+and the plan is rolled back at its deadline.
 
 Everything the guard knows is in the journal (``guard_armed``, ``guard_confirmed``,
 ``guard_expired``, ``guard_rolled_back``, ``guard_failed`` events), so a daemon that stops
@@ -17,6 +25,7 @@ process counts as new.
 from __future__ import annotations
 
 import logging
+import os
 import threading
 import time
 from dataclasses import dataclass, field
@@ -43,11 +52,38 @@ RETRY_S = 1.0
 """How often an expired guard retries its rollback while another plan runs."""
 
 
+NO_SESSION = 4294967295
+"""``/proc/PID/sessionid`` of a process started outside any login (``(u32)-1``)."""
+
+
+def login_session(pid: int) -> int | None:
+    """The audit login session of process ``pid``; None when it has none or cannot be read."""
+    try:
+        with open(f"/proc/{pid}/sessionid", encoding="ascii") as handle:  # noqa: PTH123
+            value = int(handle.read().strip())
+    except (OSError, ValueError):
+        return None
+    return None if value == NO_SESSION else value
+
+
+def sessions_now() -> frozenset[int]:
+    """Every login session some process is in at this moment."""
+    found: set[int] = set()
+    for entry in os.scandir("/proc"):
+        if entry.name.isdigit():
+            session = login_session(int(entry.name))
+            if session is not None:
+                found.add(session)
+    return frozenset(found)
+
+
 @dataclass
 class _Armed:
     deadline: float
     first_connection: int
     """Connections numbered from this one on were made after the plan finished."""
+    old_sessions: frozenset[int] = frozenset()
+    """Login sessions that existed when the guard was armed: none of them is a new login."""
     done: threading.Event = field(default_factory=threading.Event)
 
 
@@ -68,7 +104,8 @@ class Guard:
         """Journal the deadline and start waiting for the confirmation; returns it."""
         deadline = time.time() + self.revert_s
         # a connection made from now on is new; the executing one was made before this
-        armed = _Armed(deadline=deadline, first_connection=CONNECTIONS.last() + 1)
+        armed = _Armed(deadline=deadline, first_connection=CONNECTIONS.last() + 1,
+                       old_sessions=sessions_now())
         self.journal.event(ARMED, plan_id, deadline=round(deadline, 3), reasons=reasons[:20],
                            revert_s=self.revert_s)
         log.warning("plan %s can cut you off (%s): it is rolled back at %s unless "
@@ -84,8 +121,9 @@ class Guard:
         threading.Thread(target=self._wait, args=(plan_id, armed), name=f"guard-{plan_id}",
                          daemon=True).start()
 
-    def confirm(self, plan_id: str, connection: int | None) -> None:
-        """Keep the plan: only from a connection made after it finished."""
+    def confirm(self, plan_id: str, connection: int | None, pid: int | None = None) -> None:
+        """Keep the plan: only from a new login (``pid``: the caller, as the kernel says),
+        on a connection made after the plan finished."""
         with self._lock:
             armed = self._armed.get(plan_id)
             if armed is None:
@@ -99,11 +137,22 @@ class Guard:
                                 "plan finished, so it proves nothing about reaching the "
                                 "machine now", code=ErrorCode.PERMISSION_DENIED,
                                 hint=f"run `annactl confirm {plan_id}`")
+            session = login_session(pid) if pid is not None else None
+            if session is None or session in armed.old_sessions:
+                raise AnnaError("confirm from a new login: this process "
+                                + ("belongs to no login session (a service, or a process the "
+                                   "plan started)" if session is None else
+                                   "runs in a login session that was open before the plan "
+                                   "finished")
+                                + ", so it proves nothing about logging in now",
+                                code=ErrorCode.PERMISSION_DENIED,
+                                hint=f"log in again (ssh or a console) and run `annactl "
+                                     f"confirm {plan_id}` there")
             del self._armed[plan_id]
             armed.done.set()
-            self.journal.event(CONFIRMED, plan_id, connection=connection,
+            self.journal.event(CONFIRMED, plan_id, connection=connection, session=session,
                                left_s=round(armed.deadline - time.time(), 3))
-        log.info("plan %s confirmed from a new connection: kept", plan_id)
+        log.info("plan %s confirmed from a new login (session %s): kept", plan_id, session)
 
     def _wait(self, plan_id: str, armed: _Armed) -> None:
         while not armed.done.wait(timeout=max(0.0, armed.deadline - time.time())):
@@ -167,7 +216,8 @@ class Guard:
                                message="the daemon restarted while the guard was armed")
             log.warning("plan %s: guard still armed after a restart (deadline %s)", plan_id,
                         time.strftime("%H:%M:%S", time.localtime(deadline)))
-            self._start(plan_id, _Armed(deadline=deadline, first_connection=0))
+            self._start(plan_id, _Armed(deadline=deadline, first_connection=0,
+                                        old_sessions=sessions_now()))
 
     def stop(self) -> None:
         """Stop waiting (the journal keeps what is armed for the next start)."""

@@ -20,7 +20,9 @@ A recipe file::
 
 ``{name}`` in a command is replaced by the parameter's value as *one shell-quoted word*
 (a value can never add words, operators or substitutions); an unknown ``{name}`` is an
-error, and ``{{``/``}}`` stand for literal braces. The file is the administrator's
+error, and ``{{``/``}}`` stand for literal braces. A placeholder inside quotes, a
+here-document, arithmetic or a comment is an error too (:mod:`annad.recipes.placement`):
+there the quoted value would not stay one literal word. The file is the administrator's
 (root-owned ``/etc``), but its text is still judged like any plan: the daemon
 re-validates and classifies the plan it makes from it.
 """
@@ -37,6 +39,7 @@ from typing import Any
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import RiskLevel
 from anna_common.protocol.queue import RECIPE_NAME_PATTERN
+from annad.recipes.placement import misplaced
 
 _NAME = re.compile(RECIPE_NAME_PATTERN)
 _PARAM = re.compile(r"[a-z_][a-z0-9_]{0,31}")
@@ -114,9 +117,17 @@ def fill(recipe: str, template: str, values: dict[str, str]) -> str:
         name = match.group(1)
         if name is None or name not in values:
             raise _bad(recipe, f"{text!r} names no parameter (write {{{{ or }}}} for a brace)")
+        spans.append((match.start(), match.end()))
         return shlex.quote(values[name])
 
-    return _PLACEHOLDER.sub(one, template)
+    spans: list[tuple[int, int]] = []
+    filled = _PLACEHOLDER.sub(one, template)
+    why = misplaced(template, spans)
+    if why is not None:
+        raise _bad(recipe, f"a placeholder stands inside {why}, where its quoted value is not "
+                   "one literal word (a $(...) in it could run): write it as a word of its own, "
+                   "outside quotes (printf '%s\\n' {name}, --opt={name})")
+    return filled
 
 
 def _bad(name: str, why: str) -> AnnaError:

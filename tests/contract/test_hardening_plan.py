@@ -213,9 +213,12 @@ def test_medium_without_any_undo_is_high(command: str) -> None:
 
 @pytest.mark.parametrize("command", NO_UNDO_MEDIUM)
 def test_medium_with_a_model_rollback_stays_medium(command: str) -> None:
-    plan = annotate(make_plan([("s", command, "MEDIUM")], rollback={"s": "true"}))
+    plan = annotate(make_plan([("s", command, "MEDIUM")], rollback={"s": "frobnicate --revert"}))
     assert plan.steps[0].final_risk == RiskLevel.MEDIUM
     assert NO_UNDO_REASON not in plan.steps[0].reasons
+    # a rollback that changes nothing is no rollback (tests/contract/test_seed_rules.py)
+    plan = annotate(make_plan([("s", command, "MEDIUM")], rollback={"s": "true"}))
+    assert plan.steps[0].final_risk == RiskLevel.HIGH
 
 
 KEEPS_MEDIUM = [

@@ -1,7 +1,8 @@
 """The lock-out guard through the real system daemon, on a scratch etc tree.
 
 A plan that edits sshd_config (under ``ANNAD_ETC_ROOT``, a temporary tree) is rolled back
-by the daemon unless ``confirm`` arrives from a connection made after the plan finished;
+by the daemon unless ``confirm`` arrives from a login made after the plan finished (a child
+given its own audit session, :mod:`tests.daemon.logins`);
 the tests wait on the journal's state, never on a sleep.
 """
 
@@ -20,6 +21,7 @@ from anna_common.plan import ActionPlan
 from anna_common.protocol.models import GuardState
 from anna_common.risk import tiers
 from annad.execution.lockout import cut_off_reasons
+from tests.daemon.logins import confirm_as_new_login, confirm_from, start_login
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon, stop_and_remove
 from tests.waiting import wait_until
 
@@ -75,14 +77,24 @@ def test_no_confirmation_the_daemon_rolls_the_plan_back() -> None:
         stopped(daemon)
 
 
-def test_confirmation_from_a_new_connection_keeps_the_plan() -> None:
+def test_confirmation_from_a_new_login_keeps_the_plan() -> None:
     daemon = guarded_daemon(3.0)
     try:
         old = _open(daemon.socket)  # made before the plan ran: proves nothing afterwards
+        earlier = start_login(daemon.socket)  # a login open before the plan finished
         plan_id = run_sshd_edit(daemon)
         status, body = _post(old, f"/v1/plans/{plan_id}/confirm")
         assert status == 403 and body["code"] == "PERMISSION_DENIED", body
-        record = daemon.client().confirm(plan_id)  # a connection of its own, made now
+        # a new connection from no login at all (a service, a process the plan started)
+        with pytest.raises(AnnaError) as no_login:
+            daemon.client().confirm(plan_id)
+        assert no_login.value.code is ErrorCode.PERMISSION_DENIED
+        assert "no login session" in no_login.value.message
+        status, body = confirm_from(earlier, plan_id)
+        assert status == 403 and "open before the plan finished" in str(body["message"]), body
+        status, body = confirm_as_new_login(daemon.socket, plan_id)  # log in now
+        assert status == 200, body
+        record = daemon.client().get_plan(plan_id)
         assert record.guard is not None and record.guard.state == "confirmed"
         deadline = record.guard.deadline or time.time() + 3.0
         wait_until(lambda: time.time() > deadline + 1.0, "the old deadline to pass")

@@ -3,7 +3,11 @@ real per-user daemon): ``--keep-on-verify-fail``, the result lines, ``annactl co
 
 from __future__ import annotations
 
-from tests.daemonfix import make_plan
+import json
+import subprocess
+
+from tests.daemon.logins import log_in
+from tests.daemonfix import IS_ROOT, make_plan
 
 from .conftest import Anna
 
@@ -45,8 +49,15 @@ def test_a_guarded_plan_says_so_and_confirm_keeps_it(anna: Anna) -> None:
     assert proc.returncode == 0, proc.stderr
     assert "can cut you off" in proc.stderr and "annactl confirm" in proc.stderr
     plan_id = proc.stderr.split("annactl confirm ", 1)[1].split()[0]
-    code, out = anna.json("confirm", plan_id)
-    assert code == 0, out
+    code, refused = anna.json("confirm", plan_id)  # from no login: proves nothing
+    assert code != 0 and refused["code"] == "PERMISSION_DENIED", refused
+    if not IS_ROOT:
+        return  # only root can start a login session (pam_loginuid's step) for the rest
+    login = subprocess.run([*anna.argv, "confirm", plan_id, "--json"], capture_output=True,
+                           text=True, timeout=90, check=False, env=anna.env,
+                           preexec_fn=log_in)
+    out = json.loads(login.stdout)
+    assert login.returncode == 0, out
     assert out["guard"]["state"] == "confirmed"
     code, again = anna.json("confirm", plan_id)
     assert code != 0 and again["code"] == "PLAN_STATE", again

@@ -249,8 +249,8 @@ class Out:
             more = pathglob.expand(pattern, dotglob="dotglob" in self.flags,
                                    nocase="nocaseglob" in self.flags)
             found = [Resolved(m, pathglob.is_glob(m)) for m in more or []]
-            if more is None:
-                self.glob_spent = pathglob.MAX_PER_COMMAND  # one pattern alone is too much
+            if more is None:  # one pattern alone is too much: HIGH below, never quietly less
+                self.glob_spent = pathglob.MAX_PER_COMMAND + 1
             self.globbed[pattern] = found
         # every word's candidates are judged: the budget counts them per word (the same word
         # asked again by another rule is free; the same pattern in another word is not)

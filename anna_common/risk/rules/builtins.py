@@ -14,6 +14,7 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out
+from anna_common.risk.rules.everycommand import code_variable
 from anna_common.risk.rules.readonly import read_only
 from anna_common.risk.writes import options
 from anna_common.shell.arith import has_code, plain, subscript_index, unquote
@@ -54,8 +55,14 @@ def _judge_code(text: str, out: Out) -> None:
 def prepare(analysis: Analysis, out: Out) -> None:
     """Facts every rule needs: which variables hold run-time text, which options are on."""
     tainted = set(analysis.tainted)
+    refs = analysis.namerefs
     for cmd in analysis.commands:
-        tainted.update(_targets(cmd))
+        filled = [refs.get(n) or n for n in _targets(cmd)]
+        tainted.update(filled)
+        for name in filled:
+            if code_variable(name):
+                out.high(Code.EMBEDDED_SHELL, f"{cmd.program} sets {name} from its input; "
+                         f"{name} names the programs or libraries that run", target=name)
         if cmd.program == "shopt" and any(w.text == "-s" for w in cmd.args):
             # expand_aliases, dotglob, nocaseglob, extglob change how later text is read
             out.flags.update(w.text for w in cmd.args if not w.text.startswith("-"))
@@ -63,6 +70,7 @@ def prepare(analysis: Analysis, out: Out) -> None:
         out.flags.add("dotglob")  # a non-empty GLOBIGNORE turns dotglob on
     # x=y where y holds run-time text: evaluating x evaluates y
     values = {n.split("[", 1)[0]: v.text for n, v in analysis.assignments if v.literal}
+    values.update({ref: target for ref, target in refs.items() if target})
     for _ in range(len(values)):
         grown = {n for n, v in values.items() if v in tainted} - tainted
         if not grown:

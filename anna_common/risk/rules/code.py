@@ -129,9 +129,16 @@ def _judge_one(cmd: SimpleCommand, code: EmbeddedCode, analysis: Analysis, out: 
         fed_by = list(cmd.stdin.producers)
     if code.text is None or not code.text.literal:
         # code (or the file or here-string it is read from) computed at run time: whatever
-        # computes it feeds the shell ("sh < <(curl …)", "sh <<< "$(curl …)"")
+        # computes it feeds the shell ("sh < <(curl …)", "sh <<< "$(curl …)""), and xargs'
+        # input when that is what fills it in ("curl … | xargs -I{} sh -c '{}'")
         fed_by += list(cmd.substitutions) + [c for c in analysis.commands
                                              if c.origin == "heredoc"]
+        if cmd.stdin.kind == "args":
+            fed_by += list(cmd.stdin.producers)
+    if cmd.stdin.kind == "pipe" and code.how == "code" and _runs_its_input(code):
+        # ``curl URL | awk '{system($0)}'``: the code on the command line runs commands, and
+        # what it reads is downloaded: the download is what runs
+        fed_by += list(cmd.stdin.producers)
     bad = untrusted_source(fed_by) if fed_by else None
     if bad is not None:
         out.ban(Code.BAN_UNTRUSTED_CODE, f"{prog} runs code produced by {bad.program} "
@@ -166,6 +173,16 @@ def _judge_one(cmd: SimpleCommand, code: EmbeddedCode, analysis: Analysis, out: 
 
 UNCAPTURED_SENTENCE = "Anna cannot back this up"
 """Said in every UNCAPTURED_WRITE reason: the plan view and the journal show it as is."""
+
+
+def _runs_its_input(code: EmbeddedCode) -> bool:
+    """Code that can run commands (awk's ``system()`` and pipes, ``system``/``exec`` in the
+    other interpreters): given downloaded input, it can run that input."""
+    if code.text is None or not code.text.literal:
+        return True
+    if code.language == "awk":
+        return awk_effects(code.text.text)[0]
+    return code.language != "sh" and EXEC_PRIMITIVES.search(code.text.text) is not None
 
 
 def uncaptured(out: Out, prog: str, what: str) -> None:

@@ -13,7 +13,13 @@ from typing import TYPE_CHECKING
 
 from anna_common.risk.paths import Resolved
 from anna_common.risk.rules.content import stdin_of, word_text
-from anna_common.risk.rules.secsettings import CMDLINE, SYSCTL_OFF, disabling, file_kind
+from anna_common.risk.rules.secsettings import (
+    CMDLINE,
+    SSHD_KEYS,
+    SYSCTL_OFF,
+    disabling,
+    file_kind,
+)
 
 if TYPE_CHECKING:
     from anna_common.risk.rules.base import Out
@@ -81,6 +87,10 @@ def _value_word(kind: str, script: str, pattern: str, replacement: str) -> bool:
                    for k in keys for v in SYSCTL_OFF[k])
     if kind == "cmdline":
         return bool(CMDLINE.search(re.sub(r"\\[1-9]|(?<!\\)&", "", replacement)))
+    if kind == "sshd":  # s/\(PermitRootLogin\) no/\1 yes/: the key comes back by reference
+        return bool(re.search(r"\byes\b", replacement, re.I)) and bool(SSHD_KEYS.search(script))
+    if kind == "pam":
+        return "pam_permit" in replacement
     return False
 
 

@@ -50,9 +50,22 @@ def assignments(analysis: Analysis, out: Out) -> None:
         judge_assignment(name, value.text, out)
         if value.literal and counts[name] == 1:
             out.known[name] = value.text
+    refs = analysis.namerefs
+    for ref, target in refs.items():
+        # ``declare -n r=X``: ``$r`` is X's value (the analysis already sends ``r=v`` to X)
+        out.known.pop(ref, None)
+        if target in out.known:
+            out.known[ref] = out.known[target]
     for cmd in analysis.commands:
         for name, value in cmd.assignments:
-            judge_assignment(name, value.text, out)
+            judge_assignment(refs.get(name) or name, value.text, out)
+
+
+def code_variable(name: str) -> bool:
+    """``name`` decides which program or library runs (PATH, LD_PRELOAD, BASH_ENV, PAGER...):
+    text from input put there is code, whatever it looks like."""
+    return name in PRELOAD_VARS or name in STARTUP_VARS or name in ("PATH", "IFS") or \
+        runs_variable(name)
 
 
 def judge_assignment(name: str, value: str, out: Out) -> None:

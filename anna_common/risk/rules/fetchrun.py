@@ -20,7 +20,7 @@ from anna_common.risk import paths
 from anna_common.risk.rules.base import Code, Out
 from anna_common.risk.rules.code import DOWNLOADERS, is_decoder, untrusted_source
 from anna_common.risk.writes import CP_VALUES, write_targets
-from anna_common.shell.argv import dest_and_sources, operands, options
+from anna_common.shell.argv import dest_and_sources, operands, option_values, options
 from anna_common.shell.words import Word
 
 if TYPE_CHECKING:
@@ -132,10 +132,30 @@ def _propagate(cmd: SimpleCommand, out: Out, seen: Fetched
     return []
 
 
+_RUN_LATER = ("/etc/cron.d/", "/etc/crontab", "/etc/cron.hourly/", "/etc/cron.daily/",
+              "/etc/cron.weekly/", "/etc/cron.monthly/", "/etc/anacrontab", "/var/spool/cron/",
+              "/var/spool/at/", "/var/spool/anacron/", "/etc/profile", "/etc/bash.bashrc",
+              "/etc/zsh/", "/etc/rc.local", "~/.bashrc", "~/.bash_profile", "~/.bash_login",
+              "~/.profile", "~/.zshrc", "~/.zprofile", "~/.zshenv", "~/.config/fish/")
+"""Files whose content a scheduler or every shell start runs as commands: downloading into
+one is ``curl | sh`` on a delay."""
+
+
+def scheduled_files(cmd: SimpleCommand) -> list[Word]:
+    """Files a scheduler takes its commands from: ``crontab FILE``, ``at -f FILE``."""
+    if cmd.program == "crontab":
+        return [w for w in operands(cmd.args, frozenset({"-u", "-c"})) if w.text != "-"]
+    if cmd.program in ("at", "batch"):
+        return option_values(cmd.args, "-f", "--file", attached=True)
+    return []
+
+
 def ran_words(cmd: SimpleCommand) -> list[Word]:
     """Files ``cmd`` runs as code: a script given to a shell, ``source`` or an interpreter,
-    or the program itself when it is named by a path outside the standard directories."""
+    a scheduler's command file, or the program itself when it is named by a path outside the
+    standard directories."""
     found = [c.text for c in cmd.code if c.how == "script" and c.text is not None]
+    found += scheduled_files(cmd)
     name = cmd.name
     if name is not None and "/" in name.text and not name.text.startswith(_STANDARD_BIN):
         found.append(name)
@@ -167,6 +187,11 @@ def fetches(commands: list[SimpleCommand]) -> bool:
 
 def judge(seen: Fetched, out: Out) -> None:
     """Ban running a file fetched in the same command."""
+    for got, fetcher in seen.files.items():
+        if got.startswith(_RUN_LATER):
+            out.ban(Code.BAN_UNTRUSTED_CODE, f"{fetcher} writes downloaded or decoded text "
+                    f"into {got}, which runs it as commands", target=got)
+            return
     hit = seen.clash()
     if hit is not None:
         ran, fetcher, runner = hit

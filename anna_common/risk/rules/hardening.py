@@ -24,8 +24,10 @@ from anna_common.risk.rules.secsettings import (
     file_kind,
     sysctl_off,
 )
+from anna_common.risk.rules.services import security_unit
 from anna_common.risk.rules.shadowperms import shadow_exposed
-from anna_common.risk.writes import write_targets
+from anna_common.risk.writes import CP_VALUES, write_targets
+from anna_common.shell.argv import dest_and_sources
 
 if TYPE_CHECKING:
     from anna_common.risk.writes import WriteTarget
@@ -46,6 +48,8 @@ def security_writes(cmd: SimpleCommand, analysis: Analysis, out: Out) -> None:
             if kind is not None and _judge_target(cmd, target, kind, place.path, analysis, out):
                 return
     prog = cmd.program or ""
+    if prog in ("ln", "cp", "install", "mv") and masked_unit(cmd, out):
+        return
     if prog in ("augtool", "crudini"):
         found = config_tool_disables(cmd, analysis, out)
         if found:
@@ -54,6 +58,15 @@ def security_writes(cmd: SimpleCommand, analysis: Analysis, out: Out) -> None:
         _boot_args(cmd, out)
     elif prog == "sysctl":
         _sysctl_files(cmd, analysis, out)
+    elif prog == "sshd":
+        # ``sshd -o PermitRootLogin=yes``: a second sshd started with the weak setting
+        values = [word_text(w, out) for w in cmd.args]
+        settings = [v[2:] if v.startswith("-o") and len(v) > 2 else values[i + 1]
+                    for i, v in enumerate(values) if v.startswith("-o") and (
+                        len(v) > 2 or i + 1 < len(values))]
+        hit = disabling("sshd", [v.replace("=", " ", 1) for v in settings])
+        if hit:
+            _ban(out, "sshd", hit, "sshd -o")
     elif prog == "visudo":
         texts = stdin_of(cmd, analysis, out)
         hit = disabling("sudoers", texts or [], "")
@@ -81,6 +94,25 @@ def _judge_target(cmd: SimpleCommand, target: WriteTarget, kind: str, path: str,
     if hit:
         _ban(out, kind, hit, path)
         return True
+    return False
+
+
+_UNIT_DIRS = ("/etc/systemd/system/", "/run/systemd/system/", "/usr/lib/systemd/system/",
+              "/lib/systemd/system/", "/etc/systemd/system.control/")
+
+
+def masked_unit(cmd: SimpleCommand, out: Out) -> bool:
+    """``ln -s /dev/null /etc/systemd/system/apparmor.service`` is ``systemctl mask``: a unit
+    file linked to /dev/null (or empty) is never started. Banned for a security unit."""
+    dest, sources = dest_and_sources(cmd.args, CP_VALUES)
+    if dest is None or not any(w.text == "/dev/null" for w in sources):
+        return False
+    for place in out.paths(dest):
+        unit = place.path.rsplit("/", 1)[-1]
+        if place.path.startswith(_UNIT_DIRS) and security_unit(unit):
+            out.ban(Code.BAN_SECURITY_DISABLE, f"masks {unit} (links it to /dev/null): a "
+                    "security service would never start again", target=place.path)
+            return True
     return False
 
 

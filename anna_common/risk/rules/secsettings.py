@@ -14,6 +14,17 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from anna_common.risk.paths import Resolved
 
+_LSM_KNOBS: dict[str, re.Pattern[str]] = {
+    "/sys/fs/selinux/enforce": re.compile(r"^\s*[+]?0*(?:\s|$)"),
+    "/selinux/enforce": re.compile(r"^\s*[+]?0*(?:\s|$)"),
+    "/sys/fs/selinux/disable": re.compile(r"^\s*[+]?0*[1-9]"),
+    "/selinux/disable": re.compile(r"^\s*[+]?0*[1-9]"),
+    "/sys/module/apparmor/parameters/enabled": re.compile(r"^\s*(?:[nN0]|off\b)"),
+    "/sys/module/apparmor/parameters/mode": re.compile(r"^\s*complain\b"),
+}
+"""Kernel knobs of the security modules and the values that switch them off (SELinux reads
+``enforce`` as a number, 0 is permissive; AppArmor's parameters as booleans and modes)."""
+
 _FILES: dict[str, tuple[str, ...]] = {
     "selinux": ("/etc/selinux/config", "/etc/sysconfig/selinux"),
     "pacman": ("/etc/pacman.conf", "/etc/pacman.d/*"),
@@ -28,6 +39,10 @@ _FILES: dict[str, tuple[str, ...]] = {
                "/run/sysctl.d/*", "/usr/local/lib/sysctl.d/*"),
     "procsys": ("/proc/sys/*",),
     "shadow": ("/etc/shadow", "/etc/gshadow", "/etc/shadow-", "/etc/gshadow-"),
+    "sshd": ("/etc/ssh/sshd_config", "/etc/ssh/sshd_config.d/*", "/etc/sshd_config"),
+    "pam": ("/etc/pam.d/*", "/etc/pam.conf", "/usr/lib/pam.d/*", "/lib/pam.d/*",
+            "/usr/share/pam.d/*", "/etc/security/pam_*"),
+    "lsm": (*_LSM_KNOBS, "/sys/kernel/security/apparmor/.remove"),
 }
 
 SYSCTL_OFF: dict[str, frozenset[str]] = {
@@ -50,15 +65,37 @@ _NOPASSWD_ALL = re.compile(
 _NO_AUTH = re.compile(r"^\s*Defaults\b[^\n]*!\s*authenticate\b|^\s*ALL\s+[^\s=#]+\s*=", re.M)
 CMDLINE = re.compile(r"(?<![\w.-])(?:(?:apparmor|selinux|enforcing|audit)\s*=\s*0(?!\d)|"
                       r"security\s*=\s*none\b)", re.I)
+_SSHD_WEAK = re.compile(
+    r"(?:^|[\n;])[ \t]*(?:(?:PermitRootLogin|PermitEmptyPasswords|PasswordAuthentication|"
+    r"HostbasedAuthentication|PermitUserEnvironment)[ \t]*[= \t][ \t]*[\"']?yes\b|"
+    r"(?:IgnoreRhosts|StrictModes)[ \t]*[= \t][ \t]*[\"']?no\b)", re.I)
+_SSHD_INCLUDE = re.compile(r"(?:^|[\n;])[ \t]*Include[ \t]*=?[ \t]*[\"']?(?!/etc/ssh/)\S",
+                           re.I)
+"""``Include`` of a file outside ``/etc/ssh``: settings Anna cannot see (``/tmp/x.conf``)."""
+SSHD_KEYS = re.compile(r"PermitRootLogin|PermitEmptyPasswords|PasswordAuthentication|"
+                       r"HostbasedAuthentication|PermitUserEnvironment", re.I)
+"""sshd settings that let in who should not get in: root by password, empty passwords,
+password guessing, host-based trust, world-writable keys, login-time environment."""
+_PAM_PERMIT = re.compile(
+    r"(?:^|\n)[ \t]*(?!#)[^\n#]*(?:\bpam_permit\.so\b|"
+    r"\s(?!/(?:usr/)?lib(?:64|32)?/(?:[\w-]+/)?security/)/\S+\.so\b|"
+    r"(?:^|\s)@?(?:include|substack)\s+(?!/etc/pam\.d/)/\S+)")
+"""An active line of a PAM stack that lets anyone through (``pam_permit.so``), loads a module
+from outside the system's module directories (``auth sufficient /tmp/x.so``), or pulls in a
+stack from outside ``/etc/pam.d`` (``auth include /tmp/p``)."""
 _SYSCTL_LINE = re.compile(r"([A-Za-z][\w.\-/]*)\s*=\s*[\"']?\s*([-+]?(?:0[xX][0-9a-fA-F]+|\d+))")
 WHAT = {
     "selinux": "switches SELinux off", "pacman": "stops pacman checking package signatures",
     "sudoers": "lets sudo grant everything without a password",
     "cmdline": "switches a security module or auditing off at boot",
     "sysctl": "switches a kernel protection off", "procsys": "switches a kernel protection off",
+    "sshd": "opens SSH logins to root, empty or guessable passwords",
+    "pam": "lets anyone through a login check (pam_permit)",
+    "lsm": "switches SELinux or AppArmor off",
 }
 _ROOTS = ("/etc/", "/boot/", "/efi/", "/proc/sys/", "/usr/lib/sysctl.d/", "/lib/sysctl.d/",
-          "/run/sysctl.d/", "/usr/local/lib/sysctl.d/")
+          "/run/sysctl.d/", "/usr/local/lib/sysctl.d/", "/usr/lib/pam.d/", "/lib/pam.d/",
+          "/usr/share/pam.d/", "/sys/", "/selinux/")
 _EXACT = {re.compile(fnmatch.translate(p)): kind for kind, ps in _FILES.items() for p in ps}
 
 
@@ -105,6 +142,12 @@ def _disabling_one(kind: str, text: str, path: str) -> str | None:
         match = _NOPASSWD_ALL.search(text) or _NO_AUTH.search(text)
     elif kind == "cmdline":
         match = CMDLINE.search(text)
+    elif kind == "sshd":
+        match = _SSHD_WEAK.search(text) or _SSHD_INCLUDE.search(text)
+    elif kind == "pam":
+        match = _PAM_PERMIT.search(text)
+    elif kind == "lsm":
+        return lsm_off(path, text)
     elif kind == "sysctl":
         return sysctl_off(text)
     elif kind == "procsys":
@@ -144,4 +187,15 @@ def sysctl_off(text: str) -> str | None:
         value = kernel_number(match.group(2))
         if value in SYSCTL_OFF.get(key, frozenset()):
             return f"{key}={value}"
+    return None
+
+
+def lsm_off(path: str, text: str) -> str | None:
+    """The value written into a security module's knob that switches it off (any text
+    written to AppArmor's ``.remove`` unloads a profile)."""
+    if path.endswith("/apparmor/.remove"):
+        return f"{text.strip()[:40]} (profile removed)"
+    for knob, value in _LSM_KNOBS.items():
+        if fnmatch.fnmatchcase(knob, path) and value.search(text):
+            return f"{text.strip()[:20] or repr(text)} into {knob}"
     return None

@@ -45,6 +45,12 @@ _CRITICAL_UNITS = ("sshd", "ssh", "NetworkManager", "systemd-networkd", "systemd
 _STOPPING = frozenset({"stop", "disable", "mask", "kill", "isolate", "freeze"})
 
 
+def security_unit(unit: str) -> bool:
+    """``unit`` (a name or unit file name) is a security service (firewall, AppArmor,
+    auditd, ...)."""
+    return _unit_base(unit) in _SECURITY_UNITS
+
+
 def _unit_base(unit: str) -> str:
     base = unit.rsplit("/", 1)[-1]
     for suffix in (".service", ".socket", ".target", ".timer", ".path", ".mount"):

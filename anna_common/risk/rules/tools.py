@@ -6,6 +6,7 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out, help_only
+from anna_common.risk.rules.code import untrusted_source
 from anna_common.shell.argv import options
 
 if TYPE_CHECKING:
@@ -30,6 +31,13 @@ def scheduler(cmd: SimpleCommand, out: Out) -> None:
         return
     if cmd.program in ("atq",) or help_only(cmd):
         out.read_only()
+        return
+    fed = [*cmd.substitutions, *(cmd.stdin.producers if cmd.stdin.kind == "pipe" else [])]
+    source = untrusted_source(fed)
+    if source is not None:
+        # ``curl URL | crontab -``, ``at now -f <(curl URL)``: downloaded commands, run later
+        out.ban(Code.BAN_UNTRUSTED_CODE, f"{cmd.program} schedules commands that "
+                f"{source.program} downloaded or decoded", target=cmd.program)
         return
     out.high(Code.PERSISTENCE, f"{cmd.program} schedules commands to run later",
              target=cmd.program)
