@@ -9,6 +9,15 @@ request gets hyprpaper, swaybg, ...), never the whole list. Long strings are
 cut head-and-tail with a marker, and the result is shrunk step by step until
 it fits the character budget.
 
+Volatile figures are rounded to a documented granularity (:data:`GRANULARITY`,
+docs/planning.md) before they are sent, so the same request a few minutes later on an
+unchanged machine sends the same bytes: the deterministic cache (keyed on what is sent)
+hits, and the server's prompt cache holds. Load moves in steps of 0.5, percentages of
+memory, swap and CPU in steps of 5, sizes in steps of 0.5 GB, temperatures in steps of
+5 °C, a process's CPU share in steps of 5 and its memory share in steps of 1,
+uptime in whole hours (whole days past two days), the process count in tens; the
+top processes are listed by name, not by their momentary rank.
+
 Every string here is still untrusted; :mod:`annactl.planning.prompt` puts the result in
 the user message inside a block labelled untrusted, escaped so it cannot close
 that block.
@@ -27,6 +36,22 @@ DEFAULT_BUDGET = 4200
 """Characters of compact JSON the trimmed telemetry may take (the user message stays < 6,000)."""
 
 GB = 1024**3
+
+GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 5.0, "gb": 0.5, "celsius": 5.0,
+                                 "process_cpu": 5.0, "process_memory": 1.0, "process_count": 10.0}
+"""Steps the volatile figures are rounded to (see the module docstring)."""
+
+
+def step(value: float, unit: str) -> float:
+    """``value`` rounded to the nearest multiple of ``GRANULARITY[unit]``."""
+    size = GRANULARITY[unit]
+    return round(round(value / size) * size, 2)
+
+
+def uptime_hours(seconds: float) -> int:
+    """Uptime in whole hours, or whole days (as hours) past two days."""
+    hours = seconds / 3600
+    return round(hours) if hours < 48 else round(hours / 24) * 24
 
 INTENT_PACKAGES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("wallpaper", "background", "backdrop"): (
@@ -118,7 +143,8 @@ def relevant_packages(telemetry: Telemetry, request: str) -> dict[str, Any]:
 
 def _process(p: Any, cmd_chars: int) -> dict[str, Any]:
     entry: dict[str, Any] = {"pid": p.pid, "name": cut(p.name, 48), "user": p.user,
-                             "cpu": round(p.cpu_percent, 1), "mem": round(p.memory_percent, 1)}
+                             "cpu": step(p.cpu_percent, "process_cpu"),
+                             "mem": step(p.memory_percent, "process_memory")}
     if cmd_chars and p.cmdline:
         entry["cmd"] = cut(p.cmdline, cmd_chars)
     return entry
@@ -132,7 +158,8 @@ def _processes(telemetry: Telemetry, top: int, cmd_chars: int) -> dict[str, Any]
         if p.pid not in seen:
             seen.add(p.pid)
             listed.append(_process(p, cmd_chars))
-    return {"count": pr.count, "top": listed}
+    listed.sort(key=lambda e: (e["name"], e["pid"]))  # not by momentary rank
+    return {"count": int(step(pr.count, "process_count")), "top": listed}
 
 
 def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
@@ -140,16 +167,19 @@ def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
     return {
         "system": {"distro": t.system.distro_id, "distro_name": cut(t.system.distro_name or "", 60),
                    "kernel": cut(t.system.kernel, 60), "hostname": cut(t.system.hostname, 40),
-                   "uptime_h": round(t.system.uptime_seconds / 3600, 1)},
+                   "uptime_h": uptime_hours(t.system.uptime_seconds)},
         "cpu": {"model": cut(t.cpu.model or "", 60), "cores": t.cpu.cores_logical,
-                "load_1": round(t.cpu.load_1, 2), "load_5": round(t.cpu.load_5, 2),
-                "percent": t.cpu.percent},
-        "memory": {"total_gb": round(m.total_bytes / GB, 1), "used_gb": round(m.used_bytes / GB, 1),
-                   "percent": round(m.percent, 1), "swap_percent": round(m.swap_percent, 1)},
+                "load_1": step(t.cpu.load_1, "load"), "load_5": step(t.cpu.load_5, "load"),
+                "percent": None if t.cpu.percent is None else step(t.cpu.percent, "percent")},
+        "memory": {"total_gb": round(m.total_bytes / GB, 1),
+                   "used_gb": step(m.used_bytes / GB, "gb"),
+                   "percent": step(m.percent, "percent"),
+                   "swap_percent": step(m.swap_percent, "percent")},
         "disks": [{"mount": cut(d.mountpoint, 60), "fs": d.fstype,
-                   "size_gb": round(d.total_bytes / GB, 1), "free_gb": round(d.free_bytes / GB, 1),
-                   "percent": round(d.percent, 1)} for d in t.disks[:disks]],
-        "temperatures_c": {cut(x.label, 40): round(x.celsius, 1)
+                   "size_gb": round(d.total_bytes / GB, 1),
+                   "free_gb": step(d.free_bytes / GB, "gb"),
+                   "percent": round(d.percent)} for d in t.disks[:disks]],
+        "temperatures_c": {cut(x.label, 40): step(x.celsius, "celsius")
                            for x in sorted(t.temperatures, key=lambda x: -x.celsius)[:3]},
         "desktop": t.desktop.model_dump(mode="json"),
         "boot": t.boot.model_dump(mode="json"),
