@@ -24,6 +24,8 @@ Scripting
         llm.reject_bounds = True               # 400 for a schema using maxItems/maxLength
         llm.reject_schema_words = {"prefixItems"}  # llama-server's "JSON schema conversion failed"
         llm.accepted_fields = STRICT_OPENAI_FIELDS  # 400 for any other top-level field
+        llm.cap_tokens = True    # cut a reply at the request's max_tokens: finish "length"
+        llm.push(Reply(runaway=True, chunk_delay=0.01))  # a tiny model filling every slot
         settings = ClientSettings(llm_url=llm.ollama_url, llm_model="m")
         ...
         llm.chat_bodies()        # JSON bodies of the chat requests received, in order
@@ -37,6 +39,7 @@ fails loudly). :func:`plan_json` builds a valid ActionPlan reply.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
 import threading
 import time
@@ -72,6 +75,9 @@ class Reply:
     """Reported prompt tokens."""
     server_ms: float = 50.0
     """Reported server time, split into prompt and generation ``timings``."""
+    runaway: bool = False
+    """Repeat ``content`` (or a filler) without end, like a tiny model filling every list
+    slot: only the request's token cap (:attr:`FakeLLM.cap_tokens`) or the client ends it."""
 
 
 @dataclass
@@ -111,6 +117,25 @@ def plan_json(**overrides: Any) -> str:
 
 def _pieces(text: str, size: int = 4) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
+
+
+RUNAWAY_CAP = 4096
+"""Tokens a runaway reply stops at when the request names no cap."""
+
+
+def _capped(reply: Reply, body: dict[str, Any], openai: bool) -> Reply:
+    """``reply`` cut at the request's output cap (4 characters a token, as streamed)."""
+    options = body.get("options") if isinstance(body.get("options"), dict) else {}
+    cap = body.get("max_tokens") if openai else options.get("num_predict")
+    limit = int(cap) if isinstance(cap, int) and cap > 0 else RUNAWAY_CAP
+    text = reply.content or '{"analysis": "'
+    if reply.runaway:
+        filler = "the same list entry again, "
+        text = text + filler * (limit * 4 // len(filler) + 1)
+    if len(text) <= limit * 4:
+        return reply
+    return dataclasses.replace(reply, content=text[:limit * 4], finish_reason="length",
+                               runaway=False)
 
 
 class _Handler(BaseHTTPRequestHandler):
@@ -234,6 +259,8 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200:
             self._error(openai, reply.status, reply.error)
             return
+        if reply.runaway or fake.cap_tokens:
+            reply = _capped(reply, body, openai)
         stream = body.get("stream", not openai)  # Ollama streams unless told not to
         if openai:
             self._openai(body, reply, model, bool(stream))
@@ -338,6 +365,9 @@ class FakeLLM:
         """True: 400 for a json_schema that uses maxItems (like strict servers that lack it)."""
         self.reject_schema_words: set[str] = set()
         """Schema keywords answered with llama-server's 400 "JSON schema conversion failed"."""
+        self.cap_tokens = False
+        """True: every reply longer than the request's ``max_tokens`` (``num_predict``) is cut
+        there with ``finish_reason: length``, as a real server does."""
         self.accepted_fields: frozenset[str] | None = None
         """None: unknown request fields are ignored (llama-server); a set: any other top-level
         field is a 400 naming it (a strict server, e.g. :data:`STRICT_OPENAI_FIELDS`)."""
