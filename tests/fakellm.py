@@ -41,9 +41,11 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -171,10 +173,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.end_headers()  # HTTP/1.0: the body ends when the connection closes
 
-    def _next_reply(self) -> Reply:
+    def _next_reply(self, body: dict[str, Any] | None = None) -> Reply:
         with self.server.state.lock:
             if self.server.state.replies:
                 return self.server.state.replies.popleft()
+        responder = self.server.fake.responder
+        if responder is not None and body is not None:
+            return responder(body)
         return self.server.fake.default
 
     def _wait(self, seconds: float) -> bool:
@@ -249,7 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if openai and self._strict_rejects(body, fmt):
             return
-        reply = self._next_reply()
+        reply = self._next_reply(body)
         if not self._wait(reply.delay):
             return
         if reply.drop:
@@ -342,6 +347,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up mid-reply (a budget ran out, a cancel) is not an error."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
     def __init__(self, fake: FakeLLM) -> None:
         super().__init__(("127.0.0.1", fake.port), _Handler)
         self.fake = fake
@@ -373,6 +384,9 @@ class FakeLLM:
         field is a 400 naming it (a strict server, e.g. :data:`STRICT_OPENAI_FIELDS`)."""
         self.default = default or Reply(status=500, error="fakellm: no scripted reply left")
         """The answer when the queue is empty."""
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        """When set and the queue is empty: the reply for a chat request's JSON body (a
+        simulated model that answers by the form it is asked in, bench/everyday.py)."""
         self.port = port
         self.state = _State()
         self._server: _Server | None = None

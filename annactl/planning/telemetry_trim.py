@@ -3,7 +3,8 @@
 A full snapshot can hold 1,500 package names and long command lines; sending
 it whole would cost thousands of tokens and bury the facts that matter. This
 module keeps: the machine summary (distro, CPU, memory, disks, desktop, boot,
-failed units), the top processes, and only the *relevant* packages, meaning
+failed units), the top processes when the request is about them (by CPU, by memory,
+or both), and only the *relevant* packages, meaning
 names the request mentions plus the backends its intent needs (a wallpaper
 request gets hyprpaper, swaybg, ...), never the whole list. Long strings are
 cut head-and-tail with a marker, and the result is shrunk step by step until
@@ -12,11 +13,13 @@ it fits the character budget.
 Volatile figures are rounded to a documented granularity (:data:`GRANULARITY`,
 docs/planning.md) before they are sent, so the same request a few minutes later on an
 unchanged machine sends the same bytes: the deterministic cache (keyed on what is sent)
-hits, and the server's prompt cache holds. Load moves in steps of 0.5, percentages of
-memory, swap and CPU in steps of 5, sizes in steps of 0.5 GB, temperatures in steps of
-5 °C, a process's CPU share in steps of 5 and its memory share in steps of 1,
-uptime in whole hours (whole days past two days), the process count in tens; the
-top processes are listed by name, not by their momentary rank.
+hits, and the server's prompt cache holds. The 5-minute load moves in steps of 0.5 (the
+1-minute figure is not sent), memory and swap shares in steps of 5 %, the CPU's momentary
+share in steps of 25 %, free disk space in steps of 0.5 GB (memory as a share only),
+temperatures in steps of 5 °C, a process's CPU share in steps of 5 % and its memory share
+in steps of 1 %, uptime in whole hours (whole days past two days). Top processes are sent
+only to a request about them, listed by name rather than by momentary rank, without the
+process count.
 
 Every string here is still untrusted; :mod:`annactl.planning.prompt` puts the result in
 the user message inside a block labelled untrusted, escaped so it cannot close
@@ -37,8 +40,8 @@ DEFAULT_BUDGET = 4200
 
 GB = 1024**3
 
-GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 5.0, "gb": 0.5, "celsius": 5.0,
-                                 "process_cpu": 5.0, "process_memory": 1.0, "process_count": 10.0}
+GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 5.0, "cpu_percent": 25.0, "gb": 0.5,
+                                 "celsius": 5.0, "process_cpu": 5.0, "process_memory": 1.0}
 """Steps the volatile figures are rounded to (see the module docstring)."""
 
 
@@ -141,25 +144,51 @@ def relevant_packages(telemetry: Telemetry, request: str) -> dict[str, Any]:
     return summary
 
 
-def _process(p: Any, cmd_chars: int) -> dict[str, Any]:
-    entry: dict[str, Any] = {"pid": p.pid, "name": cut(p.name, 48), "user": p.user,
-                             "cpu": step(p.cpu_percent, "process_cpu"),
-                             "mem": step(p.memory_percent, "process_memory")}
+def _process(p: Any, cmd_chars: int, which: str = "both") -> dict[str, Any]:
+    entry: dict[str, Any] = {"pid": p.pid, "name": cut(p.name, 48), "user": p.user}
+    if which != "memory":  # a memory question does not carry the (jumpy) CPU shares
+        entry["cpu"] = step(p.cpu_percent, "process_cpu")
+    if which != "cpu":
+        entry["mem"] = step(p.memory_percent, "process_memory")
     if cmd_chars and p.cmdline:
         entry["cmd"] = cut(p.cmdline, cmd_chars)
     return entry
 
 
-def _processes(telemetry: Telemetry, top: int, cmd_chars: int) -> dict[str, Any]:
+_PROCESS_WORDS = re.compile(
+    r"(?i)\b(process(es)?|programs?|apps?|applications?|cpu|memory|ram|load|slow|sluggish|"
+    r"lag(gy)?|freez\w*|fans?|hot|heat|temperature|us(es|ing)|hog\w*|eat\w*|performance|"
+    r"run(s|ning)?|kill|top|busy|swap|status|health|overview|how('s| is| are)|doing)\b")
+_MEMORY_WORDS = re.compile(r"(?i)\b(memory|ram|swap|oom)\b")
+_CPU_WORDS = re.compile(r"(?i)\b(cpu|load|fans?|hot|heat|temperature|slow|busy)\b")
+
+
+def wants_processes(request: str) -> str | None:
+    """Which top processes a request needs: ``memory``, ``cpu``, ``both`` or None.
+
+    Processes are the most volatile part of a snapshot (their ranking and shares change
+    every second); a request that is not about them does not carry them, so its key holds.
+    """
+    if not _PROCESS_WORDS.search(request):
+        return None
+    memory, cpu = bool(_MEMORY_WORDS.search(request)), bool(_CPU_WORDS.search(request))
+    return "memory" if memory and not cpu else "cpu" if cpu and not memory else "both"
+
+
+def _processes(telemetry: Telemetry, top: int, cmd_chars: int,
+               which: str = "both") -> dict[str, Any]:
     pr = telemetry.processes
     seen: set[int] = set()
     listed = []
-    for p in [*pr.top_cpu[:top], *pr.top_memory[: max(1, top // 2)]]:
+    by_cpu = pr.top_cpu[:top] if which != "memory" else []
+    by_memory = (pr.top_memory[:top] if which == "memory" else [] if which == "cpu"
+                 else pr.top_memory[: max(1, top // 2)])
+    for p in [*by_cpu, *by_memory]:
         if p.pid not in seen:
             seen.add(p.pid)
-            listed.append(_process(p, cmd_chars))
+            listed.append(_process(p, cmd_chars, which))
     listed.sort(key=lambda e: (e["name"], e["pid"]))  # not by momentary rank
-    return {"count": int(step(pr.count, "process_count")), "top": listed}
+    return {"top": listed}  # the count changes with every short-lived process
 
 
 def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
@@ -168,11 +197,13 @@ def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
         "system": {"distro": t.system.distro_id, "distro_name": cut(t.system.distro_name or "", 60),
                    "kernel": cut(t.system.kernel, 60), "hostname": cut(t.system.hostname, 40),
                    "uptime_h": uptime_hours(t.system.uptime_seconds)},
+        # the 5-minute load only: the 1-minute figure is noise between two requests
         "cpu": {"model": cut(t.cpu.model or "", 60), "cores": t.cpu.cores_logical,
-                "load_1": step(t.cpu.load_1, "load"), "load_5": step(t.cpu.load_5, "load"),
-                "percent": None if t.cpu.percent is None else step(t.cpu.percent, "percent")},
+                "load_5": step(t.cpu.load_5, "load"),
+                "percent": (None if t.cpu.percent is None
+                            else step(t.cpu.percent, "cpu_percent"))},
+        # the share only: used GB would repeat it in a finer, more volatile unit
         "memory": {"total_gb": round(m.total_bytes / GB, 1),
-                   "used_gb": step(m.used_bytes / GB, "gb"),
                    "percent": step(m.percent, "percent"),
                    "swap_percent": step(m.swap_percent, "percent")},
         "disks": [{"mount": cut(d.mountpoint, 60), "fs": d.fstype,
@@ -202,8 +233,9 @@ def trim(telemetry: Telemetry, request: str, *, budget: int = DEFAULT_BUDGET) ->
     result: dict[str, Any] = {}
     for top, cmd_chars, matched, disks, failed in _LEVELS:
         result = _machine(telemetry, disks, failed)
-        if top:
-            result["processes"] = _processes(telemetry, top, cmd_chars)
+        which = wants_processes(request)
+        if top and which is not None:
+            result["processes"] = _processes(telemetry, top, cmd_chars, which)
         packages = relevant_packages(telemetry, request)
         if "matching_installed" in packages:
             kept = list(packages["matching_installed"].items())[:matched]
