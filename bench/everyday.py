@@ -74,10 +74,12 @@ class Watch:
         self.replies: list[ChatResult] = []
         self.calls = 0
         self.wait_s = 0.0
+        self.form = ""
 
     def chat(self, request: ChatRequest, **kwargs: Any) -> ChatResult:
         """Ask the wrapped provider and keep the reply (a call that failed is counted)."""
         self.calls += 1
+        self.form = getattr(request, "form", "plan")
         began = time.monotonic()
         try:
             result = self.inner.chat(request, **kwargs)
@@ -135,16 +137,16 @@ def simulated(speedup: float) -> Any:
 
 def run(planner: Planner, watch: Watch, request: str, scale: float) -> dict[str, Any]:
     """One request; the row of the table."""
-    watch.replies, watch.calls, watch.wait_s = [], 0, 0.0
+    watch.replies, watch.calls, watch.wait_s, watch.form = [], 0, 0.0, ""
     started = time.monotonic()
     row: dict[str, Any] = {"request": request}
     try:
         outcome = planner.plan(request, telemetry=telemetry(), use_templates=True)
     except AnnaError as exc:
-        row.update(got=f"error {exc.code}", valid=False, form=getattr(exc, "form", ""))
+        row.update(got=f"error {exc.code}", valid=False, form=watch.form or "-")
     else:
         row["valid"] = bool(outcome.result.ok)
-        row["form"] = getattr(outcome, "form", "") or ("-" if not watch.replies else "plan")
+        row["form"] = watch.form or "-"
         if outcome.template and outcome.offline_reason:
             row["got"] = f"template ({outcome.offline_reason.split(':')[0]})"
         elif outcome.template:

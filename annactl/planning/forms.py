@@ -65,6 +65,9 @@ class FormReply:
     """What the model cited (unverified)."""
     findings: list[Finding]
     """Why the reply is not usable in this form (empty when ``plan`` is set)."""
+    built: bool = False
+    """Anna wrote the plan with a family template from the model's values (so it does what
+    the template does: "already installed" is an answer, not an off-request plan)."""
 
 
 def choose(request: str, *, arch: bool = True) -> str:
@@ -162,7 +165,7 @@ def to_plan(form: str, obj: dict[str, Any], ctx: Context) -> FormReply:
     built = _family_plan(form, obj, ctx)
     if isinstance(built, Finding):
         return FormReply(None, citations, [built])
-    return FormReply(built.model_dump(mode="json"), citations, [])
+    return FormReply(built.model_dump(mode="json"), citations, [], built=True)
 
 
 def _family_plan(form: str, obj: dict[str, Any], ctx: Context) -> ActionPlan | Finding:

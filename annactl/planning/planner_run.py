@@ -225,7 +225,7 @@ class Run(ModelCalls):
             refine = [*base, {"role": "assistant", "content": prompt.echo_reply(reply)},
                       {"role": "user", "content": prompt.render_packet(packet)}]
             result, reply = self.ask_valid(refine, "refine")
-        if result.ok and result.plan is not None:
+        if result.ok and result.plan is not None and not self.built:
             off = off_request_findings(result.plan, self.request)
             if off:  # refinement ended early (checks could not run): still not an answer
                 self.tracer.event("VALIDATION_FAILED", purpose="final",

@@ -71,6 +71,8 @@ class ModelCalls:
         """``time.monotonic()`` when the request's model time budget runs out."""
         self.cited: list[dict[str, str]] = []
         """What the last usable reply cited (verified at the end)."""
+        self.built = False
+        """The last usable reply's plan was written by a family template."""
         self._sent_keys: set[str] = set()
         self._last_call_s = 0.0
 
@@ -179,9 +181,11 @@ class ModelCalls:
         if not result.ok or result.plan is None:
             return result
         self.cited = converted.citations
+        self.built = converted.built
         grounding = echo_findings(result.plan, request=self.request, sent=self.sent)
-        if not self.may_refine(result):
-            # a plan that first asks for checks is judged on its refined form
+        if not self.may_refine(result) and not converted.built:
+            # a plan that first asks for checks is judged on its refined form; a family
+            # form's plan is the family template's own ("htop is already installed")
             grounding += off_request_findings(result.plan, self.request)
         if not grounding:
             return result
@@ -235,6 +239,7 @@ class ModelCalls:
                             "and asking again unchanged would repeat it", self.trace_hint())
         self._sent_keys.add(key)
         stats.model_calls += 1
+        stats.form = request.form
         self.planner.session_calls += 1
         stage = "model" if purpose == "plan" else purpose
         self.progress(stage)
@@ -255,7 +260,6 @@ class ModelCalls:
         stats.server_s += (reply.server_ms or 0.0) / 1000
         stats.tokens_in += reply.prompt_tokens
         stats.tokens_out += reply.completion_tokens
-        stats.form = request.form
         stats.finish_reasons.append(reply.finish_reason or "")
         self.planner.session_tokens += reply.prompt_tokens + reply.completion_tokens
         self.tracer.event("LLM_RESPONSE_OK", purpose=purpose, latency_s=round(reply.latency_s, 4),

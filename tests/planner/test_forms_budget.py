@@ -186,3 +186,13 @@ def test_the_same_request_a_minute_later_is_served_from_the_cache(fake_llm, make
     assert len(fake_llm.chat_bodies()) == 1
     assert one.plan is not None and two.plan is not None
     assert two.plan.notes_for_user == "Fine."
+
+
+def test_a_family_answer_that_needs_no_step_is_the_answer(fake_llm, make_settings):
+    """"install htop" when htop is installed: the family template says so; that is no
+    off-request reply (the golden sim found it refused after a useless repair)."""
+    fake_llm.push(json.dumps({"action": "install", "package": "htop"}))
+    outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
+        "install htop", telemetry=make_telemetry(), use_templates=False)
+    assert outcome.plan is not None and not outcome.plan.command_plan
+    assert "already installed" in outcome.plan.notes_for_user and outcome.model_calls == 1
