@@ -167,6 +167,8 @@ def _spinner_text(progress: Progress | None, started: float) -> Any:
     line = Text(f"Planning… {inert(progress.stage, max_chars=20)} · {elapsed:.1f} s")
     if progress.tokens:
         line.append(f" · {progress.tokens} tokens")
+    if progress.message:  # the model budget left (ANNA_LLM_BUDGET)
+        line.append(f" · {inert(progress.message, max_chars=60)}")
     return line
 
 

@@ -224,7 +224,14 @@ class Run(ModelCalls):
             self.tracer.event("PACKET", task="anna.refine", packet=stored(packet))
             refine = [*base, {"role": "assistant", "content": prompt.echo_reply(reply)},
                       {"role": "user", "content": prompt.render_packet(packet)}]
-            result, reply = self.ask_valid(refine, "refine")
+            try:
+                result, reply = self.ask_valid(refine, "refine")
+            except LLMError as exc:
+                if not exc.detail.get("budget"):
+                    raise
+                # the time budget ran out during refinement: the plan from before stands
+                self.tracer.event("REFINE_SKIPPED", reason="time budget spent")
+                break
         if result.ok and result.plan is not None and not self.built:
             off = off_request_findings(result.plan, self.request)
             if off:  # refinement ended early (checks could not run): still not an answer

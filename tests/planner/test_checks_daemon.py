@@ -6,7 +6,7 @@ import pytest
 
 from annactl.planning.planner import Planner
 from annactl.planning.prompt import system_message
-from tests.fakellm import plan_json
+from tests.fakellm import Reply, plan_json
 
 
 def _plan_with_check(image: str, *, check: bool = True) -> str:
@@ -72,3 +72,17 @@ def test_refinement_stops_when_the_call_budget_is_spent(fake_llm, make_settings,
                       daemon=user_daemon.client())
     outcome = planner.plan("wallpaper please", use_templates=False)
     assert outcome.result.ok and outcome.rounds == 0 and outcome.model_calls == 1
+
+
+@pytest.mark.shared_daemon
+def test_a_refinement_the_budget_cuts_leaves_the_plan_from_before(fake_llm, make_settings,
+                                                                  user_daemon):
+    """Issue 24.1: the time budget spans checks and refinement; running out there keeps the
+    valid plan the checks came from instead of turning it into an error."""
+    first = _plan_with_check(str(user_daemon.home / "a.png"))
+    fake_llm.push(first, Reply(first, delay=120.0))
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url, llm_budget=8.0,
+                                    llm_timeout=300.0), daemon=user_daemon.client())
+    outcome = planner.plan("wallpaper please", use_templates=False)
+    assert outcome.result.ok and outcome.plan is not None and outcome.rounds == 1
+    assert outcome.plan.necessary_checks and outcome.llm_s < 60

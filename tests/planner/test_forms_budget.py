@@ -196,3 +196,15 @@ def test_a_family_answer_that_needs_no_step_is_the_answer(fake_llm, make_setting
         "install htop", telemetry=make_telemetry(), use_templates=False)
     assert outcome.plan is not None and not outcome.plan.command_plan
     assert "already installed" in outcome.plan.notes_for_user and outcome.model_calls == 1
+
+
+def test_the_budget_left_is_shown_while_waiting(fake_llm, make_settings):
+    from annactl.commands.ask import _spinner_text
+
+    fake_llm.push(json.dumps({"answer": "Fine.", "citations": []}))
+    seen = []
+    _planner(make_settings(llm_url=fake_llm.ollama_url, llm_budget=45.0)).plan(
+        "what uses my memory?", telemetry=make_telemetry(), on_progress=seen.append)
+    model = [p for p in seen if p.stage == "model"]
+    assert model and all("of the 45 s model budget left" in p.message for p in model)
+    assert "model budget left" in str(_spinner_text(model[-1], time.monotonic()))
