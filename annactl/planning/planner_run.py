@@ -102,6 +102,9 @@ class Run(ModelCalls):
                                                    started=self.started))
         if found is not None and found.plan is not None:
             self.fallback = found
+            if (self.form == "answer" and found.plan.necessary_checks
+                    and self.planner.daemon is not None):
+                self.template_checks(found)
             if not self.settings.llm_url:
                 # a weak match and no model configured: one quick try, not three slow ones
                 self.planner.quick_model_probe()
@@ -132,7 +135,7 @@ class Run(ModelCalls):
         outcome = template_outcome(found, self.context, offline_reason=reason,
                                    started=self.started)
         for name in ("model_calls", "repairs", "llm_s", "server_s", "tokens_in", "tokens_out",
-                     "form", "finish_reasons", "provider", "model"):
+                     "form", "finish_reasons", "provider", "model", "checks"):
             if name in ("provider", "model") and not getattr(self.stats, name):
                 continue
             setattr(outcome, name, getattr(self.stats, name))
@@ -286,15 +289,39 @@ class Run(ModelCalls):
             return None
         self.tracer.event("CHECKS_RUN", plan_id=submitted.plan_id, count=len(response.results),
                           ran=sum(1 for r in response.results if r.ran))
-        self.stats.checks.extend(response.results)
-        if self.packet is not None:  # the results are documents of the request (seed 001)
-            rows = [{"id": r.id, "ran": r.ran, "exit_code": r.exit_code,
-                     "output": cut(r.output, 1200), "reason": r.reason}
-                    for r in response.results[:20]]
-            doc = check_results_document(rows).to_dict()
-            doc["doc_id"] = f"doc:check_results:{self.stats.rounds + 1}"
-            self.packet["context"]["documents"].append(doc)
+        self._store_checks(list(response.results))
         return list(response.results)
+
+    def _store_checks(self, results: list[CheckResult]) -> None:
+        """Keep check results, and store them as a document of the request (seed 001)."""
+        self.stats.checks.extend(results)
+        if self.packet is None:
+            return
+        rows = [{"id": r.id, "ran": r.ran, "exit_code": r.exit_code,
+                 "output": cut(r.output, 1200), "reason": r.reason} for r in results[:20]]
+        doc = check_results_document(rows).to_dict()
+        doc["doc_id"] = f"doc:check_results:{self.stats.rounds + 1}"
+        self.packet["context"]["documents"].append(doc)
+
+    def template_checks(self, found: TemplateMatch) -> None:
+        """Before a question is asked in the answer form: run the (weakly) matching template's
+        read-only checks on the daemon, so the model can answer from, and cite, their output
+        (``check:<id>``). Nothing runs without a daemon; a daemon error skips them."""
+        from anna_common.protocol.models import SessionEnv
+
+        daemon = self.planner.daemon
+        assert daemon is not None and found.plan is not None
+        self.progress("checks")
+        try:
+            submitted = daemon.submit(found.plan, request=self.request, source="template")
+            response = daemon.run_checks(submitted.plan_id,
+                                         session=SessionEnv.from_environ(dict(os.environ)))
+        except AnnaError as exc:
+            self.tracer.event("CHECKS_FAILED", code=str(exc.code), message=exc.message)
+            return
+        self.tracer.event("CHECKS_RUN", plan_id=submitted.plan_id, count=len(response.results),
+                          ran=sum(1 for r in response.results if r.ran), template=found.template)
+        self._store_checks(list(response.results))
 
     # ------------------------------------------------------------------ the end
     def finish(self, outcome: PlanOutcome | None, error: AnnaError | None) -> None:
