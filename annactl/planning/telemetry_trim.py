@@ -14,8 +14,8 @@ Volatile figures are rounded to a documented granularity (:data:`GRANULARITY`,
 docs/planning.md) before they are sent, so the same request a few minutes later on an
 unchanged machine sends the same bytes: the deterministic cache (keyed on what is sent)
 hits, and the server's prompt cache holds. The 5-minute load moves in steps of 0.5 (the
-1-minute figure is not sent), memory and swap shares in steps of 5 %, the CPU's momentary
-share in steps of 25 %, free disk space in steps of 0.5 GB (memory as a share only),
+1-minute figure and the CPU's momentary share are not sent), memory and swap shares in
+steps of 5 %, free disk space in steps of 0.5 GB (memory as a share only),
 temperatures in steps of 5 °C, a process's CPU share in steps of 5 % and its memory share
 in steps of 1 %, uptime in whole hours (whole days past two days). Top processes are sent
 only to a request about them, listed by name rather than by momentary rank, without the
@@ -40,7 +40,7 @@ DEFAULT_BUDGET = 4200
 
 GB = 1024**3
 
-GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 5.0, "cpu_percent": 25.0, "gb": 0.5,
+GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 5.0, "gb": 0.5,
                                  "celsius": 5.0, "process_cpu": 5.0, "process_memory": 1.0}
 """Steps the volatile figures are rounded to (see the module docstring)."""
 
@@ -199,9 +199,7 @@ def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
                    "uptime_h": uptime_hours(t.system.uptime_seconds)},
         # the 5-minute load only: the 1-minute figure is noise between two requests
         "cpu": {"model": cut(t.cpu.model or "", 60), "cores": t.cpu.cores_logical,
-                "load_5": step(t.cpu.load_5, "load"),
-                "percent": (None if t.cpu.percent is None
-                            else step(t.cpu.percent, "cpu_percent"))},
+                "load_5": step(t.cpu.load_5, "load")},  # not the momentary CPU share: noise
         # the share only: used GB would repeat it in a finer, more volatile unit
         "memory": {"total_gb": round(m.total_bytes / GB, 1),
                    "percent": step(m.percent, "percent"),
