@@ -121,7 +121,7 @@ def schema(form: str) -> dict[str, Any]:
 
 
 def _finding(message: str, path: str = "") -> Finding:
-    return Finding(code=FindingCode.SCHEMA_ERROR, message=message, path=path or None)
+    return Finding(code=FindingCode.SCHEMA_ERROR, message=message, path=path)
 
 
 def _values(obj: dict[str, Any], names: tuple[str, ...]) -> list[str] | Finding:

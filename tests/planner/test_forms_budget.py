@@ -208,3 +208,17 @@ def test_the_budget_left_is_shown_while_waiting(fake_llm, make_settings):
     model = [p for p in seen if p.stage == "model"]
     assert model and all("of the 45 s model budget left" in p.message for p in model)
     assert "model budget left" in str(_spinner_text(model[-1], time.monotonic()))
+
+
+@pytest.mark.parametrize("reply", [{"path": "/etc/passwd"}, {"path": ""}, {"path": 7}, {},
+                                   {"answer": "x"}, {"path": "~/a.png; rm -rf ~"}])
+def test_a_family_value_the_template_refuses_is_a_finding_never_a_crash(
+        fake_llm, make_settings, reply):
+    """Found by the golden sim: a refused value without a field name crashed the planner."""
+    fake_llm.push(json.dumps(reply), json.dumps(reply))
+    with pytest.raises(LLMError) as info:
+        _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
+            "set my wallpaper to the lake picture", telemetry=make_telemetry(),
+            use_templates=False)
+    assert info.value.code == ErrorCode.LLM_BAD_REPLY
+    assert len(fake_llm.chat_bodies()) == 2
