@@ -48,7 +48,8 @@ GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 5.0, "gb": 0.5,
 def step(value: float, unit: str) -> float:
     """``value`` rounded to the nearest multiple of ``GRANULARITY[unit]``."""
     size = GRANULARITY[unit]
-    return round(round(value / size) * size, 2)
+    rounded = round(round(value / size) * size, 2)
+    return int(rounded) if rounded.is_integer() else rounded  # "40", not "40.0"
 
 
 def uptime_hours(seconds: float) -> int:

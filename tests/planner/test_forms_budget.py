@@ -222,3 +222,17 @@ def test_a_family_value_the_template_refuses_is_a_finding_never_a_crash(
             use_templates=False)
     assert info.value.code == ErrorCode.LLM_BAD_REPLY
     assert len(fake_llm.chat_bodies()) == 2
+
+
+def test_the_response_packet_carries_the_verified_citations(fake_llm, make_settings, tmp_path):
+    from annactl.planning.history import History
+
+    fake_llm.push(json.dumps({"answer": "Memory is at 40 %.", "citations": [
+        {"doc": "telemetry:memory.percent", "quote": "40"}]}))
+    history = History(tmp_path / "history")
+    _planner(make_settings(llm_url=fake_llm.ollama_url), history=history).plan(
+        "what uses my memory?", telemetry=make_telemetry())
+    _request, response = history.packets()
+    cited = response["assistant"]["citations"]
+    assert [(c["doc"], c["verified"], c["value"]) for c in cited] == [
+        ("telemetry:memory.percent", True, "40")]
