@@ -232,7 +232,8 @@ def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     else:
         consoles.out.print(render.notes_only(
             prepared.annotated, telemetry=prepared.answer_telemetry,
-            contradictions=prepared.contradictions))
+            contradictions=prepared.contradictions,
+            citations=prepared.outcome.citations if prepared.outcome is not None else ()))
     return ExitStatus.SUCCESS
 
 

@@ -236,3 +236,24 @@ def test_the_response_packet_carries_the_verified_citations(fake_llm, make_setti
     cited = response["assistant"]["citations"]
     assert [(c["doc"], c["verified"], c["value"]) for c in cited] == [
         ("telemetry:memory.percent", True, "40")]
+
+
+def test_cited_facts_are_shown_beside_the_answer_and_false_ones_flagged(fake_llm, make_settings):
+    from rich.console import Console
+
+    from annactl.ui.render_plan import notes_only
+
+    fake_llm.push(json.dumps({"answer": "Memory is at 40 %; / is 12 % full.", "citations": [
+        {"doc": "telemetry:memory.percent", "quote": "40"},
+        {"doc": "telemetry:disks.0.percent", "quote": "12"}]}))
+    telemetry = make_telemetry()
+    outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
+        "what uses my memory?", telemetry=telemetry)
+    assert outcome.result.plan is not None
+    console = Console(record=True, width=160)
+    console.print(notes_only(outcome.result.plan, telemetry=telemetry,
+                             contradictions=outcome.contradictions,
+                             citations=outcome.citations))
+    text = console.export_text()
+    assert "✔ cited: telemetry:memory.percent = 40" in text
+    assert "not true here: citation telemetry:disks.0.percent" in text and "93" in text
