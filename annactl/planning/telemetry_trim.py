@@ -10,16 +10,16 @@ request gets hyprpaper, swaybg, ...), never the whole list. Long strings are
 cut head-and-tail with a marker, and the result is shrunk step by step until
 it fits the character budget.
 
-Volatile figures are rounded to a documented granularity (:data:`GRANULARITY`,
-docs/planning.md) before they are sent, so the same request a few minutes later on an
-unchanged machine sends the same bytes: the deterministic cache (keyed on what is sent)
-hits, and the server's prompt cache holds. The 5-minute load moves in steps of 0.5 (the
-1-minute figure and the CPU's momentary share are not sent), memory and swap shares in
-steps of 5 %, free disk space in steps of 0.5 GB (memory as a share only),
-temperatures in steps of 5 °C, a process's CPU share in steps of 5 % and its memory share
-in steps of 1 %, uptime in whole hours (whole days past two days). Top processes are sent
-only to a request about them, listed by name rather than by momentary rank, without the
-process count.
+Volatile figures are rounded to a documented granularity (docs/planning.md) before they
+are sent, so the same request a few minutes later on an unchanged machine sends the same
+bytes: the deterministic cache (keyed on what is sent) hits, and the server's prompt cache
+holds. The 5-minute load moves in steps of 0.5 below 4, 1 below 16 and 4 above (the
+1-minute figure and the CPU's momentary share are not sent); memory and swap shares in
+steps of 5 %; free disk space in steps of 1 % of the disk (at least 0.5 GB) and disk use in
+steps of 5 % (memory as a share only); temperatures in steps of 5 °C; a process's CPU share
+in steps of 5 % and its memory share in steps of 1 %; uptime in whole hours (whole days
+past two days). Top processes are sent only to a request about them, listed by name rather
+than by momentary rank, without the process count.
 
 Every string here is still untrusted; :mod:`annactl.planning.prompt` puts the result in
 the user message inside a block labelled untrusted, escaped so it cannot close
@@ -50,6 +50,22 @@ def step(value: float, unit: str) -> float:
     size = GRANULARITY[unit]
     rounded = round(round(value / size) * size, 2)
     return int(rounded) if rounded.is_integer() else rounded  # "40", not "40.0"
+
+
+def load_step(load: float) -> float:
+    """The 5-minute load in steps that grow with it: 0.5 below 4, 1 below 16, then 4 (a busy
+    machine's load moves by more than 0.5 a minute, and the model needs its size, not its
+    decimals)."""
+    size = 0.5 if load < 4 else 1.0 if load < 16 else 4.0
+    rounded = round(round(load / size) * size, 2)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def free_step(free_bytes: int, total_bytes: int) -> float:
+    """Free disk space in steps of 1 % of the disk (at least 0.5 GB), in GB."""
+    size = max(GRANULARITY["gb"], total_bytes / GB / 100)
+    rounded = round(round(free_bytes / GB / size) * size, 1)
+    return int(rounded) if rounded.is_integer() else rounded
 
 
 def uptime_hours(seconds: float) -> int:
@@ -200,15 +216,15 @@ def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
                    "uptime_h": uptime_hours(t.system.uptime_seconds)},
         # the 5-minute load only: the 1-minute figure is noise between two requests
         "cpu": {"model": cut(t.cpu.model or "", 60), "cores": t.cpu.cores_logical,
-                "load_5": step(t.cpu.load_5, "load")},  # not the momentary CPU share: noise
+                "load_5": load_step(t.cpu.load_5)},  # not the momentary CPU share: noise
         # the share only: used GB would repeat it in a finer, more volatile unit
         "memory": {"total_gb": round(m.total_bytes / GB, 1),
                    "percent": step(m.percent, "percent"),
                    "swap_percent": step(m.swap_percent, "percent")},
         "disks": [{"mount": cut(d.mountpoint, 60), "fs": d.fstype,
                    "size_gb": round(d.total_bytes / GB, 1),
-                   "free_gb": step(d.free_bytes / GB, "gb"),
-                   "percent": round(d.percent)} for d in t.disks[:disks]],
+                   "free_gb": free_step(d.free_bytes, d.total_bytes),
+                   "percent": step(d.percent, "percent")} for d in t.disks[:disks]],
         "temperatures_c": {cut(x.label, 40): step(x.celsius, "celsius")
                            for x in sorted(t.temperatures, key=lambda x: -x.celsius)[:3]},
         "desktop": t.desktop.model_dump(mode="json"),
