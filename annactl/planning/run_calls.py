@@ -109,8 +109,7 @@ class ModelCalls:
             return result, reply.text
         codes = sorted({str(f.code) for f in result.errors})
         self.tracer.event("VALIDATION_FAILED", purpose=purpose, codes=codes)
-        if reply.truncated and (self.fallback is not None or self.form != "plan"
-                                or self.compact):
+        if reply.truncated and (self.fallback is not None or not self._smaller_form()):
             raise self._unusable(codes, "the model's reply was cut at the token cap "
                                  f"({reply.completion_tokens} tokens); no smaller form is left "
                                  "to repair it in", truncated=True)
@@ -145,6 +144,12 @@ class ModelCalls:
                         + self.trace_hint(),
                         findings=[f.model_dump(mode="json") for f in result.errors],
                         trace_id=self.tracer.trace_id, truncated=second.truncated)
+
+    def _smaller_form(self) -> bool:
+        """A smaller form is left to repair a cut reply in (the full plan's compact form)."""
+        settings = self.settings
+        return (self.form == "plan" and not self.compact and not settings.llm_compact
+                and settings.llm_ids == "positional")
 
     def _unusable(self, codes: list[str], message: str, **detail: Any) -> LLMError:
         code = failure(codes)[0] if not detail.get("truncated") else ErrorCode.LLM_BAD_REPLY

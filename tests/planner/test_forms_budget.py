@@ -257,3 +257,13 @@ def test_cited_facts_are_shown_beside_the_answer_and_false_ones_flagged(fake_llm
     text = console.export_text()
     assert "✔ cited: telemetry:memory.percent = 40" in text
     assert "not true here: citation telemetry:disks.0.percent" in text and "93" in text
+
+
+@pytest.mark.parametrize("overrides", [{"llm_compact": True}, {"llm_ids": "free"}])
+def test_a_cut_plan_with_no_smaller_form_left_is_not_repaired(fake_llm, make_settings,
+                                                               overrides):
+    fake_llm.push(Reply(plan_json(), finish_reason="length"), plan_json())
+    with pytest.raises(LLMError) as info:
+        _planner(make_settings(llm_url=fake_llm.ollama_url, **overrides)).plan(
+            "tune my system", telemetry=make_telemetry())
+    assert info.value.detail.get("truncated") and len(fake_llm.chat_bodies()) == 1
