@@ -181,6 +181,10 @@ class Score:
     calls: int = 0
     repairs: int = 0
     cached_calls: int = 0
+    closed: int = 0
+    """Replies that closed (not cut at the token cap)."""
+    form: str = ""
+    """The request form of the first call (``answer``, ``package``, ``plan``, ...)."""
 
 
 def summary(scores: list[Score]) -> dict[str, Any]:
@@ -199,8 +203,19 @@ def summary(scores: list[Score]) -> dict[str, Any]:
         "model_calls": sum(s.calls for s in scores),
         "repairs": sum(s.repairs for s in scores),
         "prefix_cache_hits": sum(s.cached_calls for s in scores),
+        "closed_replies": sum(s.closed for s in scores),
+        "seconds_per_reply": round(sum(s.latency_s for s in scores)
+                                   / max(1, sum(s.calls for s in scores)), 3),
+        "forms": dict(sorted(_forms(scores).items())),
         "codes": dict(sorted(_codes(scores).items())),
     }
+
+
+def _forms(scores: list[Score]) -> dict[str, int]:
+    counts: dict[str, int] = {}
+    for s in scores:
+        counts[s.form or "-"] = counts.get(s.form or "-", 0) + 1
+    return counts
 
 
 def _codes(scores: list[Score]) -> dict[str, int]:
@@ -213,19 +228,22 @@ def _codes(scores: list[Score]) -> dict[str, int]:
 
 def table(scores: list[Score], *, title: str) -> str:
     """The per-task table and the summary, as printed."""
-    lines = [title, f"{'task':24} {'area':13} {'valid':5} {'acc':4} {'latency':>8} "
-                    f"{'tok in/out':>12}  why"]
+    lines = [title, f"{'task':24} {'area':13} {'form':9} {'valid':5} {'acc':4} {'closed':>6} "
+                    f"{'latency':>8} {'tok in/out':>12}  why"]
     for s in scores:
         why = s.code or "; ".join(s.why)
-        lines.append(f"{s.task.id[:24]:24} {s.task.area[:13]:13} {_yes(s.valid):5} "
-                     f"{_yes(s.accepted):4} {s.latency_s:7.2f}s "
-                     f"{f'{s.tokens_in}/{s.tokens_out}':>12}  {why[:70]}")
+        lines.append(f"{s.task.id[:24]:24} {s.task.area[:13]:13} {(s.form or '-')[:9]:9} "
+                     f"{_yes(s.valid):5} {_yes(s.accepted):4} {f'{s.closed}/{s.calls}':>6} "
+                     f"{s.latency_s:7.2f}s {f'{s.tokens_in}/{s.tokens_out}':>12}  {why[:60]}")
     total = summary(scores)
     n = total["tasks"]
     lines += ["", f"valid plans              {total['valid']}/{n}",
               f"accepted                 {total['accepted']}/{n}",
               f"refused correctly        {total['refused_correctly']}/{total['must_refuse']}",
+              f"replies closed           {total['closed_replies']}/{total['model_calls']}",
               f"median latency           {total['median_latency_s']:.2f} s",
+              f"time per reply           {total['seconds_per_reply']:.2f} s",
+              f"forms used               {total['forms']}",
               f"tokens in / out          {total['tokens_in']} / {total['tokens_out']}",
               f"model calls (repairs)    {total['model_calls']} ({total['repairs']})",
               f"prefix-cache hits        {total['prefix_cache_hits']}/{total['model_calls']}",

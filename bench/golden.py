@@ -72,6 +72,7 @@ class Golden:
         self.max_tokens = max_tokens
         self.task = ""
         self.calls: list[ChatResult] = []
+        self.forms: list[str] = []
         self.recorded: dict[tuple[str, int], dict[str, Any]] = {}
         if replay is not None:
             for line in replay.read_text(encoding="utf-8").splitlines():
@@ -84,11 +85,13 @@ class Golden:
         """The next calls belong to ``task``."""
         self.task = task
         self.calls = []
+        self.forms = []
 
     def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
              cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
         """Answer from the recording, or ask the real provider (and record)."""
         call = len(self.calls)
+        self.forms.append(request.form)
         if self.inner is None:
             stored = self.recorded.get((self.task, call))
             if stored is None:
@@ -151,6 +154,8 @@ def run_task(planner: Planner, golden: Golden, task: Task, *, live: bool) -> Sco
     score.tokens_out = sum(r.completion_tokens for r in calls)
     score.cached_calls = sum(1 for r in calls if r.cached_tokens > 0)
     score.latency_s = elapsed if live else sum(r.latency_s for r in calls)
+    score.closed = sum(1 for r in calls if r.finish_reason != "length")
+    score.form = golden.forms[0] if golden.forms else ""
     return score
 
 
@@ -191,6 +196,9 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--max-tokens", type=int, default=0,
                         help="output token cap per call (0: Anna's default, 2048)")
     parser.add_argument("--timeout", type=float, default=600.0)
+    parser.add_argument("--budget", type=float, default=None,
+                        help="seconds of model time per task (ANNA_LLM_BUDGET; default the "
+                             "product's 60 s; 0: none)")
     parser.add_argument("--only", nargs="*", default=[], help="task ids or areas to run")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--write-reference", type=Path,
@@ -215,7 +223,8 @@ def main(argv: list[str] | None = None) -> int:
     settings = ClientSettings(llm_provider=args.provider, llm_url=args.url or "",
                               llm_model=args.model or "replay", llm_timeout=args.timeout,
                               state_dir=state, llm_ids=args.ids, templates=False,
-                              llm_compact=args.compact)
+                              llm_compact=args.compact,
+                              **({} if args.budget is None else {"llm_budget": args.budget}))
     inner = None if args.replay else make_provider(settings)
     golden = Golden(inner, model=args.model or args.replay.stem if args.replay else args.model,
                     max_tokens=args.max_tokens, replay=args.replay, record=args.record)
@@ -236,7 +245,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"title": title, **summary(scores), "per_task": [
             {"id": s.task.id, "valid": s.valid, "accepted": s.accepted, "code": s.code,
-             "why": s.why} for s in scores]}, indent=1))
+             "why": s.why, "form": s.form, "closed": s.closed, "calls": s.calls}
+            for s in scores]}, indent=1))
     else:
         print(table(scores, title=title))
     return 0

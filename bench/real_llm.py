@@ -137,7 +137,7 @@ def main() -> int:
 
     state = Path(tempfile.mkdtemp(prefix="anna-bench-"))
     settings = ClientSettings(llm_provider=args.provider, llm_url=args.url, llm_model=args.model,
-                              llm_timeout=600, state_dir=state, trace=True, llm_ids=args.ids,
+                              llm_timeout=600, llm_budget=0, state_dir=state, trace=True, llm_ids=args.ids,
                               llm_compact=args.compact)
     provider = Counting(make_provider(settings), args.max_tokens)
     planner = Planner(settings, daemon=None, provider=provider)

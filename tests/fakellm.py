@@ -24,6 +24,8 @@ Scripting
         llm.reject_bounds = True               # 400 for a schema using maxItems/maxLength
         llm.reject_schema_words = {"prefixItems"}  # llama-server's "JSON schema conversion failed"
         llm.accepted_fields = STRICT_OPENAI_FIELDS  # 400 for any other top-level field
+        llm.cap_tokens = True    # cut a reply at the request's max_tokens: finish "length"
+        llm.push(Reply(runaway=True, chunk_delay=0.01))  # a tiny model filling every slot
         settings = ClientSettings(llm_url=llm.ollama_url, llm_model="m")
         ...
         llm.chat_bodies()        # JSON bodies of the chat requests received, in order
@@ -37,10 +39,13 @@ fails loudly). :func:`plan_json` builds a valid ActionPlan reply.
 from __future__ import annotations
 
 import argparse
+import dataclasses
 import json
+import sys
 import threading
 import time
 from collections import deque
+from collections.abc import Callable
 from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
@@ -72,6 +77,9 @@ class Reply:
     """Reported prompt tokens."""
     server_ms: float = 50.0
     """Reported server time, split into prompt and generation ``timings``."""
+    runaway: bool = False
+    """Repeat ``content`` (or a filler) without end, like a tiny model filling every list
+    slot: only the request's token cap (:attr:`FakeLLM.cap_tokens`) or the client ends it."""
 
 
 @dataclass
@@ -113,6 +121,25 @@ def _pieces(text: str, size: int = 4) -> list[str]:
     return [text[i:i + size] for i in range(0, len(text), size)] or [""]
 
 
+RUNAWAY_CAP = 4096
+"""Tokens a runaway reply stops at when the request names no cap."""
+
+
+def _capped(reply: Reply, body: dict[str, Any], openai: bool) -> Reply:
+    """``reply`` cut at the request's output cap (4 characters a token, as streamed)."""
+    options = body.get("options") if isinstance(body.get("options"), dict) else {}
+    cap = body.get("max_tokens") if openai else options.get("num_predict")
+    limit = int(cap) if isinstance(cap, int) and cap > 0 else RUNAWAY_CAP
+    text = reply.content or '{"analysis": "'
+    if reply.runaway:
+        filler = "the same list entry again, "
+        text = text + filler * (limit * 4 // len(filler) + 1)
+    if len(text) <= limit * 4:
+        return reply
+    return dataclasses.replace(reply, content=text[:limit * 4], finish_reason="length",
+                               runaway=False)
+
+
 class _Handler(BaseHTTPRequestHandler):
     server: _Server
 
@@ -146,10 +173,13 @@ class _Handler(BaseHTTPRequestHandler):
         self.send_header("Content-Type", content_type)
         self.end_headers()  # HTTP/1.0: the body ends when the connection closes
 
-    def _next_reply(self) -> Reply:
+    def _next_reply(self, body: dict[str, Any] | None = None) -> Reply:
         with self.server.state.lock:
             if self.server.state.replies:
                 return self.server.state.replies.popleft()
+        responder = self.server.fake.responder
+        if responder is not None and body is not None:
+            return responder(body)
         return self.server.fake.default
 
     def _wait(self, seconds: float) -> bool:
@@ -224,7 +254,7 @@ class _Handler(BaseHTTPRequestHandler):
             return
         if openai and self._strict_rejects(body, fmt):
             return
-        reply = self._next_reply()
+        reply = self._next_reply(body)
         if not self._wait(reply.delay):
             return
         if reply.drop:
@@ -234,6 +264,8 @@ class _Handler(BaseHTTPRequestHandler):
         if reply.status != 200:
             self._error(openai, reply.status, reply.error)
             return
+        if reply.runaway or fake.cap_tokens:
+            reply = _capped(reply, body, openai)
         stream = body.get("stream", not openai)  # Ollama streams unless told not to
         if openai:
             self._openai(body, reply, model, bool(stream))
@@ -315,6 +347,12 @@ class _Server(ThreadingHTTPServer):
     daemon_threads = True
     allow_reuse_address = True
 
+    def handle_error(self, request: Any, client_address: Any) -> None:
+        """A client that hung up mid-reply (a budget ran out, a cancel) is not an error."""
+        if isinstance(sys.exc_info()[1], (BrokenPipeError, ConnectionResetError)):
+            return
+        super().handle_error(request, client_address)
+
     def __init__(self, fake: FakeLLM) -> None:
         super().__init__(("127.0.0.1", fake.port), _Handler)
         self.fake = fake
@@ -338,11 +376,17 @@ class FakeLLM:
         """True: 400 for a json_schema that uses maxItems (like strict servers that lack it)."""
         self.reject_schema_words: set[str] = set()
         """Schema keywords answered with llama-server's 400 "JSON schema conversion failed"."""
+        self.cap_tokens = False
+        """True: every reply longer than the request's ``max_tokens`` (``num_predict``) is cut
+        there with ``finish_reason: length``, as a real server does."""
         self.accepted_fields: frozenset[str] | None = None
         """None: unknown request fields are ignored (llama-server); a set: any other top-level
         field is a 400 naming it (a strict server, e.g. :data:`STRICT_OPENAI_FIELDS`)."""
         self.default = default or Reply(status=500, error="fakellm: no scripted reply left")
         """The answer when the queue is empty."""
+        self.responder: Callable[[dict[str, Any]], Reply] | None = None
+        """When set and the queue is empty: the reply for a chat request's JSON body (a
+        simulated model that answers by the form it is asked in, bench/everyday.py)."""
         self.port = port
         self.state = _State()
         self._server: _Server | None = None

@@ -168,6 +168,8 @@ def _spinner_text(progress: Progress | None, started: float) -> Any:
     line = Text(f"Planning… {inert(progress.stage, max_chars=20)} · {elapsed:.1f} s")
     if progress.tokens:
         line.append(f" · {progress.tokens} tokens")
+    if progress.message:  # the model budget left (ANNA_LLM_BUDGET)
+        line.append(f" · {inert(progress.message, max_chars=60)}")
     return line
 
 
@@ -232,7 +234,8 @@ def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     else:
         consoles.out.print(render.notes_only(
             prepared.annotated, telemetry=prepared.answer_telemetry,
-            contradictions=prepared.contradictions))
+            contradictions=prepared.contradictions,
+            citations=prepared.outcome.citations if prepared.outcome is not None else ()))
     return ExitStatus.SUCCESS
 
 

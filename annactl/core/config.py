@@ -47,6 +47,11 @@ class ClientSettings(BaseSettings):
     """Bearer token for OpenAI-compatible servers. Never logged, never shown."""
     llm_timeout: float = Field(default=120.0, gt=0, le=3600)
     """Seconds to wait for a reply (read timeout)."""
+    llm_budget: float = Field(default=60.0, ge=0, le=3600)
+    """Seconds one request may wait on the model in all (every call, repair and refinement;
+    shown while waiting). When it runs out, or the reply is bad or cut at the token cap, a
+    matching offline template answers with a note saying why; without one the request fails
+    with ``LLM_TIMEOUT``. 0: no budget beyond ``llm_timeout`` per call."""
     llm_connect_timeout: float = Field(default=5.0, gt=0, le=120)
     """Seconds to wait for a connection."""
     llm_keep_alive: str = "30m"

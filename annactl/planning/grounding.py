@@ -89,6 +89,21 @@ def shared_coverage(text: str, n: int, ex: Examples | None = None) -> tuple[int,
     return hits, sum(covered) / len(tokens)
 
 
+def model_strings(value: object) -> list[str]:
+    """Every string in a JSON-ready value, mapping keys included (depth-first)."""
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, dict):
+        found: list[str] = []
+        for key, item in value.items():
+            found.append(str(key))
+            found.extend(model_strings(item))
+        return found
+    if isinstance(value, list):
+        return [s for item in value for s in model_strings(item)]
+    return []
+
+
 def echo_findings(plan: AnnotatedPlan, *, request: str, sent: str) -> list[Finding]:
     """Findings when the reply reproduces a prompt example.
 
@@ -100,7 +115,10 @@ def echo_findings(plan: AnnotatedPlan, *, request: str, sent: str) -> list[Findi
     p = plan.plan
     prose = " ".join([p.analysis, *p.goals, p.notes_for_user])
     commands = [s.command for s in [*plan.checks, *plan.steps, *plan.rollback]]
-    reply = (prose + "\n" + "\n".join(commands)).lower()
+    # the literals are searched in every string the model wrote: descriptions, detection
+    # results, memory_patch keys and values (a model proposed remembering the example's
+    # image path), not only the prose and commands
+    reply = "\n".join(model_strings(p.model_dump(mode="json"))).lower()
     context = (request + "\n" + sent).lower()
     found: list[str] = []
     for lit in sorted(ex.literals, key=len, reverse=True):

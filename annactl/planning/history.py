@@ -110,7 +110,8 @@ def _assistant(outcome: PlanOutcome | None, error: AnnaError | None) -> dict[str
         plan = outcome.result.plan.plan
         return {"title": plan.goals[0] if plan.goals else "Answer",
                 "paragraphs": [plan.notes_for_user],
-                "items": [s.command for s in plan.command_plan]}
+                "items": [s.command for s in plan.command_plan],
+                "citations": [c.to_dict() for c in outcome.citations]}
     if error is not None:
         return {"title": f"Error {error.code}", "paragraphs": [error.message]}
     return {"title": "No plan", "paragraphs": []}

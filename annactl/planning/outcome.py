@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
     from annactl.core.config import ClientSettings
+    from annactl.planning.citations import Citation
     from annactl.planning.facts import Contradiction
     from annactl.planning.llm.base import Provider
     from annactl.planning.templates import TemplateMatch
@@ -38,7 +39,12 @@ MAX_ROUNDS = 2
 
 OFFLINE_CODES = frozenset({ErrorCode.LLM_UNAVAILABLE, ErrorCode.LLM_TIMEOUT,
                            ErrorCode.LLM_MODEL_NOT_FOUND, ErrorCode.LLM_HTTP_ERROR})
-"""Model failures after which a (weakly) matching template answers instead."""
+"""Model failures that mean no model answered in time."""
+FALLBACK_CODES = OFFLINE_CODES | {ErrorCode.LLM_BAD_REPLY, ErrorCode.LLM_ECHOED_EXAMPLE,
+                                  ErrorCode.LLM_OFF_REQUEST}
+"""Model failures after which a (weakly) matching template answers instead, with a note:
+no model, the time budget spent, a reply bad or cut at the token cap (issue 24.1). Not
+the configured call and token limits: those stay errors."""
 
 
 class DaemonAPI(Protocol):
@@ -120,6 +126,13 @@ class PlanOutcome:
     """The LLMCP request packet the user message was rendered from (full, unredacted)."""
     user_message: str = ""
     """The user message the model planned from ("" for a template): evaluation continues it."""
+    form: str = ""
+    """The request form of the last model call (``answer``, ``package``, ``service``,
+    ``wallpaper``, ``plan``, ``plan+compact``; :mod:`annactl.planning.forms`), "" if none."""
+    finish_reasons: list[str] = field(default_factory=list)
+    """Each model call's ``finish_reason`` (``length``: cut at the token cap)."""
+    citations: list[Citation] = field(default_factory=list)
+    """What the model cited, each verified against the documents it was given."""
 
     @property
     def confidence(self) -> float:
@@ -146,6 +159,8 @@ class PlanOutcome:
             "contradictions": [c.to_dict() for c in self.contradictions],
             "confidence": self.confidence,
             "memory_patch": dict(self.plan.memory_patch) if self.plan else {},
+            "form": self.form, "finish_reasons": list(self.finish_reasons),
+            "citations": [c.to_dict() for c in self.citations],
         }
 
 

@@ -6,7 +6,6 @@ Split from :mod:`annactl.planning.planner` so the public types stay small; the
 
 from __future__ import annotations
 
-import hashlib
 import logging
 import os
 import threading
@@ -15,27 +14,27 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError
-from anna_common.findings import Finding, FindingCode, ValidationResult
-from anna_common.plan import canonical_json
-from anna_common.validate import validate_text
-from annactl.planning import prompt
+from anna_common.findings import ValidationResult
+from annactl.planning import forms, prompt
 from annactl.planning.audit import AuditLog, run_record
+from annactl.planning.citations import flagged, verify
 from annactl.planning.facts import contradictions
-from annactl.planning.grounding import echo_findings
-from annactl.planning.llm.base import ChatResult, check_cancel, llm_error
+from annactl.planning.llm.base import llm_error
 from annactl.planning.llm.trace import Tracer
 from annactl.planning.offrequest import off_request_findings
 from annactl.planning.outcome import (
+    FALLBACK_CODES,
     MAX_ROUNDS,
     OFFLINE_CODES,
     PlanOutcome,
     Progress,
-    is_banned,
     template_outcome,
     usage_checks,
 )
-from annactl.planning.packet import Trace, now_iso, stored
-from annactl.planning.replies import chat_request, failure
+from annactl.planning.packet import Trace, check_results_document, now_iso, stored
+from annactl.planning.replies import failure
+from annactl.planning.run_calls import ModelCalls
+from annactl.planning.telemetry_trim import cut
 
 if TYPE_CHECKING:
     from anna_common.protocol.models import CheckResult
@@ -48,8 +47,8 @@ log = logging.getLogger(__name__)
 
 Messages = list[dict[str, str]]
 
-class Run:
-    """State of one request."""
+class Run(ModelCalls):
+    """State of one request (its model calls: :class:`~annactl.planning.run_calls.ModelCalls`)."""
 
     def __init__(self, planner: PlanningSession, request: str, *, mode: str,
                  on_progress: Callable[[Progress], None] | None,
@@ -75,13 +74,7 @@ class Run:
         self.started_at = now_iso()
         self.continuation: Messages = []
         """Turns after the user message (a fix request continues a failed plan)."""
-
-    # ------------------------------------------------------------------ progress
-    def progress(self, stage: str, tokens: int = 0, message: str = "") -> None:
-        """Report progress (and honour cancellation)."""
-        check_cancel(self.cancel)
-        if self.on_progress is not None:
-            self.on_progress(Progress(stage, time.monotonic() - self.started, tokens, message))
+        self.init_calls()
 
     # ------------------------------------------------------------------ the request
     def execute(self, telemetry: Telemetry | None, *, use_templates: bool,
@@ -92,6 +85,9 @@ class Run:
         self.progress("telemetry")
         self.telemetry = telemetry if telemetry is not None else self.planner.fetch_telemetry()
         self.context = self.planner.assess_context(self.telemetry)
+        if not self.continuation:
+            self.form = forms.choose(self.request, arch=self.telemetry.packages.manager
+                                     == "pacman")
         self.packet = self._plan_packet(turns)
         found: TemplateMatch | None = None
         if use_templates and self.settings.templates and not self.continuation:
@@ -104,23 +100,47 @@ class Run:
                 self.tracer.event("TEMPLATE_USED", template=found.template)
                 return self._done(template_outcome(found, self.context, offline_reason=None,
                                                    started=self.started))
-        if found is not None and found.plan is not None and not self.settings.llm_url:
-            # a weak match and no model configured: one quick try, not three slow ones
-            self.planner.quick_model_probe()
+        if found is not None and found.plan is not None:
+            self.fallback = found
+            if (self.form == "answer" and found.plan.necessary_checks
+                    and self.planner.daemon is not None):
+                self.template_checks(found)
+            if not self.settings.llm_url:
+                # a weak match and no model configured: one quick try, not three slow ones
+                self.planner.quick_model_probe()
         try:
             return self._done(self.model_loop())
         except LLMError as exc:
-            if exc.code in OFFLINE_CODES and (found is None or found.plan is None):
+            if exc.code in OFFLINE_CODES and self.fallback is None:
                 self._explain_no_template(exc, found)
-            if exc.code not in OFFLINE_CODES or found is None or found.plan is None:
+            if exc.code not in FALLBACK_CODES or self.fallback is None:
                 raise
-            reason = (f"no model reachable ({exc.code}): answered offline by the "
-                      f"{found.template} template")
-            self.tracer.event("TEMPLATE_OFFLINE", template=found.template, code=str(exc.code))
-            outcome = template_outcome(found, self.context, offline_reason=reason,
-                                       started=self.started)
-            outcome.model_calls = self.stats.model_calls
-            return self._done(outcome)
+            return self._done(self._fall_back(exc, self.fallback))
+
+    def _fall_back(self, exc: LLMError, found: TemplateMatch) -> PlanOutcome:
+        """The template's answer, with a note saying why the model's was not used."""
+        assert self.context is not None
+        if exc.detail.get("budget"):
+            why = (f"the model did not finish within the {self.settings.llm_budget:g} s "
+                   "budget (ANNA_LLM_BUDGET)")
+        elif exc.detail.get("truncated"):
+            why = "the model's reply was cut at the token cap"
+        elif exc.code in OFFLINE_CODES:
+            why = f"no model reachable ({exc.code})"
+        else:
+            why = f"the model's reply could not be used ({exc.code})"
+        reason = f"{why}: answered offline by the {found.template} template"
+        self.tracer.event("TEMPLATE_OFFLINE", template=found.template, code=str(exc.code),
+                          reason=why)
+        outcome = template_outcome(found, self.context, offline_reason=reason,
+                                   started=self.started)
+        for name in ("model_calls", "repairs", "llm_s", "server_s", "tokens_in", "tokens_out",
+                     "form", "finish_reasons", "provider", "model", "checks"):
+            if name in ("provider", "model") and not getattr(self.stats, name):
+                continue
+            setattr(outcome, name, getattr(self.stats, name))
+        outcome.provider = "template"
+        return outcome
 
     def _load_memory(self, preferences: dict[str, str] | None) -> None:
         """The memory goes to the model in every mode: the caller's, or the stored one."""
@@ -133,8 +153,12 @@ class Run:
 
     def _plan_packet(self, turns: list[tuple[str, str]]) -> dict[str, Any]:
         assert self.telemetry is not None
-        spec = prompt.plan_spec(self.request, mode=self.mode, telemetry=self.telemetry,
-                                preferences=self.preferences, turns=turns)
+        if self.form in forms.SMALL_FORMS:
+            spec = prompt.small_spec(self.request, self.form, telemetry=self.telemetry,
+                                     preferences=self.preferences, turns=turns)
+        else:
+            spec = prompt.plan_spec(self.request, mode=self.mode, telemetry=self.telemetry,
+                                    preferences=self.preferences, turns=turns)
         history = self.planner.history
         conversation = None
         if history is not None:
@@ -185,7 +209,8 @@ class Run:
         user = prompt.render_packet(self.packet)
         self.sent = user
         self.tracer.set("packet", stored(self.packet))
-        base: Messages = [{"role": "system", "content": prompt.system_message()},
+        self.start_budget()
+        base: Messages = [{"role": "system", "content": prompt.system_message(self.form)},
                           {"role": "user", "content": user}, *self.continuation]
         self.tracer.set("prompt", {"version": prompt.prompts().version,
                                    "sha256": prompt.prompts().sha256,
@@ -202,8 +227,15 @@ class Run:
             self.tracer.event("PACKET", task="anna.refine", packet=stored(packet))
             refine = [*base, {"role": "assistant", "content": prompt.echo_reply(reply)},
                       {"role": "user", "content": prompt.render_packet(packet)}]
-            result, reply = self.ask_valid(refine, "refine")
-        if result.ok and result.plan is not None:
+            try:
+                result, reply = self.ask_valid(refine, "refine")
+            except LLMError as exc:
+                if not exc.detail.get("budget"):
+                    raise
+                # the time budget ran out during refinement: the plan from before stands
+                self.tracer.event("REFINE_SKIPPED", reason="time budget spent")
+                break
+        if result.ok and result.plan is not None and not self.built:
             off = off_request_findings(result.plan, self.request)
             if off:  # refinement ended early (checks could not run): still not an answer
                 self.tracer.event("VALIDATION_FAILED", purpose="final",
@@ -216,12 +248,14 @@ class Run:
         stats.plan = result.plan.plan if result.ok and result.plan is not None else None
         if stats.plan is not None:
             stats.contradictions = contradictions(stats.plan, self.telemetry)
+            stats.citations = verify(self.cited, self.packet["context"]["documents"])
+            stats.contradictions += flagged(stats.citations)
             if stats.contradictions:
                 self.tracer.event("CONTRADICTIONS", facts=[c.to_dict()
                                                            for c in stats.contradictions])
         return stats
 
-    def _may_refine(self, result: ValidationResult) -> bool:
+    def may_refine(self, result: ValidationResult) -> bool:
         """A refined plan can still follow this one (it has checks and rounds remain)."""
         return bool(result.plan is not None and result.plan.plan.necessary_checks
                     and self.planner.daemon is not None and self.stats.rounds < MAX_ROUNDS
@@ -236,115 +270,6 @@ class Run:
             self.tracer.event("REFINE_SKIPPED", reason="model call budget spent")
             return False
         return True
-
-    # ------------------------------------------------------------------ model calls
-    def ask_valid(self, messages: Messages, purpose: str) -> tuple[ValidationResult, str]:
-        """One call, and one repair call if the reply is invalid (but not banned)."""
-        reply = self.call(messages, purpose)
-        result = self.check_reply(reply)
-        if result.ok or is_banned(result):
-            return result, reply.text
-        self.tracer.event("VALIDATION_FAILED", purpose=purpose,
-                          codes=sorted({str(f.code) for f in result.errors}))
-        if self.stats.model_calls >= self.settings.max_model_calls:
-            raise self._budget(f"the reply needs a repair but all "
-                               f"{self.settings.max_model_calls} model calls are spent")
-        self.stats.repairs += 1
-        self.tracer.event("REPAIR_ATTEMPT", purpose=purpose, repair=self.stats.repairs)
-        repair = [*messages, {"role": "assistant", "content": prompt.echo_reply(reply.text)},
-                  {"role": "user", "content": prompt.repair_message(result.errors,
-                                                                    truncated=reply.truncated)}]
-        second = self.call(repair, "repair")
-        result = self.check_reply(second)
-        if result.ok or is_banned(result):
-            return result, second.text
-        codes = sorted({str(f.code) for f in result.errors})
-        self.tracer.event("VALIDATION_FAILED", purpose="repair", codes=codes)
-        code, message = failure(codes)
-        raise llm_error(code, message, "try a larger model or rephrase the request; "
-                        + self.trace_hint(),
-                        findings=[f.model_dump(mode="json") for f in result.errors],
-                        trace_id=self.tracer.trace_id)
-
-    def trace_hint(self) -> str:
-        """Where the exchange is recorded, or how to record it (never both)."""
-        if self.tracer.enabled:
-            path = self.settings.state_dir / "traces" / f"{self.tracer.trace_id}.json"
-            return f"the exchange is recorded in {path}"
-        return "ANNA_TRACE=1 records the exchange"
-
-    def check_reply(self, reply: ChatResult) -> ValidationResult:
-        """Validate a reply; a reply cut off at the token limit is a failure whatever it holds."""
-        if reply.truncated:
-            finding = Finding(code=FindingCode.PARSE_ERROR,
-                              message="the reply was cut off at the token limit")
-            return ValidationResult(ok=False, errors=[finding], warnings=[], plan=None)
-        result = validate_text(reply.text, self.context)
-        if not result.ok or result.plan is None:
-            return result
-        grounding = echo_findings(result.plan, request=self.request, sent=self.sent)
-        if not self._may_refine(result):
-            # a plan that first asks for checks is judged on its refined form
-            grounding += off_request_findings(result.plan, self.request)
-        if not grounding:
-            return result
-        return ValidationResult(ok=False, errors=grounding, warnings=result.warnings,
-                                plan=result.plan)
-
-    def _budget(self, message: str, *,
-                hint: str = "raise ANNA_MAX_MODEL_CALLS or ANNA_MAX_PROMPT_BYTES") -> AnnaError:
-        self.tracer.event("BUDGET_EXCEEDED", message=message)
-        return llm_error(ErrorCode.LLM_BUDGET_EXCEEDED, message, hint)
-
-    def _session_budget(self) -> None:
-        planner, settings = self.planner, self.settings
-        if planner.session_calls >= settings.max_session_calls:
-            raise self._budget(f"all {settings.max_session_calls} model calls of this session "
-                               "are spent", hint="start a new session, or raise "
-                               "ANNA_MAX_SESSION_CALLS")
-        if planner.session_tokens >= settings.max_session_tokens:
-            raise self._budget(f"this session used {planner.session_tokens} tokens; its budget "
-                               f"is {settings.max_session_tokens}", hint="start a new session, "
-                               "or raise ANNA_MAX_SESSION_TOKENS")
-
-    def call(self, messages: Messages, purpose: str) -> ChatResult:
-        """One model call within the per-request and per-session budgets, traced."""
-        stats = self.stats
-        if stats.model_calls >= self.settings.max_model_calls:
-            raise self._budget(f"all {self.settings.max_model_calls} model calls of this "
-                               "request are spent")
-        self._session_budget()
-        request = chat_request(self.settings, messages, purpose)
-        if request.prompt_bytes > self.settings.max_prompt_bytes:
-            raise self._budget(f"the prompt is {request.prompt_bytes} bytes; the budget is "
-                               f"{self.settings.max_prompt_bytes}")
-        stats.model_calls += 1
-        self.planner.session_calls += 1
-        stage = "model" if purpose == "plan" else purpose
-        self.progress(stage)
-        self.tracer.event("LLM_REQUEST_SENT", purpose=purpose, call=stats.model_calls,
-                          model=stats.model, prompt_bytes=request.prompt_bytes,
-                          prompt_sha=hashlib.sha256(canonical_json(messages)).hexdigest())
-        began = time.monotonic()
-        try:
-            reply = self.planner.provider.chat(
-                request, on_tokens=lambda n: self.progress(stage, tokens=n), cancel=self.cancel,
-                events=self.tracer.event)
-        except LLMError as exc:
-            self.tracer.event("LLM_ERROR", code=str(exc.code), message=exc.message)
-            raise
-        finally:
-            stats.llm_s += time.monotonic() - began
-        stats.server_s += (reply.server_ms or 0.0) / 1000
-        stats.tokens_in += reply.prompt_tokens
-        stats.tokens_out += reply.completion_tokens
-        self.planner.session_tokens += reply.prompt_tokens + reply.completion_tokens
-        self.tracer.event("LLM_RESPONSE_OK", purpose=purpose, latency_s=round(reply.latency_s, 4),
-                          server_ms=reply.server_ms, tokens_in=reply.prompt_tokens,
-                          tokens_out=reply.completion_tokens, cached_tokens=reply.cached_tokens,
-                          finish_reason=reply.finish_reason, source=reply.source,
-                          response_format=reply.response_format, raw=reply.text)
-        return reply
 
     # ------------------------------------------------------------------ checks
     def run_checks(self, result: ValidationResult) -> list[CheckResult] | None:
@@ -364,8 +289,39 @@ class Run:
             return None
         self.tracer.event("CHECKS_RUN", plan_id=submitted.plan_id, count=len(response.results),
                           ran=sum(1 for r in response.results if r.ran))
-        self.stats.checks.extend(response.results)
+        self._store_checks(list(response.results))
         return list(response.results)
+
+    def _store_checks(self, results: list[CheckResult]) -> None:
+        """Keep check results, and store them as a document of the request (seed 001)."""
+        self.stats.checks.extend(results)
+        if self.packet is None:
+            return
+        rows = [{"id": r.id, "ran": r.ran, "exit_code": r.exit_code,
+                 "output": cut(r.output, 1200), "reason": r.reason} for r in results[:20]]
+        doc = check_results_document(rows).to_dict()
+        doc["doc_id"] = f"doc:check_results:{self.stats.rounds + 1}"
+        self.packet["context"]["documents"].append(doc)
+
+    def template_checks(self, found: TemplateMatch) -> None:
+        """Before a question is asked in the answer form: run the (weakly) matching template's
+        read-only checks on the daemon, so the model can answer from, and cite, their output
+        (``check:<id>``). Nothing runs without a daemon; a daemon error skips them."""
+        from anna_common.protocol.models import SessionEnv
+
+        daemon = self.planner.daemon
+        assert daemon is not None and found.plan is not None
+        self.progress("checks")
+        try:
+            submitted = daemon.submit(found.plan, request=self.request, source="template")
+            response = daemon.run_checks(submitted.plan_id,
+                                         session=SessionEnv.from_environ(dict(os.environ)))
+        except AnnaError as exc:
+            self.tracer.event("CHECKS_FAILED", code=str(exc.code), message=exc.message)
+            return
+        self.tracer.event("CHECKS_RUN", plan_id=submitted.plan_id, count=len(response.results),
+                          ran=sum(1 for r in response.results if r.ran), template=found.template)
+        self._store_checks(list(response.results))
 
     # ------------------------------------------------------------------ the end
     def finish(self, outcome: PlanOutcome | None, error: AnnaError | None) -> None:

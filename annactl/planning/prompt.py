@@ -66,7 +66,7 @@ class PromptSet:
     """The loaded prompt files."""
 
     version: str
-    """The registry's version string (``planner-1``)."""
+    """The registry's version string (``planner-2``)."""
     sha256: str
     """sha256 over the files' hashes: goes into cache keys and traces."""
     texts: dict[str, str]
@@ -155,9 +155,27 @@ def fill(template: str, values: dict[str, str]) -> str:
     return _PLACEHOLDER.sub(lambda m: values.get(m.group(1), m.group(0)), template)
 
 
-def system_message() -> str:
-    """The static system message (identical bytes on every request)."""
-    return prompts().text("system")
+SYSTEM_BY_FORM = {"plan": "system", "answer": "system_answer", "package": "system_fill",
+                  "service": "system_fill", "wallpaper": "system_fill"}
+"""The system prompt of each request form (:mod:`annactl.planning.forms`)."""
+SMALL_BUDGET = {"answer": 2600, "package": 1400, "service": 1400, "wallpaper": 1400}
+"""Telemetry characters a small form's user message carries (the full plan: 4,200)."""
+
+
+def system_message(form: str = "plan") -> str:
+    """The static system message of ``form`` (identical bytes on every request of it)."""
+    return prompts().text(SYSTEM_BY_FORM[form])
+
+
+def small_spec(request: str, form: str, *, telemetry: Telemetry,
+               preferences: dict[str, str] | None = None,
+               turns: list[tuple[str, str]] | tuple[tuple[str, str], ...] = ()) -> RequestSpec:
+    """A small form's request: memory, recent turns (a follow-up question needs them) and a
+    shorter trimmed telemetry."""
+    docs = [d for d in (memory_document(preferences), conversation_document(turns)) if d]
+    docs.append(telemetry_document(trim(telemetry, request, budget=SMALL_BUDGET[form])))
+    task = "anna.answer" if form == "answer" else "anna.fill"
+    return RequestSpec(request, task, {"form": form}, docs)
 
 
 def plan_spec(request: str, *, mode: str, telemetry: Telemetry,
@@ -218,7 +236,15 @@ def refine_message(results: list[CheckResult], *, output_chars: int = 1200,
 
 def packet_for(spec: RequestSpec, trace: Trace, *,
                conversation: dict[str, Any] | None = None) -> dict[str, Any]:
-    """A request packet for ``spec`` naming the ActionPlan schema's sha256."""
+    """A request packet for ``spec`` naming its schema (a small form's, or the ActionPlan's)
+    and that schema's sha256."""
+    form = str(spec.args.get("form", "plan"))
+    if form != "plan":
+        from annactl.planning.forms import schema
+
+        return request_packet(spec, trace, conversation=conversation, schema=f"anna.{form}",
+                              schema_sha=hashlib.sha256(canonical_json(schema(form)))
+                              .hexdigest())
     return request_packet(spec, trace, conversation=conversation, schema_sha=schema_sha256())
 
 

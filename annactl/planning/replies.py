@@ -6,14 +6,17 @@ Split from :mod:`annactl.planning.planner_run`, which drives the request.
 
 from __future__ import annotations
 
+import hashlib
 from typing import TYPE_CHECKING
 
 from anna_common.errors import ErrorCode
 from anna_common.findings import FindingCode
-from anna_common.plan import model_json_schema, schema_sha256
+from anna_common.plan import canonical_json, model_json_schema, schema_sha256
 from anna_common.positional import positional_schema
 from annactl.planning import prompt
-from annactl.planning.llm.base import ChatRequest
+from annactl.planning.forms import SMALL_FORMS
+from annactl.planning.forms import schema as form_schema
+from annactl.planning.llm.base import DEFAULT_OPTIONS, ChatRequest
 from annactl.planning.memory import WHITELIST
 
 if TYPE_CHECKING:
@@ -45,18 +48,36 @@ def failure(codes: list[str]) -> tuple[ErrorCode, str]:
                                      f"repair ({', '.join(codes)})")
 
 
+SMALL_MAX_TOKENS = {"answer": 512, "package": 96, "service": 96, "wallpaper": 128}
+"""Output token caps of the small forms: what their schema can hold, with room to spare (a
+reply is never cut inside what the schema allows; a runaway ends sooner)."""
+
+
 def chat_request(settings: ClientSettings, messages: list[dict[str, str]],
-                 purpose: str) -> ChatRequest:
-    """The request for ``messages``: the bounded schema, and the positional form (compact
-    when configured) the decoder tries first (anna_common/positional.py)."""
+                 purpose: str, *, form: str = "plan", compact: bool = False,
+                 deadline: float | None = None) -> ChatRequest:
+    """The request for ``messages`` in request form ``form`` (:mod:`annactl.planning.forms`).
+
+    The full plan: the bounded schema, and the positional form (compact when configured,
+    or when ``compact`` asks for it after a reply was cut at the cap) the decoder tries
+    first (anna_common/positional.py). A small form: its own small schema only."""
     prompts = prompt.prompts()
+    if form in SMALL_FORMS:
+        small = form_schema(form)
+        options = {**DEFAULT_OPTIONS, "max_tokens": SMALL_MAX_TOKENS[form]}
+        return ChatRequest(messages=tuple(dict(m) for m in messages), schema=small,
+                           schema_sha=hashlib.sha256(canonical_json(small)).hexdigest()
+                           + f"+{form}", prompt_version=prompts.version,
+                           prompt_sha=prompts.sha256, purpose=purpose, options=options,
+                           deadline=deadline, form=form)
     positional = settings.llm_ids == "positional"
-    compact = positional and settings.llm_compact
-    form = ("+positional" if positional else "") + ("+compact" if compact else "")
+    compact = positional and (settings.llm_compact or compact)
+    tag = ("+positional" if positional else "") + ("+compact" if compact else "")
     strict = positional_schema(memory_keys=MEMORY_KEYS, compact=compact)
     return ChatRequest(messages=tuple(dict(m) for m in messages),
                        schema=model_json_schema(),
-                       schema_sha=schema_sha256() + form,
+                       schema_sha=schema_sha256() + tag,
                        strict_schema=strict if positional else None,
                        prompt_version=prompts.version, prompt_sha=prompts.sha256,
-                       purpose=purpose)
+                       purpose=purpose, deadline=deadline,
+                       form="plan+compact" if compact else "plan")

@@ -3,11 +3,23 @@
 A full snapshot can hold 1,500 package names and long command lines; sending
 it whole would cost thousands of tokens and bury the facts that matter. This
 module keeps: the machine summary (distro, CPU, memory, disks, desktop, boot,
-failed units), the top processes, and only the *relevant* packages, meaning
+failed units), the top processes when the request is about them (by CPU, by memory,
+or both), and only the *relevant* packages, meaning
 names the request mentions plus the backends its intent needs (a wallpaper
 request gets hyprpaper, swaybg, ...), never the whole list. Long strings are
 cut head-and-tail with a marker, and the result is shrunk step by step until
 it fits the character budget.
+
+Volatile figures are rounded to a documented granularity (docs/planning.md) before they
+are sent, so the same request a few minutes later on an unchanged machine sends the same
+bytes: the deterministic cache (keyed on what is sent) hits, and the server's prompt cache
+holds. The 5-minute load moves in steps of 0.5 below 4, 1 below 16 and 4 above (the
+1-minute figure and the CPU's momentary share are not sent); memory and swap shares in
+steps of 5 %; free disk space in steps of 1 % of the disk (at least 0.5 GB) and disk use in
+steps of 5 % (memory as a share only); temperatures in steps of 5 °C; a process's CPU share
+in steps of 5 % and its memory share in steps of 1 %; uptime in whole hours (whole days
+past two days). Top processes are sent only to a request about them, listed by name rather
+than by momentary rank, without the process count.
 
 Every string here is still untrusted; :mod:`annactl.planning.prompt` puts the result in
 the user message inside a block labelled untrusted, escaped so it cannot close
@@ -27,6 +39,39 @@ DEFAULT_BUDGET = 4200
 """Characters of compact JSON the trimmed telemetry may take (the user message stays < 6,000)."""
 
 GB = 1024**3
+
+GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 5.0, "gb": 0.5,
+                                 "celsius": 5.0, "process_cpu": 5.0, "process_memory": 1.0}
+"""Steps the volatile figures are rounded to (see the module docstring)."""
+
+
+def step(value: float, unit: str) -> float:
+    """``value`` rounded to the nearest multiple of ``GRANULARITY[unit]``."""
+    size = GRANULARITY[unit]
+    rounded = round(round(value / size) * size, 2)
+    return int(rounded) if rounded.is_integer() else rounded  # "40", not "40.0"
+
+
+def load_step(load: float) -> float:
+    """The 5-minute load in steps that grow with it: 0.5 below 4, 1 below 16, then 4 (a busy
+    machine's load moves by more than 0.5 a minute, and the model needs its size, not its
+    decimals)."""
+    size = 0.5 if load < 4 else 1.0 if load < 16 else 4.0
+    rounded = round(round(load / size) * size, 2)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def free_step(free_bytes: int, total_bytes: int) -> float:
+    """Free disk space in steps of 1 % of the disk (at least 0.5 GB), in GB."""
+    size = max(GRANULARITY["gb"], total_bytes / GB / 100)
+    rounded = round(round(free_bytes / GB / size) * size, 1)
+    return int(rounded) if rounded.is_integer() else rounded
+
+
+def uptime_hours(seconds: float) -> int:
+    """Uptime in whole hours, or whole days (as hours) past two days."""
+    hours = seconds / 3600
+    return round(hours) if hours < 48 else round(hours / 24) * 24
 
 INTENT_PACKAGES: dict[tuple[str, ...], tuple[str, ...]] = {
     ("wallpaper", "background", "backdrop"): (
@@ -116,23 +161,51 @@ def relevant_packages(telemetry: Telemetry, request: str) -> dict[str, Any]:
     return summary
 
 
-def _process(p: Any, cmd_chars: int) -> dict[str, Any]:
-    entry: dict[str, Any] = {"pid": p.pid, "name": cut(p.name, 48), "user": p.user,
-                             "cpu": round(p.cpu_percent, 1), "mem": round(p.memory_percent, 1)}
+def _process(p: Any, cmd_chars: int, which: str = "both") -> dict[str, Any]:
+    entry: dict[str, Any] = {"pid": p.pid, "name": cut(p.name, 48), "user": p.user}
+    if which != "memory":  # a memory question does not carry the (jumpy) CPU shares
+        entry["cpu"] = step(p.cpu_percent, "process_cpu")
+    if which != "cpu":
+        entry["mem"] = step(p.memory_percent, "process_memory")
     if cmd_chars and p.cmdline:
         entry["cmd"] = cut(p.cmdline, cmd_chars)
     return entry
 
 
-def _processes(telemetry: Telemetry, top: int, cmd_chars: int) -> dict[str, Any]:
+_PROCESS_WORDS = re.compile(
+    r"(?i)\b(process(es)?|programs?|apps?|applications?|cpu|memory|ram|load|slow|sluggish|"
+    r"lag(gy)?|freez\w*|fans?|hot|heat|temperature|us(es|ing)|hog\w*|eat\w*|performance|"
+    r"run(s|ning)?|kill|top|busy|swap|status|health|overview|how('s| is| are)|doing)\b")
+_MEMORY_WORDS = re.compile(r"(?i)\b(memory|ram|swap|oom)\b")
+_CPU_WORDS = re.compile(r"(?i)\b(cpu|load|fans?|hot|heat|temperature|slow|busy)\b")
+
+
+def wants_processes(request: str) -> str | None:
+    """Which top processes a request needs: ``memory``, ``cpu``, ``both`` or None.
+
+    Processes are the most volatile part of a snapshot (their ranking and shares change
+    every second); a request that is not about them does not carry them, so its key holds.
+    """
+    if not _PROCESS_WORDS.search(request):
+        return None
+    memory, cpu = bool(_MEMORY_WORDS.search(request)), bool(_CPU_WORDS.search(request))
+    return "memory" if memory and not cpu else "cpu" if cpu and not memory else "both"
+
+
+def _processes(telemetry: Telemetry, top: int, cmd_chars: int,
+               which: str = "both") -> dict[str, Any]:
     pr = telemetry.processes
     seen: set[int] = set()
     listed = []
-    for p in [*pr.top_cpu[:top], *pr.top_memory[: max(1, top // 2)]]:
+    by_cpu = pr.top_cpu[:top] if which != "memory" else []
+    by_memory = (pr.top_memory[:top] if which == "memory" else [] if which == "cpu"
+                 else pr.top_memory[: max(1, top // 2)])
+    for p in [*by_cpu, *by_memory]:
         if p.pid not in seen:
             seen.add(p.pid)
-            listed.append(_process(p, cmd_chars))
-    return {"count": pr.count, "top": listed}
+            listed.append(_process(p, cmd_chars, which))
+    listed.sort(key=lambda e: (e["name"], e["pid"]))  # not by momentary rank
+    return {"top": listed}  # the count changes with every short-lived process
 
 
 def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
@@ -140,16 +213,19 @@ def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
     return {
         "system": {"distro": t.system.distro_id, "distro_name": cut(t.system.distro_name or "", 60),
                    "kernel": cut(t.system.kernel, 60), "hostname": cut(t.system.hostname, 40),
-                   "uptime_h": round(t.system.uptime_seconds / 3600, 1)},
+                   "uptime_h": uptime_hours(t.system.uptime_seconds)},
+        # the 5-minute load only: the 1-minute figure is noise between two requests
         "cpu": {"model": cut(t.cpu.model or "", 60), "cores": t.cpu.cores_logical,
-                "load_1": round(t.cpu.load_1, 2), "load_5": round(t.cpu.load_5, 2),
-                "percent": t.cpu.percent},
-        "memory": {"total_gb": round(m.total_bytes / GB, 1), "used_gb": round(m.used_bytes / GB, 1),
-                   "percent": round(m.percent, 1), "swap_percent": round(m.swap_percent, 1)},
+                "load_5": load_step(t.cpu.load_5)},  # not the momentary CPU share: noise
+        # the share only: used GB would repeat it in a finer, more volatile unit
+        "memory": {"total_gb": round(m.total_bytes / GB, 1),
+                   "percent": step(m.percent, "percent"),
+                   "swap_percent": step(m.swap_percent, "percent")},
         "disks": [{"mount": cut(d.mountpoint, 60), "fs": d.fstype,
-                   "size_gb": round(d.total_bytes / GB, 1), "free_gb": round(d.free_bytes / GB, 1),
-                   "percent": round(d.percent, 1)} for d in t.disks[:disks]],
-        "temperatures_c": {cut(x.label, 40): round(x.celsius, 1)
+                   "size_gb": round(d.total_bytes / GB, 1),
+                   "free_gb": free_step(d.free_bytes, d.total_bytes),
+                   "percent": step(d.percent, "percent")} for d in t.disks[:disks]],
+        "temperatures_c": {cut(x.label, 40): step(x.celsius, "celsius")
                            for x in sorted(t.temperatures, key=lambda x: -x.celsius)[:3]},
         "desktop": t.desktop.model_dump(mode="json"),
         "boot": t.boot.model_dump(mode="json"),
@@ -172,8 +248,9 @@ def trim(telemetry: Telemetry, request: str, *, budget: int = DEFAULT_BUDGET) ->
     result: dict[str, Any] = {}
     for top, cmd_chars, matched, disks, failed in _LEVELS:
         result = _machine(telemetry, disks, failed)
-        if top:
-            result["processes"] = _processes(telemetry, top, cmd_chars)
+        which = wants_processes(request)
+        if top and which is not None:
+            result["processes"] = _processes(telemetry, top, cmd_chars, which)
         packages = relevant_packages(telemetry, request)
         if "matching_installed" in packages:
             kept = list(packages["matching_installed"].items())[:matched]

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from collections.abc import Sequence
 
     from anna_common.telemetry import Telemetry
+    from annactl.planning.citations import Citation
     from annactl.planning.facts import Contradiction
 
 
@@ -62,13 +63,19 @@ def telemetry_table(telemetry: Telemetry) -> RenderableType:
 
 
 def answer_view(prose: RenderableType, telemetry: Telemetry | None,
-                found: Sequence[Contradiction]) -> Group:
-    """An answer-only plan: Anna's telemetry facts, then the model's prose, flagged."""
+                found: Sequence[Contradiction], cited: Sequence[Citation] = ()) -> Group:
+    """An answer-only plan: Anna's telemetry facts, then the model's prose, flagged; the facts
+    it cited that Anna verified are shown beside it with the document's own value."""
     parts: list[RenderableType] = []
     if telemetry is not None:
         parts.append(telemetry_table(telemetry))
         parts.append(Text("The model says:", style="bold"))
     parts.append(prose)
+    for citation in cited:
+        if citation.verified:
+            parts.append(Text("  ✔ cited: ", style="green") + inert_text(citation.doc,
+                                                                         max_chars=80)
+                         + Text(" = ") + inert_text(citation.value, max_chars=160))
     for where in ("analysis", "notes_for_user", "meta"):
         parts.extend(contradiction_lines(found, where))
     line = confidence_line(found)

@@ -24,6 +24,7 @@ if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan, AnnotatedStep, Finding
     from anna_common.protocol.models import CheckResult
     from anna_common.telemetry import Telemetry
+    from annactl.planning.citations import Citation
     from annactl.planning.facts import Contradiction
 
 OUTPUT_TAIL_LINES = 6
@@ -199,7 +200,8 @@ def _uncaptured_notes(plan: AnnotatedPlan) -> list[Text]:
 
 
 def notes_only(plan: AnnotatedPlan, *, telemetry: Telemetry | None = None,
-               contradictions: Sequence[Contradiction] = ()) -> Group:
+               contradictions: Sequence[Contradiction] = (),
+               citations: Sequence[Citation] = ()) -> Group:
     """A plan with no steps is an answer: its notes. With ``telemetry``, the machine's facts
     come from Anna (a table) and the model's prose stands beside them, flagged where the
     telemetry contradicts it."""
@@ -209,6 +211,6 @@ def notes_only(plan: AnnotatedPlan, *, telemetry: Telemetry | None = None,
         prose = inert_text(plan.plan.notes_for_user, max_chars=8000)
     else:
         prose = inert_text(plan.plan.analysis or "(nothing to do)", max_chars=4000)
-    if telemetry is None and not contradictions:
+    if telemetry is None and not contradictions and not citations:
         return Group(prose)
-    return answer_view(prose, telemetry, contradictions)
+    return answer_view(prose, telemetry, contradictions, citations)

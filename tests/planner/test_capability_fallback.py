@@ -170,7 +170,7 @@ def test_the_planner_sends_the_positional_form_unless_ids_are_free(fake_llm, mak
                                  llm_ids=ids)
         planner = Planner(settings, daemon=None)
         try:
-            outcome = planner.plan("how is my system?", telemetry=telemetry,
+            outcome = planner.plan("tune my system", telemetry=telemetry,
                                    use_templates=False)
         finally:
             planner.close()
@@ -191,7 +191,7 @@ def test_the_planner_sends_memory_closed_to_the_whitelist_and_compact_on_request
         settings = make_settings(llm_provider="openai", llm_url=fake_llm.openai_url,
                                  llm_compact=compact)
         planner = Planner(settings, daemon=None)
-        planner.plan("how is my system?", telemetry=make_telemetry(), use_templates=False)
+        planner.plan("tune my system", telemetry=make_telemetry(), use_templates=False)
         planner.close()
         schema = fake_llm.chat_bodies()[-1]["response_format"]["json_schema"]["schema"]
         memory = schema["properties"]["memory_patch"]

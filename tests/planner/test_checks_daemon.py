@@ -6,7 +6,7 @@ import pytest
 
 from annactl.planning.planner import Planner
 from annactl.planning.prompt import system_message
-from tests.fakellm import plan_json
+from tests.fakellm import Reply, plan_json
 
 
 def _plan_with_check(image: str, *, check: bool = True) -> str:
@@ -72,3 +72,42 @@ def test_refinement_stops_when_the_call_budget_is_spent(fake_llm, make_settings,
                       daemon=user_daemon.client())
     outcome = planner.plan("wallpaper please", use_templates=False)
     assert outcome.result.ok and outcome.rounds == 0 and outcome.model_calls == 1
+
+
+@pytest.mark.shared_daemon
+def test_a_refinement_the_budget_cuts_leaves_the_plan_from_before(fake_llm, make_settings,
+                                                                  user_daemon):
+    """Issue 24.1: the time budget spans checks and refinement; running out there keeps the
+    valid plan the checks came from instead of turning it into an error."""
+    first = _plan_with_check(str(user_daemon.home / "a.png"))
+    fake_llm.push(first, Reply(first, delay=120.0))
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url, llm_budget=8.0,
+                                    llm_timeout=300.0), daemon=user_daemon.client())
+    outcome = planner.plan("wallpaper please", use_templates=False)
+    assert outcome.result.ok and outcome.plan is not None and outcome.rounds == 1
+    assert outcome.plan.necessary_checks and outcome.llm_s < 60
+
+
+@pytest.mark.shared_daemon
+def test_a_question_gets_the_templates_check_results_and_may_cite_them(fake_llm, make_settings,
+                                                                      user_daemon):
+    """Issue 25.2: check results are documents of the request packet, given to the answer
+    form; a citation of a check by its id is verified against its stored result."""
+    import json
+
+    from tests.planner.conftest import make_telemetry
+
+    snapshot = make_telemetry()
+    snapshot.disks[0].mountpoint = str(user_daemon.home)
+    fake_llm.push(json.dumps({"answer": "The biggest directories are listed.", "citations": [
+        {"doc": "check:biggest_dirs", "quote": "ran:true"},
+        {"doc": "check:biggest_dirs", "quote": "/nowhere/else"}]}))
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url), daemon=user_daemon.client())
+    outcome = planner.plan("why is my disk so full lately", telemetry=snapshot)
+    assert outcome.form == "answer" and outcome.plan is not None and outcome.template is None
+    user = fake_llm.chat_bodies()[0]["messages"][1]["content"]
+    assert '<checks trust="untrusted">' in user and "biggest_dirs" in user
+    docs = [d["kind"] for d in outcome.packet["context"]["documents"]]
+    assert "check_results" in docs
+    assert [c.verified for c in outcome.citations] == [True, False]
+    assert any(c.fact == "citation check:biggest_dirs" for c in outcome.contradictions)

@@ -200,3 +200,28 @@ def test_a_checks_first_plan_still_off_request_after_refinement_is_refused(
                                           "fix my wifi", "write me a summary of the load"])
 def test_requests_that_may_end_in_an_answer_are_not_flagged(request_text: str) -> None:
     assert off_request_findings(annotated(plan_json()), request_text) == []
+
+
+@pytest.mark.parametrize("where", ["memory_value", "memory_key", "description", "detection"])
+def test_the_echo_check_reads_every_string_the_model_wrote(where: str) -> None:
+    """Issue 24.4: a model proposed remembering the example's image path in memory_patch."""
+    literal = examples().literals[0]
+    overrides: dict[str, Any] = {}
+    if where == "memory_value":
+        overrides["memory_patch"] = {"wallpaper_dir": literal}
+    elif where == "memory_key":
+        overrides["memory_patch"] = {literal: "x"}
+    elif where == "description":
+        overrides["command_plan"] = [{"id": "s1", "description": f"use {literal}",
+                                      "command": "true", "risk_level": "INFO",
+                                      "rollback_id": None, "requires_confirmation": False}]
+    else:
+        overrides["meta"] = {"detection_results": {"de": None, "wm": literal,
+                                                   "wallpaper_backends": [],
+                                                   "display_protocol": None},
+                             "template_used": None, "llm_version": "anna_runtime_v3"}
+    text = plan_json(**overrides)
+    found = echo_findings(annotated(text), request="how is my system", sent="{}")
+    assert [f.code for f in found] == [FindingCode.LLM_ECHOED_EXAMPLE], where
+    # the same literal is no echo when the person asked for it
+    assert not echo_findings(annotated(text), request=f"remember {literal}", sent="{}")

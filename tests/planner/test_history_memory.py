@@ -22,7 +22,7 @@ def test_each_exchange_is_stored_as_versioned_redacted_packets(fake_llm, make_se
     fake_llm.push(plan_json(notes_for_user="use password=hunter2 carefully"))
     snapshot = make_telemetry(packages=300, process_names=("secret-process-name",))
     planner = Planner(settings, daemon=None, history=history)
-    outcome = planner.plan("explain my uptime", telemetry=snapshot, mode="repl",
+    outcome = planner.plan("tune my system", telemetry=snapshot, mode="repl",
                            preferences={"editor": "nvim"})
     request, response = history.packets()
     for packet in (request, response):
@@ -30,7 +30,7 @@ def test_each_exchange_is_stored_as_versioned_redacted_packets(fake_llm, make_se
         assert packet["conversation"] == {"id": history.conversation_id, "turn": 1}
         assert packet["created_at"].endswith("Z") and len(packet["id"]) == 32
     assert request["type"] == "request" and request["sender"] == {"role": "agent"}
-    assert request["input"]["user_message"]["text"] == "explain my uptime"
+    assert request["input"]["user_message"]["text"] == "tune my system"
     assert request["input"]["task"] == {"name": "anna.plan", "args": {"mode": "repl"}}
     docs = {d["kind"]: d for d in request["context"]["documents"]}
     assert docs["memory"]["content"] == {"editor": "nvim"}
@@ -125,7 +125,7 @@ def test_history_failure_never_breaks_planning(fake_llm, make_settings, tmp_path
     fake_llm.push(plan_json())
     planner = Planner(settings, daemon=None, history=history)
     try:
-        assert planner.plan("explain my uptime", telemetry=make_telemetry()).result.ok
+        assert planner.plan("tune my system", telemetry=make_telemetry()).result.ok
     except sqlite3.ProgrammingError:
         pytest.fail("a broken history store must not break planning")
 

@@ -33,7 +33,7 @@ def test_the_user_message_is_rendered_from_the_complete_packet(fake_llm, make_se
     Memory(settings.state_dir).set("editor", "helix")
     fake_llm.push(plan_json())
     planner = Planner(settings, daemon=None)
-    outcome = planner.plan("explain my uptime", telemetry=make_telemetry(), mode="tui",
+    outcome = planner.plan("tune my system", telemetry=make_telemetry(), mode="tui",
                            turns=[("install htop", "Install htop; 1 step(s)")])
     packet = outcome.packet
     assert packet is not None
@@ -41,7 +41,7 @@ def test_the_user_message_is_rendered_from_the_complete_packet(fake_llm, make_se
     assert packet["protocol"] == {"name": "anna.llmcp", "version": 1}
     assert packet["type"] == "request" and packet["sender"] == {"role": "agent"}
     message = packet["input"]["user_message"]
-    assert message["text"] == "explain my uptime" and len(message["id"]) == 32
+    assert message["text"] == "tune my system" and len(message["id"]) == 32
     assert packet["input"]["task"] == {"name": "anna.plan", "args": {"mode": "tui"}}
     assert packet["output"]["format"] == "json" and len(packet["output"]["schema_sha256"]) == 64
     assert packet["trace"] == {"trace_id": outcome.trace_id, "run_id": planner.run_id,
@@ -108,9 +108,9 @@ def test_system_message_is_byte_identical_in_every_mode_with_or_without_memory(
     planner = Planner(settings, daemon=None)
     for mode in ("one-shot", "repl", "tui"):
         fake_llm.push(plan_json(), plan_json())
-        planner.plan("explain my uptime", telemetry=make_telemetry(), mode=mode)
+        planner.plan("tune my system", telemetry=make_telemetry(), mode=mode)
         Memory(settings.state_dir).set("aur_helper", "paru")
-        planner.plan("explain my uptime", telemetry=make_telemetry(), mode=mode)
+        planner.plan("tune my system", telemetry=make_telemetry(), mode=mode)
         Memory(settings.state_dir).forget("aur_helper")
     bodies = fake_llm.chat_bodies()
     systems = {b["messages"][0]["content"].encode() for b in bodies}
@@ -125,7 +125,7 @@ def test_history_stores_request_and_response_packets(fake_llm, make_settings, tm
     history = History(tmp_path / "state")
     fake_llm.push(plan_json(notes_for_user="Uptime is fine."))
     planner = Planner(settings, daemon=None, history=history)
-    outcome = planner.plan("explain my uptime", telemetry=make_telemetry())
+    outcome = planner.plan("tune my system", telemetry=make_telemetry())
     request, response = history.packets()
     assert request["trace"]["trace_id"] == outcome.trace_id
     assert request["trace"]["run_id"] == planner.run_id

@@ -83,9 +83,13 @@ def test_a_banned_step_is_never_offered_and_never_repaired(fake_llm, make_settin
 def test_a_truncated_reply_is_repaired(fake_llm, make_settings, telemetry):
     fake_llm.push(Reply(plan_json(), finish_reason="length"), plan_json())
     outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
-        "explain my uptime", telemetry=telemetry)
+        "tune my system", telemetry=telemetry)
     assert outcome.result.ok and outcome.repairs == 1
-    assert "cut off" in fake_llm.chat_bodies()[1]["messages"][-1]["content"]
+    first, repair = fake_llm.chat_bodies()
+    assert "cut off" in repair["messages"][-1]["content"]
+    # issue 24.2: repaired in the smaller (compact) form, never the same request again
+    assert len(json.dumps(repair["format"])) < len(json.dumps(first["format"]))
+    assert outcome.form == "plan+compact" and outcome.finish_reasons == ["length", "stop"]
 
 
 def test_call_budget_stops_a_needed_repair(fake_llm, make_settings, telemetry):
@@ -100,7 +104,7 @@ def test_call_budget_stops_a_needed_repair(fake_llm, make_settings, telemetry):
 def test_prompt_bytes_budget(fake_llm, make_settings, telemetry):
     with pytest.raises(LLMError) as info:
         _planner(make_settings(llm_url=fake_llm.ollama_url, max_prompt_bytes=2048)).plan(
-            "explain my uptime", telemetry=telemetry)
+            "tune my system", telemetry=telemetry)
     assert info.value.code == ErrorCode.LLM_BUDGET_EXCEEDED
     assert fake_llm.chat_bodies() == []
 
@@ -124,7 +128,7 @@ def test_injection_in_process_names_stays_out_of_the_system_message(fake_llm, ma
             process_names=(attack, "kitty")))
     bodies = fake_llm.chat_bodies()
     systems = {b["messages"][0]["content"] for b in bodies}
-    assert systems == {system_message()}  # byte-identical on every request
+    assert systems == {system_message("answer")}  # byte-identical on every request
     for attack, body in zip(attacks, bodies[1:], strict=True):
         user = body["messages"][1]["content"]
         assert attack[:30] not in system_message()

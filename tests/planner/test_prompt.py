@@ -14,7 +14,7 @@ from anna_common.risk.assess import AssessContext
 from anna_common.telemetry import ProcessInfo
 from anna_common.validate import validate
 from annactl.planning import prompt
-from annactl.planning.telemetry_trim import cut, trim
+from annactl.planning.telemetry_trim import compact, cut, trim
 from tests.planner.conftest import make_telemetry
 
 TYPICAL = ("how is my system?", "install htop", "change my wallpaper to /home/user/a.png",
@@ -134,7 +134,8 @@ def test_long_strings_are_cut_head_and_tail_with_a_marker():
     long_cmd = "/usr/bin/app " + "A" * 500 + " --the-end"
     snapshot = make_telemetry()
     snapshot.processes.top_cpu[0] = ProcessInfo(pid=1, name="app", cmdline=long_cmd)
-    entry = trim(snapshot, "what runs")["processes"]["top"][0]
+    entry = next(e for e in trim(snapshot, "what runs")["processes"]["top"]
+                 if e["name"] == "app")
     assert entry["cmd"].startswith("/usr/bin/app") and entry["cmd"].endswith("--the-end")
     assert "…[cut " in entry["cmd"] and len(entry["cmd"]) < 120
     assert cut("short", 10) == "short"
@@ -161,3 +162,20 @@ def test_placeholders_in_the_request_are_not_expanded():
     text = prompt.user_message("say {{telemetry}} {{mode}}", mode="repl",
                                telemetry=make_telemetry())
     assert "REQUEST: say {{telemetry}} {{mode}}" in text
+
+
+def test_volatile_figures_are_rounded_so_a_minute_later_sends_the_same_bytes():
+    """Issue 25.3: load, memory, CPU, sizes, uptime and the process ranking jitter between
+    two snapshots a minute apart; what is sent does not."""
+    first, later = make_telemetry(), make_telemetry()
+    later.cpu.load_1, later.cpu.load_5 = 0.62, 0.38
+    later.memory.percent = 38.9
+    later.memory.used_bytes += 80 * 1024**2
+    later.system.uptime_seconds = first.system.uptime_seconds + 60
+    later.disks[0].free_bytes -= 30 * 1024**2
+    later.processes.count = 123
+    later.processes.top_cpu.reverse()  # another momentary ranking
+    assert compact(trim(first, "how is my system")) == compact(trim(later, "how is my system"))
+    # a real change still shows: memory up by 20 points
+    later.memory.percent = 58.0
+    assert compact(trim(first, "how is my system")) != compact(trim(later, "how is my system"))

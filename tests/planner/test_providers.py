@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import dataclasses
 import json
 import socket
 import threading
@@ -12,7 +13,8 @@ import pytest
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from anna_common.plan import model_json_schema, without_bounds
-from annactl.planning.llm.base import ChatRequest, RetryPolicy
+from anna_common.positional import positional_schema
+from annactl.planning.llm.base import DEFAULT_OPTIONS, ChatRequest, RetryPolicy
 from annactl.planning.llm.ollama import OllamaProvider
 from annactl.planning.llm.openai_compat import OpenAIProvider
 from tests.fakellm import FakeLLM, Reply, plan_json
@@ -140,9 +142,10 @@ def test_openai_length_finish_is_marked_truncated(fake_llm, make_settings):
 
 
 @pytest.mark.parametrize("provider_name", ["ollama", "openai"])
-def test_repeated_500s_give_a_coded_error_after_three_attempts(fake_llm, make_settings,
+def test_repeated_503s_give_a_coded_error_after_three_attempts(fake_llm, make_settings,
                                                                provider_name):
-    fake_llm.push(*[Reply(status=500, error="boom")] * 5)
+    # 503: the request never reached the model (loading, busy), so the same bytes may pass
+    fake_llm.push(*[Reply(status=503, error="loading model")] * 5)
     settings = make_settings(llm_provider=provider_name, llm_url=fake_llm.base_url + (
         "/v1" if provider_name == "openai" else ""))
     provider = (OpenAIProvider if provider_name == "openai" else OllamaProvider)(settings)
@@ -156,6 +159,35 @@ def test_repeated_500s_give_a_coded_error_after_three_attempts(fake_llm, make_se
     assert fake_llm.pending() == 2
     assert events.names().count("LLM_RETRY") == 2
     assert time.monotonic() - started >= 0.1 + 0.2  # backoff really waited
+
+
+@pytest.mark.parametrize("provider_name", ["ollama", "openai"])
+def test_a_500_at_temperature_0_is_never_resent_unchanged(fake_llm, make_settings,
+                                                          provider_name):
+    """Issue 24.2: at temperature 0 the same bytes give the same failure."""
+    fake_llm.push(*[Reply(status=500, error="does not match the expected peg-native format")]
+                  * 5)
+    settings = make_settings(llm_provider=provider_name, llm_url=fake_llm.base_url + (
+        "/v1" if provider_name == "openai" else ""))
+    provider = (OpenAIProvider if provider_name == "openai" else OllamaProvider)(settings)
+    request = _request()
+    with pytest.raises(LLMError) as info:
+        provider.chat(dataclasses.replace(request, strict_schema=positional_schema()),
+                      events=Events())
+    assert info.value.code == ErrorCode.LLM_HTTP_ERROR
+    bodies = [json.dumps(b, sort_keys=True) for b in fake_llm.chat_bodies()]
+    assert len(bodies) == len(set(bodies)), "a byte-identical request was sent again"
+    # each retry is a weaker schema form (openai: strict, bounded, unbounded; ollama: strict,
+    # then its one plain form)
+    assert len(bodies) == (2 if provider_name == "ollama" else 3)
+
+
+def test_a_500_at_a_nonzero_temperature_is_retried(fake_llm, make_settings):
+    fake_llm.push(Reply(status=500), plan_json())
+    provider = OllamaProvider(make_settings(llm_url=fake_llm.ollama_url))
+    request = dataclasses.replace(_request(), options={**DEFAULT_OPTIONS, "temperature": 0.7})
+    assert provider.chat(request).text == plan_json()
+    assert len(fake_llm.chat_bodies()) == 2
 
 
 def test_a_500_then_success_is_retried(fake_llm, make_settings):

@@ -57,6 +57,12 @@ class ChatRequest:
     """``plan``, ``repair`` or ``refine``: for traces only, not part of the cache key."""
     options: dict[str, Any] = field(default_factory=lambda: dict(DEFAULT_OPTIONS))
     """Generation options (temperature 0, output token cap, context size)."""
+    deadline: float | None = None
+    """``time.monotonic()`` by which the reply must be complete (the request's time budget,
+    see :mod:`annactl.planning.budget`); None: only the configured timeouts. Not part of the
+    cache key: it does not change what the model says."""
+    form: str = "plan"
+    """The model-facing form (:mod:`annactl.planning.forms`): for traces and benches."""
 
     @property
     def prompt_bytes(self) -> int:

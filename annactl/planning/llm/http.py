@@ -1,10 +1,18 @@
 """The HTTP part both adapters share: timeouts, bounded retries, error codes.
 
-Retries happen only where trying again can help: connection failures and 5xx
-answers, at most :attr:`RetryPolicy.attempts` attempts with exponential
-backoff. A 4xx is the request's fault and is never retried; a read timeout is
-not retried either (a model that was too slow once will be again, and the
-person would wait three times as long).
+Retries happen only where trying again can help: connection failures, and 5xx
+answers to a request that is not deterministic (and 502/503/504: the request never
+reached the model), at most :attr:`RetryPolicy.attempts`
+attempts with exponential backoff. A 5xx at temperature 0 is not resent unchanged: the
+same bytes give the same failure (measured: llama-server's "does not match the expected
+peg-native format" under a grammar); the adapter may send a *changed* request instead
+(a weaker schema form, :mod:`annactl.planning.llm.openai_compat`). A 4xx is the request's
+fault and is never retried; a read timeout is not retried either (a model that was too
+slow once will be again, and the person would wait three times as long).
+
+A request's ``deadline`` (its time budget) bounds every wait: connect and read timeouts
+are cut to the time left, a streamed reply is abandoned when it passes, and no retry
+starts after it. The person never waits on the model longer than the budget.
 """
 
 from __future__ import annotations
@@ -32,6 +40,9 @@ T = TypeVar("T")
 
 MAX_ERROR_CHARS = 200
 """Longest piece of a server's error text quoted in a message."""
+UNAVAILABLE_STATUSES = frozenset({502, 503, 504})
+"""5xx answers that mean the request never reached the model (a gateway, a model still
+loading): resent even at temperature 0. Any other 5xx is the model's own failure."""
 
 
 class RetryableError(Exception):
@@ -70,7 +81,12 @@ class HttpProvider:
         self.url = settings.resolved_llm_url
         """Server base URL."""
         self.timeout_s = settings.llm_timeout
+        self.connect_s = settings.llm_connect_timeout
         self.retry = retry or RetryPolicy()
+        self.deadline: float | None = None
+        """The current request's deadline (``time.monotonic()``), set by ``chat``."""
+        self.retry_5xx = True
+        """False for deterministic requests: a 5xx is not resent unchanged."""
         self._secrets = settings_secrets(settings)
         headers = {"User-Agent": "annactl"}
         if settings.llm_api_key is not None:
@@ -93,7 +109,31 @@ class HttpProvider:
     def quick(self, connect_s: float) -> None:
         """From now on: one attempt, and give up connecting after ``connect_s`` seconds."""
         self.retry = RetryPolicy(attempts=1)
+        self.connect_s = connect_s
         self._client.timeout = httpx.Timeout(self.timeout_s, connect=connect_s)
+
+    def begin(self, deadline: float | None, options: dict[str, Any]) -> None:
+        """Take a request's deadline and determinism before its first attempt."""
+        self.deadline = deadline
+        self.retry_5xx = options.get("temperature", 0) != 0
+
+    def left(self) -> float | None:
+        """Seconds to the deadline (None without one)."""
+        return None if self.deadline is None else self.deadline - time.monotonic()
+
+    def _timeouts(self) -> httpx.Timeout:
+        left = self.left()
+        if left is None:
+            return httpx.Timeout(self.timeout_s, connect=self.connect_s)
+        left = max(left, 0.001)
+        return httpx.Timeout(min(self.timeout_s, left), connect=min(self.connect_s, left))
+
+    def budget_spent(self, events: EventSink, path: str) -> LLMError:
+        """The request's time budget ran out before the reply was complete."""
+        events("LLM_BUDGET_SPENT", path=path)
+        return llm_error(ErrorCode.LLM_TIMEOUT, "the model did not finish within the "
+                         "request's time budget", "raise ANNA_LLM_BUDGET, or use a smaller or "
+                         f"faster model than {self.model}", budget=True)
 
     @property
     def where(self) -> str:
@@ -105,6 +145,9 @@ class HttpProvider:
                 "(ANNA_LLM_URL, ANNA_LLM_PROVIDER)")
 
     def _timeout(self, events: EventSink, path: str) -> LLMError:
+        left = self.left()
+        if left is not None and left <= 0.05:
+            return self.budget_spent(events, path)
         events("LLM_REQUEST_TIMEOUT", path=path, timeout_s=self.timeout_s)
         return llm_error(ErrorCode.LLM_TIMEOUT,
                          f"the model server at {self.where} did not answer within "
@@ -139,15 +182,25 @@ class HttpProvider:
     def _open(self, path: str, body: dict[str, Any]) -> Iterator[httpx.Response]:
         """POST ``body``; yield a 2xx streaming response, or raise a coded error."""
         try:
-            with self._client.stream("POST", path, json=body) as response:
+            with self._client.stream("POST", path, json=body,
+                                     timeout=self._timeouts()) as response:
                 if response.status_code >= 400:
                     response.read()
                     error = self.status_error(response, path)
-                    if response.status_code >= 500:
+                    if response.status_code in UNAVAILABLE_STATUSES or (
+                            response.status_code >= 500 and self.retry_5xx):
                         raise RetryableError(error)
                     raise error
                 yield response
-        except (httpx.ConnectError, httpx.ConnectTimeout, httpx.RemoteProtocolError,
+        except httpx.ConnectTimeout:
+            left = self.left()
+            if left is not None and left <= 0.05:
+                raise self.budget_spent(no_events, path) from None
+            raise RetryableError(llm_error(
+                ErrorCode.LLM_UNAVAILABLE,
+                f"cannot reach the model server at {self.where} (ConnectTimeout)",
+                self._unavailable_hint())) from None
+        except (httpx.ConnectError, httpx.RemoteProtocolError,
                 httpx.ReadError, httpx.WriteError) as exc:
             raise RetryableError(llm_error(
                 ErrorCode.LLM_UNAVAILABLE,
@@ -158,10 +211,14 @@ class HttpProvider:
              cancel: threading.Event | None = None, events: EventSink = no_events) -> T:
         """POST with retries; ``handle`` reads the 2xx response (it may stream)."""
         last: LLMError | None = None
+        tried = 0
         for attempt in range(self.retry.attempts):
             check_cancel(cancel)
             if attempt:
                 delay = self.retry.delay(attempt - 1)
+                left = self.left()
+                if left is not None and left <= delay:
+                    break  # no retry starts after the deadline
                 events("LLM_RETRY", attempt=attempt + 1, delay_s=delay,
                        code=str(last.code) if last else None)
                 if cancel is not None:
@@ -169,6 +226,7 @@ class HttpProvider:
                         check_cancel(cancel)
                 else:
                     time.sleep(delay)
+            tried += 1
             try:
                 with self._open(path, body) as response:
                     return handle(response)
@@ -184,12 +242,17 @@ class HttpProvider:
                                 f"talking to {self.where} failed ({type(exc).__name__})",
                                 self._unavailable_hint()) from None
         assert last is not None
-        last.detail["attempts"] = self.retry.attempts
-        last.message += f" (after {self.retry.attempts} attempts)"
+        last.detail["attempts"] = tried
+        if tried > 1:
+            last.message += f" (after {tried} attempts)"
         raise last
 
     def deadline_check(self, started: float, events: EventSink, path: str) -> None:
-        """A streamed reply that trickles in forever still ends at the read timeout."""
+        """A streamed reply that trickles in forever still ends at the read timeout, and at
+        the request's deadline."""
+        left = self.left()
+        if left is not None and left <= 0:
+            raise self.budget_spent(events, path)
         if time.monotonic() - started > self.timeout_s:
             raise self._timeout(events, path)
 

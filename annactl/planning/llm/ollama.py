@@ -95,6 +95,7 @@ class OllamaProvider(HttpProvider):
     def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
              cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
         """Send one chat request and gather the streamed reply."""
+        self.begin(request.deadline, request.options)
         caps = self.capabilities(cancel=cancel, events=events)
         body = self.body(request, think_capable="thinking" in caps)
         started = time.monotonic()

@@ -39,7 +39,7 @@ from annactl.planning.llm.base import (
     llm_error,
     no_events,
 )
-from annactl.planning.llm.http import HttpProvider, parse_json_line
+from annactl.planning.llm.http import UNAVAILABLE_STATUSES, HttpProvider, parse_json_line
 
 if TYPE_CHECKING:
     import httpx
@@ -93,8 +93,10 @@ class OpenAIProvider(HttpProvider):
              cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
         """Send one request, falling back to weaker response formats when rejected."""
         stream = on_tokens is not None
+        self.begin(request.deadline, request.options)
+        failed_level = -1  # a 5xx at temperature 0: the next try uses a weaker schema form
         while True:
-            fmt = self._format(request)
+            fmt = self._format(request, after=failed_level)
             started = time.monotonic()
 
             def read(response: httpx.Response, started: float = started) -> ChatResult:
@@ -107,20 +109,39 @@ class OpenAIProvider(HttpProvider):
                 result = self.post(CHAT, self.body(request, fmt, stream=stream), read,
                                    cancel=cancel, events=events)
             except LLMError as exc:
+                if self._server_failed(exc, fmt, events):
+                    failed_level = FORMATS.index(fmt)
+                    continue
                 self._fall_back(exc, fmt, events)
                 continue
             result.response_format = fmt
             result.latency_s = time.monotonic() - started
             return result
 
-    def _format(self, request: ChatRequest) -> str:
-        """The form to send: the session's level, skipping the strict form a request lacks."""
+    def _format(self, request: ChatRequest, *, after: int = -1) -> str:
+        """The form to send: the session's level, skipping the strict form a request lacks,
+        and weaker than ``after`` (the form a 5xx answered this request in)."""
         if request.schema is None:
             return "none"
-        level = self.format_level
+        level = max(self.format_level, after + 1)
         if level == 0 and request.strict_schema is None:
             level = 1
         return FORMATS[level]
+
+    def _server_failed(self, exc: LLMError, fmt: str, events: EventSink) -> bool:
+        """A 5xx the adapter did not resend (temperature 0): try this request once more in
+        the next weaker *schema* form (measured: llama-server answered 500 "does not match
+        the expected peg-native format" under a grammar), never the same bytes again. Only
+        for this request: a 5xx says nothing about what the server accepts."""
+        status = exc.detail.get("status")
+        if (not isinstance(status, int) or status < 500 or self.retry_5xx
+                or status in UNAVAILABLE_STATUSES):
+            return False
+        level = FORMATS.index(fmt) + 1
+        if level >= _SCHEMA_FORMS:
+            return False
+        events("LLM_SERVER_ERROR_CHANGED", status=status, rejected=fmt, next=FORMATS[level])
+        return True
 
     def _fall_back(self, exc: LLMError, fmt: str, events: EventSink) -> None:
         """Remember what the server rejected, or re-raise when nothing is left to drop.

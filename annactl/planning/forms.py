@@ -1,0 +1,203 @@
+"""Request forms sized to the request (issue 24.3): what the model is asked to write.
+
+Measured with two tiny models on 2 cores (shared/real-llm.md): under the full contract
+schema both fill every list slot and run to the token cap (108 s and more, 0 of 10 closed);
+a short system message with a small per-task schema closed 10 of 10 replies in 4–10 s. So:
+
+* ``answer`` — a question ("how is my system", "what uses my memory"): one answer of at
+  most :data:`ANSWER_CHARS` characters and up to :data:`MAX_CITATIONS` citations of the
+  documents it was given (:mod:`annactl.planning.citations`). No commands at all.
+* ``package`` / ``service`` / ``wallpaper`` — a request an offline template family covers:
+  the model fills the family's values (which package, which unit, which image) and Anna
+  writes the commands with that family's template. A value the template refuses is a
+  finding like a schema error.
+* ``plan`` — anything else: the full contract (per-position ids,
+  :mod:`anna_common.positional`).
+
+Each small form has its own static system message (prompt files ``system_answer`` and
+``system_fill``, well under 1,000 tokens, byte-identical across requests of that form so a
+server's prefix cache holds). Whatever form answered, :func:`to_plan` returns a contract
+:class:`~anna_common.plan.ActionPlan`: validation, risk, digests and the daemon see nothing
+new. A reply in the full contract shape is accepted in any form (it is validated as a plan).
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+from anna_common.findings import Finding, FindingCode
+from anna_common.plan import LLM_VERSION
+from annactl.planning.offrequest import action_verb
+
+if TYPE_CHECKING:
+    from anna_common.plan import ActionPlan
+    from annactl.planning.templates.base import Context
+
+FORMS = ("answer", "package", "service", "wallpaper", "plan")
+"""Every form, smallest first."""
+SMALL_FORMS = frozenset({"answer", "package", "service", "wallpaper"})
+"""Forms with a short system message and a small schema."""
+FAMILY_FORMS = frozenset({"package", "service", "wallpaper"})
+"""Forms whose commands Anna writes from the model's values."""
+ANSWER_CHARS = 600
+"""Longest answer the answer form lets the model write."""
+MAX_CITATIONS = 3
+"""Citations the answer form allows (the model's choice within this maximum)."""
+QUOTE_CHARS = 120
+"""Longest quote in a citation."""
+DOC_PATTERN = r"^(telemetry|memory|check):[A-Za-z0-9_.@:+-]{1,80}$"
+"""A cited document: ``telemetry:memory.percent``, ``memory:editor``, ``check:c1``."""
+_PACKAGE = r"^[a-z0-9@_+][a-z0-9@._+-]{0,99}$"
+_UNIT = r"^[A-Za-z0-9_][A-Za-z0-9@._:-]{0,150}$"
+_ASKING = frozenset({"show", "list", "tell", "explain", "display", "check", "describe"})
+_WALLPAPER_WORDS = re.compile(r"(?i)\b(wallpaper|background|backdrop)\b")
+
+
+@dataclass(frozen=True)
+class FormReply:
+    """A reply turned into a contract plan, or the findings why it could not be."""
+
+    plan: dict[str, Any] | None
+    """The contract ActionPlan as JSON (validated by the caller like any reply)."""
+    citations: list[dict[str, str]]
+    """What the model cited (unverified)."""
+    findings: list[Finding]
+    """Why the reply is not usable in this form (empty when ``plan`` is set)."""
+    built: bool = False
+    """Anna wrote the plan with a family template from the model's values (so it does what
+    the template does: "already installed" is an answer, not an off-request plan)."""
+
+
+def choose(request: str, *, arch: bool = True) -> str:
+    """The form for ``request``: a question, a template family, or a free plan."""
+    verb = action_verb(request)
+    words = request.strip().lower().split()
+    first = words[0].strip(",.:!?") if words else ""
+    if verb is None:
+        if _WALLPAPER_WORDS.search(request) and first in ("make", "use", "put"):
+            return "wallpaper"
+        if request.rstrip().endswith("?") or first in _ASKING or first in (
+                "how", "what", "why", "which", "where", "when", "who", "is", "are", "does",
+                "do", "am", "whats", "what's", "how's"):
+            return "answer"
+        return "plan"
+    if verb in ("install", "setup", "remove", "uninstall") and arch:
+        return "package"
+    if verb in ("restart", "enable"):
+        return "service"
+    if verb in ("change", "set", "switch") and _WALLPAPER_WORDS.search(request):
+        return "wallpaper"
+    return "plan"
+
+
+def _text(limit: int) -> dict[str, Any]:
+    return {"type": "string", "maxLength": limit}
+
+
+def _object(properties: dict[str, Any]) -> dict[str, Any]:
+    return {"type": "object", "additionalProperties": False, "properties": properties,
+            "required": list(properties)}
+
+
+def schema(form: str) -> dict[str, Any]:
+    """The model-facing JSON Schema of a small form (the same dict every call)."""
+    if form == "answer":
+        citation = _object({"doc": {"type": "string", "pattern": DOC_PATTERN},
+                            "quote": _text(QUOTE_CHARS)})
+        return _object({"answer": _text(ANSWER_CHARS),
+                        "citations": {"type": "array", "items": citation,
+                                      "maxItems": MAX_CITATIONS}})
+    if form == "package":
+        return _object({"action": {"enum": ["install", "remove"]},
+                        "package": {"type": "string", "pattern": _PACKAGE, "maxLength": 100}})
+    if form == "service":
+        return _object({"action": {"enum": ["restart", "enable"]},
+                        "unit": {"type": "string", "pattern": _UNIT, "maxLength": 150}})
+    if form == "wallpaper":
+        return _object({"path": _text(200)})
+    raise ValueError(f"no small schema for form {form!r}")
+
+
+def _finding(message: str, path: str = "") -> Finding:
+    return Finding(code=FindingCode.SCHEMA_ERROR, message=message, path=path)
+
+
+def _values(obj: dict[str, Any], names: tuple[str, ...]) -> list[str] | Finding:
+    values: list[str] = []
+    for name in names:
+        value = obj.get(name)
+        if not isinstance(value, str) or not value.strip():
+            return _finding(f"{name} must be a non-empty string", name)
+        values.append(value.strip())
+    return values
+
+
+def _answer_plan(answer: str, request: str) -> dict[str, Any]:
+    title = " ".join(request.split())[:150]
+    return {"analysis": answer[:800], "goals": [f"Answer: {title}"], "necessary_checks": [],
+            "command_plan": [], "rollback_plan": [], "notes_for_user": answer,
+            "meta": {"detection_results": {"de": None, "wm": None, "wallpaper_backends": [],
+                                           "display_protocol": None},
+                     "template_used": None, "llm_version": LLM_VERSION}}
+
+
+def _citations(obj: dict[str, Any]) -> list[dict[str, str]]:
+    raw = obj.get("citations")
+    if not isinstance(raw, list):
+        return []
+    return [{"doc": str(c.get("doc", "")), "quote": str(c.get("quote", ""))}
+            for c in raw[:MAX_CITATIONS * 2] if isinstance(c, dict)]
+
+
+def to_plan(form: str, obj: dict[str, Any], ctx: Context) -> FormReply:
+    """The contract plan a reply in ``form`` stands for (see the module docstring)."""
+    citations = _citations(obj)
+    if "command_plan" in obj or form == "plan":
+        plan = {k: v for k, v in obj.items() if k != "citations"}
+        return FormReply(plan, citations, [])
+    if form == "answer":
+        got = _values(obj, ("answer",))
+        if isinstance(got, Finding):
+            return FormReply(None, citations, [got])
+        return FormReply(_answer_plan(got[0], ctx.request), citations, [])
+    built = _family_plan(form, obj, ctx)
+    if isinstance(built, Finding):
+        return FormReply(None, citations, [built])
+    return FormReply(built.model_dump(mode="json"), citations, [], built=True)
+
+
+def _family_plan(form: str, obj: dict[str, Any], ctx: Context) -> ActionPlan | Finding:
+    """Run the family's template on the values the model filled in."""
+    from dataclasses import replace
+
+    from annactl.planning.templates.packages import install_package, remove_package
+    from annactl.planning.templates.services import service_action
+    from annactl.planning.templates.wallpaper import change_wallpaper
+
+    if form == "wallpaper":
+        got = _values(obj, ("path",))
+        if isinstance(got, Finding):
+            return got
+        request, template = f"change my wallpaper to {got[0]}", change_wallpaper
+    else:
+        names = ("action", "package") if form == "package" else ("action", "unit")
+        got = _values(obj, names)
+        if isinstance(got, Finding):
+            return got
+        action, value = got
+        if " " in value:
+            return _finding(f"{names[1]} must be one name", names[1])
+        allowed = ("install", "remove") if form == "package" else ("restart", "enable")
+        if action not in allowed:
+            return _finding(f"action must be one of {', '.join(allowed)}", "action")
+        request = f"{action} {value}"
+        template = ((install_package if action == "install" else remove_package)
+                    if form == "package" else service_action)
+    found = template(replace(ctx, request=request))
+    if found is None or found.plan is None:
+        why = found.rejected if found is not None and found.rejected else (
+            f"Anna's {form} template cannot act on these values here")
+        return _finding(why)
+    return found.plan
