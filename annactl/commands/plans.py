@@ -16,10 +16,10 @@ from annactl.commands.ask import (
     json_failures,
     offer_memory,
     offline_note,
-    plan_with_spinner,
     run_prepared,
     showing_rejections,
 )
+from annactl.commands.spinner import plan_with_spinner
 from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 from annactl.ui import confirm
 
@@ -195,8 +195,10 @@ def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
     if granted is None:
         if as_json or not consoles.interactive:
             need = "--yes --allow-high" if req.tier == confirm.Tier.TWO else "--yes"
-            raise confirm.declined("rolling back needs a confirmation and there is no "
-                                   "terminal to ask on", hint=f"pass {need}")
+            error = confirm.declined("rolling back needs a confirmation and there is no "
+                                     "terminal to ask on", hint=f"pass {need}")
+            error.detail["plan_id"] = record.plan_id
+            raise error
         title = inert(record.annotated.plan.goals[0] if record.annotated.plan.goals else "",
                       max_chars=80)
         question = f"Roll back plan {record.plan_id} ({title}, now {record.status})? [y/N]"

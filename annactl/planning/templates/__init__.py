@@ -6,9 +6,11 @@ without asking the model; a weak match (a keyword only) is used only when no
 model is reachable, and the planner says so. The plans are ordinary
 ActionPlans with ``meta.template_used`` set, validated like any other.
 
-Templates: system status, failed services, disk usage, why a disk is full, wallpaper change
-(hyprpaper, swww, swaybg, GNOME, XFCE, feh), install and remove a package
-(pacman), restart or enable a service, clean the package cache (paccache).
+Templates: system status, failed services, disk usage, why a disk is full, what uses the
+memory or CPU, wallpaper change (hyprpaper, swww, swaybg, GNOME, XFCE, feh), install and
+remove a package (pacman), restart, start or enable a service (checked against the installed
+packages), enable the installed firewall, append a line to a dotfile, clean the package
+cache (paccache).
 """
 
 from __future__ import annotations
@@ -17,9 +19,11 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from annactl.planning.templates.base import Context, TemplateMatch
+from annactl.planning.templates.dotfiles import append_line
 from annactl.planning.templates.info import disk_full, disk_usage, failed_services, system_status
 from annactl.planning.templates.packages import clean_cache, install_package, remove_package
-from annactl.planning.templates.services import service_action
+from annactl.planning.templates.processes import top_processes
+from annactl.planning.templates.services import enable_firewall, service_action
 from annactl.planning.templates.wallpaper import change_wallpaper
 
 if TYPE_CHECKING:
@@ -32,8 +36,11 @@ TEMPLATES: tuple[Callable[[Context], TemplateMatch | None], ...] = (
     install_package,
     remove_package,
     clean_cache,
+    enable_firewall,
     service_action,
     change_wallpaper,
+    append_line,
+    top_processes,
     failed_services,
     disk_full,
     disk_usage,

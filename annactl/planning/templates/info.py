@@ -86,6 +86,11 @@ def failed_services(ctx: Context) -> TemplateMatch | None:
     if not confident and not _FAILED_WORDS.search(ctx.request):
         return None
     builder = PlanBuilder(ctx, "failed_services_v1", ["Show failed services"])
+    if not ctx.telemetry.services.available:
+        # no systemd to ask: a step would only fail (and offer a fix from a model)
+        plan = builder.build("systemd is not reachable here, so there is nothing to list.",
+                             _failed_summary(ctx))
+        return TemplateMatch(builder.template, confident, plan)
     builder.step("list_failed", "List failed systemd units",
                  "systemctl list-units --failed --no-pager")
     plan = builder.build("Failed units from telemetry; the step shows the live list.",
