@@ -24,13 +24,13 @@ from annactl.planning.templates.info import disk_full, disk_usage, failed_servic
 from annactl.planning.templates.packages import clean_cache, install_package, remove_package
 from annactl.planning.templates.processes import top_processes
 from annactl.planning.templates.services import enable_firewall, service_action
-from annactl.planning.templates.wallpaper import change_wallpaper
+from annactl.planning.templates.wallpaper import RECORDING_PREFIX, change_wallpaper
 
 if TYPE_CHECKING:
     from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
 
-__all__ = ["TEMPLATES", "Context", "TemplateMatch", "match"]
+__all__ = ["TEMPLATES", "Context", "TemplateMatch", "match", "records_first"]
 
 TEMPLATES: tuple[Callable[[Context], TemplateMatch | None], ...] = (
     install_package,
@@ -52,13 +52,22 @@ MAX_TEMPLATE_REQUEST = 300
 """Longer requests are never answered by a template."""
 
 
+def records_first(template: str | None) -> bool:
+    """Whether ``template`` plans twice: once to record the current state with its checks,
+    then again with what they printed (``match(..., recorded=...)``), so its undo restores
+    exactly that state."""
+    return bool(template) and str(template).startswith(RECORDING_PREFIX)
+
+
 def match(request: str, telemetry: Telemetry, *, context: AssessContext,
-          home: str) -> TemplateMatch | None:
-    """The best template answer: the first confident match, else the first weak one."""
+          home: str, recorded: dict[str, str] | None = None) -> TemplateMatch | None:
+    """The best template answer: the first confident match, else the first weak one
+    (``recorded``: a recording template's second round, see :func:`records_first`)."""
     text = " ".join(request.split())
     if not text or len(text) > MAX_TEMPLATE_REQUEST:
         return None
-    ctx = Context(request=text, telemetry=telemetry, assess_context=context, home=home)
+    ctx = Context(request=text, telemetry=telemetry, assess_context=context, home=home,
+                  recorded=recorded)
     weak: TemplateMatch | None = None
     for template in TEMPLATES:
         found = template(ctx)
