@@ -9,6 +9,7 @@ also importable from :mod:`annactl.ui.render`, where callers find them with the 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -207,10 +208,31 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if (line := confidence_line(contradictions)) is not None:
         parts.append(line)
     for finding in warnings or []:
-        parts.append(Text("note: ", style="yellow") + inert_text(finding.message, max_chars=300))
+        parts.append(Text(f"note{finding_place(finding.path, plan)}: ", style="yellow")
+                     + inert_text(finding.message, max_chars=300))
     if plan.steps:
         parts.append(summary_line(plan))
     return Group(*parts)
+
+
+_PLACE = re.compile(r"^(command_plan|rollback_plan|necessary_checks)\[(\d+)\]")
+_PLACE_WORDS = {"command_plan": "step", "rollback_plan": "rollback command",
+                "necessary_checks": "check"}
+
+
+def finding_place(path: str, plan: AnnotatedPlan) -> str:
+    """`` on step 2 (install)`` / `` on rollback command undo_apply``: which command a
+    finding is about (a raised risk on the rollback command is not the step's), or ""."""
+    found = _PLACE.match(path or "")
+    if found is None:
+        return ""
+    kind, index = found.group(1), int(found.group(2))
+    items = {"command_plan": plan.steps, "rollback_plan": plan.rollback,
+             "necessary_checks": plan.checks}[kind]
+    name = inert(items[index].id, max_chars=40) if index < len(items) else ""
+    if kind == "command_plan":
+        return f" on step {index + 1}" + (f" ({name})" if name else "")
+    return f" on {_PLACE_WORDS[kind]}" + (f" {name}" if name else "")
 
 
 _POLICY_STYLE = {"deny": "bold red", "ask": "yellow", "allow": "green", "default": "dim"}
