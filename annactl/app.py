@@ -82,6 +82,18 @@ def assess(
 
 
 @app.command()
+def explain(
+    command: Annotated[str, typer.Argument(help="The shell command, in quotes.")],
+    as_json: JsonOpt = False,
+    distro: DistroOpt = None,
+) -> None:
+    """What a command runs, reads and writes, its risk and why (offline, nothing is run)."""
+    from annactl.commands import explain as cmd_explain
+
+    raise typer.Exit(cmd_explain.explain(_consoles(), command, as_json=as_json, distro=distro))
+
+
+@app.command()
 def validate(
     source: Annotated[str, typer.Argument(metavar="FILE|-", help="Plan JSON file, or -.")],
     as_json: JsonOpt = False,
