@@ -106,18 +106,27 @@ def _is_file(target: str) -> bool:
     return target == "-" or target.endswith(".json") or Path(target).is_file()
 
 
-def apply(consoles: Consoles, target: str, opts: RunOptions) -> int:
-    """``apply FILE.json|ID``: a file is validated like a model reply; an id is fetched."""
+def apply(consoles: Consoles, target: str, opts: RunOptions, *, skip: list[str] | None = None,
+          edits: list[str] | None = None) -> int:
+    """``apply FILE.json|ID``: a file is validated like a model reply; an id is fetched.
+    With ``skip``/``edits`` the plan offered is a new one (:mod:`annactl.commands.edit`)."""
     from annactl.commands.contract import read_plan_text
 
-    if _is_file(target):
-        flow, _ = _flow()
-        name = "standard input" if target == "-" else target
-        with showing_rejections(consoles, as_json=opts.as_json):
-            prepared = flow.plan_file_text(read_plan_text(target), name=name)
-    else:
-        flow, prepared = _stored(target)
-    return run_prepared(flow, consoles, prepared, opts)
+    with json_failures(consoles, as_json=opts.as_json):
+        if _is_file(target):
+            flow, _ = _flow()
+            name = "standard input" if target == "-" else target
+            with showing_rejections(consoles, as_json=opts.as_json):
+                prepared = flow.plan_file_text(read_plan_text(target), name=name)
+        else:
+            flow, prepared = _stored(target)
+        if skip or edits:
+            from annactl.commands.edit import edited, parse_edits
+
+            with showing_rejections(consoles, as_json=opts.as_json):
+                prepared = edited(flow, prepared, skip=list(skip or []),
+                                  edits=parse_edits(list(edits or [])))
+        return run_prepared(flow, consoles, prepared, opts)
 
 
 def _stored(plan_id: str) -> tuple[Flow, Prepared]:

@@ -89,3 +89,13 @@ def test_scope_requires_root_carries_the_plan_id(anna: Anna) -> None:
     assert doc["code"] == "SCOPE_REQUIRES_ROOT", doc
     assert isinstance(doc["plan_id"], str) and doc["plan_id"]
     assert exit_status == 9
+
+
+def test_status_reports_an_invalid_setting(anna: Anna) -> None:
+    proc = anna.run("status", extra_env={"ANNA_LLM_TIMEOUT": "abc"})
+    assert proc.returncode == 0, proc.stderr
+    assert "settings: invalid configuration: llm_timeout" in proc.stdout
+    _, doc = _one_document(anna, "status", extra_env={"ANNA_LLM_TIMEOUT": "abc"})
+    assert "llm_timeout" in str(doc["settings_problem"])
+    _, fine = _one_document(anna, "status")
+    assert fine["settings_problem"] is None

@@ -218,6 +218,12 @@ class AnnaTui(TuiWorkers):
             rejected = self.prepared is not None and self.prepared.source == "rejected"
             # a declined fix leaves the failed plan's status as the outcome
             fixing = self.loop is not None and self.loop.rounds > 0
+            if not (rejected or fixing) and self.prepared is not None:
+                # said on the terminal after the screen closes, as the CLI says it
+                self.exit_note = (f"Cancelled: nothing was run. Plan {self.prepared.plan_id} "
+                                  f"is kept; annactl apply {self.prepared.plan_id} runs it.")
+            elif not (rejected or fixing):
+                self.exit_note = "Cancelled: nothing was run."
             self.exit(int(self.status if rejected or fixing else ExitStatus.DECLINED))
             return
         req = confirm.requirement(self.prepared.annotated)
