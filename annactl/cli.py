@@ -97,6 +97,8 @@ def _fast_status(args: list[str]) -> int | None:
         return int(run(make_consoles(), **opts))
     if args[:1] == ["apply"]:
         return _fast_apply(args[1:])
+    if args[:1] == ["ask"]:
+        return _fast_ask(args[1:])
     if not args or args[0] != "status" or not set(args[1:]) <= {"--json"}:
         return None
     from annactl.commands import status as status_cmd
@@ -122,6 +124,28 @@ def _fast_apply(args: list[str]) -> int | None:
     opts = RunOptions(yes="--yes" in args or "-y" in args, allow_high="--allow-high" in args,
                       as_json="--json" in args)
     return cmd_plans.apply(make_consoles(), targets[0], opts)
+
+
+ASK_FLAGS = frozenset({"--yes", "-y", "--dry-run", "--json", "--no-templates"})
+"""The flags ``ask`` takes without Typer (anything else goes through Typer and its messages)."""
+
+
+def _fast_ask(args: list[str]) -> int | None:
+    """``ask TEXT… [--yes] [--dry-run] [--json] [--no-templates]`` (and the bare
+    ``annactl "TEXT"``) without Typer, whose import is a fifth of answering "how is my
+    system?" offline (issue 23.7, bench/startup.py)."""
+    words = [a for a in args if not a.startswith("-")]
+    flags = {a for a in args if a.startswith("-")}
+    text = " ".join(words).strip()
+    if not text or not flags <= ASK_FLAGS:
+        return None
+    from annactl.commands import ask as cmd_ask
+    from annactl.ui.console import make_consoles
+
+    opts = cmd_ask.RunOptions(yes=bool(flags & {"--yes", "-y"}), dry_run="--dry-run" in flags,
+                              as_json="--json" in flags)
+    return int(cmd_ask.ask(make_consoles(), text, opts,
+                           use_templates="--no-templates" not in flags))
 
 
 def _ended(exc: BaseException, watched: WatchedStdout | None = None) -> int:

@@ -56,10 +56,16 @@ async def test_low_plan_approve_progress_result_rollback(anna: Anna) -> None:
         assert target.read_text() == "changed\n"
         assert str(app.screen.record.status) == "succeeded"
         assert any(isinstance(s, ProgressScreen) for s in app.screen_stack)
-        await pilot.press("r")
+        await pilot.press("r")  # asks first, as the CLI does (focus on No)
+        from annactl.interactive.tui.screens.ask import YesNoScreen
+
+        await ready(pilot, YesNoScreen, focus="no")
+        assert target.read_text() == "changed\n"
+        await pilot.press("y")
         await until(pilot, lambda: on_screen(app, ResultScreen, focus="close")
                     and str(app.screen.record.status) == "rolled_back", "the rolled-back result")
         assert target.read_text() == "original\n"
+        assert not app.screen.query("#rollback")  # nothing left to roll back: no button
         await pilot.press("q")
         await exited(pilot)
     assert app.return_value == ExitStatus.SUCCESS
