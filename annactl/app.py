@@ -82,6 +82,18 @@ def assess(
 
 
 @app.command()
+def explain(
+    command: Annotated[str, typer.Argument(help="The shell command, in quotes.")],
+    as_json: JsonOpt = False,
+    distro: DistroOpt = None,
+) -> None:
+    """What a command runs, reads and writes, its risk and why (offline, nothing is run)."""
+    from annactl.commands import explain as cmd_explain
+
+    raise typer.Exit(cmd_explain.explain(_consoles(), command, as_json=as_json, distro=distro))
+
+
+@app.command()
 def validate(
     source: Annotated[str, typer.Argument(metavar="FILE|-", help="Plan JSON file, or -.")],
     as_json: JsonOpt = False,
@@ -142,14 +154,22 @@ def apply(
     allow_high: AllowHighOpt = False,
     as_json: JsonOpt = False,
     keep_on_verify_fail: KeepOpt = False,
+    skip: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--skip", metavar="STEP_ID", help="Leave this step out (repeatable): the rest is a "
+        "new plan, judged and previewed again before you approve it.")] = None,
+    edit: Annotated[Optional[list[str]], typer.Option(  # noqa: UP045
+        "--edit", metavar="STEP_ID=COMMAND", help="Replace a step's command (repeatable): a "
+        "new plan, judged and previewed again before you approve it.")] = None,
 ) -> None:
-    """Confirm and execute a plan file or a stored plan."""
+    """Confirm and execute a plan file or a stored plan (or a copy minus --skip steps, or
+    with --edit commands)."""
     from annactl.commands import ask as cmd_ask
     from annactl.commands import plans as cmd_plans
 
     opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, as_json=as_json,
                               keep_on_verify_fail=keep_on_verify_fail)
-    raise typer.Exit(cmd_plans.apply(_consoles(), target, opts))
+    raise typer.Exit(cmd_plans.apply(_consoles(), target, opts, skip=skip or [],
+                                     edits=edit or []))
 
 
 @app.command()

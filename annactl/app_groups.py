@@ -106,10 +106,10 @@ def queue_approve(plan_id: IdArg, yes: YesOpt = False, allow_high: AllowHighOpt 
 
 @queue_app.command("show")
 def queue_show(plan_id: IdArg, as_json: JsonOpt = False) -> None:
-    """Show a waiting plan."""
-    from annactl.commands import listing
+    """Show a waiting plan (its id, or an unambiguous start or end of it)."""
+    from annactl.commands import queue
 
-    raise typer.Exit(listing.show(consoles(), plan_id, as_json=as_json))
+    raise typer.Exit(queue.show(consoles(), plan_id, as_json=as_json))
 
 
 @queue_app.command("dismiss")

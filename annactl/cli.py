@@ -11,8 +11,12 @@ from __future__ import annotations
 
 import re
 import sys
+from typing import TYPE_CHECKING
 
 from annactl import __version__
+
+if TYPE_CHECKING:
+    from annactl.ui.jsonedge import WatchedStdout
 
 
 def _report(error: BaseException) -> int:
@@ -33,20 +37,20 @@ def _report(error: BaseException) -> int:
     return int(status)
 
 
-def _usage_line(exc: BaseException) -> int:
-    """A click usage error as Anna's one line (click would print the usage block too)."""
+def _usage_error(exc: BaseException) -> BaseException:
+    """A click usage error as Anna's (click would print the usage block too)."""
     from anna_common.errors import UsageError
 
     message = getattr(exc, "format_message", lambda: str(exc))()
     ctx = getattr(exc, "ctx", None)
     where = f"annactl {ctx.info_name} --help" if ctx is not None and ctx.parent else \
         "annactl --help"
-    return _report(UsageError(message, hint=f"see {where}"))
+    return UsageError(message, hint=f"see {where}")
 
 
 COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "show",
             "rollback", "confirm", "gc", "policy", "doctor", "repl", "tui", "memory",
-            "export", "fleet", "queue", "recipe", "setup", "--help", "-h"}
+            "export", "fleet", "queue", "recipe", "setup", "explain", "--help", "-h"}
 """Known first arguments; anything else is a request for ``ask``."""
 
 
@@ -93,6 +97,8 @@ def _fast_status(args: list[str]) -> int | None:
         return int(run(make_consoles(), **opts))
     if args[:1] == ["apply"]:
         return _fast_apply(args[1:])
+    if args[:1] == ["ask"]:
+        return _fast_ask(args[1:])
     if not args or args[0] != "status" or not set(args[1:]) <= {"--json"}:
         return None
     from annactl.commands import status as status_cmd
@@ -120,8 +126,32 @@ def _fast_apply(args: list[str]) -> int | None:
     return cmd_plans.apply(make_consoles(), targets[0], opts)
 
 
-def _ended(exc: BaseException) -> int:
-    """The exit status for whatever ended a command (Typer's own signals included)."""
+ASK_FLAGS = frozenset({"--yes", "-y", "--dry-run", "--json", "--no-templates"})
+"""The flags ``ask`` takes without Typer (anything else goes through Typer and its messages)."""
+
+
+def _fast_ask(args: list[str]) -> int | None:
+    """``ask TEXT… [--yes] [--dry-run] [--json] [--no-templates]`` (and the bare
+    ``annactl "TEXT"``) without Typer, whose import is a fifth of answering "how is my
+    system?" offline (issue 23.7, bench/startup.py)."""
+    words = [a for a in args if not a.startswith("-")]
+    flags = {a for a in args if a.startswith("-")}
+    text = " ".join(words).strip()
+    if not text or not flags <= ASK_FLAGS:
+        return None
+    from annactl.commands import ask as cmd_ask
+    from annactl.ui.console import make_consoles
+
+    opts = cmd_ask.RunOptions(yes=bool(flags & {"--yes", "-y"}), dry_run="--dry-run" in flags,
+                              as_json="--json" in flags)
+    return int(cmd_ask.ask(make_consoles(), text, opts,
+                           use_templates="--no-templates" not in flags))
+
+
+def _ended(exc: BaseException, watched: WatchedStdout | None = None) -> int:
+    """The exit status for whatever ended a command (Typer's own signals included); with
+    ``--json`` (``watched``), a command that printed nothing on stdout gets the error's
+    document there."""
     import typer
     from typer.exceptions import TyperException
 
@@ -136,11 +166,28 @@ def _ended(exc: BaseException) -> int:
         pass
     if isinstance(exc, typer.Exit) or type(exc).__name__ == "Exit":
         return int(getattr(exc, "exit_code", 0) or 0)
+    error: BaseException = exc
     if isinstance(exc, typer.Abort) or type(exc).__name__ == "Abort":
-        return _report(KeyboardInterrupt())
-    if isinstance(exc, usage):
-        return _usage_line(exc)
-    return _report(exc)
+        error = KeyboardInterrupt()
+    elif isinstance(exc, usage):
+        error = _usage_error(exc)
+    return _failed(error, watched)
+
+
+def _failed(error: BaseException, watched: WatchedStdout | None) -> int:
+    """Report ``error`` (stderr, exit status) and, with ``--json``, its stdout document."""
+    if watched is not None:
+        from annactl.ui.jsonedge import emit_error
+
+        emit_error(watched, error)
+    return _report(error)
+
+
+def _mistyped(args: list[str]) -> str | None:
+    """``annactl WORD [--OPTION…]`` where WORD is no command: the word (never a request)."""
+    if not args or not _WORD.fullmatch(args[0]) or args[0] in COMMANDS:
+        return None
+    return args[0] if all(a.startswith("-") for a in args[1:]) else None
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -149,8 +196,13 @@ def main(argv: list[str] | None = None) -> int:
     if args[:1] == ["--version"]:
         print(f"annactl {__version__}")
         return 0
-    if len(args) == 1 and _WORD.fullmatch(args[0]) and args[0] not in COMMANDS:
-        return _report(unknown_command(args[0]))
+    watched = None
+    if "--json" in args:
+        from annactl.ui.jsonedge import watch_stdout
+
+        watched = watch_stdout()
+    if (word := _mistyped(args)) is not None:
+        return _failed(unknown_command(word), watched)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         args.insert(0, "ask")
     try:
@@ -164,7 +216,7 @@ def main(argv: list[str] | None = None) -> int:
         if isinstance(result, int):
             return result
     except (KeyboardInterrupt, Exception) as exc:  # the one place errors end
-        return _ended(exc)
+        return _ended(exc, watched)
     return 0
 
 

@@ -9,29 +9,23 @@ daemon to stop and roll back.
 
 from __future__ import annotations
 
-import threading
-import time
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
 from annactl.commands.needs_root import refuse_before_asking
+from annactl.commands.spinner import interrupted, plan_with_spinner
 from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 from annactl.ui import confirm
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
 
     from anna_common.protocol.models import ExecEvent, PlanRecord
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
-    from annactl.planning.outcome import Progress
     from annactl.ui.console import Consoles
-
-CANCEL_GRACE_S = 2.0
-"""How long Ctrl-C waits for the planner to notice the cancel before leaving anyway."""
-
 
 @dataclass
 class RunOptions:
@@ -58,11 +52,6 @@ class RunOptions:
     printing one."""
     keep_on_verify_fail: bool = False
     """Keep a step whose verification failed instead of rolling the plan back."""
-
-
-def interrupted(message: str) -> AnnaError:
-    """The error for Ctrl-C (exit 130)."""
-    return AnnaError(message, code=ErrorCode.CANCELLED)
 
 
 @contextmanager
@@ -109,72 +98,23 @@ def json_failures(consoles: Consoles, *, as_json: bool) -> Iterator[None]:
 
 def error_json(exc: AnnaError) -> dict[str, Any]:
     """The JSON document of a failure (untrusted strings stay JSON-escaped)."""
-    detail = dict(exc.detail)
-    findings = detail.pop("findings", [])
-    return {"status": "error", "code": str(exc.code), "message": exc.message,
-            "hint": exc.hint, "findings": findings if isinstance(findings, list) else [],
-            "trace_id": detail.pop("trace_id", None), "detail": detail}
+    from annactl.ui.jsonedge import error_document
 
-
-def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
-                      show_spinner: bool) -> Prepared:
-    """Run ``make(on_progress=..., cancel=...)`` in a thread, with a spinner; Ctrl-C cancels."""
-    cancel = threading.Event()
-    box: dict[str, Any] = {}
-    latest: list[Progress] = []
-
-    def work() -> None:
-        try:
-            box["value"] = make(on_progress=latest.append, cancel=cancel)
-        except BaseException as exc:  # handed to the main thread, which reports it
-            box["error"] = exc
-
-    # A daemon thread: if the model never answers a cancel, leaving must not wait for it.
-    thread = threading.Thread(target=work, name="planner", daemon=True)
-    started = time.monotonic()
-    thread.start()
-    try:
-        _wait(thread, consoles, latest, started, show_spinner)
-    except KeyboardInterrupt:
-        cancel.set()
-        thread.join(CANCEL_GRACE_S)
-        raise interrupted("planning cancelled; nothing was run") from None
-    if "error" in box:
-        raise box["error"]
-    result: Prepared = box["value"]
-    return result
-
-
-def _wait(thread: threading.Thread, consoles: Consoles, latest: list[Progress],
-          started: float, show_spinner: bool) -> None:
-    if not show_spinner:
-        while thread.is_alive():
-            thread.join(0.1)
-        return
-    with consoles.err.status("Planning…", spinner="dots") as spinner:
-        while thread.is_alive():
-            thread.join(0.1)
-            spinner.update(_spinner_text(latest[-1] if latest else None, started))
-
-
-def _spinner_text(progress: Progress | None, started: float) -> Any:
-    from rich.text import Text
-
-    from annactl.ui.console import inert
-
-    elapsed = time.monotonic() - started
-    if progress is None:
-        return Text(f"Planning… {elapsed:.1f} s")
-    line = Text(f"Planning… {inert(progress.stage, max_chars=20)} · {elapsed:.1f} s")
-    if progress.tokens:
-        line.append(f" · {progress.tokens} tokens")
-    if progress.message:  # the model budget left (ANNA_LLM_BUDGET)
-        line.append(f" · {inert(progress.message, max_chars=60)}")
-    return line
+    return error_document(exc)
 
 
 def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
-    """Show, check, confirm, execute and report one plan; returns the exit status."""
+    """Show, check, confirm, execute and report one plan; returns the exit status. An error
+    from here on is about this plan: it carries its ``plan_id`` (``--json`` prints it)."""
+    try:
+        return _run_prepared(flow, consoles, prepared, opts)
+    except AnnaError as exc:
+        if prepared.plan_id and isinstance(exc.detail, dict):
+            exc.detail.setdefault("plan_id", prepared.plan_id)
+        raise
+
+
+def _run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     from annactl.ui import render
     from annactl.ui.render_preview import preview_view
 
@@ -201,10 +141,27 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
     prompter = None
     if consoles.interactive and not opts.as_json:
         prompter = confirm.TerminalPrompter(consoles.err)
-    approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
+    try:
+        approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
+    except AnnaError as exc:
+        if exc.code in (ErrorCode.DECLINED, ErrorCode.CONFIRMATION_REQUIRED):
+            not_run(flow, prepared)
+        raise
     events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json,
                              keep_on_verify_fail=opts.keep_on_verify_fail)
     return _report(flow, consoles, prepared, record, events, opts)
+
+
+def not_run(flow: Flow, prepared: Prepared) -> None:
+    """A plan the person did not approve is recorded as shown and not run (``dry_run``:
+    ``annactl apply ID`` still runs it), never left ``submitted`` as if it were waiting."""
+    if not prepared.plan_id:
+        return
+    from contextlib import suppress
+
+    # the decline is what the person must hear about, not a bookkeeping failure
+    with suppress(AnnaError):
+        flow.daemon.mark_dry_run(prepared.plan_id)
 
 
 def offer_memory(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> None:

@@ -125,7 +125,40 @@ class Flow:
         prepared = self.submit(outcome.plan, request=request, source=source)
         prepared.outcome = outcome
         prepared.checks = list(outcome.checks)
+        from annactl.planning.templates import records_first
+
+        if records_first(outcome.template):
+            prepared = self._recorded(prepared, request)
         return prepared
+
+    def _recorded(self, first: Prepared, request: str) -> Prepared:
+        """A recording template's second round: run the first plan's read-only checks
+        (they record the current state), plan again with what they printed, and offer that
+        plan — a new plan with its own digest, validated by the daemon like any. The first
+        is recorded as never run. When the template no longer answers, the first stays."""
+        from contextlib import suppress
+
+        from annactl.planning.templates import match
+
+        outcome = first.outcome
+        telemetry = outcome.telemetry if outcome is not None else None
+        if outcome is None or telemetry is None:
+            return first
+        results = self.run_checks(first)
+        recorded = {r.id: r.output for r in results if r.ran and r.exit_code == 0}
+        planner = self.planner()
+        found = match(request, telemetry, context=planner.assess_context(telemetry),
+                      home=planner.home, recorded=recorded)
+        if found is None or found.plan is None or found.template != outcome.template:
+            return first
+        second = self.submit(found.plan, request=request, source="template")
+        with suppress(AnnaError):  # bookkeeping: the plan offered is the second one
+            self.daemon.mark_dry_run(first.plan_id)
+        outcome.plan = found.plan
+        second.outcome = outcome
+        # the checks run again for the plan that is offered: its results are its own
+        self.run_checks(second)
+        return second
 
     def plan_file_text(self, text: str, *, name: str = "plan file") -> Prepared:
         """A plan from a file goes through the same validation as a model reply."""

@@ -138,7 +138,7 @@ def history(consoles: Consoles, *, as_json: bool, limit: int = DEFAULT_LIMIT,
     from rich.text import Text
 
     from annactl.ui.console import emit_json
-    from annactl.ui.history_view import history_table, short_id
+    from annactl.ui.history_view import history_view, short_id
 
     if limit < 0:
         raise UsageError("--limit must be 0 (all) or more")
@@ -149,7 +149,7 @@ def history(consoles: Consoles, *, as_json: bool, limit: int = DEFAULT_LIMIT,
     elif not plans:
         consoles.out.print("No older plans." if before else "No plans yet.", markup=False)
     else:
-        consoles.out.print(history_table(plans))
+        consoles.out.print(history_view(plans))
         if page.get("more"):
             older = short_id(str(plans[-1].get("plan_id", "")))
             consoles.out.print(Text(f"Older plans: annactl history --before {older} "

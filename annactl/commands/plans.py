@@ -16,10 +16,10 @@ from annactl.commands.ask import (
     json_failures,
     offer_memory,
     offline_note,
-    plan_with_spinner,
     run_prepared,
     showing_rejections,
 )
+from annactl.commands.spinner import plan_with_spinner
 from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 from annactl.ui import confirm
 
@@ -106,18 +106,27 @@ def _is_file(target: str) -> bool:
     return target == "-" or target.endswith(".json") or Path(target).is_file()
 
 
-def apply(consoles: Consoles, target: str, opts: RunOptions) -> int:
-    """``apply FILE.json|ID``: a file is validated like a model reply; an id is fetched."""
+def apply(consoles: Consoles, target: str, opts: RunOptions, *, skip: list[str] | None = None,
+          edits: list[str] | None = None) -> int:
+    """``apply FILE.json|ID``: a file is validated like a model reply; an id is fetched.
+    With ``skip``/``edits`` the plan offered is a new one (:mod:`annactl.commands.edit`)."""
     from annactl.commands.contract import read_plan_text
 
-    if _is_file(target):
-        flow, _ = _flow()
-        name = "standard input" if target == "-" else target
-        with showing_rejections(consoles, as_json=opts.as_json):
-            prepared = flow.plan_file_text(read_plan_text(target), name=name)
-    else:
-        flow, prepared = _stored(target)
-    return run_prepared(flow, consoles, prepared, opts)
+    with json_failures(consoles, as_json=opts.as_json):
+        if _is_file(target):
+            flow, _ = _flow()
+            name = "standard input" if target == "-" else target
+            with showing_rejections(consoles, as_json=opts.as_json):
+                prepared = flow.plan_file_text(read_plan_text(target), name=name)
+        else:
+            flow, prepared = _stored(target)
+        if skip or edits:
+            from annactl.commands.edit import edited, parse_edits
+
+            with showing_rejections(consoles, as_json=opts.as_json):
+                prepared = edited(flow, prepared, skip=list(skip or []),
+                                  edits=parse_edits(list(edits or [])))
+        return run_prepared(flow, consoles, prepared, opts)
 
 
 def _stored(plan_id: str) -> tuple[Flow, Prepared]:
@@ -195,8 +204,10 @@ def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
     if granted is None:
         if as_json or not consoles.interactive:
             need = "--yes --allow-high" if req.tier == confirm.Tier.TWO else "--yes"
-            raise confirm.declined("rolling back needs a confirmation and there is no "
-                                   "terminal to ask on", hint=f"pass {need}")
+            error = confirm.declined("rolling back needs a confirmation and there is no "
+                                     "terminal to ask on", hint=f"pass {need}")
+            error.detail["plan_id"] = record.plan_id
+            raise error
         title = inert(record.annotated.plan.goals[0] if record.annotated.plan.goals else "",
                       max_chars=80)
         question = f"Roll back plan {record.plan_id} ({title}, now {record.status})? [y/N]"

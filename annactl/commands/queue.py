@@ -37,13 +37,19 @@ def queue_table(queue: QueueList) -> Table:
     from rich.text import Text
 
     from annactl.ui.console import inert
+    from annactl.ui.history_view import short_id
 
     table = Table(title="Waiting for your approval", title_justify="left")
-    for column in ("id", "recipe", "risk", "queued", "goal", "why"):
-        table.add_column(column, overflow="fold")
+    # the id is typed back: short as history prints it, never wrapped
+    table.add_column("id", no_wrap=True, min_width=6)
+    table.add_column("recipe", overflow="fold", min_width=6)
+    table.add_column("risk", no_wrap=True, min_width=4)
+    table.add_column("queued", no_wrap=True)
+    for column in ("goal", "why"):
+        table.add_column(column, overflow="fold", min_width=4)
     for entry in queue.entries:
         when = dt.datetime.fromtimestamp(entry.queued_at).strftime("%Y-%m-%d %H:%M")
-        table.add_row(Text(entry.plan_id), Text(inert(entry.recipe, max_chars=64)),
+        table.add_row(Text(short_id(entry.plan_id)), Text(inert(entry.recipe, max_chars=64)),
                       Text(str(entry.risk), style="bold red" if entry.risk == "HIGH"
                            else "yellow"), when,
                       Text(inert(entry.goal, max_chars=120)),
@@ -69,10 +75,29 @@ def list_queue(consoles: Consoles, *, as_json: bool) -> int:
     return ExitStatus.SUCCESS
 
 
-def _waiting(flow: Flow, plan_id: str) -> None:
-    if not any(e.plan_id == plan_id for e in flow.daemon.queue().entries):
-        raise UsageError(f"plan {plan_id!r} is not waiting in the queue",
-                         hint="annactl queue lists the waiting plans")
+MIN_ID_CHARS = 4
+"""Shortest piece of an id the queue commands take (as ``show`` does)."""
+
+
+def resolve(flow: Flow, text: str) -> str:
+    """The waiting plan ``text`` names: its full id, or an unambiguous piece of it — the
+    start (as git takes a prefix) or the end (the short id ``history`` and the queue table
+    print). Ambiguous or unknown: a coded error that lists the candidates."""
+    from anna_common.errors import AnnaError, ErrorCode
+
+    waiting = [e.plan_id for e in flow.daemon.queue().entries]
+    if text in waiting:
+        return text
+    found = [p for p in waiting if len(text) >= MIN_ID_CHARS
+             and (p.startswith(text) or p.endswith(text))]
+    if len(found) == 1:
+        return found[0]
+    if found:
+        raise AnnaError(f"{text!r} matches {len(found)} waiting plans: " + ", ".join(found[:8])
+                        + "; give more of the id", code=ErrorCode.PLAN_NOT_FOUND,
+                        detail={"candidates": found})
+    raise AnnaError(f"plan {text!r} is not waiting in the queue", code=ErrorCode.PLAN_NOT_FOUND,
+                    hint="annactl queue lists the waiting plans (ids as history prints them)")
 
 
 def approve(consoles: Consoles, plan_id: str, opts: RunOptions) -> int:
@@ -81,8 +106,17 @@ def approve(consoles: Consoles, plan_id: str, opts: RunOptions) -> int:
 
     with json_failures(consoles, as_json=opts.as_json):
         flow = _flow()
-        _waiting(flow, plan_id)
-        return run_prepared(flow, consoles, flow.stored(plan_id), opts)
+        return run_prepared(flow, consoles, flow.stored(resolve(flow, plan_id)), opts)
+
+
+def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
+    """A waiting plan, named as :func:`resolve` takes it."""
+    from annactl.commands import listing
+    from annactl.commands.ask import json_failures
+
+    with json_failures(consoles, as_json=as_json):
+        full = resolve(_flow(), plan_id)
+    return listing.show(consoles, full, as_json=as_json)
 
 
 def dismiss(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
@@ -91,7 +125,8 @@ def dismiss(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
     from annactl.ui.console import emit_json
 
     with json_failures(consoles, as_json=as_json):
-        entry = _flow().daemon.dismiss(plan_id)
+        flow = _flow()
+        entry = flow.daemon.dismiss(resolve(flow, plan_id))
     if as_json:
         emit_json(consoles, {"status": "ok", **entry.model_dump(mode="json")})
     else:

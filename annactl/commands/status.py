@@ -295,13 +295,37 @@ def status_view(data: dict[str, Any]) -> RenderableType:
     return Group(table, foot)
 
 
+def settings_problem() -> str | None:
+    """What is wrong with the client's settings (``ANNA_*``, the TOML file), or None.
+
+    The settings are read the quick way when that is exact; anything it cannot reproduce
+    (a number, a list, an odd spelling) is read by the full settings, whose refusal is
+    reported here: ``status`` still shows the machine, and says what every planning
+    command would refuse (``ANNA_LLM_TIMEOUT=abc``)."""
+    from annactl.core.quicksettings import quick_settings
+
+    if quick_settings() is not None:
+        return None
+    from annactl.core.config import load_settings
+
+    try:
+        load_settings()
+    except AnnaError as exc:
+        return exc.message + (f" ({exc.hint})" if exc.hint else "")
+    return None
+
+
 def run(consoles: Consoles, *, as_json: bool) -> int:
     """``annactl status [--json]``."""
+    problem = settings_problem()
     data = fetch_fast() or fetch_full()
     if as_json:
         from annactl.ui.console import emit_json
 
-        emit_json(consoles, {"status": "ok", **data})
+        emit_json(consoles, {"status": "ok", "settings_problem": problem, **data})
     else:
         consoles.out.print(status_view(data))
+        if problem:
+            consoles.out.print("settings: " + inert(problem, max_chars=400), style="yellow",
+                               markup=False, highlight=False)
     return 0

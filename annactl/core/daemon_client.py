@@ -133,7 +133,9 @@ class DaemonClient:
         if not 200 <= response.status < 300:
             raw = response.read()
             conn.close()
-            raise http_error(response.status, raw)
+            from annactl.core.plainwords import plain_error
+
+            raise plain_error(http_error(response.status, raw), path)
         return conn, response
 
     def _call(self, method: str, path: str, body: Any = None,

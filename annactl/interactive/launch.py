@@ -36,7 +36,14 @@ def run(consoles: Consoles, *, text: str | None, plan_file: Path | None, plan_id
                          use_templates=use_templates and settings.templates),
                   connect=lambda: connect_flow(settings))
     result = app.run()
+    _say(consoles, app.exit_note)
     return int(result) if result is not None else int(ExitStatus.DECLINED)
+
+
+def _say(consoles: Consoles, note: str | None) -> None:
+    """The app's last word on stderr, after the screen is gone (Cancel says what it did)."""
+    if note:
+        consoles.err.print(note, markup=False, highlight=False)
 
 
 def _queue(*, use_templates: bool) -> int:

@@ -181,7 +181,9 @@ class ReplSession:
                                        turns=self.turns[-MAX_TURNS:], preferences=preferences,
                                        **hooks)
 
-        prepared = cmd_ask.plan_with_spinner(self.consoles, make,
+        from annactl.commands.spinner import plan_with_spinner
+
+        prepared = plan_with_spinner(self.consoles, make,
                                              show_spinner=self.consoles.err.is_terminal)
         self.last = prepared
         self.loop = None  # a new request starts its own fix rounds
@@ -214,6 +216,9 @@ class ReplSession:
     def _apply_last(self, *, confirmed: bool) -> None:
         if self.last is None:
             raise UsageError("no plan has been shown yet", hint="describe what you want first")
+        if not self.last.annotated.steps:
+            raise UsageError("the last answer has nothing to run",
+                             hint="describe what you want done")
         self._run(self.last, confirmed=confirmed)
 
     def _apply_stored(self, plan_id: str) -> None:
@@ -277,7 +282,9 @@ class ReplSession:
         if loop is None or not loop.can_fix:
             raise UsageError("no fix to ask for: " + (loop.why_not() if loop is not None
                                                       else "no plan has run yet"))
-        prepared = cmd_ask.plan_with_spinner(
+        from annactl.commands.spinner import plan_with_spinner
+
+        prepared = plan_with_spinner(
             self.consoles, lambda **hooks: loop.plan_fix(self.flow, **hooks),
             show_spinner=self.consoles.err.is_terminal)
         self.last = prepared

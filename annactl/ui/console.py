@@ -77,6 +77,11 @@ def emit_json(consoles: Consoles, data: object) -> None:
     """
     import json
 
+    if isinstance(data, dict) and "code" not in data:
+        # the contract: every document has a code (``OK``, or its plan state's failure)
+        from annactl.ui.jsonedge import with_code
+
+        data = with_code(data)
     if consoles.out.is_terminal:
         consoles.out.print_json(data=data, ensure_ascii=True, default=str)
         return

@@ -33,7 +33,15 @@ def when(ts: float, *, now: float | None = None) -> str:
     return time.strftime("%m-%d %H:%M" if here.tm_year == this_year else "%Y-%m-%d", here)
 
 
-def history_table(plans: list[dict[str, Any]]) -> Table:
+def history_view(plans: list[dict[str, Any]]) -> Any:
+    """:func:`history_table`, without the ``when`` and ``steps`` columns on a terminal
+    narrower than :data:`annactl.ui.render_narrow.NARROW` (the title keeps its room)."""
+    from annactl.ui.render_narrow import ByWidth
+
+    return ByWidth(lambda: history_table(plans), lambda: history_table(plans, narrow=True))
+
+
+def history_table(plans: list[dict[str, Any]], *, narrow: bool = False) -> Table:
     """Plans as ``GET /v1/plans`` lists them (JSON), newest first; every column at least as
     wide as its header, and only the title folds."""
     from rich import box
@@ -43,16 +51,20 @@ def history_table(plans: list[dict[str, Any]]) -> Table:
     from annactl.ui.styles import RISK_STYLE, STATUS_STYLE
 
     table = Table(box=box.SIMPLE_HEAD, pad_edge=False, show_edge=False, expand=False)
-    for name in ("id", "when", "status", "risk", "steps"):
+    names = ("id", "status", "risk") if narrow else ("id", "when", "status", "risk", "steps")
+    for name in names:
         # ids are typed back: never broken; no column narrower than its header
         table.add_column(name, no_wrap=True, min_width=len(name),
                          justify="right" if name == "steps" else "left")
     table.add_column("title", overflow="fold", ratio=1, min_width=12)
     for item in plans:
         risk, status = str(item.get("final_risk", "?")), str(item.get("status", "?"))
-        table.add_row(inert_text(short_id(str(item.get("plan_id", "?")))),
-                      when(float(item.get("created_at") or 0)),
-                      Text(status, style=STATUS_STYLE.get(status, "")),
-                      Text(risk, style=RISK_STYLE.get(risk, "")), str(item.get("steps", "?")),
-                      inert_text(item.get("title", ""), max_chars=120))
+        cells: list[Any] = [inert_text(short_id(str(item.get("plan_id", "?"))))]
+        if not narrow:
+            cells.append(when(float(item.get("created_at") or 0)))
+        cells += [Text(status, style=STATUS_STYLE.get(status, "")),
+                  Text(risk, style=RISK_STYLE.get(risk, ""))]
+        if not narrow:
+            cells.append(str(item.get("steps", "?")))
+        table.add_row(*cells, inert_text(item.get("title", ""), max_chars=120))
     return table

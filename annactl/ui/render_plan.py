@@ -9,6 +9,7 @@ also importable from :mod:`annactl.ui.render`, where callers find them with the 
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from rich.console import Group, RenderableType
@@ -54,20 +55,33 @@ def tail(text: str, lines: int = OUTPUT_TAIL_LINES, *, max_chars: int = 2000) ->
     return kept[-max_chars:]
 
 
+def head(text: str, lines: int = OUTPUT_TAIL_LINES, *, max_chars: int = 2000) -> str:
+    """The first ``lines`` lines of untrusted output, made inert, and how many more there
+    are: a check's output leads with what matters (``du | sort -rh`` puts the biggest
+    first), so its beginning is shown, never its end."""
+    clean = inert(text).rstrip("\n").splitlines()
+    kept = "\n".join(clean[:lines])[:max_chars]
+    more = len(clean) - lines
+    return kept + (f"\n… {more} more line{'s' if more != 1 else ''}" if more > 0 else "")
+
+
 def step_table(plan: AnnotatedPlan, *, title: str | None = "Steps") -> Table:
-    """The steps: id, description, command, risk badge, scope, rollback."""
+    """The steps: number, id over its description, command, risk badge over the scope,
+    rollback."""
     table = Table(title=title, title_justify="left", expand=True, show_lines=True)
+    # no column narrower than its header: cells fold, headers never do (terminals
+    # narrower than render_narrow.NARROW get a list instead of this table)
     table.add_column("#", justify="right", no_wrap=True)
-    table.add_column("id", overflow="fold", max_width=18)
-    table.add_column("description", overflow="fold", ratio=2)
-    table.add_column("command", overflow="fold", ratio=3)
-    table.add_column("risk", no_wrap=True)
-    table.add_column("scope", no_wrap=True)
-    table.add_column("rollback", overflow="fold", max_width=14)
+    table.add_column("step", overflow="fold", ratio=2, min_width=12)
+    table.add_column("command", overflow="fold", ratio=3, min_width=14)
+    table.add_column("risk", no_wrap=True, min_width=8)
+    table.add_column("rollback", overflow="fold", min_width=10, max_width=14)
     for number, step in enumerate(plan.steps, start=1):
-        table.add_row(str(number), inert_text(step.id, max_chars=60),
-                      inert_text(step.description, max_chars=300), command_text(step.command),
-                      risk_badge(step.final_risk, banned=step.banned), str(step.scope),
+        what = inert_text(step.id, "bold", max_chars=60) + Text("\n")
+        what += inert_text(step.description, max_chars=300)
+        risk = risk_badge(step.final_risk, banned=step.banned)
+        risk.append(f"\n{step.scope}", style="dim")
+        table.add_row(str(number), what, command_text(step.command), risk,
                       _rollback_cell(step, plan))
     return table
 
@@ -89,23 +103,61 @@ def checks_table(plan: AnnotatedPlan, results: list[CheckResult] | None = None) 
     table = Table(title="Checks (read-only, run without asking)", title_justify="left",
                   expand=True)
     # only the long cells fold: a short id and the badge stay whole
-    table.add_column("id", overflow="fold", max_width=18)
-    table.add_column("command", overflow="fold", ratio=2)
-    table.add_column("risk", no_wrap=True)
-    table.add_column("result", overflow="fold", ratio=3)
+    table.add_column("id", overflow="fold", min_width=4, max_width=18)
+    table.add_column("command", overflow="fold", ratio=2, min_width=12)
+    table.add_column("risk", no_wrap=True, min_width=4)
+    table.add_column("result", overflow="fold", ratio=3, min_width=12)
     for check in plan.checks:
-        result = outcome.get(check.id)
-        if result is None:
-            cell = Text("not run", style="dim")
-        elif not result.ran:
-            cell = Text("refused: ", style="red") + inert_text(result.reason or "", max_chars=200)
-        else:
-            cell = Text(f"exit {result.exit_code}\n",
-                        style="green" if result.exit_code == 0 else "yellow")
-            cell.append_text(inert_text(tail(result.output)))
         table.add_row(inert_text(check.id, max_chars=60), command_text(check.command),
-                      risk_badge(check.final_risk, banned=check.banned), cell)
+                      risk_badge(check.final_risk, banned=check.banned),
+                      check_result_cell(outcome.get(check.id)))
     return table
+
+
+def check_result_cell(result: CheckResult | None) -> Text:
+    """A check's outcome: not run, refused and why, or its exit status and first lines."""
+    if result is None:
+        return Text("not run", style="dim")
+    if not result.ran:
+        return Text("refused: ", style="red") + inert_text(result.reason or "", max_chars=200)
+    cell = Text(f"exit {result.exit_code}\n", style="green" if result.exit_code == 0
+                else "yellow")
+    cell.append_text(inert_text(head(result.output)))
+    return cell
+
+
+def _entry(number: str, body: list[RenderableType]) -> Table:
+    grid = Table.grid(padding=(0, 1))
+    grid.add_column(justify="right", no_wrap=True, min_width=2)
+    grid.add_column(overflow="fold", ratio=1)
+    grid.add_row(Text(number, style="bold"), Group(*body))
+    return grid
+
+
+def step_list(plan: AnnotatedPlan, *, title: str = "Steps") -> Group:
+    """The steps, one entry each: id, risk, scope and rollback on the first line, the
+    description, then the command."""
+    parts: list[RenderableType] = [Text(title, style="italic")]
+    for number, step in enumerate(plan.steps, start=1):
+        head = inert_text(step.id, "bold", max_chars=60) + Text(" ")
+        head += risk_badge(step.final_risk, banned=step.banned)
+        head += Text(f" {step.scope} · rollback: ") + _rollback_cell(step, plan)
+        parts.append(_entry(f"{number}.", [head, inert_text(step.description, max_chars=300),
+                                           command_text(step.command)]))
+    return Group(*parts)
+
+
+def check_list(plan: AnnotatedPlan, results: list[CheckResult] | None = None) -> Group:
+    """The necessary checks, one entry each: id and risk, the command, then its result."""
+    outcome = {r.id: r for r in results or []}
+    parts: list[RenderableType] = [Text("Checks (read-only, run without asking)",
+                                        style="italic")]
+    for check in plan.checks:
+        head = inert_text(check.id, "bold", max_chars=60) + Text(" ")
+        head += risk_badge(check.final_risk, banned=check.banned)
+        parts.append(_entry("•", [head, command_text(check.command),
+                                  check_result_cell(outcome.get(check.id))]))
+    return Group(*parts)
 
 
 def rollback_label(plan: AnnotatedPlan) -> str:
@@ -140,10 +192,13 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
         parts.append(Text("Analysis: ", style="bold") + inert_text(plan.plan.analysis,
                                                                   max_chars=2000))
         parts.extend(contradiction_lines(contradictions, "analysis"))
+    from annactl.ui.render_narrow import ByWidth
+
     if plan.checks:
-        parts.append(checks_table(plan, checks))
+        parts.append(ByWidth(lambda: checks_table(plan, checks),
+                             lambda: check_list(plan, checks)))
     if plan.steps:
-        parts.append(step_table(plan))
+        parts.append(ByWidth(lambda: step_table(plan), lambda: step_list(plan)))
         parts.extend(_uncaptured_notes(plan))
     parts.extend(policy_notes(plan))
     if plan.plan.notes_for_user.strip():
@@ -154,10 +209,31 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if (line := confidence_line(contradictions)) is not None:
         parts.append(line)
     for finding in warnings or []:
-        parts.append(Text("note: ", style="yellow") + inert_text(finding.message, max_chars=300))
+        parts.append(Text(f"note{finding_place(finding.path, plan)}: ", style="yellow")
+                     + inert_text(finding.message, max_chars=300))
     if plan.steps:
         parts.append(summary_line(plan))
     return Group(*parts)
+
+
+_PLACE = re.compile(r"^(command_plan|rollback_plan|necessary_checks)\[(\d+)\]")
+_PLACE_WORDS = {"command_plan": "step", "rollback_plan": "rollback command",
+                "necessary_checks": "check"}
+
+
+def finding_place(path: str, plan: AnnotatedPlan) -> str:
+    """`` on step 2 (install)`` / `` on rollback command undo_apply``: which command a
+    finding is about (a raised risk on the rollback command is not the step's), or ""."""
+    found = _PLACE.match(path or "")
+    if found is None:
+        return ""
+    kind, index = found.group(1), int(found.group(2))
+    items = {"command_plan": plan.steps, "rollback_plan": plan.rollback,
+             "necessary_checks": plan.checks}[kind]
+    name = inert(items[index].id, max_chars=40) if index < len(items) else ""
+    if kind == "command_plan":
+        return f" on step {index + 1}" + (f" ({name})" if name else "")
+    return f" on {_PLACE_WORDS[kind]}" + (f" {name}" if name else "")
 
 
 _POLICY_STYLE = {"deny": "bold red", "ask": "yellow", "allow": "green", "default": "dim"}

@@ -59,6 +59,9 @@ class RecipeService:
             status = self.plans.get(peer, submitted.plan_id).status
             return RecipeRunResponse(recipe=name, plan_id=submitted.plan_id, outcome="ran",
                                      status=status, risk=risk)
+        same = self._same_waiting(peer, name, submitted.digest)
+        if same is not None:
+            return self._requeued(same, submitted.plan_id, reasons, request.trigger)
         goal = annotated.plan.goals[0] if annotated.plan.goals else name
         entry = QueueEntry(plan_id=submitted.plan_id, recipe=name, goal=goal, risk=risk,
                            reasons=reasons, queued_at=time.time())
@@ -72,6 +75,26 @@ class RecipeService:
         return RecipeRunResponse(recipe=name, plan_id=submitted.plan_id, outcome="queued",
                                  status=PlanStatus.SUBMITTED, risk=risk, reasons=reasons,
                                  notified=sent)
+
+    def _same_waiting(self, peer: Peer | None, name: str, digest: str) -> QueueEntry | None:
+        """A waiting entry of this recipe whose plan is identical (the same digest)."""
+        for entry in self.waiting(peer).entries:
+            if entry.recipe == name and self.plans.get(peer, entry.plan_id).digest == digest:
+                return entry
+        return None
+
+    def _requeued(self, entry: QueueEntry, duplicate: str, reasons: list[str],
+                  trigger: str) -> RecipeRunResponse:
+        """The identical plan already waits: refresh its entry, and record the new copy as
+        never run, so the queue holds one entry per decision and no one is notified twice."""
+        refreshed = entry.model_copy(update={"queued_at": time.time(), "reasons": reasons})
+        self.queue.put(refreshed)
+        self.plans.journal.mark_unrun(duplicate, PlanStatus.DRY_RUN)
+        self.plans.journal.event("recipe_requeued", entry.plan_id, recipe=entry.recipe,
+                                 trigger=trigger, duplicate=duplicate)
+        return RecipeRunResponse(recipe=entry.recipe, plan_id=entry.plan_id, outcome="queued",
+                                 status=PlanStatus.SUBMITTED, risk=entry.risk, reasons=reasons,
+                                 notified=False)
 
     def waiting(self, peer: Peer | None) -> QueueList:
         """``GET /v1/queue``: the caller's waiting plans (root: everyone's)."""

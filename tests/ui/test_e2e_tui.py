@@ -56,10 +56,16 @@ async def test_low_plan_approve_progress_result_rollback(anna: Anna) -> None:
         assert target.read_text() == "changed\n"
         assert str(app.screen.record.status) == "succeeded"
         assert any(isinstance(s, ProgressScreen) for s in app.screen_stack)
-        await pilot.press("r")
+        await pilot.press("r")  # asks first, as the CLI does (focus on No)
+        from annactl.interactive.tui.screens.ask import YesNoScreen
+
+        await ready(pilot, YesNoScreen, focus="no")
+        assert target.read_text() == "changed\n"
+        await pilot.press("y")
         await until(pilot, lambda: on_screen(app, ResultScreen, focus="close")
                     and str(app.screen.record.status) == "rolled_back", "the rolled-back result")
         assert target.read_text() == "original\n"
+        assert not app.screen.query("#rollback")  # nothing left to roll back: no button
         await pilot.press("q")
         await exited(pilot)
     assert app.return_value == ExitStatus.SUCCESS
@@ -133,3 +139,19 @@ async def test_banned_plan_is_shown_never_approvable(anna: Anna) -> None:
         await exited(pilot)
     assert app.return_value == ExitStatus.PLAN_INVALID
     assert not marker.exists()
+
+
+async def test_cancel_records_the_plan_as_not_run_and_says_so(anna: Anna) -> None:
+    target = anna.work / "f.txt"
+    target.write_text("original\n")
+    plan = anna.plan_file(make_plan([("write", f"echo changed > {target}", "LOW")]))
+    app = _app(anna, Source(plan_file=plan))
+    async with app.run_test(size=SIZE) as pilot:
+        await approval_ready(pilot)
+        await pilot.press("c")
+        await exited(pilot)
+    assert app.return_value == ExitStatus.DECLINED
+    assert app.exit_note is not None and app.exit_note.startswith("Cancelled: nothing was run")
+    code, history = anna.json("history")
+    assert code == 0 and history["plans"][0]["status"] == "dry_run"
+    assert target.read_text() == "original\n"

@@ -75,6 +75,9 @@ async def test_cancel_keys(low_plan: AnnotatedPlan, key: str) -> None:
         await pilot.press(key)
         await until(pilot, lambda: app.return_value is not None, "the app to exit")
     assert app.return_value == ExitStatus.DECLINED
+    # said on the terminal once the screen is gone (annactl/interactive/launch.py)
+    assert app.exit_note == ("Cancelled: nothing was run. Plan p-test is kept; annactl "
+                             "apply p-test runs it.")
 
 
 async def test_details_and_back(high_plan: AnnotatedPlan) -> None:
@@ -269,7 +272,7 @@ async def test_result_offers_rollback_only_where_it_applies(high_plan: Annotated
         chosen: list[Decision | None] = []
         await app.push_screen(ResultScreen(_record(high_plan, "rolled_back")), chosen.append)
         result = await ready(pilot, ResultScreen, focus="close")
-        assert result.query_one("#rollback").disabled
+        assert not result.query("#rollback")  # after a rollback the button is gone
         assert app.focused is not None and app.focused.id == "close"
         await pilot.press("r")  # nothing to roll back: stays
         assert chosen == []
@@ -279,6 +282,15 @@ async def test_result_offers_rollback_only_where_it_applies(high_plan: Annotated
         assert chosen == [Decision.CLOSE]
         await app.push_screen(ResultScreen(_record(high_plan, "succeeded")), chosen.append)
         await ready(pilot, ResultScreen, focus="close")
+        await pilot.press("r")  # asks first, as the CLI does; focus on No
+        from annactl.interactive.tui.screens.ask import YesNoScreen
+
+        await ready(pilot, YesNoScreen, focus="no")
+        await pilot.press("enter")  # No: nothing is rolled back
+        await ready(pilot, ResultScreen, focus="close")
+        assert chosen == [Decision.CLOSE]
         await pilot.press("r")
+        await ready(pilot, YesNoScreen, focus="no")
+        await pilot.press("y")
         await until(pilot, lambda: len(chosen) == 2, "a second choice")
         assert chosen == [Decision.CLOSE, Decision.ROLLBACK]

@@ -218,6 +218,13 @@ class AnnaTui(TuiWorkers):
             rejected = self.prepared is not None and self.prepared.source == "rejected"
             # a declined fix leaves the failed plan's status as the outcome
             fixing = self.loop is not None and self.loop.rounds > 0
+            if not (rejected or fixing) and self.prepared is not None:
+                # said on the terminal after the screen closes, as the CLI says it
+                self.exit_note = (f"Cancelled: nothing was run. Plan {self.prepared.plan_id} "
+                                  f"is kept; annactl apply {self.prepared.plan_id} runs it.")
+                self._not_run(self.prepared.plan_id)
+            elif not (rejected or fixing):
+                self.exit_note = "Cancelled: nothing was run."
             self.exit(int(self.status if rejected or fixing else ExitStatus.DECLINED))
             return
         req = confirm.requirement(self.prepared.annotated)
@@ -225,6 +232,17 @@ class AnnaTui(TuiWorkers):
             self.push_screen(WordScreen(req), self._word_given)
             return
         self._start(confirm.approval(req, confirmed=True))
+
+    def _not_run(self, plan_id: str) -> None:
+        """A cancelled plan is recorded as shown and not run, never left ``submitted``."""
+        from contextlib import suppress
+
+        from anna_common.errors import AnnaError
+
+        if self._flow is None:
+            return  # no daemon was reached (a plan handed in): nothing to record
+        with suppress(AnnaError):
+            self._flow.daemon.mark_dry_run(plan_id)
 
     def _word_given(self, decision: Decision | None) -> None:
         if self.prepared is None:

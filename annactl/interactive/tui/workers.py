@@ -77,6 +77,8 @@ class TuiWorkers(App[int]):
         self.cancel_planning = threading.Event()
         self.loop: FixLoop | None = None
         """The evaluate → fix rounds of this request (made when its first plan finishes)."""
+        self.exit_note: str | None = None
+        """A line printed on stderr once the screen is gone (Cancel says what it did)."""
 
 
     def _flow_or_connect(self) -> Flow:

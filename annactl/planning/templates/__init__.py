@@ -6,9 +6,11 @@ without asking the model; a weak match (a keyword only) is used only when no
 model is reachable, and the planner says so. The plans are ordinary
 ActionPlans with ``meta.template_used`` set, validated like any other.
 
-Templates: system status, failed services, disk usage, why a disk is full, wallpaper change
-(hyprpaper, swww, swaybg, GNOME, XFCE, feh), install and remove a package
-(pacman), restart or enable a service, clean the package cache (paccache).
+Templates: system status, failed services, disk usage, why a disk is full, what uses the
+memory or CPU, wallpaper change (hyprpaper, swww, swaybg, GNOME, XFCE, feh), install and
+remove a package (pacman), restart, start or enable a service (checked against the installed
+packages), enable the installed firewall, append a line to a dotfile, clean the package
+cache (paccache).
 """
 
 from __future__ import annotations
@@ -17,23 +19,28 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from annactl.planning.templates.base import Context, TemplateMatch
+from annactl.planning.templates.dotfiles import append_line
 from annactl.planning.templates.info import disk_full, disk_usage, failed_services, system_status
 from annactl.planning.templates.packages import clean_cache, install_package, remove_package
-from annactl.planning.templates.services import service_action
-from annactl.planning.templates.wallpaper import change_wallpaper
+from annactl.planning.templates.processes import top_processes
+from annactl.planning.templates.services import enable_firewall, service_action
+from annactl.planning.templates.wallpaper import RECORDING_PREFIX, change_wallpaper
 
 if TYPE_CHECKING:
     from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
 
-__all__ = ["TEMPLATES", "Context", "TemplateMatch", "match"]
+__all__ = ["TEMPLATES", "Context", "TemplateMatch", "match", "records_first"]
 
 TEMPLATES: tuple[Callable[[Context], TemplateMatch | None], ...] = (
     install_package,
     remove_package,
     clean_cache,
+    enable_firewall,
     service_action,
     change_wallpaper,
+    append_line,
+    top_processes,
     failed_services,
     disk_full,
     disk_usage,
@@ -45,13 +52,22 @@ MAX_TEMPLATE_REQUEST = 300
 """Longer requests are never answered by a template."""
 
 
+def records_first(template: str | None) -> bool:
+    """Whether ``template`` plans twice: once to record the current state with its checks,
+    then again with what they printed (``match(..., recorded=...)``), so its undo restores
+    exactly that state."""
+    return bool(template) and str(template).startswith(RECORDING_PREFIX)
+
+
 def match(request: str, telemetry: Telemetry, *, context: AssessContext,
-          home: str) -> TemplateMatch | None:
-    """The best template answer: the first confident match, else the first weak one."""
+          home: str, recorded: dict[str, str] | None = None) -> TemplateMatch | None:
+    """The best template answer: the first confident match, else the first weak one
+    (``recorded``: a recording template's second round, see :func:`records_first`)."""
     text = " ".join(request.split())
     if not text or len(text) > MAX_TEMPLATE_REQUEST:
         return None
-    ctx = Context(request=text, telemetry=telemetry, assess_context=context, home=home)
+    ctx = Context(request=text, telemetry=telemetry, assess_context=context, home=home,
+                  recorded=recorded)
     weak: TemplateMatch | None = None
     for template in TEMPLATES:
         found = template(ctx)

@@ -62,6 +62,9 @@ class Context:
     telemetry: Telemetry
     assess_context: AssessContext
     home: str
+    recorded: dict[str, str] | None = None
+    """A recording template's second round: its checks' outputs (id → output of the checks
+    that ran and exited 0); None in the first round."""
 
 
 @dataclass

@@ -11,7 +11,9 @@ from annactl.planning.templates.base import Context, PlanBuilder, TemplateMatch,
 _STATUS_FULL = re.compile(
     r"(?i)^(?:hey |hi )?(?:anna[, ]+)?(?:how(?:'s| is| are)? (?:my |the |this )?(?:system|computer|"
     r"machine|pc|laptop|box)(?: doing| running)?|(?:show |give me )?(?:a |the |my )?(?:system|"
-    r"machine) (?:status|health|overview|summary)|status|health ?check)[?.! ]*$")
+    r"machine) (?:status|health|overview|summary)|status|health ?check|is (?:my |the |this )?"
+    r"(?:system|computer|machine|pc|laptop) (?:ok|okay|fine|healthy|alright|all right))"
+    r"[?.! ]*$")
 _STATUS_WORDS = re.compile(r"(?i)\b(status|health|how is my|overview)\b")
 _FAILED_FULL = re.compile(
     r"(?i)^(?:show |list |what are |which are |are there )?(?:the |my |any )?(?:failed|failing|"
@@ -86,6 +88,11 @@ def failed_services(ctx: Context) -> TemplateMatch | None:
     if not confident and not _FAILED_WORDS.search(ctx.request):
         return None
     builder = PlanBuilder(ctx, "failed_services_v1", ["Show failed services"])
+    if not ctx.telemetry.services.available:
+        # no systemd to ask: a step would only fail (and offer a fix from a model)
+        plan = builder.build("systemd is not reachable here, so there is nothing to list.",
+                             _failed_summary(ctx))
+        return TemplateMatch(builder.template, confident, plan)
     builder.step("list_failed", "List failed systemd units",
                  "systemctl list-units --failed --no-pager")
     plan = builder.build("Failed units from telemetry; the step shows the live list.",
@@ -110,8 +117,9 @@ _WHY_FULL = re.compile(
     r"(?i)^(?:why is |is )?(?:my |the )?(?:disk|drive|storage|root|/)(?: partition| filesystem)?"
     r" (?:is |so |almost |nearly )*full[?.! ]*$|^what(?:'s| is) (?:using|filling|taking(?: up)?|"
     r"eating) (?:all )?(?:my |the )?(?:disk|space|storage|drive)(?: space)?[?.! ]*$|^(?:where "
-    r"(?:did|has|is) (?:all )?(?:my |the )?(?:disk )?space (?:gone|go(?:ne)?)|(?:find|show) "
-    r"(?:what is using |the )?(?:big|large|biggest|largest) (?:directories|folders|files))"
+    r"(?:did|has|is) (?:all )?(?:my |the )?(?:disk )?space (?:gone|go(?:ne)?)|(?:find|show|list)"
+    r" (?:me )?(?:what is using |the |my )?(?:big|large|biggest|largest) (?:directories|"
+    r"folders|files))"
     r"[?.! ]*$")
 _FULL_WORDS = re.compile(r"(?i)\b(full|biggest|largest|filling|fills|eating)\b")
 _MOUNT_OK = re.compile(r"^/[A-Za-z0-9._/@+-]{0,200}$")

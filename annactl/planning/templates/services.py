@@ -1,15 +1,53 @@
-"""Service templates (systemd, system scope): restart and enable a unit."""
+"""Service templates (systemd, system scope): restart and enable a unit, enable the firewall.
+
+A template claims confidence only for what it checked: the unit's package is looked up in
+the telemetry's package list (Arch's OpenSSH unit is ``sshd.service``, not Debian's
+``ssh.service``), a firewall is enabled only when one is installed, and a unit that
+telemetry cannot vouch for gets a *required* check that it exists (``systemctl cat``), so
+the plan stops there instead of failing half way.
+"""
 
 from __future__ import annotations
 
 import re
 import shlex
 
-from annactl.planning.templates.base import UNIT_NAME, Context, PlanBuilder, TemplateMatch
+from annactl.planning.templates.base import (
+    UNIT_NAME,
+    Context,
+    PlanBuilder,
+    TemplateMatch,
+    installed,
+)
 
-_SERVICE = re.compile(r"(?i)^(?:please )?(restart|enable)(?: the)?(?: service| unit)? (\S+)"
-                      r"(?: service| unit| daemon)?(?: please)?[.! ]*$")
+_SERVICE = re.compile(r"(?i)^(?:please )?(restart|enable|start)(?: the)?(?: service| unit)? "
+                      r"(\S+)(?: service| unit| daemon| server)?(?: please)?[.! ]*$")
+_FIREWALL = re.compile(r"(?i)^(?:please )?(?:enable|turn on|start|activate)(?: the| my| a)? "
+                       r"firewall(?: please)?[.! ]*$")
 _SUFFIXES = (".service", ".socket", ".timer", ".path", ".target", ".mount")
+
+KNOWN_UNITS: dict[str, tuple[str, str]] = {
+    "ssh": ("sshd.service", "openssh"), "sshd": ("sshd.service", "openssh"),
+    "openssh": ("sshd.service", "openssh"), "docker": ("docker.service", "docker"),
+    "nginx": ("nginx.service", "nginx"), "apache": ("httpd.service", "apache"),
+    "httpd": ("httpd.service", "apache"), "bluetooth": ("bluetooth.service", "bluez"),
+    "cups": ("cups.service", "cups"), "printing": ("cups.service", "cups"),
+    "networkmanager": ("NetworkManager.service", "networkmanager"),
+    "cron": ("cronie.service", "cronie"), "cronie": ("cronie.service", "cronie"),
+    "postgresql": ("postgresql.service", "postgresql"),
+    "mariadb": ("mariadb.service", "mariadb"), "mysql": ("mariadb.service", "mariadb"),
+    "libvirtd": ("libvirtd.service", "libvirt"), "tailscale": ("tailscaled.service", "tailscale"),
+    "tailscaled": ("tailscaled.service", "tailscale"), "sddm": ("sddm.service", "sddm"),
+    "gdm": ("gdm.service", "gdm"), "ufw": ("ufw.service", "ufw"),
+    "firewalld": ("firewalld.service", "firewalld"), "nftables": ("nftables.service", "nftables"),
+}
+"""A word people use → (the Arch unit, the Arch package that ships it)."""
+
+FIREWALL_TEMPLATE = "firewall_enable_v1"
+"""Template id of "enable the firewall"."""
+FIREWALLS = (("ufw", "ufw.service"), ("firewalld", "firewalld.service"),
+             ("nftables", "nftables.service"), ("iptables", "iptables.service"))
+"""Firewall packages in the order one is preferred, with their unit."""
 
 
 def _unit(raw: str) -> str | None:
@@ -19,29 +57,101 @@ def _unit(raw: str) -> str | None:
     return name if name.endswith(_SUFFIXES) else f"{name}.service"
 
 
-def service_action(ctx: Context) -> TemplateMatch | None:
-    """"restart UNIT" or "enable UNIT": one systemctl step; enable has disable as rollback."""
-    found = _SERVICE.match(ctx.request)
-    if found is None:
-        return None
-    action = found.group(1)
-    template = f"service_{action}_v1"
-    unit = _unit(found.group(2))
-    if unit is None:
-        return TemplateMatch(template, True, rejected=f"{found.group(2)!r} is not a valid unit "
-                             "name")
+def _known(ctx: Context, word: str) -> tuple[str, str | None, str]:
+    """(unit, its package or None, what Anna found) for the word in the request."""
+    key = word.lower().removesuffix(".service")
+    packages = ctx.telemetry.packages
+    if key not in KNOWN_UNITS or not packages.available:
+        unit = _unit(word) or ""
+        return unit, None, f"telemetry cannot vouch for {unit}: a required check looks it up"
+    unit, package = KNOWN_UNITS[key]
+    return unit, package, f"the {unit} unit comes from the {package} package"
+
+
+def _failed_note(ctx: Context, unit: str) -> str:
+    failed = {u.name for u in ctx.telemetry.services.failed}
+    return f" {unit} is in a failed state now." if unit in failed else ""
+
+
+def _plan(ctx: Context, action: str, unit: str, found: str, *,
+          template: str | None = None) -> TemplateMatch:
     quoted = shlex.quote(unit)
+    template = template or f"service_{action}_v1"
     builder = PlanBuilder(ctx, template, [f"{action.capitalize()} {unit}"])
+    builder.check("unit_exists", f"Verify that {unit} exists", f"systemctl cat {quoted}")
     builder.check("unit_state", f"Show the state of {unit}",
                   f"systemctl status {quoted} --no-pager", required=False)
     if action == "restart":
         builder.step("restart", f"Restart {unit}", f"systemctl restart {quoted}")
         notes = (f"I will restart {unit}. It is briefly unavailable while it restarts; a "
                  "restart has nothing to roll back.")
+    elif action == "start":
+        builder.step("start", f"Start {unit}", f"systemctl start {quoted}",
+                     undo=(f"Stop {unit}", f"systemctl stop {quoted}"))
+        notes = f"I will start {unit} (not at boot: say \"enable\" for that)."
+    elif template == FIREWALL_TEMPLATE:
+        # switching a firewall off is hard-banned, so it has no undo command (Anna never
+        # writes one for it; the person turns it off themselves if they must)
+        builder.step("enable", f"Enable {unit} at boot and start it now",
+                     f"systemctl enable --now {quoted}")
+        notes = (f"I will enable {unit} so it starts at boot, and start it now. Anna never "
+                 "switches a firewall off, so there is no rollback command for this step.")
     else:
         builder.step("enable", f"Enable {unit} at boot and start it now",
                      f"systemctl enable --now {quoted}",
                      undo=(f"Disable and stop {unit}", f"systemctl disable --now {quoted}"))
         notes = f"I will enable {unit} so it starts at boot, and start it now."
-    plan = builder.build(f"A systemd action on {unit} (system scope, runs as root).", notes)
+    plan = builder.build(f"A systemd action on {unit} (system scope, runs as root). Found: "
+                         f"{found}.{_failed_note(ctx, unit)}", notes + _failed_note(ctx, unit))
     return TemplateMatch(template, True, plan)
+
+
+def _not_installed(ctx: Context, template: str, goal: str, analysis: str,
+                   notes: str) -> TemplateMatch:
+    builder = PlanBuilder(ctx, template, [goal])
+    return TemplateMatch(template, True, builder.build(analysis, notes))
+
+
+def service_action(ctx: Context) -> TemplateMatch | None:
+    """"restart|start|enable UNIT": the unit checked against telemetry's packages, then one
+    systemctl step (start and enable have their undo)."""
+    found = _SERVICE.match(ctx.request)
+    if found is None or _FIREWALL.match(ctx.request):
+        return None
+    action = found.group(1).lower()
+    template = f"service_{action}_v1"
+    if _unit(found.group(2)) is None:
+        return TemplateMatch(template, True, rejected=f"{found.group(2)!r} is not a valid unit "
+                             "name")
+    unit, package, what = _known(ctx, found.group(2))
+    if package is not None:
+        have = installed(ctx)
+        if package not in have:
+            return _not_installed(
+                ctx, template, f"{action.capitalize()} {unit}",
+                f"{unit} comes from the {package} package, which is not installed.",
+                f"{package} is not installed, so there is no {unit} to {action}. To install "
+                f"it: annactl \"install {package}\".")
+        what = f"{what}, installed (version {have[package]})"
+    return _plan(ctx, action, unit, what)
+
+
+def enable_firewall(ctx: Context) -> TemplateMatch | None:
+    """"enable the firewall": the firewall that is installed, or an answer saying none is."""
+    if _FIREWALL.match(ctx.request) is None or not ctx.telemetry.packages.available:
+        return None
+    have = installed(ctx)
+    present = [(package, unit) for package, unit in FIREWALLS if package in have]
+    if not present:
+        names = ", ".join(p for p, _ in FIREWALLS)
+        return _not_installed(
+            ctx, FIREWALL_TEMPLATE, "Enable the firewall",
+            f"No firewall package is installed (looked for {names}).",
+            f"No firewall is installed (none of {names}). Install one first, e.g. annactl "
+            "\"install ufw\", then ask again; a firewall with no rules of yours may block "
+            "services you use.")
+    package, unit = present[0]
+    found = f"{package} {have[package]} is installed"
+    if len(present) > 1:
+        found += " (also installed: " + ", ".join(p for p, _ in present[1:]) + ")"
+    return _plan(ctx, "enable", unit, found, template=FIREWALL_TEMPLATE)

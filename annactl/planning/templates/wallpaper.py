@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shlex
-from urllib.parse import quote as url_quote
 
 from annactl.planning.templates.base import (
     IMAGE_SUFFIXES,
@@ -13,11 +12,12 @@ from annactl.planning.templates.base import (
     TemplateMatch,
     safe_path,
 )
+from annactl.planning.templates.wallpaper_backends import BACKENDS
 
 _WALLPAPER = re.compile(r"(?i)^(?:please )?(?:change|set|switch|make)(?: my| the)?(?: desktop)? "
                         r"(?:wallpaper|background)(?: image)? (?:to|as) (.+?)[.! ]*$")
-_GNOME_KEYS = ("picture-uri", "picture-uri-dark")
-_XFCE_PROP = "/backdrop/screen0/monitor0/workspace0/last-image"
+RECORDING_PREFIX = "wallpaper_change_"
+"""Templates with this id prefix record the current wallpaper first (planned twice)."""
 
 
 def choose_backend(ctx: Context) -> str | None:
@@ -44,36 +44,6 @@ def choose_backend(ctx: Context) -> str | None:
     return None
 
 
-def _steps(builder: PlanBuilder, backend: str, path: str) -> None:
-    q = shlex.quote(path)
-    if backend == "hyprpaper":
-        builder.check("backend_running", "Verify hyprpaper is running", "pgrep -x hyprpaper")
-        builder.step("apply", "Load the image in hyprpaper and show it on every monitor",
-                     f"hyprctl hyprpaper preload {q} && hyprctl hyprpaper wallpaper "
-                     f"{shlex.quote(',' + path)}")
-    elif backend == "swww":
-        builder.step("apply", "Show the image with swww", f"swww img {q}")
-    elif backend == "swaybg":
-        builder.step("apply", "Restart swaybg with the new image",
-                     f"pkill -x swaybg; setsid -f swaybg -i {q} -m fill >/dev/null 2>&1")
-    elif backend == "gnome":
-        uri = shlex.quote("file://" + url_quote(path))
-        builder.check("current", "Record the current wallpaper",
-                      f"gsettings get org.gnome.desktop.background {_GNOME_KEYS[0]}",
-                      required=False)
-        builder.step("apply", "Set the GNOME background (light and dark styles)",
-                     " && ".join(f"gsettings set org.gnome.desktop.background {key} {uri}"
-                                 for key in _GNOME_KEYS),
-                     undo=("Reset the GNOME background to the default",
-                           " && ".join(f"gsettings reset org.gnome.desktop.background {key}"
-                                       for key in _GNOME_KEYS)))
-    elif backend == "xfce":
-        builder.step("apply", "Set the XFCE desktop image (first monitor, first workspace)",
-                     f"xfconf-query -c xfce4-desktop -p {_XFCE_PROP} -s {q}")
-    else:
-        builder.step("apply", "Set the X11 root window image with feh", f"feh --bg-fill {q}")
-
-
 def change_wallpaper(ctx: Context) -> TemplateMatch | None:
     """"change my wallpaper to PATH" → the command for the detected backend."""
     found = _WALLPAPER.match(ctx.request)
@@ -87,10 +57,19 @@ def change_wallpaper(ctx: Context) -> TemplateMatch | None:
     backend = choose_backend(ctx)
     if backend is None:
         return None  # the environment is unclear: the model can add detection checks
-    builder = PlanBuilder(ctx, f"wallpaper_change_{backend}_v1", [f"Set the wallpaper to {path}"])
+    builder = PlanBuilder(ctx, f"{RECORDING_PREFIX}{backend}_v1", [f"Set the wallpaper to {path}"])
     builder.check("check_file", "Verify the image exists", f"test -f {shlex.quote(path)}")
-    _steps(builder, backend, path)
+    persist = BACKENDS[backend](builder, path, ctx.recorded)
+    undone = all(step.rollback_id for step in builder.steps
+                 if step.id != "write_config")  # the daemon's backup undoes the file
+    if ctx.recorded is None:
+        how = "The checks record the current wallpaper first, so a rollback restores it."
+    elif undone:
+        how = "A rollback restores the wallpaper recorded before."
+    else:
+        how = ("The previous wallpaper could not be read back exactly, so a rollback cannot "
+               "restore it.")
     plan = builder.build(f"The session uses {backend} for the wallpaper (from telemetry).",
-                         f"I will set your wallpaper to {path} with {backend}. Risk: LOW "
-                         "(cosmetic, easy to change back).")
+                         f"I will set your wallpaper to {path} with {backend}. {persist} "
+                         f"{how} Risk: LOW (cosmetic).")
     return TemplateMatch(builder.template, True, plan)

@@ -62,8 +62,8 @@ class ResultScreen(ModalScreen[Decision]):
                 if self.evaluating:
                     yield Static("Evaluating the results…", id="evaluation")
             with Horizontal(id="buttons"):
-                yield Button("Roll back", id="rollback", variant="warning",
-                             disabled=not self.can_roll_back)
+                if self.can_roll_back:  # after a rollback (or nothing to undo): no button
+                    yield Button("Roll back", id="rollback", variant="warning")
                 if self.evaluating:
                     yield Button("Fix", id="fix", disabled=True)
                 yield Button("Close", id="close", variant="primary")
@@ -78,8 +78,19 @@ class ResultScreen(ModalScreen[Decision]):
             self.action_close()
 
     def action_rollback(self) -> None:
-        """Undo the plan (only offered where the daemon can)."""
-        if self.can_roll_back:
+        """Undo the plan (only offered where the daemon can), after asking as the CLI does."""
+        from annactl.interactive.tui.screens.ask import YesNoScreen
+        from annactl.ui.console import inert
+
+        if not self.can_roll_back:
+            return
+        goals = self.record.annotated.plan.goals
+        title = inert(goals[0] if goals else "", max_chars=80)
+        self.app.push_screen(YesNoScreen(f"Roll back plan {self.record.plan_id} ({title}, now "
+                                         f"{self.record.status})?"), self._rollback_answered)
+
+    def _rollback_answered(self, yes: bool | None) -> None:
+        if yes:
             self.dismiss(Decision.ROLLBACK)
 
     def show_evaluation(self, evaluation: EvaluationOutcome, *, can_fix: bool) -> None:

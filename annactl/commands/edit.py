@@ -1,0 +1,67 @@
+"""Approve a plan minus some steps (``--skip ID``), or with a step's command edited
+(``--edit ID=COMMAND``).
+
+The edited plan is a *new* plan: the daemon validates it, judges every command again
+(risk, scope, bans, policy), previews it and gives it its own digest, exactly as for a
+model's plan; the person approves what is shown then. Nothing of the original's approval
+carries over. A rollback command only the skipped steps used is dropped with them; an
+edited step keeps its rollback (shown, and judged, with the new command). The original is
+recorded as never run.
+"""
+
+from __future__ import annotations
+
+from contextlib import suppress
+from typing import TYPE_CHECKING
+
+from anna_common.errors import AnnaError, UsageError
+
+if TYPE_CHECKING:
+    from annactl.commands.flow import Flow
+    from annactl.commands.prepared import Prepared
+
+
+def parse_edits(pairs: list[str]) -> dict[str, str]:
+    """``ID=COMMAND`` pairs (the command may hold ``=``)."""
+    edits: dict[str, str] = {}
+    for pair in pairs:
+        step_id, sep, command = pair.partition("=")
+        if not sep or not step_id.strip() or not command.strip():
+            raise UsageError(f"--edit wants STEP_ID=COMMAND, not {pair[:80]!r}")
+        edits[step_id.strip()] = command
+    return edits
+
+
+def edited(flow: Flow, prepared: Prepared, *, skip: list[str], edits: dict[str, str]
+           ) -> Prepared:
+    """The plan of ``prepared`` without the ``skip`` steps and with ``edits`` applied,
+    submitted as a new plan (validated, judged and previewed by the daemon afresh)."""
+    from anna_common.plan import ActionPlan
+
+    # the plan as JSON, re-read by the strict model (a stored plan may be a wire view)
+    plan = ActionPlan.model_validate(prepared.annotated.plan.model_dump(mode="json"))
+    known = {step.id for step in plan.command_plan}
+    unknown = sorted((set(skip) | set(edits)) - known)
+    if unknown:
+        raise UsageError(f"no step {', '.join(unknown)} in plan {prepared.plan_id}",
+                         hint="the steps are: " + ", ".join(sorted(known)))
+    both = sorted(set(skip) & set(edits))
+    if both:
+        raise UsageError(f"step {', '.join(both)} is both skipped and edited")
+    steps = [s.model_copy(update={"command": edits[s.id]}) if s.id in edits else s
+             for s in plan.command_plan if s.id not in skip]
+    if not steps:
+        raise UsageError("every step would be skipped: there is nothing left to approve")
+    used = {s.rollback_id for s in steps if s.rollback_id}
+    rollback = [r for r in plan.rollback_plan if r.id in used]
+    what = [f"skipped {', '.join(skip)}"] if skip else []
+    what += [f"edited {', '.join(sorted(edits))}"] if edits else []
+    notes = (plan.notes_for_user + f" (Changed by you from plan {prepared.plan_id}: "
+             + "; ".join(what) + ".)").strip()
+    new = plan.model_copy(update={"command_plan": steps, "rollback_plan": rollback,
+                                  "notes_for_user": notes[:4000]})
+    # "file": the person's own plan, as a plan file is (the protocol's source values)
+    second = flow.submit(new, request=prepared.request, source="file")
+    with suppress(AnnaError):  # bookkeeping: the plan offered now is the edited one
+        flow.daemon.mark_dry_run(prepared.plan_id)
+    return second
