@@ -22,6 +22,7 @@ import hmac
 import logging
 import os
 import time
+import typing
 from typing import TYPE_CHECKING, Any
 
 from anna_common.distro import context_from_telemetry
@@ -39,6 +40,7 @@ from anna_common.protocol.models import (
     PlanRecord,
     PlanStatus,
     SessionEnv,
+    SubmitRequest,
     SubmitResponse,
     TelemetryResponse,
 )
@@ -74,6 +76,7 @@ if TYPE_CHECKING:
 log = logging.getLogger(__name__)
 
 _SUBMIT_KEYS = frozenset({"plan", "request", "source"})
+_SOURCES = typing.get_args(SubmitRequest.model_fields["source"].annotation)
 
 
 class PlanService:
@@ -254,6 +257,11 @@ class PlanService:
         peer = self.access.authorised(peer)
         if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
             raise AnnaError("expected {plan, request, source}", code=ErrorCode.BAD_REQUEST)
+        if not isinstance(body.get("request", ""), str) or body.get(
+                "source", "model") not in _SOURCES:
+            # checked before the analysis: an envelope error is the caller's, never a 500
+            raise AnnaError(f"request must be text and source one of {', '.join(_SOURCES)}",
+                            code=ErrorCode.BAD_REQUEST)
         home = home_of(peer.uid, self.settings.home_override)
         ctx = self.context(home)
         result = validate(body["plan"], ctx)

@@ -93,7 +93,7 @@ class _Walker(NestedCode, Assignments):
         self.budget = budget
         self.nested = 0
         self._collect: list[list[SimpleCommand]] = []
-        self._words = WordBuilder(self._substitution, budget.spend)
+        self._words = WordBuilder(self._substitution, budget.spend, budget.nest)
 
     # -- entry ----------------------------------------------------------------
 
@@ -108,8 +108,15 @@ class _Walker(NestedCode, Assignments):
             self.result.parse_ok = False
             self.result.opaque.append("the command does not parse as bash")
         self.visit(root, "top", stdin)
-        self.result.arithmetic.extend(self._words.arithmetic)
+        self._arithmetic(self._words.arithmetic)
         self.result.too_large.extend(self._words.too_large)
+
+    def _arithmetic(self, texts: list[str]) -> None:
+        """Record arithmetic text, paid for by the character: nested subscripts
+        (``${a[${a[${a[…]}]}]}``) repeat the inner text at every level, and every copy is
+        judged."""
+        self.budget.spend("arithmetic characters", sum(len(t) for t in texts))
+        self.result.arithmetic.extend(texts)
 
     def _emit(self, cmd: SimpleCommand) -> None:
         self.budget.spend("commands")
@@ -123,7 +130,17 @@ class _Walker(NestedCode, Assignments):
     # -- statements -------------------------------------------------------------
 
     def visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
-        """Visit a statement; return the commands whose output it produces."""
+        """Visit a statement; return the commands whose output it produces.
+
+        Every level of the input costs a level of the budget (the walk recurses on it), so
+        input nested too deeply ends the analysis as too large, not in a RecursionError."""
+        self.budget.nest(1)
+        try:
+            return self._visit(node, origin, stdin)
+        finally:
+            self.budget.nest(-1)
+
+    def _visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
         kind = node.type
         if kind == "command":
             return self._command(node, origin, stdin, [])
@@ -141,7 +158,7 @@ class _Walker(NestedCode, Assignments):
         if kind == "comment":
             return []
         if kind in ("compound_statement", "c_style_for_statement", "test_command"):
-            self.result.arithmetic.extend(statement_arithmetic(node))
+            self._arithmetic(statement_arithmetic(node))
         elif kind == "for_statement":
             self.result.tainted.extend(loop_taint(node))
         if kind in _WORD_TYPES:
