@@ -35,6 +35,7 @@ from anna_common.shell.model import (
     Redirect,
     SimpleCommand,
     Stdin,
+    stdin_from,
 )
 from anna_common.shell.nested import NestedCode, found_by, printed_text
 from anna_common.shell.unwrap import peel, program_name
@@ -95,15 +96,12 @@ class _Walker(NestedCode, Assignments):
         self._collect: list[list[SimpleCommand]] = []
         self._words = WordBuilder(self._substitution, budget.spend, budget.nest)
 
-    # -- entry ----------------------------------------------------------------
-
     def run(self, source: str, stdin: Stdin) -> None:
         if self.depth > MAX_DEPTH:
             self.result.parse_ok = False
             self.result.opaque.append("nesting too deep to analyse")
             return
-        tree = bash_parser().parse(source.encode("utf-8", "surrogatepass"))
-        root = tree.root_node
+        root = bash_parser().parse(source.encode("utf-8", "surrogatepass")).root_node
         if root.has_error:
             self.result.parse_ok = False
             self.result.opaque.append("the command does not parse as bash")
@@ -112,9 +110,8 @@ class _Walker(NestedCode, Assignments):
         self.result.too_large.extend(self._words.too_large)
 
     def _arithmetic(self, texts: list[str]) -> None:
-        """Record arithmetic text, paid for by the character: nested subscripts
-        (``${a[${a[${a[…]}]}]}``) repeat the inner text at every level, and every copy is
-        judged."""
+        """Record arithmetic text, paid per character: nested subscripts repeat the inner
+        text at every level (``${a[${a[…]}]}``), and every copy is judged."""
         self.budget.spend("arithmetic characters", sum(len(t) for t in texts))
         self.result.arithmetic.extend(texts)
 
@@ -130,10 +127,8 @@ class _Walker(NestedCode, Assignments):
     # -- statements -------------------------------------------------------------
 
     def visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
-        """Visit a statement; return the commands whose output it produces.
-
-        Every level of the input costs a level of the budget (the walk recurses on it), so
-        input nested too deeply ends the analysis as too large, not in a RecursionError."""
+        """Visit a statement; return the commands whose output it produces. Each level costs
+        one of the budget's (the walk recurses on it): never a RecursionError."""
         self.budget.nest(1)
         try:
             return self._visit(node, origin, stdin)
@@ -199,7 +194,7 @@ class _Walker(NestedCode, Assignments):
             self._collect.pop()
         if body is None:  # ``> /etc/passwd`` alone: bash opens (truncates) it all the same
             return self._null_command(redirects, feeding, origin, stdin)
-        new_stdin = self._stdin_from(redirects) or stdin
+        new_stdin = stdin_from(redirects) or stdin
         if body.type == "command":
             produced = self._command(body, origin, new_stdin, redirects)
         else:
@@ -279,18 +274,6 @@ class _Walker(NestedCode, Assignments):
                 literal = False
         return Word(text=text, literal=literal)
 
-    @staticmethod
-    def _stdin_from(redirects: list[Redirect]) -> Stdin | None:
-        for red in redirects:
-            if red.op in ("<<", "<<-"):
-                return Stdin("heredoc", text=red.target, expands=bool(red.target and
-                                                                         not red.target.literal))
-            if red.op == "<<<":
-                return Stdin("herestring", text=red.target)
-            if red.op == "<" and red.fd in (None, 0):
-                return Stdin("file", text=red.target)
-        return None
-
     # -- substitutions ----------------------------------------------------------
 
     def _substitution(self, node: Node, origin: str) -> str | None:
@@ -323,7 +306,7 @@ class _Walker(NestedCode, Assignments):
         finally:
             self._collect.pop()
         redirects = redirects + outer
-        stdin = self._stdin_from(redirects) or stdin
+        stdin = stdin_from(redirects) or stdin
         inv = peel(words) if words else None
         redirects += [Redirect("<", None, w) for w in inv.inputs] if inv else []  # xargs -a F
         found_below: list[Word] = []
@@ -385,7 +368,7 @@ class _Walker(NestedCode, Assignments):
             return []
         cmd = SimpleCommand(program=":", name=Word.of(":"), args=[], redirects=redirects,
                             assignments=[], wrappers=[], privileged=False,
-                            stdin=self._stdin_from(redirects) or stdin, origin=origin,
+                            stdin=stdin_from(redirects) or stdin, origin=origin,
                             depth=self.depth, substitutions=substitutions)
         self._emit(cmd)
         return [cmd]

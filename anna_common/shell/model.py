@@ -178,3 +178,16 @@ class Analysis:
         self.arithmetic.extend(inner.arithmetic)
         self.tainted.extend(inner.tainted)
         self.too_large.extend(inner.too_large)
+
+
+def stdin_from(redirects: list[Redirect]) -> Stdin | None:
+    """Where redirections make a command's standard input come from (None: unchanged)."""
+    for red in redirects:
+        if red.op in ("<<", "<<-"):
+            return Stdin("heredoc", text=red.target, expands=bool(red.target and
+                                                                     not red.target.literal))
+        if red.op == "<<<":
+            return Stdin("herestring", text=red.target)
+        if red.op == "<" and red.fd in (None, 0):
+            return Stdin("file", text=red.target)
+    return None

@@ -15,12 +15,14 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from anna_common.errors import AnnaError, ErrorCode
+from anna_common.protocol.routes import Route
 from annad import __version__
 from annad.api import errors
 from annad.api.plans import router as plans_router
 from annad.api.policy import router as policy_router
 from annad.api.recipes import router as recipes_router
 from annad.api.system import router as system_router
+from annad.peer import PEER_KEY, Peer
 from annad.recipes.run import RecipeService
 
 if TYPE_CHECKING:
@@ -32,6 +34,10 @@ if TYPE_CHECKING:
 
 MAX_BODY = 1024 * 1024
 """Largest request body accepted (a plan is at most 64 KiB of JSON)."""
+MAX_REQUESTS_PER_UID = 16
+"""Requests one uid may have in flight at once; more are refused with a coded 503 at once,
+so one user's flood cannot hold every worker the others (and health) need. Health is
+never refused: it is how a client learns the daemon is alive."""
 
 
 class Activity:
@@ -40,6 +46,8 @@ class Activity:
     def __init__(self) -> None:
         self.in_flight = 0
         self.last = time.monotonic()
+        self.per_uid: dict[int | None, int] = {}
+        """Requests in flight per caller uid (None: unknown)."""
 
     def idle_for(self) -> float:
         """Seconds without a request in flight."""
@@ -64,6 +72,15 @@ class _Guard:
             response.status_code = 413
             await response(scope, receive, send)
             return
+        peer = (scope.get("state") or {}).get(PEER_KEY)
+        uid = peer.uid if isinstance(peer, Peer) else None
+        busy = self.activity.per_uid.get(uid, 0)
+        if busy >= MAX_REQUESTS_PER_UID and scope.get("path") != Route.HEALTH:
+            await errors.error_response(AnnaError(
+                f"{busy} requests of uid {uid} are already in flight; try again when they "
+                "have been answered", code=ErrorCode.DAEMON_UNAVAILABLE,
+                detail={"in_flight": busy, "limit": MAX_REQUESTS_PER_UID}))(scope, receive, send)
+            return
         seen = 0
 
         async def limited() -> Message:
@@ -75,10 +92,14 @@ class _Guard:
             return message
 
         self.activity.in_flight += 1
+        self.activity.per_uid[uid] = busy + 1
         try:
             await self.app(scope, limited, send)
         finally:
             self.activity.in_flight -= 1
+            self.activity.per_uid[uid] -= 1
+            if not self.activity.per_uid[uid]:
+                del self.activity.per_uid[uid]
             self.activity.last = time.monotonic()
 
 

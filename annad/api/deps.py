@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import json
 from typing import Annotated, Any
 
@@ -16,6 +17,9 @@ from annad.service import PlanService
 
 MAX_SESSION_HEADER = 8192
 """Longest X-Anna-Session header accepted."""
+BODY_TIMEOUT_S = 30.0
+"""The whole request body must arrive within this long (a client that stops sending
+mid-body is cut off with a coded 400, not kept waiting forever)."""
 
 
 def get_service(request: Request) -> PlanService:
@@ -55,7 +59,10 @@ def get_session(
 async def get_json(request: Request) -> Any:
     """The request body parsed as JSON (the service validates its shape)."""
     try:
-        body = await request.body()
+        body = await asyncio.wait_for(request.body(), BODY_TIMEOUT_S)
+    except TimeoutError:
+        raise AnnaError(f"the request body did not arrive within {BODY_TIMEOUT_S:g} s",
+                        code=ErrorCode.BAD_REQUEST) from None
     except ClientDisconnect:  # also what a chunked body over the size limit turns into
         raise AnnaError("the request body was cut off or is too large",
                         code=ErrorCode.BAD_REQUEST) from None

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
-from anna_common.protocol.models import PlanStatus, StepStatus
+from anna_common.protocol.models import AuditReport, PlanStatus, StepStatus
 from annad.backups.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
 from annad.journal import integrity
 from annad.journal.integrity import GENESIS, MIGRATED_KIND, seal_of
@@ -86,6 +86,12 @@ CREATE TABLE IF NOT EXISTS events(
 
 class StateFull(AnnaError):
     """The state disk has no room for the journal (``BACKUP_REFUSED``: nothing was run)."""
+
+
+class JournalDamaged(AnnaError):
+    """The journal file cannot be opened or read as a journal (not SQLite, truncated, a
+    schema that is not ours). Restarting cannot help: the daemon says so in one line and
+    exits with its own status (``annad.main.EXIT_DAMAGED``), which the unit does not restart."""
 
 
 def _recording(method: Callable[Concatenate[Journal, _P], _T]
@@ -151,8 +157,14 @@ class Journal(JournalReads):
         except sqlite3.OperationalError as exc:
             if is_full(exc) or free_bytes(path.parent) < JOURNAL_FLOOR:
                 raise self.full(exc) from None
-            raise
-        self._migrate()
+            raise  # locked, no permission: not damage, and not for this message
+        except sqlite3.DatabaseError as exc:  # "file is not a database", a malformed image
+            raise self.damaged(exc) from None
+        try:
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise self.damaged(exc) from None
         path.chmod(0o600)
         self.reserve.ensure()
 
@@ -172,6 +184,14 @@ class Journal(JournalReads):
             db.close()
             raise
         return db
+
+    def damaged(self, exc: BaseException) -> JournalDamaged:
+        """The error for a journal file that is not a readable journal."""
+        aside = f"{self.path}.damaged"
+        return JournalDamaged(
+            f"the journal {self.path} is damaged ({exc})", code=ErrorCode.CONFIG_INVALID,
+            hint=f"move it aside (mv {self.path} {aside}) and start annad again with a fresh "
+            f"journal; check the copy with: annad --check-journal {aside}")
 
     def full(self, exc: BaseException | None) -> StateFull:
         """The error for a journal write the state disk has no room for."""
@@ -355,3 +375,25 @@ class Journal(JournalReads):
                           "message": result.message})
 
 
+
+
+def check_copy(path: Path) -> AuditReport:
+    """Verify a journal file without changing it (``annad --check-journal``): a copy moved
+    aside, or the live file of a stopped daemon. A file that is not a journal is reported,
+    never raised."""
+    import pathlib
+
+    reads = JournalReads()
+    uri = pathlib.Path(path).resolve().as_uri() + "?mode=ro"
+    try:
+        reads._db = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        return AuditReport(ok=False, rows=0, message=f"{path} cannot be opened ({exc})")
+    reads._lock = threading.RLock()
+    try:
+        return reads.verify()
+    except (sqlite3.Error, ValueError, KeyError) as exc:  # not SQLite, not our schema
+        return AuditReport(ok=False, rows=0, message=f"{path} is not a readable journal "
+                           f"({type(exc).__name__}: {exc})")
+    finally:
+        reads._db.close()
