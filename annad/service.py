@@ -48,6 +48,7 @@ from anna_common.validate import validate
 from annad import __version__, policy_load
 from annad.access import Access
 from annad.backups import retention
+from annad.backups.statefs import JOURNAL_FLOOR, free_bytes
 from annad.execution.aftercare import Aftercare
 from annad.execution.checks import run_checks
 from annad.execution.confirmations import check_confirmations, check_rollback_word
@@ -126,8 +127,28 @@ class PlanService:
             log.exception("telemetry failed to start")
 
     def state_problem(self) -> str | None:
-        """What the state disk lacks (health and ``annactl doctor`` show it), or None."""
-        return self.recovery.problem()
+        """What the state disk lacks (health and ``annactl doctor`` show it), or None.
+
+        Observed, not inferred from the reserve alone: with the reserve in place and the
+        rest of the disk full, SQLite cannot grow the journal and every submit is refused,
+        so health says so too."""
+        problem = self.recovery.problem()
+        if problem is not None:
+            return problem
+        state = self.journal.path.parent
+        try:
+            info = os.statvfs(state)
+        except OSError as exc:
+            return f"the state directory {state} cannot be examined ({exc.strerror})"
+        if info.f_flag & os.ST_RDONLY:
+            return (f"the state disk holding {state} is read-only: plans are refused "
+                    "(BACKUP_REFUSED) until it is writable")
+        free = free_bytes(state)
+        if free < JOURNAL_FLOOR:
+            return (f"the state disk holding {state} is full ({free // 1024} KiB free beyond "
+                    f"the journal reserve); annad needs {JOURNAL_FLOOR // 1024} KiB there: "
+                    "plans are refused (BACKUP_REFUSED) until there is room; free space there")
+        return None
 
     def auto_gc(self) -> None:
         """The automatic retention policy (plans that can be rolled back are kept)."""
