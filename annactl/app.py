@@ -17,7 +17,7 @@ import typer
 import typer.main
 from typer.core import TyperArgument
 
-from annactl.app_groups import fleet_app, policy_app, queue_app, recipe_app
+from annactl.app_groups import audit_app, fleet_app, policy_app, queue_app, recipe_app
 from annactl.app_options import (
     AllowHighOpt,
     DistroOpt,
@@ -327,3 +327,4 @@ def export(
 app.add_typer(fleet_app, name="fleet")
 app.add_typer(queue_app, name="queue")
 app.add_typer(recipe_app, name="recipe")
+app.add_typer(audit_app, name="audit")

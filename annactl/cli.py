@@ -46,7 +46,7 @@ def _usage_line(exc: BaseException) -> int:
 
 COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "show",
             "rollback", "confirm", "gc", "policy", "doctor", "repl", "tui", "memory",
-            "export", "fleet", "queue", "recipe", "--help", "-h"}
+            "export", "fleet", "queue", "recipe", "audit", "--help", "-h"}
 """Known first arguments; anything else is a request for ``ask``."""
 
 

@@ -112,11 +112,11 @@ CONNECTIONS = _Counter()
 """This process's connection numbers."""
 
 
-MAX_CONNECTIONS = 256
+MAX_CONNECTIONS = 512
 """Open connections the daemon keeps; one more is closed as soon as it is accepted, so idle
 or half-sent connections can never take every file descriptor (``LimitNOFILE`` in the unit
 is sized well above this)."""
-MAX_CONNECTIONS_PER_UID = 64
+MAX_CONNECTIONS_PER_UID = 128
 """Open connections one uid may hold: one user cannot take them all from the others."""
 HEADER_TIMEOUT_S = 10.0
 """A connection must send a complete request head within this long of being made (and of

@@ -7,6 +7,7 @@ accepts connections and stops it (a running plan may finish) on shutdown.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -35,9 +36,16 @@ if TYPE_CHECKING:
 MAX_BODY = 1024 * 1024
 """Largest request body accepted (a plan is at most 64 KiB of JSON)."""
 MAX_REQUESTS_PER_UID = 16
-"""Requests one uid may have in flight at once; more are refused with a coded 503 at once,
-so one user's flood cannot hold every worker the others (and health) need. Health is
-never refused: it is how a client learns the daemon is alive."""
+"""Requests other than submits one uid may have in flight at once (each may hold one of the
+shared worker threads); more are refused with a coded 503 at once, so one user's flood
+cannot hold every worker the others need. Health is never refused: it is how a client
+learns the daemon is alive."""
+BODY_TIMEOUT_S = 30.0
+"""Each part of a request body must arrive within this long of the one before (or of the
+head): a client that stops sending mid-body is cut off (a coded 400), never kept waiting."""
+MAX_SUBMITS_PER_UID = 64
+"""Submits one uid may have queued or in analysis at once. They wait for the analysis
+threads (two) without holding a worker, so more may queue; past this they are refused."""
 
 
 class Activity:
@@ -46,8 +54,8 @@ class Activity:
     def __init__(self) -> None:
         self.in_flight = 0
         self.last = time.monotonic()
-        self.per_uid: dict[int | None, int] = {}
-        """Requests in flight per caller uid (None: unknown)."""
+        self.per_uid: dict[tuple[int | None, bool], int] = {}
+        """Requests in flight per (caller uid or None, whether it is a submit)."""
 
     def idle_for(self) -> float:
         """Seconds without a request in flight."""
@@ -73,19 +81,29 @@ class _Guard:
             await response(scope, receive, send)
             return
         peer = (scope.get("state") or {}).get(PEER_KEY)
-        uid = peer.uid if isinstance(peer, Peer) else None
+        submit = scope.get("method") == "POST" and scope.get("path") == Route.PLANS
+        uid = (peer.uid if isinstance(peer, Peer) else None, submit)
         busy = self.activity.per_uid.get(uid, 0)
-        if busy >= MAX_REQUESTS_PER_UID and scope.get("path") != Route.HEALTH:
+        limit = MAX_SUBMITS_PER_UID if submit else MAX_REQUESTS_PER_UID
+        if busy >= limit and scope.get("path") != Route.HEALTH:
+            what = "submits" if submit else "requests"
             await errors.error_response(AnnaError(
-                f"{busy} requests of uid {uid} are already in flight; try again when they "
+                f"{busy} {what} of uid {uid[0]} are already in flight; try again when they "
                 "have been answered", code=ErrorCode.DAEMON_UNAVAILABLE,
-                detail={"in_flight": busy, "limit": MAX_REQUESTS_PER_UID}))(scope, receive, send)
+                detail={"in_flight": busy, "limit": limit}))(scope, receive, send)
             return
         seen = 0
+        body_done = False
 
         async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, body_done
+            if body_done:  # later receives wait for a disconnect (a stream): unbounded
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), BODY_TIMEOUT_S)
+            except TimeoutError:
+                return {"type": "http.disconnect"}
+            body_done = message["type"] != "http.request" or not message.get("more_body")
             seen += len(message.get("body", b""))
             if seen > MAX_BODY:  # chunked bodies have no content-length to check up front
                 return {"type": "http.disconnect"}

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import asyncio
 import json
 from typing import Annotated, Any
 
@@ -17,9 +16,6 @@ from annad.service import PlanService
 
 MAX_SESSION_HEADER = 8192
 """Longest X-Anna-Session header accepted."""
-BODY_TIMEOUT_S = 30.0
-"""The whole request body must arrive within this long (a client that stops sending
-mid-body is cut off with a coded 400, not kept waiting forever)."""
 
 
 def get_service(request: Request) -> PlanService:
@@ -59,12 +55,9 @@ def get_session(
 async def get_json(request: Request) -> Any:
     """The request body parsed as JSON (the service validates its shape)."""
     try:
-        body = await asyncio.wait_for(request.body(), BODY_TIMEOUT_S)
-    except TimeoutError:
-        raise AnnaError(f"the request body did not arrive within {BODY_TIMEOUT_S:g} s",
-                        code=ErrorCode.BAD_REQUEST) from None
-    except ClientDisconnect:  # also what a chunked body over the size limit turns into
-        raise AnnaError("the request body was cut off or is too large",
+        body = await request.body()
+    except ClientDisconnect:  # also what a body too large or too slow turns into (app.py)
+        raise AnnaError("the request body was cut off, too large or too slow",
                         code=ErrorCode.BAD_REQUEST) from None
     try:
         return json.loads(body)

@@ -85,25 +85,34 @@ class JournalReads:
         """
         with self._snapshot():
             plan = self.get_plan(plan_id)
-            start = self._db.execute(
-                "SELECT MIN(id) FROM events WHERE plan_id=? AND kind='plan_submitted'",
-                (plan_id,)).fetchone()[0]
-            migrated = self._db.execute(
-                "SELECT MIN(id) FROM events WHERE kind=?", (MIGRATED_KIND,)).fetchone()[0]
-            # from the row that holds the plan's seal: its own plan_submitted, or for a
-            # plan older than the migration the journal_migrated row
-            sealed_by_migration = start is None or (migrated is not None and start < migrated)
-            begin = (migrated if sealed_by_migration else start) or 1
-            rows = self._db.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id>=? "  # noqa: S608
-                                    "ORDER BY id", (begin,)).fetchall()
+            own = self._db.execute(f"SELECT {_EVENT_COLUMNS} FROM events "  # noqa: S608
+                                   "WHERE plan_id=? ORDER BY id", (plan_id,)).fetchall()
+            migrated = self._db.execute(f"SELECT {_EVENT_COLUMNS} FROM events "  # noqa: S608
+                                        "WHERE kind=? ORDER BY id LIMIT 1",
+                                        (MIGRATED_KIND,)).fetchone()
+            # the plan's own rows (and the journal_migrated row that may hold its seal), each
+            # with its neighbours' links: O(the plan's events), whatever the journal's size
+            rows = sorted({*own, *([migrated] if migrated else [])})
+            last = self._db.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0
+            links = {r[0]: self._links(r[0]) for r in rows}
         if plan is None:
             raise AnnaError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
-        problem = integrity.plan_problem(plan, rows)
+        legacy_until = migrated[0] if migrated else 0
+        problem = integrity.own_rows_problem(plan, rows, links, last=last,
+                                             legacy_until=legacy_until)
         if problem is not None:
             raise AnnaError(f"the stored plan does not match the journal's chain ({problem}); "
                             "the journal was altered and nothing was run",
                             code=ErrorCode.AUDIT_CHAIN_BROKEN)
         return plan
+
+    def _links(self, row_id: int) -> tuple[str | None, str | None]:
+        """(hash of row ``row_id - 1``, prev_hash of row ``row_id + 1``), None where absent
+        (caller holds the lock)."""
+        before = self._db.execute("SELECT hash FROM events WHERE id=?", (row_id - 1,)).fetchone()
+        after = self._db.execute("SELECT prev_hash FROM events WHERE id=?",
+                                 (row_id + 1,)).fetchone()
+        return (before[0] if before else None), (after[0] if after else None)
 
     def get_plan(self, plan_id: str) -> PlanRow | None:
         """A plan by id, or None."""

@@ -44,7 +44,7 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
-from anna_common.protocol.models import AuditReport, PlanStatus, StepStatus
+from anna_common.protocol.models import PlanStatus, StepStatus
 from annad.backups.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
 from annad.journal import integrity
 from annad.journal.integrity import GENESIS, MIGRATED_KIND, seal_of
@@ -80,6 +80,10 @@ CREATE TABLE IF NOT EXISTS undo(
 CREATE TABLE IF NOT EXISTS events(
     id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, plan_id TEXT, kind TEXT NOT NULL,
     step_id TEXT, body TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+-- every read of a plan's events goes by plan (show, history, checks, execute, rollback):
+-- without it each one scanned the whole table (306 ms at 10,000 plans)
+CREATE INDEX IF NOT EXISTS events_plan ON events(plan_id, kind, id);
+CREATE INDEX IF NOT EXISTS events_kind ON events(kind);
 """
 
 
@@ -376,24 +380,3 @@ class Journal(JournalReads):
 
 
 
-
-def check_copy(path: Path) -> AuditReport:
-    """Verify a journal file without changing it (``annad --check-journal``): a copy moved
-    aside, or the live file of a stopped daemon. A file that is not a journal is reported,
-    never raised."""
-    import pathlib
-
-    reads = JournalReads()
-    uri = pathlib.Path(path).resolve().as_uri() + "?mode=ro"
-    try:
-        reads._db = sqlite3.connect(uri, uri=True, isolation_level=None)
-    except sqlite3.Error as exc:
-        return AuditReport(ok=False, rows=0, message=f"{path} cannot be opened ({exc})")
-    reads._lock = threading.RLock()
-    try:
-        return reads.verify()
-    except (sqlite3.Error, ValueError, KeyError) as exc:  # not SQLite, not our schema
-        return AuditReport(ok=False, rows=0, message=f"{path} is not a readable journal "
-                           f"({type(exc).__name__}: {exc})")
-    finally:
-        reads._db.close()

@@ -12,6 +12,7 @@ from pathlib import Path
 
 import pytest
 
+from annad.api.app import MAX_REQUESTS_PER_UID
 from annad.peer import HEADER_TIMEOUT_S, MAX_CONNECTIONS_PER_UID
 from tests.daemonfix import RunningDaemon, http
 from tests.waiting import WAIT_S, wait_until
@@ -86,3 +87,31 @@ def test_one_uid_cannot_take_every_connection(user_daemon: RunningDaemon) -> Non
             sock.close()
     wait_until(lambda: http(user_daemon.socket, "GET", "/v1/health")[0] == 200,
                "health to answer once the connections are gone")
+
+
+@pytest.mark.shared_daemon
+def test_one_uid_cannot_hold_every_worker_and_health_still_answers(
+        user_daemon: RunningDaemon) -> None:
+    """Requests whose bodies never come hold their slots; past the per-uid cap the next one
+    is refused at once with a coded 503, and health is never refused."""
+    head = (b"POST /v1/policy/check HTTP/1.1\r\nHost: a\r\nContent-Type: application/json\r\n"
+            b"Content-Length: 100\r\n\r\n{")
+    held: list[socket.socket] = []
+    try:
+        for _ in range(MAX_REQUESTS_PER_UID):
+            sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+            sock.connect(str(user_daemon.socket))
+            sock.sendall(head)  # and never the rest of the body
+            held.append(sock)
+
+        def refused() -> bool:
+            status, body = http(user_daemon.socket, "GET", "/v1/plans")
+            return status == 503 and body["code"] == "DAEMON_UNAVAILABLE"
+
+        wait_until(refused, "a request over the per-uid cap to be refused")
+        assert http(user_daemon.socket, "GET", "/v1/health")[0] == 200
+    finally:
+        for sock in held:
+            sock.close()
+    wait_until(lambda: http(user_daemon.socket, "GET", "/v1/plans")[0] == 200,
+               "requests to be served once the held ones are gone")
