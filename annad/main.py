@@ -92,7 +92,7 @@ def main(argv: list[str] | None = None) -> int:
 
 def check_journal(path: Path) -> int:
     """``annad --check-journal FILE``: one line saying whether the file's chain holds."""
-    from annad.journal.check import check_copy
+    from annad.journal.read import check_copy
 
     if not path.is_file():
         print(f"annad: {path} is not a file", file=sys.stderr)

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
+import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +24,8 @@ from annad.journal.integrity import GENESIS, MIGRATED_KIND
 from annad.journal.rows import PlanRow, StepRow, UndoRow
 
 if TYPE_CHECKING:
-    import sqlite3
-    import threading
     from collections.abc import Iterator
+    from pathlib import Path
 
 _EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
 
@@ -222,3 +223,23 @@ def _plan_row(row: tuple[Any, ...]) -> PlanRow:
                    created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
                    request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
                    error=json.loads(row[11]) if row[11] else None)
+
+
+def check_copy(path: Path) -> AuditReport:
+    """Verify a journal file without changing it (``annad --check-journal``): a copy moved
+    aside, or the live file of a stopped daemon. A file that is not a journal is reported,
+    never raised."""
+    reads = JournalReads()
+    uri = path.resolve().as_uri() + "?mode=ro"
+    try:
+        reads._db = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        return AuditReport(ok=False, rows=0, message=f"{path} cannot be opened ({exc})")
+    reads._lock = threading.RLock()
+    try:
+        return reads.verify()
+    except (sqlite3.Error, ValueError, KeyError) as exc:  # not SQLite, not our schema
+        return AuditReport(ok=False, rows=0, message=f"{path} is not a readable journal "
+                           f"({type(exc).__name__}: {exc})")
+    finally:
+        reads._db.close()
