@@ -74,7 +74,9 @@ def assess(
     from annactl.commands import contract as cmd_contract
 
     if jsonl:
-        raise typer.Exit(cmd_contract.assess_stream(sys.stdin, sys.stdout, distro=distro))
+        # bytes in: a line that is not UTF-8 is reported, never a crash of the whole stream
+        raise typer.Exit(cmd_contract.assess_stream(sys.stdin.buffer, sys.stdout,
+                                                    distro=distro))
     if command is None:
         raise UsageError("give a command to assess, or --jsonl to read JSON lines on stdin")
     raise typer.Exit(cmd_contract.assess_one(command, distro=distro, as_json=as_json,

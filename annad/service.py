@@ -80,6 +80,15 @@ _SUBMIT_KEYS = frozenset({"plan", "request", "source"})
 _SOURCES = typing.get_args(SubmitRequest.model_fields["source"].annotation)
 
 
+def _unicode(text: str) -> bool:
+    """``text`` holds no lone surrogate (valid JSON, not storable or printable as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
 class PlanService:
     """Health, telemetry, plans, execution, rollback and audit for one daemon."""
 
@@ -278,11 +287,12 @@ class PlanService:
         peer = self.access.authorised(peer)
         if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
             raise AnnaError("expected {plan, request, source}", code=ErrorCode.BAD_REQUEST)
-        if not isinstance(body.get("request", ""), str) or body.get(
+        request = body.get("request", "")
+        if not isinstance(request, str) or not _unicode(request) or body.get(
                 "source", "model") not in _SOURCES:
             # checked before the analysis: an envelope error is the caller's, never a 500
-            raise AnnaError(f"request must be text and source one of {', '.join(_SOURCES)}",
-                            code=ErrorCode.BAD_REQUEST)
+            raise AnnaError(f"request must be Unicode text and source one of "
+                            f"{', '.join(_SOURCES)}", code=ErrorCode.BAD_REQUEST)
         home = home_of(peer.uid, self.settings.home_override)
         ctx = self.context(home)
         result = validate(body["plan"], ctx)

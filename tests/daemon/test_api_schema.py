@@ -11,6 +11,7 @@ a 60,000-character plan id, a body that is not a plan.
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import Iterator
 from pathlib import Path
@@ -113,10 +114,15 @@ def test_generated_requests_get_coded_answers_never_5xx(case: Any) -> None:
     ("POST", "/v1/plans", [1, 2]),
     ("POST", "/v1/gc", {"plan_ids": ["x" * 60000]}),
     ("POST", "/v1/policy/check", {"command": "echo " + "$(" * 1000 + "x" + ")" * 1000}),
+    ("POST", "/v1/policy/check", {"command": "echo \ud800"}),
+    ("POST", "/v1/plans", {"plan": make_plan([("s", "echo \ud800", "INFO")]), "source": "model"}),
+    ("POST", "/v1/plans", {"plan": make_plan([("s", "ls", "INFO")]), "request": "\udfff"}),
 ])
 def test_input_errors_are_coded_4xx(app: Any, method: str, path: str, body: Any) -> None:
     client = TestClient(app, raise_server_exceptions=False)  # no lifespan: the journal stays open
-    response = client.request(method, path, json=body)
+    # sent as the client would: JSON text (lone surrogates as \\uXXXX escapes)
+    response = client.request(method, path, content=json.dumps(body).encode(),
+                              headers={"content-type": "application/json"})
     assert response.status_code < 500, response.text[:500]
     if response.status_code >= 400:
         assert isinstance(response.json().get("code"), str), response.text[:500]
