@@ -48,6 +48,11 @@ def _limits(raw: dict[str, Any]) -> list[Finding]:
     found: list[Finding] = []
     try:
         size = len(canonical_json(raw))
+    except UnicodeEncodeError:
+        # a lone surrogate ("\ud800" is valid JSON, not valid Unicode): no digest, no UTF-8
+        # output can hold it; refused as what it is, never a crash further on
+        return [Finding(code=FindingCode.SCHEMA_ERROR, message="the plan holds text that is "
+                        "not valid Unicode (a lone surrogate such as \\ud800)")]
     except (TypeError, ValueError):
         size = 0
     if size > MAX_PLAN_BYTES:

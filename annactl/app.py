@@ -17,7 +17,7 @@ import typer
 import typer.main
 from typer.core import TyperArgument
 
-from annactl.app_groups import fleet_app, policy_app, queue_app, recipe_app
+from annactl.app_groups import audit_app, fleet_app, policy_app, queue_app, recipe_app
 from annactl.app_options import (
     AllowHighOpt,
     DistroOpt,
@@ -74,7 +74,9 @@ def assess(
     from annactl.commands import contract as cmd_contract
 
     if jsonl:
-        raise typer.Exit(cmd_contract.assess_stream(sys.stdin, sys.stdout, distro=distro))
+        # bytes in: a line that is not UTF-8 is reported, never a crash of the whole stream
+        raise typer.Exit(cmd_contract.assess_stream(sys.stdin.buffer, sys.stdout,
+                                                    distro=distro))
     if command is None:
         raise UsageError("give a command to assess, or --jsonl to read JSON lines on stdin")
     raise typer.Exit(cmd_contract.assess_one(command, distro=distro, as_json=as_json,
@@ -361,3 +363,4 @@ def export(
 app.add_typer(fleet_app, name="fleet")
 app.add_typer(queue_app, name="queue")
 app.add_typer(recipe_app, name="recipe")
+app.add_typer(audit_app, name="audit")

@@ -136,3 +136,14 @@ def recipe_run(
 
     raise typer.Exit(queue.run_recipe(consoles(), name, params=list(param or []),
                                       trigger=trigger, as_json=as_json))
+
+
+audit_app = typer.Typer(no_args_is_help=True, help="The daemon's hash-chained journal.")
+
+
+@audit_app.command("verify")
+def audit_verify(as_json: JsonOpt = False) -> None:
+    """Recompute the journal's hash chain; exit 13 when a row was altered or removed."""
+    from annactl.commands import audit as audit_cmd
+
+    raise typer.Exit(audit_cmd.verify(consoles(), as_json=as_json))

@@ -31,10 +31,16 @@ if TYPE_CHECKING:
 
     from annad.api.app import Activity
     from annad.config import DaemonSettings
+    from annad.policy_load import PolicyStore
     from annad.service import PlanService
 
 log = logging.getLogger("annad")
 
+EXIT_DAMAGED = 65
+"""Exit status when the state (the journal) is damaged: restarting cannot help, so the unit
+lists it in ``RestartPreventExitStatus=`` (65 is sysexits' EX_DATAERR)."""
+EXIT_CONFIG = 2
+"""Exit status for settings that cannot be used (also not restarted by the unit)."""
 CLOSE_GRACE_S = 5
 """After the running plan has ended: how long requests still in flight may take to answer
 before uvicorn cancels them (the plan's own grace is ``stop_grace_s``, spent before)."""
@@ -50,13 +56,19 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
                         help="per-user daemon: user-scope steps only")
     parser.add_argument("--idle-exit", type=float, metavar="SECONDS",
                         help="user mode: exit after this long without requests (0: never)")
+    parser.add_argument("--check-journal", type=Path, metavar="FILE",
+                        help="verify a journal file (a copy moved aside) and exit: 0 when its "
+                             f"hash chain holds, {EXIT_DAMAGED} when it does not")
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> int:
     """Run the daemon until SIGTERM/SIGINT (or idle exit); return the exit status."""
     args = parse_args(argv)
+    if args.check_journal is not None:
+        return check_journal(args.check_journal)
     from annad.config import load_settings
+    from annad.journal.store import JournalDamaged
 
     try:
         settings = load_settings(socket=args.socket, state_dir=args.state_dir,
@@ -64,14 +76,30 @@ def main(argv: list[str] | None = None) -> int:
                                  idle_exit_s=args.idle_exit)
     except AnnaError as exc:
         print(f"annad: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), file=sys.stderr)
-        return 2
+        return EXIT_CONFIG
     logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(),
                         format="%(levelname)s %(name)s: %(message)s")
     try:
         return serve(settings)
+    except JournalDamaged as exc:
+        # one line, what is wrong and what to do; never a traceback, never a restart loop
+        log.critical("%s; %s", exc.message, exc.hint)
+        return EXIT_DAMAGED
     except AnnaError as exc:
         log.error("%s%s", exc.message, f" ({exc.hint})" if exc.hint else "")
         return 1
+
+
+def check_journal(path: Path) -> int:
+    """``annad --check-journal FILE``: one line saying whether the file's chain holds."""
+    from annad.journal.read import check_copy
+
+    if not path.is_file():
+        print(f"annad: {path} is not a file", file=sys.stderr)
+        return EXIT_CONFIG
+    report = check_copy(path)
+    print(f"{path}: {report.message}", file=sys.stdout if report.ok else sys.stderr)
+    return 0 if report.ok else EXIT_DAMAGED
 
 
 def serve(settings: DaemonSettings) -> int:
@@ -80,15 +108,9 @@ def serve(settings: DaemonSettings) -> int:
 
     from annad.api import listen
     from annad.api.app import Activity, create_app
-    from annad.confine import runner
     from annad.confine.spec import protect
-    from annad.execution.executor import Executor
-    from annad.execution.stepspec import Limits
-    from annad.journal.store import Journal
     from annad.peer import PeerH11Protocol, group_id
     from annad.policy_load import PolicyStore
-    from annad.service import PlanService
-    from annad.telemetry.source import open_telemetry
 
     # a malformed policy is a start-up error naming the file and line, before anything binds
     policy = PolicyStore(settings.policy_file, user_files=settings.user_policy)
@@ -107,17 +129,14 @@ def serve(settings: DaemonSettings) -> int:
     lock_fd = listen.acquire_lock(socket_path, dir_fd)
     sock = listen.bind(socket_path, mode=settings.socket_mode, dir_fd=dir_fd)
     ino = os.stat(socket_path.name, dir_fd=dir_fd).st_ino
-    journal = Journal(state / "journal.sqlite3")
-    limits = Limits(step_timeout_s=settings.step_timeout_s, max_output=settings.max_output,
-                    backup_max_bytes=settings.backup_max_bytes,
-                    backup_max_files=settings.backup_max_files,
-                    confine_python=settings.confine_python)
-    executor = Executor(journal=journal, backups=state / "backups", runner=runner,
-                        limits=limits, root_daemon=os.geteuid() == 0)
-    telemetry = open_telemetry(pacman_dbpath=settings.pacman_dbpath,
-                               refresh_s=settings.telemetry_refresh_s)
-    service = PlanService(settings, journal=journal, executor=executor, telemetry=telemetry,
-                          runner=runner, policy=policy)
+    try:
+        service = assemble(settings, policy)
+    except BaseException:  # a damaged journal: leave no socket behind that nobody serves
+        sock.close()
+        listen.remove_socket(socket_path, ino, dir_fd)
+        os.close(lock_fd)
+        os.close(dir_fd)
+        raise
     activity = Activity()
     config = uvicorn.Config(create_app(service, activity), http=PeerH11Protocol, ws="none",
                             lifespan="on", log_config=None, access_log=False, loop="asyncio",
@@ -137,6 +156,30 @@ def serve(settings: DaemonSettings) -> int:
         os.close(lock_fd)
         os.close(dir_fd)
     return 0
+
+
+def assemble(settings: DaemonSettings, policy: PolicyStore) -> PlanService:
+    """The daemon's service and everything it drives (journal, executor, telemetry), as
+    :func:`serve` runs it; tests build the same one around the ASGI app."""
+    from annad.confine import runner
+    from annad.execution.executor import Executor
+    from annad.execution.stepspec import Limits
+    from annad.journal.store import Journal
+    from annad.service import PlanService
+    from annad.telemetry.source import open_telemetry
+
+    state = settings.state_path
+    journal = Journal(state / "journal.sqlite3")
+    limits = Limits(step_timeout_s=settings.step_timeout_s, max_output=settings.max_output,
+                    backup_max_bytes=settings.backup_max_bytes,
+                    backup_max_files=settings.backup_max_files,
+                    confine_python=settings.confine_python)
+    executor = Executor(journal=journal, backups=state / "backups", runner=runner,
+                        limits=limits, root_daemon=os.geteuid() == 0)
+    telemetry = open_telemetry(pacman_dbpath=settings.pacman_dbpath,
+                               refresh_s=settings.telemetry_refresh_s)
+    return PlanService(settings, journal=journal, executor=executor, telemetry=telemetry,
+                       runner=runner, policy=policy)
 
 
 def _draining_server(config: uvicorn.Config, service: PlanService) -> uvicorn.Server:

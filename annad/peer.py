@@ -15,12 +15,14 @@ owner only.
 from __future__ import annotations
 
 import grp
+import json
 import socket
 import struct
 import threading
 from dataclasses import dataclass
 from typing import Any
 
+import h11
 from uvicorn.protocols.http.h11_impl import H11Protocol
 
 SO_PEERGROUPS = getattr(socket, "SO_PEERGROUPS", 59)
@@ -110,8 +112,24 @@ CONNECTIONS = _Counter()
 """This process's connection numbers."""
 
 
+MAX_CONNECTIONS = 512
+"""Open connections the daemon keeps; one more is closed as soon as it is accepted, so idle
+or half-sent connections can never take every file descriptor (``LimitNOFILE`` in the unit
+is sized well above this)."""
+MAX_CONNECTIONS_PER_UID = 128
+"""Open connections one uid may hold: one user cannot take them all from the others."""
+HEADER_TIMEOUT_S = 10.0
+"""A connection must send a complete request head within this long of being made (and of
+its previous response, through uvicorn's keep-alive timeout), or it is closed."""
+
+_OPEN: dict[int | None, int] = {}
+"""Open connections per peer uid (None: unknown), touched only on the event loop."""
+
+
 class PeerH11Protocol(H11Protocol):
-    """uvicorn's h11 protocol plus the peer's credentials in the connection state."""
+    """uvicorn's h11 protocol plus the peer's credentials in the connection state, a cap on
+    connections (in all and per uid), a deadline for the request head, and coded JSON for
+    requests that are not HTTP."""
 
     def connection_made(self, transport: Any) -> None:
         """Read ``SO_PEERCRED`` once per connection, before any request is parsed."""
@@ -122,3 +140,34 @@ class PeerH11Protocol(H11Protocol):
             peer = peer_of(sock)
         # a copy: app_state is shared by all connections, the peer belongs to this one
         self.app_state = {**self.app_state, PEER_KEY: peer, CONNECTION_KEY: CONNECTIONS.next()}
+        self._uid = peer.uid if peer is not None else None
+        _OPEN[self._uid] = _OPEN.get(self._uid, 0) + 1
+        if len(self.connections) > MAX_CONNECTIONS or \
+                _OPEN[self._uid] > MAX_CONNECTIONS_PER_UID:
+            transport.close()  # closed before a byte is read: nothing to answer yet
+            return
+        self._head_timer = self.loop.call_later(HEADER_TIMEOUT_S, self._head_late)
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        """Forget the connection in the per-uid count."""
+        _OPEN[self._uid] = max(0, _OPEN.get(self._uid, 1) - 1)
+        timer = getattr(self, "_head_timer", None)
+        if timer is not None:
+            timer.cancel()
+        super().connection_lost(exc)
+
+    def _head_late(self) -> None:
+        """No request head yet: a slow or idle client must not hold the connection."""
+        if self.cycle is None and not self.transport.is_closing():
+            self.transport.close()
+
+    def send_400_response(self, msg: str) -> None:
+        """A request that is not valid HTTP (``Content-Length: -1``, a head over h11's size
+        limit) gets the protocol's coded JSON error, like every other error."""
+        body = json.dumps({"code": "BAD_REQUEST", "message": f"the request is not valid HTTP "
+                           f"({msg[:200]})", "detail": {"status": 400}}).encode()
+        headers = [(b"content-type", b"application/json"), (b"connection", b"close")]
+        for event in (h11.Response(status_code=400, headers=headers, reason=b"Bad Request"),
+                      h11.Data(data=body), h11.EndOfMessage()):
+            self.transport.write(self.conn.send(event))
+        self.transport.close()

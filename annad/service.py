@@ -22,6 +22,7 @@ import hmac
 import logging
 import os
 import time
+import typing
 from typing import TYPE_CHECKING, Any
 
 from anna_common.distro import context_from_telemetry
@@ -40,6 +41,7 @@ from anna_common.protocol.models import (
     PlanRecord,
     PlanStatus,
     SessionEnv,
+    SubmitRequest,
     SubmitResponse,
     TelemetryResponse,
 )
@@ -47,6 +49,7 @@ from anna_common.validate import validate
 from annad import __version__, policy_load
 from annad.access import Access
 from annad.backups import retention
+from annad.backups.statefs import JOURNAL_FLOOR, free_bytes
 from annad.execution import approved
 from annad.execution.aftercare import Aftercare
 from annad.execution.checks import run_checks
@@ -77,6 +80,16 @@ log = logging.getLogger(__name__)
 
 _SUBMIT_KEYS = frozenset({"plan", "request", "source", "approved_digest"})
 _JUDGE_KEYS = frozenset({"plan", "approved_digest"})
+_SOURCES = typing.get_args(SubmitRequest.model_fields["source"].annotation)
+
+
+def _unicode(text: str) -> bool:
+    """``text`` holds no lone surrogate (valid JSON, not storable or printable as UTF-8)."""
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
 
 
 class PlanService:
@@ -131,8 +144,28 @@ class PlanService:
             log.exception("telemetry failed to start")
 
     def state_problem(self) -> str | None:
-        """What the state disk lacks (health and ``annactl doctor`` show it), or None."""
-        return self.recovery.problem()
+        """What the state disk lacks (health and ``annactl doctor`` show it), or None.
+
+        Observed, not inferred from the reserve alone: with the reserve in place and the
+        rest of the disk full, SQLite cannot grow the journal and every submit is refused,
+        so health says so too."""
+        problem = self.recovery.problem()
+        if problem is not None:
+            return problem
+        state = self.journal.path.parent
+        try:
+            info = os.statvfs(state)
+        except OSError as exc:
+            return f"the state directory {state} cannot be examined ({exc.strerror})"
+        if info.f_flag & os.ST_RDONLY:
+            return (f"the state disk holding {state} is read-only: plans are refused "
+                    "(BACKUP_REFUSED) until it is writable")
+        free = free_bytes(state)
+        if free < JOURNAL_FLOOR:
+            return (f"the state disk holding {state} is full ({free // 1024} KiB free beyond "
+                    f"the journal reserve); annad needs {JOURNAL_FLOOR // 1024} KiB there: "
+                    "plans are refused (BACKUP_REFUSED) until there is room; free space there")
+        return None
 
     def auto_gc(self) -> None:
         """The automatic retention policy (plans that can be rolled back are kept)."""
@@ -263,6 +296,12 @@ class PlanService:
         if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
             raise AnnaError("expected {plan, request, source[, approved_digest]}",
                             code=ErrorCode.BAD_REQUEST)
+        request = body.get("request", "")
+        if not isinstance(request, str) or not _unicode(request) or body.get(
+                "source", "model") not in _SOURCES:
+            # checked before the analysis: an envelope error is the caller's, never a 500
+            raise AnnaError(f"request must be Unicode text and source one of "
+                            f"{', '.join(_SOURCES)}", code=ErrorCode.BAD_REQUEST)
         home = home_of(peer.uid, self.settings.home_override)
         ctx = self.context(home)
         result = self._accepted(body, ctx)

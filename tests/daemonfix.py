@@ -32,7 +32,6 @@ import subprocess
 import sys
 import tempfile
 import threading
-import time
 from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -41,10 +40,12 @@ from typing import Any
 import pytest
 
 from annactl.core.daemon_client import DaemonClient
+from tests.waiting import WAIT_S
 
 REPO = Path(__file__).resolve().parent.parent
-START_TIMEOUT_S = 30.0
-"""How long a daemon may take to answer after start."""
+START_TIMEOUT_S = 2 * WAIT_S
+"""Bound on a daemon's start, a condition (it answers, or it exits) polled, never a pause:
+generous, since a start under another full suite's load took more than 30 s."""
 IS_ROOT = os.geteuid() == 0
 
 
@@ -77,22 +78,29 @@ class RunningDaemon:
                                          stdout=log, stderr=log, cwd=str(self.base))
         finally:
             log.close()
-        deadline = time.monotonic() + START_TIMEOUT_S
-        while time.monotonic() < deadline:
-            if self.proc.poll() is not None:
+        from tests.waiting import wait_until
+
+        def answers() -> bool:
+            if self.proc is not None and self.proc.poll() is not None:
                 raise RuntimeError(f"annad exited ({self.proc.returncode}):\n{self.output()}")
             with contextlib.suppress(Exception):
                 self.client().health()
-                return self
-            time.sleep(0.05)
-        self.kill()
-        raise RuntimeError(f"annad did not answer within {START_TIMEOUT_S} s:\n{self.output()}")
+                return True
+            return False
+
+        try:
+            wait_until(answers, "annad to answer", timeout=START_TIMEOUT_S,
+                       saw=lambda: self.output()[-4000:])
+        except AssertionError:
+            self.kill()
+            raise
+        return self
 
     def output(self) -> str:
         """What the daemon logged."""
         return self.log.read_text(errors="replace") if self.log.exists() else ""
 
-    def stop(self, timeout: float = 30.0) -> int | None:
+    def stop(self, timeout: float = WAIT_S) -> int | None:
         """SIGTERM and wait; returns the exit status (None if it had to be killed)."""
         if self.proc is None or self.proc.poll() is not None:
             return self.proc.returncode if self.proc else None

@@ -40,4 +40,13 @@ def worst_inputs() -> dict[str, str]:
         "many callbacks": " ".join(f"mapfile -C 'ls /tmp/{i}' a < /dev/null;" for i in range(60)),
         "let with code": "let " + " ".join(f"x{i}=a[$(id)]" for i in range(300)),
         "long quoted": 'echo "' + "a" * 100000 + '"',
+        # issue 22: exponential before (2^(n+1)-1 policy parts), RecursionError past ~200
+        "nested $( x25": "echo " + "$(" * 25 + "x" + ")" * 25,
+        "nested $( x30": "echo " + "$(" * 30 + "x" + ")" * 30,
+        "nested quoted $( x600": "echo " + '"$(' * 600 + "x" + ')"' * 600,
+        "long && chain": "ls && " * 680 + "ls",
+        "deep if": "if true; then " * 280 + "ls" + "; fi" * 280,
+        "brace list with no close": ";{" + "," * 4000,
+        "extglobs": "ls " + "@(a|" * 1000,
+        "deep subscripts": "echo ${a[" * 300 + "1" + "]}" * 300,
     }

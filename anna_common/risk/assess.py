@@ -141,7 +141,9 @@ def _judge(command: str, analysis: Analysis, out: Out) -> tuple[Out, bool, list[
     return out, all_read_only, writes
 
 
-_BRACE_COMMAND = re.compile(r"(^|[;&|(`\n]|\$\()(\s*)\{([^{}\s]*,[^{}\s]*)\}")
+# possessive: the list is cut into commas one way only, so a 4 KB ``{,,,,…`` with no closing
+# brace fails in one pass instead of trying every split of it (231 ms per command before)
+_BRACE_COMMAND = re.compile(r"(^|[;&|(`\n]|\$\()(\s*)\{((?:[^{}\s,]*+,)++[^{}\s,]*+)\}")
 
 
 def _brace_words(match: re.Match[str]) -> str:

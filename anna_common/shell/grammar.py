@@ -36,6 +36,7 @@ from anna_common.shell.model import (
     Redirect,
     SimpleCommand,
     Stdin,
+    stdin_from,
 )
 from anna_common.shell.nested import NestedCode, found_by, printed_text
 from anna_common.shell.unwrap import peel, program_name
@@ -94,23 +95,26 @@ class _Walker(NestedCode, Assignments):
         self.budget = budget
         self.nested = 0
         self._collect: list[list[SimpleCommand]] = []
-        self._words = WordBuilder(self._substitution, budget.spend)
-
-    # -- entry ----------------------------------------------------------------
+        self._words = WordBuilder(self._substitution, budget.spend, budget.nest)
 
     def run(self, source: str, stdin: Stdin) -> None:
         if self.depth > MAX_DEPTH:
             self.result.parse_ok = False
             self.result.opaque.append("nesting too deep to analyse")
             return
-        tree = bash_parser().parse(source.encode("utf-8", "surrogatepass"))
-        root = tree.root_node
+        root = bash_parser().parse(source.encode("utf-8", "surrogatepass")).root_node
         if root.has_error:
             self.result.parse_ok = False
             self.result.opaque.append("the command does not parse as bash")
         self.visit(root, "top", stdin)
-        self.result.arithmetic.extend(self._words.arithmetic)
+        self._arithmetic(self._words.arithmetic)
         self.result.too_large.extend(self._words.too_large)
+
+    def _arithmetic(self, texts: list[str]) -> None:
+        """Record arithmetic text, paid per character: nested subscripts repeat the inner
+        text at every level (``${a[${a[…]}]}``), and every copy is judged."""
+        self.budget.spend("arithmetic characters", sum(len(t) for t in texts))
+        self.result.arithmetic.extend(texts)
 
     def _emit(self, cmd: SimpleCommand) -> None:
         self.budget.spend("commands")
@@ -124,7 +128,15 @@ class _Walker(NestedCode, Assignments):
     # -- statements -------------------------------------------------------------
 
     def visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
-        """Visit a statement; return the commands whose output it produces."""
+        """Visit a statement; return the commands whose output it produces. Each level costs
+        one of the budget's (the walk recurses on it): never a RecursionError."""
+        self.budget.nest(1)
+        try:
+            return self._visit(node, origin, stdin)
+        finally:
+            self.budget.nest(-1)
+
+    def _visit(self, node: Node, origin: str, stdin: Stdin) -> list[SimpleCommand]:
         kind = node.type
         if kind == "command":
             return self._command(node, origin, stdin, [])
@@ -142,7 +154,7 @@ class _Walker(NestedCode, Assignments):
         if kind == "comment":
             return []
         if kind in ("compound_statement", "c_style_for_statement", "test_command"):
-            self.result.arithmetic.extend(statement_arithmetic(node))
+            self._arithmetic(statement_arithmetic(node))
         elif kind == "for_statement":
             self.result.tainted.extend(loop_taint(node))
         if kind in _WORD_TYPES:
@@ -183,7 +195,7 @@ class _Walker(NestedCode, Assignments):
             self._collect.pop()
         if body is None:  # ``> /etc/passwd`` alone: bash opens (truncates) it all the same
             return self._null_command(redirects, feeding, origin, stdin)
-        new_stdin = self._stdin_from(redirects) or stdin
+        new_stdin = stdin_from(redirects) or stdin
         if body.type == "command":
             produced = self._command(body, origin, new_stdin, redirects)
         else:
@@ -263,18 +275,6 @@ class _Walker(NestedCode, Assignments):
                 literal = False
         return Word(text=text, literal=literal)
 
-    @staticmethod
-    def _stdin_from(redirects: list[Redirect]) -> Stdin | None:
-        for red in redirects:
-            if red.op in ("<<", "<<-"):
-                return Stdin("heredoc", text=red.target, expands=bool(red.target and
-                                                                         not red.target.literal))
-            if red.op == "<<<":
-                return Stdin("herestring", text=red.target)
-            if red.op == "<" and red.fd in (None, 0):
-                return Stdin("file", text=red.target)
-        return None
-
     # -- substitutions ----------------------------------------------------------
 
     def _substitution(self, node: Node, origin: str) -> str | None:
@@ -307,7 +307,7 @@ class _Walker(NestedCode, Assignments):
         finally:
             self._collect.pop()
         redirects = redirects + outer
-        stdin = self._stdin_from(redirects) or stdin
+        stdin = stdin_from(redirects) or stdin
         inv = peel(words) if words else None
         redirects += [Redirect("<", None, w) for w in inv.inputs] if inv else []  # xargs -a F
         found_below: list[Word] = []
@@ -369,7 +369,7 @@ class _Walker(NestedCode, Assignments):
             return []
         cmd = SimpleCommand(program=":", name=Word.of(":"), args=[], redirects=redirects,
                             assignments=[], wrappers=[], privileged=False,
-                            stdin=self._stdin_from(redirects) or stdin, origin=origin,
+                            stdin=stdin_from(redirects) or stdin, origin=origin,
                             depth=self.depth, substitutions=substitutions)
         self._emit(cmd)
         return [cmd]

@@ -12,8 +12,13 @@ MAX_SOURCE = 4096
 """Characters of one command beyond which it is not parsed (a plan's command is at most 4096
 bytes)."""
 LIMITS = {"words": 200, "word parts": 1024, "commands": 200, "expanded words": 256,
-          "nested code blocks": 64}
+          "nested code blocks": 64, "arithmetic characters": 16 * 1024}
 """Work allowed for one command string, nested code included."""
+MAX_LEVELS = 100
+"""Syntax levels (statements, words, substitutions, nested code) the walk may be inside at
+once. The walk recurses once per level of the input, so this bounds its stack: a command
+nested deeper (``$($($(…)))``, ``((((…))))``, 400 ``&&`` in a row) is too complex to analyse
+and judged HIGH, never a RecursionError."""
 
 
 class OverBudget(Exception):
@@ -26,6 +31,8 @@ class Budget:
 
     spent: dict[str, int] = field(default_factory=dict)
     """Units spent per kind (see :data:`LIMITS`)."""
+    level: int = 0
+    """Syntax levels the walk is inside now (see :data:`MAX_LEVELS`)."""
 
     def spend(self, kind: str, units: int = 1) -> None:
         """Spend ``units`` of ``kind``; raise :class:`OverBudget` past the limit."""
@@ -33,6 +40,14 @@ class Budget:
         self.spent[kind] = total
         if total > LIMITS[kind]:
             raise OverBudget(f"more than {LIMITS[kind]} {kind}")
+
+    def nest(self, delta: int) -> None:
+        """Enter (``+1``) or leave (``-1``) a syntax level; raise :class:`OverBudget` past
+        :data:`MAX_LEVELS`."""
+        self.level += delta
+        if self.level > MAX_LEVELS:
+            raise OverBudget(f"nested more than {MAX_LEVELS} levels deep (too complex to "
+                             "analyse)")
 
 
 
@@ -168,3 +183,16 @@ class Analysis:
         self.tainted.extend(inner.tainted)
         self.too_large.extend(inner.too_large)
         self.namerefs.update(inner.namerefs)
+
+
+def stdin_from(redirects: list[Redirect]) -> Stdin | None:
+    """Where redirections make a command's standard input come from (None: unchanged)."""
+    for red in redirects:
+        if red.op in ("<<", "<<-"):
+            return Stdin("heredoc", text=red.target, expands=bool(red.target and
+                                                                     not red.target.literal))
+        if red.op == "<<<":
+            return Stdin("herestring", text=red.target)
+        if red.op == "<" and red.fd in (None, 0):
+            return Stdin("file", text=red.target)
+    return None

@@ -178,9 +178,12 @@ class WordBuilder:
     """
 
     def __init__(self, on_substitution: Callable[[Node, str], str | None],
-                 spend: Callable[[str, int], None] | None = None) -> None:
+                 spend: Callable[[str, int], None] | None = None,
+                 nest: Callable[[int], None] | None = None) -> None:
         self._on_substitution = on_substitution
         self._spend = spend or (lambda _kind, _units: None)
+        self._nest = nest or (lambda _delta: None)
+        """Enter/leave a level of a word (may raise: the walker's depth budget)."""
         self.arithmetic: list[str] = []
         """Text bash evaluates as arithmetic: ``$((...))``, subscripts, substring offsets."""
         self.too_large: list[str] = []
@@ -200,6 +203,13 @@ class WordBuilder:
     # -- segments -------------------------------------------------------------
 
     def _segments(self, node: Node, *, quoted: bool) -> list[Segment]:
+        self._nest(1)  # a word nests (strings in substitutions in strings): bound the recursion
+        try:
+            return self._segments_of(node, quoted=quoted)
+        finally:
+            self._nest(-1)
+
+    def _segments_of(self, node: Node, *, quoted: bool) -> list[Segment]:
         kind = node.type
         if kind == "word":
             raw = _text(node)

@@ -30,10 +30,11 @@ def assess_one(command: str, *, distro: str | None, as_json: bool, consoles: Con
     """Assess one command and print the verdict."""
     from anna_common.risk.assess import assess
     from annactl.core.environment import local_context
+    from annactl.ui.console import emit_json
 
     verdict = assess(command, local_context(distro))
     if as_json:
-        consoles.out.print_json(data=assessment_json(verdict))
+        emit_json(consoles, assessment_json(verdict))  # escaped: a lone surrogate is no crash
         return ExitStatus.SUCCESS
     _print_assessment(verdict, consoles)
     return ExitStatus.SUCCESS
@@ -56,41 +57,73 @@ def _print_assessment(verdict: Assessment, consoles: Consoles) -> None:
 
 
 def assess_stream(lines: Any, out: Any, *, distro: str | None) -> int:
-    """``assess --jsonl``: one JSON object per input line, in order; bad lines never abort."""
+    """``assess --jsonl``: one JSON object per input line, in order; bad lines never abort.
+
+    ``lines`` yields bytes (standard input's buffer) or text; ``out`` takes bytes or text.
+    A line that is not UTF-8, not JSON (or nested too deeply to parse), or not a command
+    gets a ``BAD_INPUT`` record and the stream goes on. Output is always valid UTF-8 JSON:
+    text the input smuggled in (a lone ``\\ud800``) is escaped, never written raw.
+    """
     from anna_common.risk.assess import assess
     from annactl.core.environment import local_context
 
     ctx = local_context(distro)
     for number, raw in enumerate(lines, start=1):
-        line = raw.rstrip("\n")
-        if not line.strip():
-            continue
-        command: str | None = None
-        error = None
-        try:
-            value = json.loads(line)
-            if isinstance(value, str):
-                command = value
-            elif isinstance(value, dict) and isinstance(value.get("command"), str):
-                command = value["command"]
-            else:
-                error = 'expected a JSON string or {"command": "..."}'
-        except json.JSONDecodeError as exc:
-            error = f"not JSON: {exc.msg}"
-        if command is None:
-            record: dict[str, Any] = {"line": number, "error": {"code": "BAD_INPUT",
-                                                               "message": error}}
-        else:
-            record = assessment_json(assess(command, ctx))
-        out.write(json.dumps(record, ensure_ascii=False) + "\n")
-        out.flush()
+        command, error = _command_of(raw)
+        if command is None and error is None:
+            continue  # a blank line
+        record: dict[str, Any] = (
+            assessment_json(assess(command, ctx)) if command is not None else
+            {"line": number, "error": {"code": "BAD_INPUT", "message": error}})
+        _write_record(out, record)
     return ExitStatus.SUCCESS
+
+
+def _command_of(raw: bytes | str) -> tuple[str | None, str | None]:
+    """(the command on one input line, or why there is none); (None, None) when blank."""
+    if isinstance(raw, bytes):
+        try:
+            line = raw.decode("utf-8")
+        except UnicodeDecodeError as exc:
+            return None, f"not UTF-8 (byte {exc.start})"
+    else:
+        line = raw
+    line = line.rstrip("\r\n")
+    if not line.strip():
+        return None, None
+    try:
+        value = json.loads(line)
+    except json.JSONDecodeError as exc:
+        return None, f"not JSON: {exc.msg}"
+    except RecursionError:  # [[[[…]]]]: deeper than the parser goes
+        return None, "not JSON: nested too deeply"
+    if isinstance(value, str):
+        return value, None
+    if isinstance(value, dict) and isinstance(value.get("command"), str):
+        return value["command"], None
+    return None, 'expected a JSON string or {"command": "..."}'
+
+
+def _write_record(out: Any, record: dict[str, Any]) -> None:
+    """One JSON line, UTF-8 always: a lone surrogate is written as a JSON escape."""
+    try:
+        data = (json.dumps(record, ensure_ascii=False) + "\n").encode("utf-8")
+    except UnicodeEncodeError:
+        data = (json.dumps(record) + "\n").encode("ascii")
+    target = getattr(out, "buffer", out)  # the bytes under a text stream, when it has them
+    try:
+        target.write(data)
+    except TypeError:  # a text stream without a buffer (a StringIO)
+        target.write(data.decode("utf-8"))
+    target.flush()
 
 
 def read_plan_text(source: str) -> str:
     """Read FILE or ``-`` (stdin); unreadable input is a usage error."""
     if source == "-":
-        return sys.stdin.read()
+        # bytes, decoded as files are: invalid UTF-8 becomes U+FFFD, never a crash or a lone
+        # surrogate (what the locale's surrogateescape would make of it) in the output
+        return sys.stdin.buffer.read().decode("utf-8", errors="replace")
     path = Path(source)
     try:
         return path.read_text(encoding="utf-8", errors="replace")
@@ -110,11 +143,12 @@ def validate_file(source: str, *, distro: str | None, as_json: bool, consoles: C
     """Validate a plan file and print findings and the annotated plan."""
     from anna_common.validate import validate_text
     from annactl.core.environment import local_context
+    from annactl.ui.console import emit_json
 
     text = read_plan_text(source)
     result = validate_text(text, local_context(distro))
     if as_json:
-        consoles.out.print_json(data=validation_json(result))
+        emit_json(consoles, validation_json(result))
     else:
         _print_validation(result, consoles)
     return ExitStatus.SUCCESS if result.ok else ExitStatus.PLAN_INVALID

@@ -15,6 +15,7 @@
 | PLAN_RUNNING | 10 | another plan is running; nothing was run (the refused plan is ``refused``) |
 | OFF_REQUEST | 11 | the model did not address the request (``LLM_OFF_REQUEST``); nothing ran |
 | UNKNOWN_COMMAND | 12 | one bare word that is no command (``annactl version``); no model asked |
+| AUDIT_BROKEN | 13 | the journal was altered (``audit verify``; execute or rollback refused) |
 | INTERRUPTED | 130 | Ctrl-C |
 """
 
@@ -41,6 +42,7 @@ class ExitStatus(IntEnum):
     PLAN_RUNNING = 10
     OFF_REQUEST = 11
     UNKNOWN_COMMAND = 12
+    AUDIT_BROKEN = 13
     INTERRUPTED = 130
 
 
@@ -86,7 +88,7 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.PROMPT_HASH_MISMATCH: ExitStatus.ERROR,
     ErrorCode.SCOPE_VIOLATION: ExitStatus.USAGE,
     ErrorCode.VERSION_CONFLICT: ExitStatus.USAGE,
-    ErrorCode.AUDIT_CHAIN_BROKEN: ExitStatus.ERROR,
+    ErrorCode.AUDIT_CHAIN_BROKEN: ExitStatus.AUDIT_BROKEN,
     ErrorCode.INTERNAL_ERROR: ExitStatus.ERROR,
 }
 

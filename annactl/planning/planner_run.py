@@ -74,6 +74,8 @@ class Run(ModelCalls):
         self.started_at = now_iso()
         self.continuation: Messages = []
         """Turns after the user message (a fix request continues a failed plan)."""
+        self.checks_ran: set[str] = set()
+        """Commands of the necessary checks already run for this request."""
         self.init_calls()
 
     # ------------------------------------------------------------------ the request
@@ -266,6 +268,11 @@ class Run(ModelCalls):
             return False
         if self.planner.daemon is None or self.stats.rounds >= MAX_ROUNDS:
             return False
+        if {c.command for c in result.plan.plan.necessary_checks} <= self.checks_ran:
+            # a refined plan that keeps its checks: their results are known, and the next
+            # request would be byte-identical to the last (a wasted call, another stored plan)
+            self.tracer.event("REFINE_SKIPPED", reason="its checks have run already")
+            return False
         if self.stats.model_calls >= self.settings.max_model_calls:
             self.tracer.event("REFINE_SKIPPED", reason="model call budget spent")
             return False
@@ -290,6 +297,7 @@ class Run(ModelCalls):
         self.tracer.event("CHECKS_RUN", plan_id=submitted.plan_id, count=len(response.results),
                           ran=sum(1 for r in response.results if r.ran))
         self._store_checks(list(response.results))
+        self.checks_ran.update(c.command for c in result.plan.plan.necessary_checks)
         return list(response.results)
 
     def _store_checks(self, results: list[CheckResult]) -> None:

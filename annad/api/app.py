@@ -7,6 +7,7 @@ accepts connections and stops it (a running plan may finish) on shutdown.
 
 from __future__ import annotations
 
+import asyncio
 import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
@@ -15,12 +16,14 @@ from fastapi import FastAPI
 from starlette.concurrency import run_in_threadpool
 
 from anna_common.errors import AnnaError, ErrorCode
+from anna_common.protocol.routes import Route
 from annad import __version__
 from annad.api import errors
 from annad.api.plans import router as plans_router
 from annad.api.policy import router as policy_router
 from annad.api.recipes import router as recipes_router
 from annad.api.system import router as system_router
+from annad.peer import PEER_KEY, Peer
 from annad.recipes.run import RecipeService
 
 if TYPE_CHECKING:
@@ -32,6 +35,17 @@ if TYPE_CHECKING:
 
 MAX_BODY = 1024 * 1024
 """Largest request body accepted (a plan is at most 64 KiB of JSON)."""
+MAX_REQUESTS_PER_UID = 16
+"""Requests other than submits one uid may have in flight at once (each may hold one of the
+shared worker threads); more are refused with a coded 503 at once, so one user's flood
+cannot hold every worker the others need. Health is never refused: it is how a client
+learns the daemon is alive."""
+BODY_TIMEOUT_S = 30.0
+"""Each part of a request body must arrive within this long of the one before (or of the
+head): a client that stops sending mid-body is cut off (a coded 400), never kept waiting."""
+MAX_SUBMITS_PER_UID = 64
+"""Submits one uid may have queued or in analysis at once. They wait for the analysis
+threads (two) without holding a worker, so more may queue; past this they are refused."""
 
 
 class Activity:
@@ -40,6 +54,8 @@ class Activity:
     def __init__(self) -> None:
         self.in_flight = 0
         self.last = time.monotonic()
+        self.per_uid: dict[tuple[int | None, bool], int] = {}
+        """Requests in flight per (caller uid or None, whether it is a submit)."""
 
     def idle_for(self) -> float:
         """Seconds without a request in flight."""
@@ -64,21 +80,44 @@ class _Guard:
             response.status_code = 413
             await response(scope, receive, send)
             return
+        peer = (scope.get("state") or {}).get(PEER_KEY)
+        submit = scope.get("method") == "POST" and scope.get("path") == Route.PLANS
+        uid = (peer.uid if isinstance(peer, Peer) else None, submit)
+        busy = self.activity.per_uid.get(uid, 0)
+        limit = MAX_SUBMITS_PER_UID if submit else MAX_REQUESTS_PER_UID
+        if busy >= limit and scope.get("path") != Route.HEALTH:
+            what = "submits" if submit else "requests"
+            await errors.error_response(AnnaError(
+                f"{busy} {what} of uid {uid[0]} are already in flight; try again when they "
+                "have been answered", code=ErrorCode.DAEMON_UNAVAILABLE,
+                detail={"in_flight": busy, "limit": limit}))(scope, receive, send)
+            return
         seen = 0
+        body_done = False
 
         async def limited() -> Message:
-            nonlocal seen
-            message = await receive()
+            nonlocal seen, body_done
+            if body_done:  # later receives wait for a disconnect (a stream): unbounded
+                return await receive()
+            try:
+                message = await asyncio.wait_for(receive(), BODY_TIMEOUT_S)
+            except TimeoutError:
+                return {"type": "http.disconnect"}
+            body_done = message["type"] != "http.request" or not message.get("more_body")
             seen += len(message.get("body", b""))
             if seen > MAX_BODY:  # chunked bodies have no content-length to check up front
                 return {"type": "http.disconnect"}
             return message
 
         self.activity.in_flight += 1
+        self.activity.per_uid[uid] = busy + 1
         try:
             await self.app(scope, limited, send)
         finally:
             self.activity.in_flight -= 1
+            self.activity.per_uid[uid] -= 1
+            if not self.activity.per_uid[uid]:
+                del self.activity.per_uid[uid]
             self.activity.last = time.monotonic()
 
 

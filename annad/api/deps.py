@@ -56,8 +56,8 @@ async def get_json(request: Request) -> Any:
     """The request body parsed as JSON (the service validates its shape)."""
     try:
         body = await request.body()
-    except ClientDisconnect:  # also what a chunked body over the size limit turns into
-        raise AnnaError("the request body was cut off or is too large",
+    except ClientDisconnect:  # also what a body too large or too slow turns into (app.py)
+        raise AnnaError("the request body was cut off, too large or too slow",
                         code=ErrorCode.BAD_REQUEST) from None
     try:
         return json.loads(body)

@@ -38,7 +38,9 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.PERMISSION_DENIED: 403,
     ErrorCode.SCOPE_REQUIRES_ROOT: 403,
     ErrorCode.DAEMON_UNAVAILABLE: 503,
-    ErrorCode.AUDIT_CHAIN_BROKEN: 500,
+    # the request is well formed; the stored journal refuses it (nothing was run): a
+    # conflict with the daemon's state, not a crash (docs/protocol.md, "Errors")
+    ErrorCode.AUDIT_CHAIN_BROKEN: 409,
     ErrorCode.BACKUP_REFUSED: 507,  # the state disk cannot hold the journal or the backups
 }
 """HTTP status per error code; anything else is 500."""

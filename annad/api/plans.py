@@ -3,8 +3,10 @@ confirm."""
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import anyio.to_thread
-from fastapi import APIRouter, Request
+from fastapi import APIRouter, Query, Request
 from fastapi.responses import StreamingResponse
 
 from anna_common.protocol.models import (
@@ -26,6 +28,11 @@ from annad.api.deps import ConnectionDep, JsonDep, PeerDep, ServiceDep
 
 router = APIRouter()
 
+MAX_LIMIT = 1_000_000
+"""Largest page of ``GET /v1/plans`` (0 asks for all): more than SQLite's integers hold is a
+coded 400, not an OverflowError."""
+MAX_ID = 256
+"""Longest plan id accepted in a query (ids are 22 characters; a short id is a suffix)."""
 NDJSON = "application/x-ndjson"
 """Media type of the execution stream."""
 ANALYSIS_THREADS = 2
@@ -66,8 +73,9 @@ async def judge(request: Request, service: ServiceDep, peer: PeerDep,
 
 
 @router.get(Route.PLANS)
-def list_plans(service: ServiceDep, peer: PeerDep, limit: int = 200,
-               before: str | None = None) -> PlanList:
+def list_plans(service: ServiceDep, peer: PeerDep,
+               limit: Annotated[int, Query(ge=0, le=MAX_LIMIT)] = 200,
+               before: Annotated[str | None, Query(max_length=MAX_ID)] = None) -> PlanList:
     """The caller's plans, newest first: ``limit`` of them (0: all) older than ``before``."""
     return service.list(peer, limit=limit, before=before)
 

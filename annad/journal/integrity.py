@@ -154,11 +154,27 @@ def chain_break(rows: list[tuple[Any, ...]], prev: str, *, first_number: int) ->
     return None
 
 
-def plan_problem(plan: PlanRow, rows: list[tuple[Any, ...]]) -> str | None:
-    """Why ``plan`` does not match the event rows from its seal on (which must chain among
-    themselves), or None."""
-    prev = rows[0][6] if rows else GENESIS
-    bad = chain_break(rows, prev, first_number=rows[0][0] if rows else 1)
-    if bad is not None:
-        return f"event row {bad} does not match the chain"
+def own_rows_problem(plan: PlanRow, rows: list[tuple[Any, ...]],
+                     links: dict[int, tuple[str | None, str | None]], *, last: int,
+                     legacy_until: int) -> str | None:
+    """Why ``plan`` does not match its own event rows, or None: each row hashes its exact
+    text, is chained to the row before it and the row after it (``links``: the neighbours'
+    hash and prev_hash) with no row missing around it, and the seal and last status they
+    record match the plan row.
+
+    The cost is the plan's own events, never the journal's size. An edit elsewhere in the
+    chain does not block this plan (``/v1/audit/verify`` reports it); like the whole chain,
+    this detects edits of the file, not a writer who recomputes the hashes.
+    """
+    for row_id, ts, plan_id, kind, step_id, body, prev_hash, digest in rows:
+        expected = event_hash(prev_hash, row_id, ts, plan_id, kind, step_id, body)
+        if digest != expected and row_id < legacy_until:
+            expected = event_hash(prev_hash, row_id, ts, plan_id, kind, step_id, body,
+                                  legacy=True)
+        before, after = links[row_id]
+        chained_before = prev_hash == (GENESIS if row_id == 1 else before)
+        chained_after = after == digest if row_id < last else after is None
+        if digest != expected or not chained_before or not chained_after:
+            return f"event row {row_id} does not match the chain"
     return PlanLedger.of(rows).problem(plan)
+

@@ -12,6 +12,8 @@ from __future__ import annotations
 
 import json
 import re
+import sqlite3
+import threading
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -22,9 +24,8 @@ from annad.journal.integrity import GENESIS, MIGRATED_KIND
 from annad.journal.rows import PlanRow, StepRow, UndoRow
 
 if TYPE_CHECKING:
-    import sqlite3
-    import threading
     from collections.abc import Iterator
+    from pathlib import Path
 
 _EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
 
@@ -85,25 +86,34 @@ class JournalReads:
         """
         with self._snapshot():
             plan = self.get_plan(plan_id)
-            start = self._db.execute(
-                "SELECT MIN(id) FROM events WHERE plan_id=? AND kind='plan_submitted'",
-                (plan_id,)).fetchone()[0]
-            migrated = self._db.execute(
-                "SELECT MIN(id) FROM events WHERE kind=?", (MIGRATED_KIND,)).fetchone()[0]
-            # from the row that holds the plan's seal: its own plan_submitted, or for a
-            # plan older than the migration the journal_migrated row
-            sealed_by_migration = start is None or (migrated is not None and start < migrated)
-            begin = (migrated if sealed_by_migration else start) or 1
-            rows = self._db.execute(f"SELECT {_EVENT_COLUMNS} FROM events WHERE id>=? "  # noqa: S608
-                                    "ORDER BY id", (begin,)).fetchall()
+            own = self._db.execute(f"SELECT {_EVENT_COLUMNS} FROM events "  # noqa: S608
+                                   "WHERE plan_id=? ORDER BY id", (plan_id,)).fetchall()
+            migrated = self._db.execute(f"SELECT {_EVENT_COLUMNS} FROM events "  # noqa: S608
+                                        "WHERE kind=? ORDER BY id LIMIT 1",
+                                        (MIGRATED_KIND,)).fetchone()
+            # the plan's own rows (and the journal_migrated row that may hold its seal), each
+            # with its neighbours' links: O(the plan's events), whatever the journal's size
+            rows = sorted({*own, *([migrated] if migrated else [])})
+            last = self._db.execute("SELECT MAX(id) FROM events").fetchone()[0] or 0
+            links = {r[0]: self._links(r[0]) for r in rows}
         if plan is None:
             raise AnnaError(f"no plan {plan_id!r}", code=ErrorCode.PLAN_NOT_FOUND)
-        problem = integrity.plan_problem(plan, rows)
+        legacy_until = migrated[0] if migrated else 0
+        problem = integrity.own_rows_problem(plan, rows, links, last=last,
+                                             legacy_until=legacy_until)
         if problem is not None:
             raise AnnaError(f"the stored plan does not match the journal's chain ({problem}); "
                             "the journal was altered and nothing was run",
                             code=ErrorCode.AUDIT_CHAIN_BROKEN)
         return plan
+
+    def _links(self, row_id: int) -> tuple[str | None, str | None]:
+        """(hash of row ``row_id - 1``, prev_hash of row ``row_id + 1``), None where absent
+        (caller holds the lock)."""
+        before = self._db.execute("SELECT hash FROM events WHERE id=?", (row_id - 1,)).fetchone()
+        after = self._db.execute("SELECT prev_hash FROM events WHERE id=?",
+                                 (row_id + 1,)).fetchone()
+        return (before[0] if before else None), (after[0] if after else None)
 
     def get_plan(self, plan_id: str) -> PlanRow | None:
         """A plan by id, or None."""
@@ -213,3 +223,23 @@ def _plan_row(row: tuple[Any, ...]) -> PlanRow:
                    created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
                    request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
                    error=json.loads(row[11]) if row[11] else None)
+
+
+def check_copy(path: Path) -> AuditReport:
+    """Verify a journal file without changing it (``annad --check-journal``): a copy moved
+    aside, or the live file of a stopped daemon. A file that is not a journal is reported,
+    never raised."""
+    reads = JournalReads()
+    uri = path.resolve().as_uri() + "?mode=ro"
+    try:
+        reads._db = sqlite3.connect(uri, uri=True, isolation_level=None)
+    except sqlite3.Error as exc:
+        return AuditReport(ok=False, rows=0, message=f"{path} cannot be opened ({exc})")
+    reads._lock = threading.RLock()
+    try:
+        return reads.verify()
+    except (sqlite3.Error, ValueError, KeyError) as exc:  # not SQLite, not our schema
+        return AuditReport(ok=False, rows=0, message=f"{path} is not a readable journal "
+                           f"({type(exc).__name__}: {exc})")
+    finally:
+        reads._db.close()

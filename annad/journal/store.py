@@ -80,12 +80,22 @@ CREATE TABLE IF NOT EXISTS undo(
 CREATE TABLE IF NOT EXISTS events(
     id INTEGER PRIMARY KEY AUTOINCREMENT, ts REAL NOT NULL, plan_id TEXT, kind TEXT NOT NULL,
     step_id TEXT, body TEXT NOT NULL, prev_hash TEXT NOT NULL, hash TEXT NOT NULL);
+-- every read of a plan's events goes by plan (show, history, checks, execute, rollback):
+-- without it each one scanned the whole table (306 ms at 10,000 plans)
+CREATE INDEX IF NOT EXISTS events_plan ON events(plan_id, kind, id);
+CREATE INDEX IF NOT EXISTS events_kind ON events(kind);
 """
 
 
 
 class StateFull(AnnaError):
     """The state disk has no room for the journal (``BACKUP_REFUSED``: nothing was run)."""
+
+
+class JournalDamaged(AnnaError):
+    """The journal file cannot be opened or read as a journal (not SQLite, truncated, a
+    schema that is not ours). Restarting cannot help: the daemon says so in one line and
+    exits with its own status (``annad.main.EXIT_DAMAGED``), which the unit does not restart."""
 
 
 def _recording(method: Callable[Concatenate[Journal, _P], _T]
@@ -151,8 +161,14 @@ class Journal(JournalReads):
         except sqlite3.OperationalError as exc:
             if is_full(exc) or free_bytes(path.parent) < JOURNAL_FLOOR:
                 raise self.full(exc) from None
-            raise
-        self._migrate()
+            raise  # locked, no permission: not damage, and not for this message
+        except sqlite3.DatabaseError as exc:  # "file is not a database", a malformed image
+            raise self.damaged(exc) from None
+        try:
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            self._db.close()
+            raise self.damaged(exc) from None
         path.chmod(0o600)
         self.reserve.ensure()
 
@@ -172,6 +188,14 @@ class Journal(JournalReads):
             db.close()
             raise
         return db
+
+    def damaged(self, exc: BaseException) -> JournalDamaged:
+        """The error for a journal file that is not a readable journal."""
+        aside = f"{self.path}.damaged"
+        return JournalDamaged(
+            f"the journal {self.path} is damaged ({exc})", code=ErrorCode.CONFIG_INVALID,
+            hint=f"move it aside (mv {self.path} {aside}) and start annad again with a fresh "
+            f"journal; check the copy with: annad --check-journal {aside}")
 
     def full(self, exc: BaseException | None) -> StateFull:
         """The error for a journal write the state disk has no room for."""
@@ -353,5 +377,6 @@ class Journal(JournalReads):
             self._append("undo_action", plan_id, result.step_id,
                          {"action": result.action, "target": result.target, "ok": result.ok,
                           "message": result.message})
+
 
 

@@ -30,10 +30,12 @@ from anna_common.protocol.models import ExecEvent
 from annactl.core.daemon_client import DaemonClient
 from annad.backups import statefs
 from annad.backups.backup import BackupRefused, BlobStore
+from tests import waiting
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon
 
-WAIT_S = 30.0
-"""Upper bound for any condition below (a failure, never a pause)."""
+WAIT_S = waiting.WAIT_S
+"""Upper bound for any condition below (a failure, never a pause): the suite's one bound,
+since a fixed 30 s failed under another full suite's load."""
 MIB = 1024 * 1024
 GATE = "until grep -qs open ~/gate; do sleep 0.02; done"
 """Ends once ``~/gate`` (there, empty, before the step runs: a captured step does not see a

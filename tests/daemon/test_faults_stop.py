@@ -25,6 +25,7 @@ import pytest
 
 from anna_common.plan import ActionPlan
 from anna_common.protocol.models import RollbackResponse
+from tests import waiting
 from tests.daemonfix import (
     RunningDaemon,
     kill_left_steps,
@@ -34,8 +35,9 @@ from tests.daemonfix import (
 )
 
 STEPS = 5
-WAIT_S = 30.0
-"""Upper bound for any condition below (a failure, never a pause)."""
+WAIT_S = waiting.WAIT_S
+"""Upper bound for any condition below (a failure, never a pause): the suite's one bound,
+since a fixed 30 s failed under another full suite's load."""
 GATE = "until grep -qs open ~/gate-{n}; do sleep 0.02; done"
 """A command that ends once the test writes ``open`` into ``~/gate-N``. A step runs captured,
 over an overlay of the real tree: a file created there after its first look stays unseen

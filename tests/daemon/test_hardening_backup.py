@@ -45,6 +45,7 @@ from annad.execution.stepspec import Limits, StepSpec, Who
 from annad.journal.rows import PlanRow
 from annad.journal.store import Journal
 from tests.daemonfix import REPO, RunningDaemon, make_plan, running_daemon
+from tests.waiting import WAIT_S
 
 NOBODY = 65534
 needs_root_tools = pytest.mark.skipif(
@@ -726,7 +727,7 @@ def _kill_when(daemon: RunningDaemon, appeared: Any, action: Any) -> None:
         assert time.monotonic() < deadline
         time.sleep(0.001)
     daemon.kill()
-    worker.join(timeout=30)
+    worker.join(timeout=WAIT_S)
 
 
 def _quietly(action: Any) -> None:

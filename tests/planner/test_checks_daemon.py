@@ -9,9 +9,9 @@ from annactl.planning.prompt import system_message
 from tests.fakellm import Reply, plan_json
 
 
-def _plan_with_check(image: str, *, check: bool = True) -> str:
+def _plan_with_check(image: str, *, check: bool = True, also: str = "") -> str:
     checks = [{"id": "check_file", "description": "image exists",
-               "command": f"test -f {image} && echo exists || echo missing",
+               "command": f"test -f {image} && echo exists || echo missing{also}",
                "risk_level": "INFO", "required": True}] if check else []
     return plan_json(
         goals=["Set the wallpaper"], necessary_checks=checks,
@@ -45,12 +45,27 @@ def test_checks_run_on_the_daemon_and_feed_one_refined_plan(fake_llm, make_setti
 @pytest.mark.shared_daemon
 def test_checks_rounds_are_bounded(fake_llm, make_settings, user_daemon):
     image = user_daemon.home / "missing.png"
-    fake_llm.push(*[_plan_with_check(str(image))] * 4)
+    fake_llm.push(*[_plan_with_check(str(image), also=f" {n}") for n in range(4)])
     planner = Planner(make_settings(llm_url=fake_llm.ollama_url), daemon=user_daemon.client())
     outcome = planner.plan("wallpaper please", use_templates=False)
     assert outcome.rounds == 2 and outcome.model_calls == 3
-    assert [c.output.strip() for c in outcome.checks] == ["missing", "missing"]
+    assert [c.output.strip() for c in outcome.checks] == ["missing 0", "missing 1"]
     assert fake_llm.pending() == 1
+
+
+def test_a_refined_plan_that_keeps_its_checks_ends_the_rounds(fake_llm, make_settings,
+                                                               user_daemon):
+    """Issue 22 item 7: the same checks again would give the same results and a third,
+    byte-identical request (and a third stored plan): the refined plan is the answer."""
+    image = user_daemon.home / "missing.png"
+    fake_llm.push(*[_plan_with_check(str(image))] * 4)
+    client = user_daemon.client()
+    planner = Planner(make_settings(llm_url=fake_llm.ollama_url), daemon=client)
+    outcome = planner.plan("wallpaper please", use_templates=False)
+    assert outcome.result.ok and outcome.rounds == 1 and outcome.model_calls == 2
+    assert [c.output.strip() for c in outcome.checks] == ["missing"]
+    assert fake_llm.pending() == 2
+    assert len(client.list_plans().plans) == 1  # one plan stored for the one checks round
 
 
 @pytest.mark.shared_daemon
