@@ -22,7 +22,6 @@ import hmac
 import logging
 import os
 import time
-import typing
 from typing import TYPE_CHECKING, Any
 
 from anna_common.distro import context_from_telemetry
@@ -41,15 +40,13 @@ from anna_common.protocol.models import (
     PlanRecord,
     PlanStatus,
     SessionEnv,
-    SubmitRequest,
     SubmitResponse,
     TelemetryResponse,
 )
-from anna_common.validate import validate
 from annad import __version__, policy_load
 from annad.access import Access
 from annad.backups import retention
-from annad.backups.statefs import JOURNAL_FLOOR, free_bytes
+from annad.backups.statefs import state_problem
 from annad.execution import approved
 from annad.execution.aftercare import Aftercare
 from annad.execution.checks import run_checks
@@ -65,7 +62,7 @@ from annad.telemetry.processes import for_caller
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
-    from anna_common.findings import AnnotatedPlan, ValidationResult
+    from anna_common.findings import AnnotatedPlan
     from anna_common.protocol.models import ExecuteRequest, RollbackRequest, RollbackResponse
     from anna_common.protocol.policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
     from anna_common.protocol.preview import PlanPreview
@@ -77,20 +74,6 @@ if TYPE_CHECKING:
     from annad.telemetry.source import TelemetryProvider
 
 log = logging.getLogger(__name__)
-
-_SUBMIT_KEYS = frozenset({"plan", "request", "source", "approved_digest"})
-_JUDGE_KEYS = frozenset({"plan", "approved_digest"})
-_SOURCES = typing.get_args(SubmitRequest.model_fields["source"].annotation)
-
-
-def _unicode(text: str) -> bool:
-    """``text`` holds no lone surrogate (valid JSON, not storable or printable as UTF-8)."""
-    try:
-        text.encode("utf-8")
-    except UnicodeEncodeError:
-        return False
-    return True
-
 
 class PlanService:
     """Health, telemetry, plans, execution, rollback and audit for one daemon."""
@@ -149,23 +132,7 @@ class PlanService:
         Observed, not inferred from the reserve alone: with the reserve in place and the
         rest of the disk full, SQLite cannot grow the journal and every submit is refused,
         so health says so too."""
-        problem = self.recovery.problem()
-        if problem is not None:
-            return problem
-        state = self.journal.path.parent
-        try:
-            info = os.statvfs(state)
-        except OSError as exc:
-            return f"the state directory {state} cannot be examined ({exc.strerror})"
-        if info.f_flag & os.ST_RDONLY:
-            return (f"the state disk holding {state} is read-only: plans are refused "
-                    "(BACKUP_REFUSED) until it is writable")
-        free = free_bytes(state)
-        if free < JOURNAL_FLOOR:
-            return (f"the state disk holding {state} is full ({free // 1024} KiB free beyond "
-                    f"the journal reserve); annad needs {JOURNAL_FLOOR // 1024} KiB there: "
-                    "plans are refused (BACKUP_REFUSED) until there is room; free space there")
-        return None
+        return self.recovery.problem() or state_problem(self.journal.path.parent)
 
     def auto_gc(self) -> None:
         """The automatic retention policy (plans that can be rolled back are kept)."""
@@ -293,19 +260,11 @@ class PlanService:
     def submit(self, peer: Peer | None, body: Any) -> SubmitResponse:
         """``POST /v1/plans``: validate and classify with the daemon's own context; store."""
         peer = self.access.authorised(peer)
-        if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
-            raise AnnaError("expected {plan, request, source[, approved_digest]}",
-                            code=ErrorCode.BAD_REQUEST)
-        request = body.get("request", "")
-        if not isinstance(request, str) or not _unicode(request) or body.get(
-                "source", "model") not in _SOURCES:
-            # checked before the analysis: an envelope error is the caller's, never a 500
-            raise AnnaError(f"request must be Unicode text and source one of "
-                            f"{', '.join(_SOURCES)}", code=ErrorCode.BAD_REQUEST)
+        approved.submit_envelope(body)
         home = home_of(peer.uid, self.settings.home_override)
         ctx = self.context(home)
-        result = self._accepted(body, ctx)
-        assert result.plan is not None  # _accepted raised otherwise
+        result = approved.accepted(body, ctx)
+        assert result.plan is not None  # accepted() raised otherwise
         # a plan the policy denies is refused before any of it runs, even in a preview; the
         # preview may raise tiers (a failed validator), so the policy judges the result again
         self._judged(result.plan, peer.uid, home, ctx, None, "submit")
@@ -321,31 +280,15 @@ class PlanService:
                               status=status, annotated=annotated,
                               warnings=warnings, preview=preview)
 
-    def _accepted(self, body: dict[str, Any], ctx: AssessContext) -> ValidationResult:
-        """The plan validated with the daemon's context, the approved digest (a fleet
-        host's) verified first; PLAN_INVALID, DIGEST_MISMATCH or PLAN_BANNED otherwise."""
-        result = validate(body["plan"], ctx)
-        findings = [f.model_dump(mode="json") for f in result.errors]
-        if result.plan is not None:
-            approved.verify(result.plan, body.get("approved_digest"))
-        if result.plan is not None and result.plan.banned:
-            raise PlanError("the plan contains a hard-banned command; it can never run",
-                            code=ErrorCode.PLAN_BANNED, detail={"findings": findings})
-        if result.plan is None or not result.ok:
-            raise PlanError("the plan is not valid", code=ErrorCode.PLAN_INVALID,
-                            detail={"findings": findings})
-        return result
-
     def judge(self, peer: Peer | None, body: Any) -> JudgeResponse:
         """``POST /v1/judge``: validation, the approved digest and the policy, as submit
         would decide them; nothing is previewed, stored or run."""
         peer = self.access.authorised(peer)
-        if not isinstance(body, dict) or set(body) != _JUDGE_KEYS:
-            raise AnnaError("expected {plan, approved_digest}", code=ErrorCode.BAD_REQUEST)
+        approved.judge_envelope(body)
         home = home_of(peer.uid, self.settings.home_override)
         ctx = self.context(home)
-        result = self._accepted(body, ctx)
-        assert result.plan is not None  # _accepted raised otherwise
+        result = approved.accepted(body, ctx)
+        assert result.plan is not None  # accepted() raised otherwise
         annotated = self._judged(result.plan, peer.uid, home, ctx, None, "judge")
         return JudgeResponse(digest=annotated.digest, annotated=annotated,
                              warnings=result.warnings)

@@ -147,3 +147,23 @@ class Reserve:
         return (f"the state disk holding {self.path.parent} is full ({_mib(free)} free); "
                 f"annad needs at least {_mib(needed)} free there to keep its journal reserve "
                 "and take backups; free space there (plans are refused meanwhile)")
+
+
+def state_problem(state: Path) -> str | None:
+    """What the state disk holding ``state`` lacks for a submit to succeed, or None.
+
+    Observed, not inferred from the reserve alone: with the reserve in place and the rest of
+    the disk full, SQLite cannot grow the journal and every submit is refused."""
+    try:
+        info = os.statvfs(state)
+    except OSError as exc:
+        return f"the state directory {state} cannot be examined ({exc.strerror})"
+    if info.f_flag & os.ST_RDONLY:
+        return (f"the state disk holding {state} is read-only: plans are refused "
+                "(BACKUP_REFUSED) until it is writable")
+    free = free_bytes(state)
+    if free < JOURNAL_FLOOR:
+        return (f"the state disk holding {state} is full ({free // 1024} KiB free beyond "
+                f"the journal reserve); annad needs {JOURNAL_FLOOR // 1024} KiB there: "
+                "plans are refused (BACKUP_REFUSED) until there is room; free space there")
+    return None
