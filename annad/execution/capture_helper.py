@@ -36,7 +36,7 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # noqa: PTH100, PTH120
-from annad.confine import helper as ch
+from annad.confine import mounts, walls
 from annad.preview.overlay_helper import OPTIONS
 
 MNT_DETACH = 2
@@ -44,7 +44,10 @@ SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 DROPPED = (2, 16, 17, 19, 21, 22, 27, 32, 33, 38, 39)
 """dac_read_search, sys_module, sys_rawio, sys_ptrace, sys_admin, sys_boot, mknod,
 mac_override, mac_admin, perfmon, bpf: each a way around the overlay."""
-READ_ONLY = ch.MOUNT_ATTR_RDONLY | ch.MOUNT_ATTR_NOSUID | ch.MOUNT_ATTR_NODEV
+READ_ONLY = mounts.MOUNT_ATTR_RDONLY | mounts.MOUNT_ATTR_NOSUID | mounts.MOUNT_ATTR_NODEV
+EXIT_REFUSED = 125
+"""The exit status when the capture could not be built (the confinement helper's)."""
+BASH = "/bin/bash"
 
 
 def _overlay(index: int, point: str, root: str, layers: str) -> None:
@@ -55,29 +58,31 @@ def _overlay(index: int, point: str, root: str, layers: str) -> None:
     # the merged root shows the upper's owner and mode: those of the real directory
     os.chown(upper, info.st_uid, info.st_gid)
     os.chmod(upper, info.st_mode & 0o7777)
-    ch._mount("anna-capture", root + point, "overlay", 0,
+    mounts.mount("anna-capture", root + point, "overlay", 0,
               f"lowerdir={point},upperdir={upper},workdir={work},{OPTIONS}")
 
 
 def _dev(root: str) -> None:
     """The confinement's minimal /dev, writable only in its fresh /dev/shm."""
     target = root + "/dev"
-    ch._mount("anna-dev", target, "tmpfs", ch.MS_NOSUID | ch.MS_NOEXEC, "mode=0755,size=64k")
-    for name in ch.DEVICES:
+    mounts.mount("anna-dev", target, "tmpfs", mounts.MS_NOSUID | mounts.MS_NOEXEC,
+                 "mode=0755,size=64k")
+    for name in mounts.DEVICES:
         if os.path.exists(f"/dev/{name}"):
             os.close(os.open(f"{target}/{name}", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
-            ch._mount(f"/dev/{name}", f"{target}/{name}", None, ch.MS_BIND, None)
+            mounts.mount(f"/dev/{name}", f"{target}/{name}", None, mounts.MS_BIND, None)
     for name, link in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
                        ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
         os.symlink(link, f"{target}/{name}")  # noqa: PTH211
     os.mkdir(f"{target}/shm", 0o1777)
-    ch._mount("anna-shm", f"{target}/shm", "tmpfs", ch.MS_NOSUID | ch.MS_NODEV, "mode=1777")
+    mounts.mount("anna-shm", f"{target}/shm", "tmpfs", mounts.MS_NOSUID | mounts.MS_NODEV,
+                 "mode=1777")
     os.mkdir(f"{target}/pts", 0o755)
 
 
 def _assemble(spec: dict[str, object]) -> None:
     root, layers = str(spec["root"]), str(spec["layers"])
-    ch._mount("none", "/", None, ch.MS_REC | ch.MS_PRIVATE, None)
+    mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE, None)
     for op in list(spec["plan"]):  # type: ignore[call-overload]
         kind, point = str(op[0]), str(op[1])
         if kind == "overlay":
@@ -85,14 +90,14 @@ def _assemble(spec: dict[str, object]) -> None:
         elif kind == "dev":
             _dev(root)
         elif os.path.exists(root + point):  # a mount point the new tree does not show
-            ch._mount(point, root + point, None, ch.MS_BIND | ch.MS_REC, None)
-            ch._setattr(root + point, READ_ONLY, recursive=True)
+            mounts.mount(point, root + point, None, mounts.MS_BIND | mounts.MS_REC, None)
+            mounts.setattr_(root + point, READ_ONLY, recursive=True)
     os.chdir(root)
     machine = os.uname().machine
     if machine not in SYS_PIVOT_ROOT:
-        raise ch.Refused(f"no pivot_root number for {machine}")
-    ch._check(ch._libc.syscall(SYS_PIVOT_ROOT[machine], b".", b"."), "pivot_root")
-    ch._check(ch._libc.umount2(b".", MNT_DETACH), "detach the old root")
+        raise mounts.Refused(f"no pivot_root number for {machine}")
+    mounts.check(mounts.libc.syscall(SYS_PIVOT_ROOT[machine], b".", b"."), "pivot_root")
+    mounts.check(mounts.libc.umount2(b".", MNT_DETACH), "detach the old root")
     os.chdir("/")
 
 
@@ -100,24 +105,35 @@ def _become(spec: dict[str, object]) -> None:
     """The step's identity: root without the escapes, anyone else as themselves."""
     uid, gid = int(str(spec["uid"])), int(str(spec["gid"]))
     for cap in DROPPED:
-        ch._prctl(ch.PR_CAPBSET_DROP, cap)
+        walls.prctl(walls.PR_CAPBSET_DROP, cap)
     if uid == 0:
-        header = ch._CapHeader(version=ch.LINUX_CAPABILITY_VERSION_3, pid=0)
-        data = (ch._CapData * 2)()
-        ch._check(ch._libc.capget(ctypes.byref(header), ctypes.byref(data)), "capget")
+        header = walls._CapHeader(version=walls.LINUX_CAPABILITY_VERSION_3, pid=0)
+        data = (walls._CapData * 2)()
+        mounts.check(mounts.libc.capget(ctypes.byref(header), ctypes.byref(data)), "capget")
         for cap in DROPPED:
             word, bit = divmod(cap, 32)
             mask = ~(1 << bit) & 0xFFFFFFFF
             data[word].effective &= mask
             data[word].permitted &= mask
             data[word].inheritable &= mask
-        ch._check(ch._libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
+        mounts.check(mounts.libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
         return
     os.setgroups([int(g) for g in list(spec["groups"])])  # type: ignore[call-overload]
     os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
     if os.getuid() != uid or os.getgid() != gid:
-        raise ch.Refused("could not switch to the step's identity")
+        raise mounts.Refused("could not switch to the step's identity")
+
+
+def _exec(status_fd: int, cwd: str, env: dict[str, str], command: str) -> None:
+    """The confinement's exec: signals back to default, cwd (else /), ``R``, ``bash -c``."""
+    walls.default_signals()
+    try:
+        os.chdir(cwd or "/")
+    except OSError:
+        os.chdir("/")
+    os.write(status_fd, b"R")
+    os.execve(BASH, [BASH, "--noprofile", "--norc", "-c", command], env)  # noqa: S606
 
 
 def main(argv: list[str]) -> int:
@@ -125,21 +141,17 @@ def main(argv: list[str]) -> int:
     try:
         status_fd, spec = int(argv[2]), json.loads(argv[3])
     except (IndexError, ValueError):
-        return ch.EXIT_REFUSED
+        return EXIT_REFUSED
     os.set_inheritable(status_fd, False)
     try:
-        ch._check(ch._libc.unshare(ch.CLONE_NEWNS), "unshare the mount namespace")
+        mounts.check(mounts.libc.unshare(mounts.CLONE_NEWNS), "unshare the mount namespace")
         _assemble(spec)
         _become(spec)
         env = {str(k): str(v) for k, v in dict(spec["env"]).items()}
-        # the confinement's exec: signals back to default, cwd (else /), R, bash -c
-        run = ch.Spec(["--", str(status_fd), str(spec["uid"]), str(spec["gid"]), "", "-",
-                       str(spec["cwd"]), "0", "0", str(len(env)),
-                       *[f"{k}={v}" for k, v in env.items()], str(spec["command"])])
-        ch._exec_command(run)
-    except (ch.Refused, OSError, ValueError, KeyError, TypeError) as exc:
+        _exec(status_fd, str(spec["cwd"]), env, str(spec["command"]))
+    except (mounts.Refused, OSError, ValueError, KeyError, TypeError) as exc:
         os.write(status_fd, f"E:{exc}".encode())
-    return ch.EXIT_REFUSED
+    return EXIT_REFUSED
 
 
 if __name__ == "__main__":

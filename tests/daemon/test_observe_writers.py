@@ -21,6 +21,7 @@ from typing import Any
 
 import pytest
 
+from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import ActionPlan
 from anna_common.protocol.models import ExecEvent
 from anna_common.risk import tiers
@@ -199,12 +200,29 @@ def test_planted_symlink_under_tmp_lands_nowhere(decoy: RunningDaemon) -> None:
                                   "sudoers.d/zz", decoy.extra["etc"], "/etc/sudoers.d/zz")
 
 
-def test_nameref_to_home_is_refused(decoy: RunningDaemon) -> None:
-    """``declare -n r=HOME; rm -rf "$r"``: the observed deletion is the home itself."""
+def test_nameref_to_home_is_banned_before_it_runs(decoy: RunningDaemon) -> None:
+    """``declare -n r=HOME; rm -rf "$r"``: the analysis follows the nameref (issue 21), so
+    the plan is banned at submit and never reaches the capture."""
     (decoy.home / "precious").write_text("mine\n")
-    refused_before_landing(decoy, 'declare -n r=HOME; rm -rf "$r"', decoy.home,
-                           str(decoy.home))
+    with pytest.raises(AnnaError) as caught:
+        run(decoy.client(), [("s", 'declare -n r=HOME; rm -rf "$r"', "LOW")])
+    assert caught.value.code == ErrorCode.PLAN_BANNED
     assert (decoy.home / "precious").read_text() == "mine\n"
+
+
+def test_home_deleted_by_python_is_refused_as_observed(decoy: RunningDaemon) -> None:
+    """Python deleting ``$HOME`` through a name the analysis cannot see (HIGH, approved with
+    the word): the observed deletion is the home itself, refused before it lands."""
+    (decoy.home / "precious").write_text("mine\n")
+    before = fingerprint(decoy.home)
+    code = ("python3 -c \"import os, shutil; d = getattr(shutil, 'rm' + 'tree'); "
+            "d(os.environ['HO' + 'ME'])\"")
+    _, events = run(decoy.client(), [("s", code, "HIGH")])
+    finished = [e for e in events if e.type == "step_finished"]
+    assert finished[-1].status == "failed", [(e.type, e.message) for e in events]
+    assert finished[-1].code == "OBSERVED_CHANGE_REFUSED", finished[-1].message
+    assert str(decoy.home) in (finished[-1].message or "")
+    assert fingerprint(decoy.home) == before
 
 
 def test_state_dir_is_never_a_steps_to_change(decoy: RunningDaemon) -> None:
