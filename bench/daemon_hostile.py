@@ -51,7 +51,7 @@ def scenario(daemon: RunningDaemon) -> None:
     pid = daemon.proc.pid
     for _ in range(5):
         http(daemon.socket, "GET", "/v1/health")
-    time.sleep(3)  # idle: nothing in flight
+    time.sleep(8)  # idle: nothing in flight
     print(f"idle after start: {memory(pid)}")
     for depth in (25, 30, 100):
         status, seconds = submit(daemon, [("s1", "echo " + "$(" * depth + "x" + ")" * depth,
@@ -77,7 +77,7 @@ def scenario(daemon: RunningDaemon) -> None:
     print(f"hostile 15-step plan ({size} bytes): HTTP {status} in {seconds:.2f} s; health "
           f"meanwhile: {len(latencies)} answers, median {latencies[len(latencies) // 2] * 1000:.0f}"
           f" ms, max {latencies[-1] * 1000:.0f} ms")
-    time.sleep(5)
+    time.sleep(8)
     print(f"idle after that work: {memory(pid)}")
 
 
