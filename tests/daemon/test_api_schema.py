@@ -39,6 +39,13 @@ class _AsPeer:
         self.app = app
 
     async def __call__(self, scope: dict[str, Any], receive: Any, send: Any) -> None:
+        if scope["type"] == "lifespan":  # the test clients' start and stop: the module's app
+            while True:                  # outlives them (its journal stays open)
+                message = await receive()
+                kind = message["type"].rsplit(".", 1)[-1]
+                await send({"type": f"lifespan.{kind}.complete"})
+                if kind == "shutdown":
+                    return
         if scope["type"] == "http":
             scope = {**scope, "state": {**scope.get("state", {}), PEER_KEY: Peer(
                 pid=os.getpid(), uid=os.geteuid(), gid=os.getegid())}}
