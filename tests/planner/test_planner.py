@@ -122,10 +122,11 @@ def test_injection_in_process_names_stays_out_of_the_system_message(fake_llm, ma
     attacks = _injections()
     fake_llm.push(*[plan_json()] * (len(attacks) + 1))
     planner = _planner(make_settings(llm_url=fake_llm.ollama_url))
-    planner.plan("what is using my cpu?", telemetry=make_telemetry())
+    # the model must see the process names: no offline template answers for it
+    planner.plan("what is using my cpu?", telemetry=make_telemetry(), use_templates=False)
     for attack in attacks:
         planner.plan("what is using my cpu?", telemetry=make_telemetry(
-            process_names=(attack, "kitty")))
+            process_names=(attack, "kitty")), use_templates=False)
     bodies = fake_llm.chat_bodies()
     systems = {b["messages"][0]["content"] for b in bodies}
     assert systems == {system_message("answer")}  # byte-identical on every request

@@ -66,7 +66,7 @@ def _high(anna: Anna) -> tuple[object, object]:
 def test_high_refuses_a_single_confirmation(anna: Anna) -> None:
     rc, plan = _high(anna)
     code, out = anna.json("apply", str(plan), "--yes")  # --yes alone: up to MEDIUM only
-    assert code == 4 and out is None
+    assert code == 4 and out["code"] == "DECLINED" and out["plan_id"]  # the --json contract
     term = PtyProcess([*anna.argv, "apply", str(plan)], anna.env)
     term.expect(r"Run this HIGH plan\? \[y/N\]")
     term.send("y\r")

@@ -47,9 +47,13 @@ def test_tui_approve_and_roll_back_in_tmux(anna: Anna, tmux_runs: list[Tmux]) ->
     term.keys("a")
     screen = term.wait_for(r"Result: succeeded")
     assert target.read_text() == "changed\n"
-    term.keys("r")
-    term.wait_for(r"Result: rolled_back")
+    term.keys("r")  # asks first, as the CLI does
+    term.wait_for(r"Roll back plan \S+ \(Change f, now")
+    assert target.read_text() == "changed\n"
+    term.keys("y")
+    screen = term.wait_for(r"Result: rolled_back")
     assert target.read_text() == "original\n"
+    assert "Roll back" not in screen  # nothing left to roll back: the button is gone
     term.keys("q")
     assert term.exit_status() == 0
 
