@@ -32,6 +32,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from anna_common.plan import ActionPlan
+from anna_common.risk import tiers
 from tests.daemonfix import RunningDaemon, make_plan, running_daemon
 
 
@@ -61,8 +62,9 @@ def through_daemon(daemon: RunningDaemon, steps: int, command: str = "true",
     started = time.perf_counter()
     submitted = client.submit(plan)
     submitted_at = time.perf_counter()
+    word = tiers.plan_word(submitted.annotated)
     events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
-                                 high_confirmed=False))
+                                 high_confirmed=word is not None, confirm_word=word))
     done = time.perf_counter()
     assert events[-1].status == "succeeded", events[-1]
     return submitted_at - started, (done - submitted_at) / steps
