@@ -37,6 +37,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from _cpu import tree_cpu_s
 
 from anna_common.plan import ActionPlan
+from anna_common.risk import tiers
 from tests.daemonfix import RunningDaemon, make_plan, running_daemon
 
 
@@ -76,8 +77,9 @@ def through_daemon(daemon: RunningDaemon, steps: int, command: str = "true",
     submitted = client.submit(plan)
     submitted_at = time.perf_counter()
     cpu_before = tree_cpu_s(daemon.proc.pid) if daemon.proc is not None else 0.0
+    word = tiers.plan_word(submitted.annotated)
     events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
-                                 high_confirmed=False))
+                                 high_confirmed=word is not None, confirm_word=word))
     done = time.perf_counter()
     cpu = (tree_cpu_s(daemon.proc.pid) - cpu_before) / steps if daemon.proc is not None else 0.0
     assert events[-1].status == "succeeded", events[-1]
