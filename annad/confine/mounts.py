@@ -45,6 +45,9 @@ MOVE_MOUNT_F_EMPTY_PATH = 0x4
 SYS_OPEN_TREE, SYS_MOVE_MOUNT, SYS_MOUNT_SETATTR = 428, 429, 442
 DEVICES = ("null", "zero", "full", "random", "urandom", "tty")
 """The device nodes a confined command gets: nothing that reaches hardware or memory."""
+VOLATILE_LOGS = ("/run/log/journal",)
+"""The journal kept in /run where it is not persistent: a bus-verb run sees it read-only (who
+may read it is the file system's business, as when the command runs directly)."""
 DISCARDING = ("/dev/null", "/dev/zero", "/dev/full")
 """The only files a check may open for writing (Landlock): ``2>/dev/null`` must work."""
 
@@ -133,7 +136,8 @@ def file_tree(*, hide_run: bool, masked: list[str], scratch: list[str],
     mount("none", "/", None, MS_REC | MS_PRIVATE, None)
     clones = {name: clone_tree(f"/dev/{name}") for name in DEVICES
               if os.path.exists(f"/dev/{name}")}
-    keep = {path: clone_tree(path) for path in bus or () if os.path.exists(path)}
+    kept = [*bus, *VOLATILE_LOGS] if bus is not None else []
+    keep = {path: clone_tree(path) for path in kept if os.path.exists(path)}
     setattr_("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, recursive=True)
     mount("anna-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
     for name, fd in clones.items():
@@ -157,12 +161,17 @@ def file_tree(*, hide_run: bool, masked: list[str], scratch: list[str],
 
 
 def bus_view(keep: dict[str, int]) -> None:
-    """``/run`` with only the kept sockets (and systemd's "booted" marker), empty /tmp."""
+    """``/run`` with only the kept sockets, the volatile journal (:data:`VOLATILE_LOGS`, so
+    ``systemctl status`` shows the log lines it shows when run directly) and systemd's
+    "booted" marker; empty /tmp."""
     mount("anna-run", "/run", "tmpfs", MS_NOSUID | MS_NODEV | MS_NOEXEC, "mode=0755,size=64k")
     os.makedirs("/run/systemd/system", 0o755)  # sd_booted(): systemd is PID 1
     for path, fd in keep.items():
-        os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
-        os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
+        if path in VOLATILE_LOGS:
+            os.makedirs(path, 0o755, exist_ok=True)
+        else:
+            os.makedirs(os.path.dirname(path), 0o755, exist_ok=True)
+            os.close(os.open(path, os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
         move_mount(fd, path)
         os.close(fd)
     setattr_("/run", SEALED, recursive=True)

@@ -110,6 +110,10 @@ class Container:
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
                 self._nspawn("-b", "--private-network", "--console=read-only",
+                             # nspawn's own syscall allowlist (systemd 252) lacks Landlock,
+                             # which Anna's confinement requires (it refuses to run without)
+                             "--system-call-filter=landlock_create_ruleset landlock_add_rule "
+                             "landlock_restrict_self",
                              f"--machine={self.name}"),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
         self.pid1 = wait_until(self._find_pid1, "the container's systemd to start",
