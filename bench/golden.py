@@ -148,7 +148,7 @@ def run_task(planner: Planner, golden: Golden, task: Task, *, live: bool) -> Sco
             score.why = ["no plan"]
     elapsed = time.perf_counter() - started
     calls = golden.calls
-    score.calls = len(calls)
+    score.calls = max(len(calls), len(golden.forms))  # calls that failed count too
     score.repairs = score.repairs or max(0, len(calls) - 1)
     score.tokens_in = sum(r.prompt_tokens for r in calls)
     score.tokens_out = sum(r.completion_tokens for r in calls)
