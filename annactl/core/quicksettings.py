@@ -46,7 +46,8 @@ def config_file() -> Path:
 
 SETTINGS = frozenset({
     "llm_provider", "llm_url", "llm_model", "llm_api_key", "llm_timeout", "llm_connect_timeout",
-    "llm_keep_alive", "llm_ids", "llm_compact", "llm_cache", "llm_record", "llm_replay",
+    "llm_budget", "llm_keep_alive", "llm_ids", "llm_compact", "llm_cache", "llm_record",
+    "llm_replay",
     "max_model_calls", "max_prompt_bytes", "max_session_calls", "max_session_tokens",
     "allowed_models", "trace", "trace_raw", "templates", "evaluate", "socket", "system_socket",
     "autostart", "reconnect_wait_s", "state_dir", "language"})
@@ -79,6 +80,7 @@ KINDS: dict[str, Any] = {
     "evaluate": bool, "socket": Path, "system_socket": Path, "autostart": bool,
     "state_dir": Path, "language": str,
     "llm_timeout": Number(float, 0, 3600, low_open=True),
+    "llm_budget": Number(float, 0, 3600),
     "llm_connect_timeout": Number(float, 0, 120, low_open=True),
     "max_model_calls": Number(int, 1, 32), "max_prompt_bytes": Number(int, 1024),
     "max_session_calls": Number(int, 1), "max_session_tokens": Number(int, 1000),

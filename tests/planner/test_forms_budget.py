@@ -199,7 +199,7 @@ def test_a_family_answer_that_needs_no_step_is_the_answer(fake_llm, make_setting
 
 
 def test_the_budget_left_is_shown_while_waiting(fake_llm, make_settings):
-    from annactl.commands.ask import _spinner_text
+    from annactl.commands.spinner import _spinner_text
 
     fake_llm.push(json.dumps({"answer": "Fine.", "citations": []}))
     seen = []

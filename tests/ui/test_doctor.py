@@ -42,7 +42,7 @@ def test_ollama_all_model_checks_pass() -> None:
     assert bodies[0]["format"]["required"] == ["ok", "word"]
     assert bodies[0]["options"]["temperature"] == 0
     # no daemon in this test: the daemon check fails with its fix, and decides the status
-    assert checks["daemon"]["status"] == "fail" and "systemctl" in checks["daemon"]["fix"]
+    assert checks["daemon"]["status"] == "fail" and "annactl setup" in checks["daemon"]["fix"]
     assert code == 7 and report["status"] == "failed"
 
 

@@ -222,7 +222,8 @@ class AnnaTui(TuiWorkers):
                 # said on the terminal after the screen closes, as the CLI says it
                 self.exit_note = (f"Cancelled: nothing was run. Plan {self.prepared.plan_id} "
                                   f"is kept; annactl apply {self.prepared.plan_id} runs it.")
-                self._not_run(self.prepared.plan_id)
+                if not self.source.queue:  # a queued plan keeps waiting in the queue
+                    self._not_run(self.prepared.plan_id)
             elif not (rejected or fixing):
                 self.exit_note = "Cancelled: nothing was run."
             self.exit(int(self.status if rejected or fixing else ExitStatus.DECLINED))
