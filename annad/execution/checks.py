@@ -47,8 +47,8 @@ def run_checks(annotated: AnnotatedPlan, ctx: AssessContext, *, owner: int,
         system = verdict.scope == Scope.SYSTEM
         if system and user_mode:
             results.append(CheckResult(id=check.id, command=check.command, ran=False,
-                                       reason="needs root: start the system daemon "
-                                       "(systemctl enable --now annad.service)"))
+                                       reason="needs root: set up the system daemon "
+                                       "(annactl setup)"))
             continue
         identity, root_read = unasked_identity(who.identity(), check.command,
                                                root_allowed=system)

@@ -47,7 +47,7 @@ log = logging.getLogger(__name__)
 MAX_QUEUED_OUTPUT = 2000
 """Output events queued for a slow or absent reader before further output is dropped
 (the step's output tail is still kept in the journal)."""
-SYSTEM_DAEMON_HINT = "start the system daemon: sudo systemctl enable --now annad.service"
+SYSTEM_DAEMON_HINT = "set up the system daemon: annactl setup"
 """What to do when a per-user daemon is asked for a system-scope step."""
 
 
