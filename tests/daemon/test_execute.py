@@ -215,7 +215,7 @@ def test_user_mode_refuses_system_steps_before_anything_runs(user_daemon: Runnin
                                            high_confirmed=False),
                     ErrorCode.SCOPE_REQUIRES_ROOT)
     assert error.detail["steps"] == ["svc"]
-    assert "annad.service" in (error.hint or "")
+    assert "annactl setup" in (error.hint or "")
     assert not (user_daemon.home / "first.txt").exists()
     assert client.get_plan(plan_id).status == "submitted"
 
