@@ -11,14 +11,10 @@ from __future__ import annotations
 
 import contextlib
 import functools
-import hashlib
-import os
-import stat
 import threading
 import time
 from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import Any
 
 import pytest
 
@@ -26,6 +22,7 @@ from anna_common.plan import ActionPlan
 from anna_common.risk import tiers
 from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, running_daemon
+from tests.treeprint import fingerprint
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="captured steps need a root daemon")
 
@@ -34,20 +31,6 @@ FILES = 300
 KILL_WAIT_S = 60.0
 
 
-def fingerprint(top: Path) -> dict[str, tuple[Any, ...]]:
-    """Type, mode, owner, content and mtime of everything below ``top``."""
-    out: dict[str, tuple[Any, ...]] = {}
-    for here, dirs, files in os.walk(top):
-        for name in dirs + files:
-            path = Path(here) / name
-            info = path.lstat()
-            rel = str(path.relative_to(top))
-            if stat.S_ISREG(info.st_mode):
-                out[rel] = ("f", info.st_mode, info.st_mtime_ns,
-                            hashlib.sha256(path.read_bytes()).hexdigest())
-            else:
-                out[rel] = ("d" if stat.S_ISDIR(info.st_mode) else "x", info.st_mode)
-    return out
 
 
 def tree(top: Path) -> None:

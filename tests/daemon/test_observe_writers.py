@@ -9,10 +9,7 @@ lands, is rolled back byte-exact, or is refused before anything landed.
 
 from __future__ import annotations
 
-import hashlib
-import os
 import shutil
-import stat
 import subprocess
 import sys
 from collections.abc import Iterator
@@ -27,6 +24,7 @@ from anna_common.protocol.models import ExecEvent
 from anna_common.risk import tiers
 from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import IS_ROOT, REPO, RunningDaemon, make_plan, new_daemon, stop_and_remove
+from tests.treeprint import fingerprint
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="captured steps need a root daemon")
 
@@ -60,24 +58,6 @@ def run(client: DaemonClient, steps: list[tuple[str, str, str]]) -> tuple[str, l
     return response.plan_id, events
 
 
-def fingerprint(top: Path) -> dict[str, tuple[Any, ...]]:
-    """Everything a rollback must put back: type, mode, owner, content, link, mtime."""
-    out: dict[str, tuple[Any, ...]] = {}
-    for here, dirs, files in os.walk(top):
-        for name in dirs + files:
-            path = Path(here) / name
-            info = path.lstat()
-            rel = str(path.relative_to(top))
-            if stat.S_ISLNK(info.st_mode):
-                out[rel] = ("l", str(path.readlink()), info.st_uid)
-            elif stat.S_ISREG(info.st_mode):
-                out[rel] = ("f", info.st_mode, info.st_uid, info.st_gid, info.st_mtime_ns,
-                            hashlib.sha256(path.read_bytes()).hexdigest())
-            elif stat.S_ISDIR(info.st_mode):
-                out[rel] = ("d", info.st_mode, info.st_uid, info.st_gid)
-            else:
-                out[rel] = ("x", info.st_mode)
-    return out
 
 
 def workdir(daemon: RunningDaemon, name: str) -> Path:
