@@ -131,6 +131,10 @@ class ErrorCode(StrEnum):
     ROLLBACK_INCOMPLETE = "ROLLBACK_INCOMPLETE"
     """After an undo, a touched path is not as it was before the plan (compared with its
     recorded pre-state); ``detail`` lists the paths."""
+    CAPTURE_UNAVAILABLE = "CAPTURE_UNAVAILABLE"
+    """A step's writes cannot be captured on this machine (Anna's state directory is on a
+    file system that cannot hold the upper layers, such as overlayfs in a container booted
+    from an image); the step did not run, and never runs live instead."""
 
 
 class AnnaError(Exception):

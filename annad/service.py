@@ -8,9 +8,9 @@ caller is the :class:`~annad.peer.Peer` the kernel reported for the connection.
 
 State machine: ``answered`` (no steps: nothing to run) is final at submit;
 ``submitted → dry_run`` (shown, not run); ``submitted | dry_run → running → succeeded |
-failed | rolled_back | rollback_failed``; ``succeeded | interrupted | rollback_failed →
-rolling_back → rolled_back | rollback_failed | interrupted`` (a rollback stopped by the
-daemon's stop);
+failed | rolled_back | rollback_failed | rollback_incomplete``; ``succeeded | interrupted |
+rollback_failed | rollback_incomplete → rolling_back → rolled_back | rollback_failed |
+rollback_incomplete | interrupted`` (a rollback stopped by the daemon's stop);
 ``running | rolling_back`` at start-up → ``interrupted``; ``submitted | dry_run → refused``
 when another plan is running. One plan runs (or rolls back) at a time.
 """

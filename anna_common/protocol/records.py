@@ -52,6 +52,10 @@ class PlanStatus(StrEnum):
     DRY_RUN = "dry_run"
     """Shown and its read-only checks run, not executed (``ask --dry-run``); it can still be
     applied (``annactl apply ID``)."""
+    ROLLBACK_INCOMPLETE = "rollback_incomplete"
+    """Undone, but the comparison after the undo found touched paths that are not as they
+    were before the plan (listed in ``error.detail.paths``); never ``rolled_back``. Journals
+    written before this state say ``rollback_failed`` for it."""
 
 
 UNCHANGED_STATES = frozenset({PlanStatus.SUBMITTED, PlanStatus.ANSWERED, PlanStatus.DRY_RUN,
@@ -150,7 +154,8 @@ class UndoResult(BaseModel):
     action: str
     """``restore``, ``delete``, ``rollback_command``, ``reinstall_packages``,
     ``remove_packages``, ``unit_state``, ``conflict`` (changed since the plan ran: left as it
-    is), ``uncaptured`` (writes Anna could not back up)."""
+    is), ``uncaptured`` (writes Anna could not back up), ``verify`` (after the undo, the path
+    is not as it was before the plan: the plan ends ``rollback_incomplete``)."""
     target: str = ""
     """File, package or unit."""
     ok: bool

@@ -36,8 +36,8 @@ NOTICE_EVERY_S = 10.0
 """Seconds between two progress events while waiting."""
 AFTER_END_WAIT_S = 10.0
 """After a whole stream: how long to wait for a daemon that stopped to answer again."""
-FINAL = frozenset({"succeeded", "failed", "rolled_back", "rollback_failed", "interrupted",
-                   "refused"})
+FINAL = frozenset({"succeeded", "failed", "rolled_back", "rollback_failed",
+                   "rollback_incomplete", "interrupted", "refused"})
 """Plan states that do not change without a new request."""
 
 

@@ -18,7 +18,8 @@ if TYPE_CHECKING:
     from annactl.core.daemon_client import DaemonClient
     from annactl.ui.console import Consoles
 
-_ROLLBACKABLE = frozenset({"succeeded", "interrupted", "rollback_failed"})
+_ROLLBACKABLE = frozenset({"succeeded", "interrupted", "rollback_failed",
+                           "rollback_incomplete"})
 
 
 def gc(consoles: Consoles, plan_ids: list[str], *, dry_run: bool, include_rollbackable: bool,

@@ -51,7 +51,8 @@ VERDICT_UNDONE = "rolled back"
 """The host's Anna undid everything that ran (``failed`` or ``rolled_back``, no undo
 failed): the verdict in parentheses right after the status, in the failure message."""
 VERDICT_FAILED = "rollback failed"
-"""An undo failed on the host (``rollback_failed``, or an undo result not ok)."""
+"""An undo failed on the host (``rollback_failed``/``rollback_incomplete``, or an undo result
+not ok)."""
 VERDICT_NONE = "nothing to roll back"
 """Anything else (refused, invalid on that host, no answer): nothing ran."""
 
@@ -214,7 +215,8 @@ def _reasons(var: str) -> str:
             "{% set bad = (r.steps | default([]) | selectattr('status', 'equalto', "
             "'undo_failed') | list) + (r.undo | default([]) | rejectattr('ok') | list) %}"
             "Anna on {{ inventory_hostname }}: status {{ o.status | default('no answer') }} "
-            "({% if o.status | default('') == 'rollback_failed' or bad %}" + VERDICT_FAILED +
+            "({% if o.status | default('') in ['rollback_failed', 'rollback_incomplete'] or bad %}"
+            + VERDICT_FAILED +
             "{% elif o.status | default('') in ['failed', 'rolled_back'] %}" + VERDICT_UNDONE +
             "{% else %}" + VERDICT_NONE + "{% endif %})"
             "{% if o.code is defined %}; {{ o.code }}{% endif %}"

@@ -68,6 +68,7 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.VERIFY_FAILED: ExitStatus.EXECUTION_FAILED,
     ErrorCode.SCOPE_REQUIRES_ROOT: ExitStatus.PERMISSION_DENIED,
     ErrorCode.ROLLBACK_FAILED: ExitStatus.ROLLBACK_FAILED,
+    ErrorCode.ROLLBACK_INCOMPLETE: ExitStatus.ROLLBACK_FAILED,
     ErrorCode.DAEMON_UNAVAILABLE: ExitStatus.DAEMON_UNAVAILABLE,
     ErrorCode.API_VERSION_MISMATCH: ExitStatus.DAEMON_UNAVAILABLE,
     ErrorCode.PERMISSION_DENIED: ExitStatus.PERMISSION_DENIED,
@@ -102,6 +103,7 @@ _BY_PLAN_STATUS: dict[str, ExitStatus] = {
     "rolled_back": ExitStatus.EXECUTION_FAILED,
     "interrupted": ExitStatus.EXECUTION_FAILED,
     "rollback_failed": ExitStatus.ROLLBACK_FAILED,
+    "rollback_incomplete": ExitStatus.ROLLBACK_FAILED,
     "refused": ExitStatus.PLAN_RUNNING,
 }
 

@@ -20,6 +20,7 @@ STATE_WORDS = {
     "failed": "already ran and failed (what it changed was undone)",
     "rolled_back": "was already rolled back",
     "rollback_failed": "was rolled back only in part",
+    "rollback_incomplete": "was rolled back, but some paths are not as they were before it",
     "interrupted": "was interrupted before it finished",
     "refused": "was never run because another plan was running",
 }

@@ -18,7 +18,7 @@ OK = "OK"
 
 PLAN_CODES = {"failed": "EXECUTION_FAILED", "rolled_back": "EXECUTION_FAILED",
               "interrupted": "EXECUTION_FAILED", "rollback_failed": "ROLLBACK_FAILED",
-              "refused": "PLAN_RUNNING"}
+              "rollback_incomplete": "ROLLBACK_INCOMPLETE", "refused": "PLAN_RUNNING"}
 """``code`` of a document about a plan that ended in one of these states."""
 
 

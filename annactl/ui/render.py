@@ -101,6 +101,10 @@ def result_view(record: PlanRecord) -> Group:
     parts += aftercare_lines(record)
     if record.undo:
         parts.append(undo_table(record.undo))
+    if record.status == "rollback_incomplete":  # the after-undo comparison's paths
+        paths = [u.target for u in record.undo if u.action == "verify" and not u.ok]
+        parts.append(Text("Rolled back, but not as it was before the plan: ", style="bold red")
+                     + inert_text(", ".join(paths) or "see the undo results", max_chars=500))
     undone = bool(record.undo) and all(u.ok for u in record.undo)
     if record.status == "failed" and undone:
         parts.append(Text("A step failed; every change made was undone.", style="yellow"))

@@ -7,7 +7,8 @@ RISK_STYLE = {"INFO": "bold white on blue", "LOW": "bold black on green",
 """Badge colours (seed 000): INFO blue, LOW green, MEDIUM yellow, HIGH red."""
 
 STATUS_STYLE = {"succeeded": "green", "failed": "red", "rolled_back": "yellow",
-                "rollback_failed": "bold red", "interrupted": "magenta", "running": "cyan",
+                "rollback_failed": "bold red", "rollback_incomplete": "bold red",
+                "interrupted": "magenta", "running": "cyan",
                 "submitted": "blue", "rolling_back": "yellow", "pending": "dim",
                 "answered": "green", "dry_run": "blue", "refused": "yellow",
                 "skipped": "dim", "undone": "yellow", "undo_failed": "bold red",

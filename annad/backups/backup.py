@@ -58,9 +58,12 @@ class Budget:
 class BlobStore:
     """Content-addressed copies of files: ``<dir>/<sha256>``."""
 
-    def __init__(self, directory: Path) -> None:
+    def __init__(self, directory: Path, *, flushed: bool = True) -> None:
         self.dir = directory
         self.dirty = False
+        self.flushed = flushed
+        """False: blobs are not flushed one by one; the caller flushes their file system
+        once, with the rest of a step's record (:func:`annad.execution.commit.apply`)."""
 
     def put(self, src_fd: int) -> tuple[str, int]:
         """Copy an open file into the store in bounded chunks; return (sha256, size).
@@ -74,7 +77,8 @@ class BlobStore:
             out = os.open(tmp, os.O_WRONLY | os.O_CREAT | os.O_TRUNC | os.O_CLOEXEC, 0o600)
             try:
                 name, size = safefs.hash_copy(src_fd, out)
-                os.fdatasync(out)
+                if self.flushed:
+                    os.fdatasync(out)
             finally:
                 os.close(out)
         except BaseException as exc:
@@ -89,7 +93,7 @@ class BlobStore:
 
     def flush(self) -> None:
         """Make the new blobs' directory entries durable (once per step, not per blob)."""
-        if not self.dirty:
+        if not self.dirty or not self.flushed:
             return
         fd = os.open(self.dir, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
         try:

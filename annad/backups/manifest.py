@@ -250,18 +250,21 @@ def write_atomic(path: Path, data: bytes, mode: int = 0o600, *, flush: bool = Tr
         os.close(dir_fd)
 
 
-def save(directory: Path, manifest: StepManifest, *, durable: bool = True) -> None:
+def save(directory: Path, manifest: StepManifest, *, durable: bool = True,
+         flush: bool = True) -> None:
     """Write a step's undo record.
 
     ``durable``: ``manifest.json``, flushed (before the step runs: the snapshot must
-    survive a power cut). Otherwise ``after.json`` beside it, not flushed: what the step
+    survive a power cut) — unless ``flush`` is False: the caller flushes the file system
+    itself before anything lands (a captured step: one flush for its blobs, this record and
+    its commit record). Otherwise ``after.json`` beside it, not flushed: what the step
     left, recorded after it; a power cut that tears it only costs the conflict check,
     never the snapshot, because :func:`load` then falls back to ``manifest.json``.
     """
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     data = manifest.model_dump_json(indent=1).encode("utf-8")
     if durable:
-        write_atomic(directory / MANIFEST, data)
+        write_atomic(directory / MANIFEST, data, flush=flush)
         (directory / AFTER).unlink(missing_ok=True)
     else:
         write_atomic(directory / AFTER, data, flush=False)

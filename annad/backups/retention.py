@@ -1,17 +1,17 @@
 """Backup retention: which plans' backups ``annactl gc`` (and the daemon itself) removes.
 
 Backups live in ``backups/<plan_id>/``. A plan that can no longer be rolled back
-(``rolled_back``, ``failed`` — its undo already ran —, ``refused``) does not need them:
-the automatic policy removes them once the plan finished more than ``backup_keep_days``
-ago, then, while the backups directory still holds more than ``backup_keep_max_bytes``,
-the oldest remaining ones. A plan that can still be rolled back (``succeeded``,
-``interrupted``, ``rollback_failed``) is never touched automatically: its backups are the
-only way back, so only the person removes them (``include_rollbackable``), and its
-rollback then answers ``PLAN_STATE`` saying so. Plans running, rolling back or never run
-are never touched. Each removal is journalled (``backups_removed``) *before* the files
-go, so the audit chain says what was removed even if the daemon dies half-way; the plan
-rows stay (history keeps them). Age is the plan's ``updated_at``: the time its last
-status change (its finish) was journalled.
+(``rolled_back``, ``failed`` — its undo already ran —, ``refused``) does not need them: the
+automatic policy removes them once the plan finished more than ``backup_keep_days`` ago,
+then, while the backups directory still holds more than ``backup_keep_max_bytes``, the
+oldest remaining ones. A plan that can still be rolled back (``succeeded``, ``interrupted``,
+``rollback_failed``, ``rollback_incomplete``) is never touched automatically: its backups
+are the only way back, so only the person removes them (``include_rollbackable``), and its
+rollback then answers ``PLAN_STATE`` saying so. Plans running, rolling back or never run are
+never touched. Each removal is journalled (``backups_removed``) *before* the files go, so
+the audit chain says what was removed even if the daemon dies half-way; the plan rows stay
+(history keeps them). Age is the plan's ``updated_at``: the time its last status change (its
+finish) was journalled.
 """
 
 from __future__ import annotations
@@ -41,7 +41,7 @@ REMOVED_KIND = "backups_removed"
 REMOVABLE = frozenset({PlanStatus.ROLLED_BACK, PlanStatus.FAILED, PlanStatus.REFUSED})
 """States whose backups no rollback can use any more."""
 ROLLBACKABLE = frozenset({PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED,
-                          PlanStatus.ROLLBACK_FAILED})
+                          PlanStatus.ROLLBACK_FAILED, PlanStatus.ROLLBACK_INCOMPLETE})
 """States a rollback accepts: their backups go only when the person says so."""
 DAY_S = 86_400.0
 ALL_PLANS = 1_000_000

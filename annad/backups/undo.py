@@ -24,7 +24,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from anna_common.errors import ErrorCode
-from anna_common.protocol.models import UndoResult
+from anna_common.protocol.models import PlanStatus, UndoResult
 from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.identity import matches_snapshot
@@ -154,6 +154,15 @@ def _verified(manifest: StepManifest, done: list[UndoResult]) -> list[UndoResult
                            f"{printable(target.path)} is not as it was before the plan after "
                            f"the undo ({ErrorCode.ROLLBACK_INCOMPLETE})"))
     return out
+
+
+def undone_status(results: list[UndoResult]) -> tuple[PlanStatus, ErrorCode, list[str]]:
+    """How an undo that did not fully succeed ends: ``rollback_incomplete`` when the
+    comparison afterwards found paths not as they were (listed), else ``rollback_failed``."""
+    paths = [r.target for r in results if r.action == "verify" and not r.ok]
+    if paths:
+        return PlanStatus.ROLLBACK_INCOMPLETE, ErrorCode.ROLLBACK_INCOMPLETE, paths
+    return PlanStatus.ROLLBACK_FAILED, ErrorCode.ROLLBACK_FAILED, []
 
 
 def missing_backups(step_dirs: list[Path], blobs: BlobStore) -> list[UndoResult]:

@@ -15,7 +15,9 @@ command, limits and environment, with the descriptor the output goes to):
 3. when the command has ended, kills whatever it left behind — the helper is a child
    subreaper, so every orphan of the run is its child — and answers ``X<wait status>``.
 
-One request at a time. When its socket closes (the daemon ended or dropped the session) the
+One request at a time. The serving (:func:`serve`, :func:`serve_one`, :func:`reap_all`) is
+shared with the capture helper (:mod:`annad.execution.capture_helper`), whose children build
+a capture instead of the walls. When its socket closes (the daemon ended or dropped the session) the
 helper kills what runs and exits. Nothing falls back: a failure to build the view is ``E:``
 on the socket before anything runs. Standard library only (``-I -S``: fast start, nothing
 from site-packages); the seccomp program arrives compiled, as hex.
@@ -32,6 +34,13 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from annad.confine import landlock, mounts, walls
+
+TYPE_CHECKING = False  # typing costs start-up time; mypy reads the block below
+if TYPE_CHECKING:
+    from collections.abc import Callable
+
+    Child = Callable[[int, int], None]
+    """A forked child's work: ``(out, status_w)``; it executes the command or reports."""
 
 BASH = "/bin/bash"
 EXIT_REFUSED = 125
@@ -134,14 +143,17 @@ def reap_all() -> None:
             select.select([], [], [], 0.001)  # a dying child: let it become a zombie
 
 
-def serve_one(spec: Spec, sock: _socket.socket, request: Request, out: int) -> bool:
-    """Run one request; False when the socket closed meanwhile (stop serving)."""
+def serve_one(sock: _socket.socket, out: int, start: Child) -> bool:
+    """Run one request: ``start(out, status_w)`` in a forked child (it sets up and executes
+    the command, or writes ``E:reason`` to ``status_w``); False when the socket closed
+    meanwhile (stop serving)."""
     status_r, status_w = os.pipe2(os.O_CLOEXEC)
     child = os.fork()
     if child == 0:
         sock.close()
         os.close(status_r)
-        _child(spec, request, out, status_w)
+        start(out, status_w)
+        os._exit(EXIT_REFUSED)
     os.close(out)
     os.close(status_w)
     refusal = b""
@@ -176,8 +188,9 @@ def serve_one(spec: Spec, sock: _socket.socket, request: Request, out: int) -> b
     return alive
 
 
-def serve(spec: Spec, sock: _socket.socket) -> None:
-    """Answer requests until the socket closes."""
+def serve(sock: _socket.socket, prepare: Callable[[bytes], Child]) -> None:
+    """Answer requests until the socket closes; ``prepare(data)`` gives the child of one
+    request (ValueError, IndexError, KeyError, TypeError: a bad request, answered ``E:``)."""
     space = _socket.CMSG_SPACE(4)
     while True:
         data, ancillary, _, _ = sock.recvmsg(1 << 20, space)
@@ -189,12 +202,12 @@ def serve(spec: Spec, sock: _socket.socket) -> None:
             sock.send(b"E:bad request")
             continue
         try:
-            request = Request(data)
-        except (ValueError, IndexError):
+            start = prepare(data)
+        except (ValueError, IndexError, KeyError, TypeError):
             os.close(fds[0])
             sock.send(b"E:bad request")
             continue
-        if not serve_one(spec, sock, request, fds[0]):
+        if not serve_one(sock, fds[0], start):
             return
 
 
@@ -222,8 +235,13 @@ def main(argv: list[str]) -> int:
         sock.send(f"E:{exc}".encode())
         return EXIT_REFUSED
     sock.send(b"S")
+
+    def prepare(data: bytes) -> Child:
+        request = Request(data)
+        return lambda out, status_w: _child(spec, request, out, status_w)
+
     try:
-        serve(spec, sock)
+        serve(sock, prepare)
     finally:
         reap_all()
     return 0

@@ -5,9 +5,10 @@ namespace :func:`file_tree` makes
 
 - every mount private, then read-only, nosuid and nodev, recursively
   (``mount_setattr(AT_RECURSIVE)``: one call covers every submount — /tmp, /run, /proc…);
-- a new ``/dev``: a tmpfs holding only null, zero, full, random, urandom and tty (the real
-  nodes, cloned before the tree went read-only) and the fd links; a read-only mount does not
-  stop writes to a device node, so the disks, /dev/mem and the rest are simply not there;
+- a new ``/dev`` (:func:`minimal_dev`, the capture's too): a tmpfs holding only null, zero,
+  full, random, urandom and tty (the real nodes, cloned before the tree went read-only) and
+  the fd links; a read-only mount does not stop writes to a device node, so the disks,
+  /dev/mem and the rest are simply not there;
 - for a capless-root read an empty ``/run`` (systemd's and D-Bus's sockets trust uid 0);
 - for a run allowed Unix sockets (:func:`bus_view`) a ``/run`` holding only the D-Bus and
   systemd sockets a read verb needs, and empty ``/tmp`` and ``/var/tmp`` (where agents, tmux
@@ -134,21 +135,11 @@ def file_tree(*, hide_run: bool, masked: list[str], scratch: list[str],
     """The view described in the module docstring (``bus``: the sockets :func:`bus_view`
     keeps, or None for the machine's own /run)."""
     mount("none", "/", None, MS_REC | MS_PRIVATE, None)
-    clones = {name: clone_tree(f"/dev/{name}") for name in DEVICES
-              if os.path.exists(f"/dev/{name}")}
+    clones = device_clones()
     kept = [*bus, *VOLATILE_LOGS] if bus is not None else []
     keep = {path: clone_tree(path) for path in kept if os.path.exists(path)}
     setattr_("/", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NODEV, recursive=True)
-    mount("anna-dev", "/dev", "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
-    for name, fd in clones.items():
-        os.close(os.open(f"/dev/{name}", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
-        move_mount(fd, f"/dev/{name}")
-        os.close(fd)
-    for name, target in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                         ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-        os.symlink(target, f"/dev/{name}")
-    os.mkdir("/dev/shm", 0o755)
-    os.mkdir("/dev/pts", 0o755)
+    minimal_dev("/dev", clones)
     setattr_("/dev", MOUNT_ATTR_RDONLY | MOUNT_ATTR_NOSUID | MOUNT_ATTR_NOEXEC, recursive=True)
     if hide_run:
         _empty("/run")
@@ -158,6 +149,33 @@ def file_tree(*, hide_run: bool, masked: list[str], scratch: list[str],
         mask(path)
     for path in scratch:
         mount("anna-scratch", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+
+
+def device_clones() -> dict[str, int]:
+    """Detached copies of the :data:`DEVICES` nodes this machine has, for
+    :func:`minimal_dev` (taken before the tree goes ``nodev``: a copy keeps its mount's
+    flags)."""
+    return {name: clone_tree(f"/dev/{name}") for name in DEVICES
+            if os.path.exists(f"/dev/{name}")}
+
+
+def minimal_dev(target: str, clones: dict[str, int], *, shm: bool = False) -> None:
+    """A new ``/dev`` at ``target``: a tmpfs holding only the cloned devices (their
+    descriptors are closed here), the fd links and empty ``shm`` and ``pts`` directories.
+    ``shm``: a writable tmpfs at ``shm`` (a captured step may use POSIX shared memory; it is
+    thrown away with the step)."""
+    mount("anna-dev", target, "tmpfs", MS_NOSUID | MS_NOEXEC, "mode=0755,size=64k")
+    for name, fd in clones.items():
+        os.close(os.open(f"{target}/{name}", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
+        move_mount(fd, f"{target}/{name}")
+        os.close(fd)
+    for name, link in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
+                       ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
+        os.symlink(link, f"{target}/{name}")
+    os.mkdir(f"{target}/shm", 0o1777 if shm else 0o755)
+    if shm:
+        mount("anna-shm", f"{target}/shm", "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
+    os.mkdir(f"{target}/pts", 0o755)
 
 
 def bus_view(keep: dict[str, int]) -> None:

@@ -189,6 +189,21 @@ def _spawn_helper(argv: list[str], pass_fds: tuple[int, ...]) -> subprocess.Pope
                             close_fds=True, pass_fds=pass_fds, umask=STEP_UMASK)
 
 
+def _collector(tail: Tail, on_output: Callable[[str], None] | None
+               ) -> Callable[[bytes], None]:
+    """A helper run's output: kept in ``tail`` and passed on as text."""
+
+    def output(chunk: bytes) -> None:
+        tail.add(chunk)
+        if on_output is not None:
+            try:
+                on_output(chunk.decode("utf-8", "replace"))
+            except Exception:  # a broken listener must not stop the step
+                log.exception("output listener failed")
+
+    return output
+
+
 HELPERS = Pool(_spawn_helper)
 """The confinement helpers of this daemon, one per confinement, reused run after run."""
 
@@ -251,14 +266,6 @@ def run_confined(
                          f"refused, so the command did not run: {exc}")
     tail = Tail(max_output)
 
-    def output(chunk: bytes) -> None:
-        tail.add(chunk)
-        if on_output is not None:
-            try:
-                on_output(chunk.decode("utf-8", "replace"))
-            except Exception:  # a broken listener must not stop the step
-                log.exception("output listener failed")
-
     def argv_for(sock_fd: int) -> list[str]:
         return helper_argv(confinement, sock_fd=sock_fd, program=program, abi=required_abi,
                            python=python)
@@ -266,8 +273,8 @@ def run_confined(
     if cancel is not None and cancel.is_set():
         return RunResult(exit_code=None, output="", cancelled=True)
     key = (*confinement.session_key(), python, required_abi)
-    outcome = HELPERS.run(key, request, argv_for, deadline=started + timeout,
-                          cancel=cancel, on_output=output, on_spawn=on_spawn,
+    outcome = HELPERS.run(key, request, argv_for, deadline=started + timeout, cancel=cancel,
+                          on_output=_collector(tail, on_output), on_spawn=on_spawn,
                           reuse=not scratch)  # a scratch tmpfs is thrown away with its run
     result = RunResult(exit_code=outcome.exit_code, output=tail.text(), truncated=tail.dropped,
                        timed_out=outcome.timed_out, cancelled=outcome.cancelled,
@@ -360,34 +367,34 @@ CAPTURE_HELPER = Path(__file__).parent.parent / "execution" / "capture_helper.py
 """The script that runs an approved step with its file writes captured in overlays."""
 
 
+CAPTURES = Pool(_spawn_helper)
+"""The capture helpers of this daemon, kept from step to step (one per plan running)."""
+
+
 def run_capture(spec: str, *, timeout: float, max_output: int,
                 on_output: Callable[[str], None] | None = None,
                 cancel: threading.Event | None = None,
                 on_spawn: Callable[[int], None] | None = None,
                 python: str | None = None) -> RunResult:
-    """Run :mod:`annad.execution.capture_helper` with ``spec`` (JSON): an approved step whose
-    file writes land in upper layers on the state disk. When the capture cannot be built the
-    step does not run (never live instead): ``error`` says why and ``exit_code`` is None."""
-    status_r, status_w = os.pipe()
-    try:
-        argv = [python or sys.executable, "-I", "-S", str(CAPTURE_HELPER), "--", str(status_w),
-                spec]
-        result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
-                      env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/",
-                      on_output=on_output, cancel=cancel, on_spawn=on_spawn,
-                      pass_fds=(status_w,))
-        os.set_blocking(status_r, False)
-        try:
-            status = os.read(status_r, 4096)
-        except BlockingIOError:
-            status = b""
-    finally:
-        os.close(status_r)
-    if result.cancelled or result.timed_out:
-        return result
-    if result.error is None and not status.startswith(b"R"):
-        why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
-            f"the helper ended (status {result.exit_code}) before the step started"
-        result.error = f"the capture could not be set up, so the step did not run: {why}"
+    """Run an approved step (``spec``, JSON) through a capture helper: its file writes land
+    in upper layers on the state disk; on return the step and all it started have ended. A
+    capture that cannot be built runs nothing (never live instead): ``error`` says why."""
+    started = time.monotonic()
+    if cancel is not None and cancel.is_set():
+        return RunResult(exit_code=None, output="", cancelled=True)
+    tail = Tail(max_output)
+
+    def argv_for(sock_fd: int) -> list[str]:
+        return [python or sys.executable, "-I", "-S", str(CAPTURE_HELPER), "--", str(sock_fd)]
+
+    outcome = CAPTURES.run((python,), spec.encode("utf-8", "surrogateescape"), argv_for,
+                           deadline=started + timeout, cancel=cancel,
+                           on_output=_collector(tail, on_output), on_spawn=on_spawn)
+    result = RunResult(exit_code=outcome.exit_code, output=tail.text(), truncated=tail.dropped,
+                       timed_out=outcome.timed_out, cancelled=outcome.cancelled,
+                       duration_ms=(time.monotonic() - started) * 1000)
+    if outcome.error is not None and not (outcome.timed_out or outcome.cancelled):
         result.exit_code = None
+        result.error = outcome.error if outcome.started else \
+            f"the capture could not be set up, so the step did not run: {outcome.error}"
     return result

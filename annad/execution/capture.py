@@ -47,7 +47,8 @@ OPAQUE = "trusted.overlay.opaque"
 LAYERS = "layers"
 """In a step's backup dir: the upper layers (``N/u``) and work dirs (``N/w``)."""
 ROOT = "root"
-"""In a step's backup dir: the empty directory the capture's root is assembled on."""
+"""In a step's layers dir: the empty directory the capture's root is assembled on (inside
+the layers, so one rename throws the whole capture away)."""
 PLAN_FILE = "capture.json"
 """In a step's backup dir: which overlay index is which mount point."""
 
@@ -136,12 +137,35 @@ def mount_plan(mountinfo: str, avoid: str) -> tuple[list[list[object]], dict[int
     return plan, layers
 
 
+UPPER_UNFIT = frozenset({"overlay", "fuse", "nfs", "nfs4", "cifs", "smb3", "9p", "squashfs",
+                         "iso9660", "proc", "sysfs"})
+"""File systems an overlay's upper layer cannot be on (overlayfs cannot stack its upper on
+another overlay; network and FUSE file systems lack the xattrs and whiteouts it needs)."""
+
+
+def upper_problem(directory: Path, mountinfo: str) -> str | None:
+    """Why the upper layers cannot be in ``directory`` (the step's backup dir), or None."""
+    real, best, fstype = os.path.realpath(directory), "", ""
+    for line in mountinfo.splitlines():
+        fields = line.split(" ")
+        if "-" not in fields[6:]:
+            continue
+        point = _unescape(fields[4])
+        if _inside(real, point) and len(point) >= len(best):
+            best, fstype = point, fields[fields.index("-", 6) + 1]
+    if fstype.split(".", 1)[0] in UPPER_UNFIT:
+        return (f"Anna's state directory is on {fstype} ({best}), which cannot hold the "
+                "layers that capture a step's writes; put the state directory on a local "
+                "disk (ANNAD_STATE_DIR, or a volume mounted there)")
+    return None
+
+
 def run_step(step: StepSpec, who: Who, directory: Path, *, timeout: float, max_output: int,
              on_output: Callable[[str], None] | None, cancel: threading.Event | None,
              on_spawn: Callable[[int], None] | None, python: str | None) -> Capture:
     """Run ``step`` captured; its upper layers end up in ``directory``."""
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    (directory / ROOT).mkdir(mode=0o700, exist_ok=True)
+    (directory / LAYERS / ROOT).mkdir(mode=0o700, parents=True, exist_ok=True)
     plan, layers = mount_plan(Path("/proc/self/mountinfo").read_text(), str(directory))
     (directory / PLAN_FILE).write_text(json.dumps({str(k): v for k, v in layers.items()}))
     user = step.scope == "user"
@@ -151,7 +175,7 @@ def run_step(step: StepSpec, who: Who, directory: Path, *, timeout: float, max_o
         env = step_environment(None, who.session, home=who.home)
         env.update(sudo_shims())
     cwd = who.home if user else "/"
-    spec = {"root": str(directory / ROOT), "layers": str(directory / LAYERS), "plan": plan,
+    spec = {"root": str(directory / LAYERS / ROOT), "layers": str(directory / LAYERS), "plan": plan,
             "uid": who.uid if user else 0, "gid": who.gid if user else 0,
             "groups": list(who.groups) if user else [], "env": env,
             "cwd": cwd if Path(cwd).is_dir() else "/", "command": step.command}

@@ -1,42 +1,50 @@
-"""The capture helper: run an approved step with its file writes captured (a script).
+"""The capture helper: runs approved steps with their file writes captured (a script).
 
-Run by :func:`annad.confine.runner.run_capture` as ``python -I -S capture_helper.py --
-STATUS_FD SPEC_JSON``. The daemon decided the mount plan (:mod:`annad.execution.capture`);
-this script only carries it out, in a new **mount** namespace (the PID and network namespaces
-stay the machine's: the step was approved, ``systemctl status`` or ``ss`` must tell the
-truth):
+Started by :func:`annad.confine.runner.run_capture` as ``python -I -S capture_helper.py --
+SOCK_FD`` and kept for the steps that follow (:class:`annad.confine.session.Pool`, as the
+confinement helper is: an interpreter's start-up is paid once per plan, not once per step).
+It says ``S`` on its socket and then serves one request at a time with the confinement
+helper's loop (:func:`annad.confine.helper.serve`: a forked child per step, ``R<pid>``, the
+helper a child subreaper that kills everything the step left, ``X<wait status>``; its socket
+closing — the daemon ended — kills the step). A request is the step's spec (JSON) and the
+descriptor its output goes to. The daemon decided the mount plan
+(:mod:`annad.execution.capture`); the child only carries it out, in a new **mount**
+namespace of its own (the PID and network namespaces stay the machine's: the step was
+approved, ``systemctl status`` or ``ss`` must tell the truth):
 
 1. every mount becomes private (nothing propagates back to the machine);
 2. a new root is assembled at ``root`` (an empty directory on the state disk): each real,
    writable file system gets an overlay whose lower layer is the real one and whose upper
-   and work directories are ``layers/N/u`` and ``layers/N/w`` on the state disk, with the
-   preview's options (:data:`annad.preview.overlay_helper.OPTIONS`: the upper layer holds
-   complete files and plain directories); ``/proc``, ``/sys`` and ``/run`` are the real ones,
-   read-only (a write there would not be captured, so it fails); ``/dev`` is the minimal one
-   of the confinement (no disk, no memory device: a device write is not a file change);
+   and work directories are ``layers/N/u`` and ``layers/N/w`` on the state disk — fresh for
+   every step — with the preview's options (:data:`annad.preview.overlay_helper.OPTIONS`:
+   the upper layer holds complete files and plain directories); ``/proc``, ``/sys`` and
+   ``/run`` are the real ones, read-only (a write there would not be captured, so it
+   fails); ``/dev`` is the minimal one of the confinement (no disk, no memory device: a
+   device write is not a file change);
 3. ``pivot_root`` into it and the old root detached, so no path reaches the real tree;
 4. capabilities that could leave the namespace or reach the disk below the file system
    (``sys_admin``: ``setns``/``mount``; ``dac_read_search``: ``open_by_handle_at``;
    ``sys_ptrace``: ``/proc/PID/root`` of a process outside; ``sys_rawio``, ``mknod``,
    ``sys_module``, ``bpf``…) leave the bounding set; a user-scope step becomes its owner;
-5. ``R`` on the status descriptor, then ``bash -c`` is executed in this very process (the
-   runner's process group and timeout apply as to a live step).
+5. ``bash -c`` is executed in this very process.
 
-When the last process of the namespace ends, the overlays go and the upper layers stay on
-the state disk: they are the step's change set, read back by the daemon. Any failure before
-the command is reported as ``E:reason``; nothing falls back to running live.
+When the last process of the namespace has ended (the helper killed and reaped them all
+before its ``X``), the overlays are gone and the upper layers stay on the state disk: they
+are the step's change set, read back by the daemon. Any failure before the command is
+reported as ``E:reason``; nothing falls back to running live.
 """
 
-# ruff: noqa: PTH101, PTH102, PTH103, PTH110, PTH116 - no pathlib: start-up time
+# ruff: noqa: PTH101, PTH103, PTH110, PTH116 - no pathlib: start-up time
 from __future__ import annotations
 
+import _socket
 import ctypes
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # noqa: PTH100, PTH120
-from annad.confine import mounts, walls
+from annad.confine import helper, mounts, walls
 from annad.preview.overlay_helper import OPTIONS
 
 MNT_DETACH = 2
@@ -62,24 +70,6 @@ def _overlay(index: int, point: str, root: str, layers: str) -> None:
               f"lowerdir={point},upperdir={upper},workdir={work},{OPTIONS}")
 
 
-def _dev(root: str) -> None:
-    """The confinement's minimal /dev, writable only in its fresh /dev/shm."""
-    target = root + "/dev"
-    mounts.mount("anna-dev", target, "tmpfs", mounts.MS_NOSUID | mounts.MS_NOEXEC,
-                 "mode=0755,size=64k")
-    for name in mounts.DEVICES:
-        if os.path.exists(f"/dev/{name}"):
-            os.close(os.open(f"{target}/{name}", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o666))
-            mounts.mount(f"/dev/{name}", f"{target}/{name}", None, mounts.MS_BIND, None)
-    for name, link in (("fd", "/proc/self/fd"), ("stdin", "/proc/self/fd/0"),
-                       ("stdout", "/proc/self/fd/1"), ("stderr", "/proc/self/fd/2")):
-        os.symlink(link, f"{target}/{name}")  # noqa: PTH211
-    os.mkdir(f"{target}/shm", 0o1777)
-    mounts.mount("anna-shm", f"{target}/shm", "tmpfs", mounts.MS_NOSUID | mounts.MS_NODEV,
-                 "mode=1777")
-    os.mkdir(f"{target}/pts", 0o755)
-
-
 def _assemble(spec: dict[str, object]) -> None:
     root, layers = str(spec["root"]), str(spec["layers"])
     mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE, None)
@@ -87,8 +77,8 @@ def _assemble(spec: dict[str, object]) -> None:
         kind, point = str(op[0]), str(op[1])
         if kind == "overlay":
             _overlay(int(op[2]), point, root, layers)
-        elif kind == "dev":
-            _dev(root)
+        elif kind == "dev":  # the confinement's, with a writable /dev/shm of its own
+            mounts.minimal_dev(root + "/dev", mounts.device_clones(), shm=True)
         elif os.path.exists(root + point):  # a mount point the new tree does not show
             mounts.mount(point, root + point, None, mounts.MS_BIND | mounts.MS_REC, None)
             mounts.setattr_(root + point, READ_ONLY, recursive=True)
@@ -125,33 +115,59 @@ def _become(spec: dict[str, object]) -> None:
         raise mounts.Refused("could not switch to the step's identity")
 
 
-def _exec(status_fd: int, cwd: str, env: dict[str, str], command: str) -> None:
-    """The confinement's exec: signals back to default, cwd (else /), ``R``, ``bash -c``."""
-    walls.default_signals()
+def _child(spec: dict[str, object], out: int, status_w: int) -> None:
+    """In the forked child: its own session and output, the capture, the identity, bash."""
     try:
-        os.chdir(cwd or "/")
-    except OSError:
-        os.chdir("/")
-    os.write(status_fd, b"R")
-    os.execve(BASH, [BASH, "--noprofile", "--norc", "-c", command], env)  # noqa: S606
-
-
-def main(argv: list[str]) -> int:
-    """Build the capture described by ``argv`` and execute the step in it."""
-    try:
-        status_fd, spec = int(argv[2]), json.loads(argv[3])
-    except (IndexError, ValueError):
-        return EXIT_REFUSED
-    os.set_inheritable(status_fd, False)
-    try:
+        os.setsid()
+        devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+        os.dup2(devnull, 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
         mounts.check(mounts.libc.unshare(mounts.CLONE_NEWNS), "unshare the mount namespace")
         _assemble(spec)
         _become(spec)
-        env = {str(k): str(v) for k, v in dict(spec["env"]).items()}
-        _exec(status_fd, str(spec["cwd"]), env, str(spec["command"]))
-    except (mounts.Refused, OSError, ValueError, KeyError, TypeError) as exc:
-        os.write(status_fd, f"E:{exc}".encode())
-    return EXIT_REFUSED
+        # after the identity change, which clears it: the helper's death ends the step
+        walls.prctl(walls.PR_SET_PDEATHSIG, walls.SIGKILL)
+        walls.default_signals()
+        try:
+            os.chdir(str(spec["cwd"]) or "/")
+        except OSError:
+            os.chdir("/")
+        env = {str(k): str(v) for k, v in dict(spec["env"]).items()}  # type: ignore[call-overload]
+        os.execve(BASH, [BASH, "--noprofile", "--norc", "-c", str(spec["command"])], env)  # noqa: S606
+    except BaseException as exc:
+        os.write(status_w, f"E:{exc}".encode())
+    os._exit(EXIT_REFUSED)
+
+
+def prepare(data: bytes) -> helper.Child:
+    """The child of one request (a spec in JSON; ValueError, KeyError, TypeError: bad)."""
+    spec = json.loads(data)
+    for key in ("root", "layers", "plan", "uid", "gid", "groups", "env", "cwd", "command"):
+        if key not in spec:
+            raise KeyError(key)
+    return lambda out, status_w: _child(spec, out, status_w)
+
+
+def main(argv: list[str]) -> int:
+    """Serve captured steps on the socket ``argv`` names until it closes."""
+    try:
+        fd = int(argv[2])
+    except (IndexError, ValueError):
+        return EXIT_REFUSED
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET, 0, fd)
+    os.set_inheritable(fd, False)  # no step may hold it
+    try:
+        walls.prctl(walls.PR_SET_CHILD_SUBREAPER, 1)  # every orphan of a step is ours to kill
+    except (mounts.Refused, OSError) as exc:
+        sock.send(f"E:{exc}".encode())
+        return EXIT_REFUSED
+    sock.send(b"S")
+    try:
+        helper.serve(sock, prepare)
+    finally:
+        helper.reap_all()
+    return 0
 
 
 if __name__ == "__main__":

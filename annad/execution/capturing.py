@@ -3,39 +3,47 @@
 The executor's path for every step that is not a live kind (:mod:`annad.execution.livekinds`)
 on a daemon that can build the capture (root). In order:
 
-1. :func:`annad.execution.capture.run_step` runs the step over overlays; whatever it left
-   running in its process group is killed before its upper layers are read;
+1. :func:`annad.execution.capture.run_step` runs the step over overlays; it returns once
+   the step and whatever it left running have been killed and reaped (the capture helper is
+   their subreaper), so nothing writes into the upper layers while they are read;
 2. a failed step lands nothing (its upper layers are discarded), like a refused one;
 3. :func:`annad.execution.capture.read_back` gives the change set and
    :func:`annad.execution.judge.judge` decides; a refusal names each change and why;
 4. :func:`annad.execution.commit.backup_targets` saves the originals of exactly the observed
-   paths into the step's manifest (flushed), then :func:`annad.execution.commit.apply`
-   lands it.
+   paths into the step's manifest, :func:`annad.execution.commit.prepare` writes the commit
+   record and flushes it all at once, then :func:`annad.execution.commit.apply` lands it.
 """
 
 from __future__ import annotations
 
 import contextlib
-import os
 import shutil
-import signal
 from dataclasses import dataclass
+from pathlib import Path
 from typing import TYPE_CHECKING
 
+from anna_common.errors import ErrorCode
 from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore, Budget
 from annad.backups.manifest import printable
 from annad.confine.runner import RunResult
 from annad.execution import commit
-from annad.execution.capture import LAYERS, PLAN_FILE, ROOT, read_back, run_step
+from annad.execution.capture import (
+    LAYERS,
+    PLAN_FILE,
+    ROOT,
+    read_back,
+    run_step,
+    upper_problem,
+)
 from annad.execution.judge import Approval, Verdict, judge
 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable
-    from pathlib import Path
 
     from annad.backups.manifest import StepManifest
+    from annad.backups.trash import Trash
     from annad.execution.stepspec import Limits, StepSpec, Who
 
 
@@ -48,9 +56,11 @@ class Captured:
     """The judgement of its change set (None: it failed before one was read)."""
     refusal: str | None = None
     """Why nothing landed although the step succeeded (judge or backup refusal)."""
-    backup_refused: bool = False
-    landed: bool = False
-    """Part of the change set may have landed before the refusal (its undo puts it back)."""
+    code: ErrorCode = ErrorCode.OBSERVED_CHANGE_REFUSED
+    """Why nothing (or not all) of it landed: the judge refused it (the default), the backups
+    could not be written (``BACKUP_REFUSED``), the capture cannot be built here
+    (``CAPTURE_UNAVAILABLE``), or the commit failed half way (``EXECUTION_FAILED``: what
+    landed of it is undone with the step)."""
 
 
 @dataclass(frozen=True)
@@ -65,76 +75,76 @@ class StepRun:
     on_output: Callable[[str], None]
     on_spawn: Callable[[int], None]
     cancel: threading.Event
+    trash: Trash | None = None
+    """Where the step's layers go when done with (None: removed at once)."""
 
 
-def discard(directory: Path) -> None:
-    """Drop a capture that must not land (failed or refused): nothing reached the real tree."""
-    shutil.rmtree(directory / LAYERS, ignore_errors=True)
+def discard(directory: Path, trash: Trash | None = None) -> None:
+    """Drop a capture that must not land or has landed: its layers go into ``trash`` (one
+    rename; a background thread removes them) or, without one, are removed here."""
+    if trash is not None:
+        trash.throw(directory / LAYERS)
+    else:
+        shutil.rmtree(directory / LAYERS, ignore_errors=True)
     with contextlib.suppress(OSError):
-        (directory / ROOT).rmdir()
+        (directory / ROOT).rmdir()  # where a daemon before the layers held it put it
     (directory / PLAN_FILE).unlink(missing_ok=True)
-
-
-def _reap(pid: int | None) -> None:
-    """The step's process group ends with the step: nothing keeps writing into the layers."""
-    if pid is not None:
-        with contextlib.suppress(ProcessLookupError, PermissionError):
-            os.killpg(pid, signal.SIGKILL)
 
 
 def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
     """Run one step captured; see the module text."""
-    spawned: list[int] = []
-
-    def on_spawn(pid: int) -> None:
-        spawned.append(pid)
-        run_.on_spawn(pid)
-
+    problem = upper_problem(run_.directory, Path("/proc/self/mountinfo").read_text())
+    if problem is not None:  # refused before it runs: it never runs live instead
+        why = f"the step did not run: {problem}"
+        return Captured(RunResult(exit_code=None, output="", error=why), None, why,
+                        ErrorCode.CAPTURE_UNAVAILABLE)
     try:
         capture = run_step(run_.step, run_.who, run_.directory,
                            timeout=run_.limits.step_timeout_s,
                            max_output=run_.limits.max_output, on_output=run_.on_output,
-                           cancel=run_.cancel, on_spawn=on_spawn,
+                           cancel=run_.cancel, on_spawn=run_.on_spawn,
                            python=run_.limits.confine_python)
     except OSError as exc:  # no room on the state disk for the layers: the step never ran
-        discard(run_.directory)
+        discard(run_.directory, run_.trash)
         return Captured(RunResult(exit_code=None, output="", error="the capture could not be "
                                   f"set up, so the step did not run: {printable(str(exc))}"))
-    _reap(spawned[0] if spawned else None)
     if not capture.result.ok:
-        discard(run_.directory)
+        discard(run_.directory, run_.trash)
         return Captured(capture.result)
     changes = read_back(run_.directory, capture.layers)
     verdict = judge(changes, approval, run_.who.uid)
     if verdict.refused:
-        discard(run_.directory)
+        discard(run_.directory, run_.trash)
         shown = "; ".join(verdict.refused[:20]) + (
             f"; and {len(verdict.refused) - 20} more" if len(verdict.refused) > 20 else "")
         return Captured(capture.result, verdict,
                         f"what the step really changed was refused, nothing of it landed: "
                         f"{shown}")
     if not changes:
-        discard(run_.directory)
+        discard(run_.directory, run_.trash)
         return Captured(capture.result, verdict)
-    blobs = BlobStore(run_.blobs_dir)
+    blobs = BlobStore(run_.blobs_dir, flushed=False)  # flushed once, by commit.prepare
     try:
         record.targets = commit.backup_targets(
             changes, blobs, Budget(run_.limits.backup_max_bytes, run_.limits.backup_max_files))
         record.notes.append(f"captured: {len(changes)} change(s) observed and committed")
-        manifests.save(run_.directory, record)  # the originals are on disk before any lands
+        manifests.save(run_.directory, record, flush=False)
+        # the originals, the upper layers and the commit record are on disk before any lands
+        commit.prepare(run_.directory, changes, blobs=run_.blobs_dir)
     except (BackupRefused, OSError) as exc:
-        discard(run_.directory)
+        commit.abandon(run_.directory)
+        discard(run_.directory, run_.trash)
         (run_.directory / manifests.MANIFEST).unlink(missing_ok=True)
         return Captured(capture.result, verdict, f"cannot back up what the step changed: "
-                        f"{printable(str(exc))}; nothing of it landed", backup_refused=True)
+                        f"{printable(str(exc))}; nothing of it landed", ErrorCode.BACKUP_REFUSED)
     try:
         commit.apply(run_.directory, changes)
     except OSError as exc:  # a full target disk, a directory swapped for a link meanwhile
         commit.abandon(run_.directory)
-        discard(run_.directory)
+        discard(run_.directory, run_.trash)
         why = printable(exc.strerror or str(exc))
         return Captured(capture.result, verdict, f"what the step changed could not land "
                         f"({why}{': ' + printable(exc.filename) if exc.filename else ''}); "
-                        "what landed of it is undone", landed=True)
-    discard(run_.directory)
+                        "what landed of it is undone", ErrorCode.EXECUTION_FAILED)
+    discard(run_.directory, run_.trash)
     return Captured(capture.result, verdict)

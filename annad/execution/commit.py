@@ -3,16 +3,18 @@
 Order, for one captured step whose change set was judged acceptable:
 
 1. the originals of exactly the observed paths are saved (:func:`backup_targets`, the
-   blob store of :mod:`annad.backups.backup`) and the step's manifest flushed;
-2. the upper layers are flushed (``syncfs``) and the **commit record** (``commit.json``,
-   every change in order) is written and flushed;
+   blob store of :mod:`annad.backups.backup`) and the step's manifest written;
+2. the **commit record** (``commit.json``, every change in order) is written, and one
+   ``syncfs`` of the state disk makes the backups, the upper layers and the record durable
+   together (:func:`prepare`: a barrier per file system, not an fsync per file);
 3. each change lands on its own: a file goes to a temporary name in its real directory
    (renamed out of the upper layer when both are on one file system, else copied, with
    mode, owner, xattrs and mtime set, and fsynced) and is renamed over the real name; a
    deletion removes; a directory is made or has its metadata set. Real directories are
    walked without following a symlink (:mod:`annad.backups.safefs`): a directory swapped
    for a link since the run is refused, never followed;
-4. the target file systems are flushed, then the record and the upper layers removed.
+4. the target file systems are flushed, then the record removed (the caller throws the
+   upper layers away: :func:`annad.execution.capturing.discard`).
 
 Every action is idempotent, so a daemon killed at any moment finishes the commit at its next
 start (:func:`recover`, from the record): each real path is either as before (its original
@@ -28,7 +30,6 @@ import ctypes
 import json
 import os
 import posixpath
-import shutil
 import stat
 from dataclasses import asdict
 from pathlib import Path
@@ -37,7 +38,7 @@ from typing import TYPE_CHECKING
 from annad.backups import manifest as manifests
 from annad.backups import safefs
 from annad.backups.backup import snapshot
-from annad.execution.capture import LAYERS, Change
+from annad.execution.capture import Change
 
 if TYPE_CHECKING:
     from annad.backups.backup import BlobStore, Budget
@@ -88,12 +89,23 @@ def _lstat(path: str) -> os.stat_result | None:
         return None
 
 
-def syncfs(path: str) -> None:
-    """Flush the file system holding ``path`` (one call, not one fsync per file)."""
-    with contextlib.suppress(OSError):
-        fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+def flush_filesystems(paths: list[str]) -> None:
+    """Flush each file system holding one of ``paths``, once (``syncfs``: one barrier for
+    everything written there, not one fsync per file); OSError when one cannot be. A path
+    that does not exist had nothing written to it."""
+    seen: set[int] = set()
+    for path in paths:
         try:
-            _libc.syncfs(fd)
+            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
+        except FileNotFoundError:
+            continue
+        try:
+            device = os.fstat(fd).st_dev
+            if device not in seen:
+                seen.add(device)
+                if _libc.syncfs(fd) < 0:
+                    err = ctypes.get_errno()
+                    raise OSError(err, os.strerror(err), path)
         finally:
             os.close(fd)
 
@@ -113,16 +125,23 @@ def _decode(raw: dict[str, object]) -> Change:
     return Change(**fields)  # type: ignore[arg-type]
 
 
-def apply(directory: Path, changes: list[Change]) -> None:
-    """Land ``changes`` (the step's backups are already saved); see the module text."""
-    syncfs(str(directory))
+def prepare(directory: Path, changes: list[Change], *, blobs: Path) -> None:
+    """Write the commit record of ``changes``, then flush: the step's backups (``blobs``
+    and its manifest in ``directory``, written unflushed), its upper layers and the record
+    are durable together before anything lands (OSError: not; nothing landed)."""
     manifests.write_atomic(directory / RECORD,
-                           json.dumps([_encode(c) for c in changes]).encode(), flush=True)
+                           json.dumps([_encode(c) for c in changes]).encode(), flush=False)
+    flush_filesystems([str(directory), str(blobs)])
+
+
+def apply(directory: Path, changes: list[Change]) -> None:
+    """Land ``changes`` (after :func:`prepare`); see the module text."""
     _land(directory, changes)
 
 
 def recover(directory: Path) -> bool:
-    """Finish a commit a dead daemon left half done; True if there was one."""
+    """Finish a commit a dead daemon left half done; True if there was one (the caller
+    then discards the layers)."""
     try:
         raw = json.loads((directory / RECORD).read_text())
     except FileNotFoundError:
@@ -131,7 +150,6 @@ def recover(directory: Path) -> bool:
         raw = None
     if raw is None:  # torn before its flush: nothing landed yet (written first, flushed)
         (directory / RECORD).unlink(missing_ok=True)
-        shutil.rmtree(directory / LAYERS, ignore_errors=True)
         return True
     _land(directory, [_decode(c) for c in raw])
     return True
@@ -141,7 +159,6 @@ def abandon(directory: Path) -> None:
     """A commit that could not finish (a full target disk): its record goes, so no restart
     rolls it forward; the step's undo puts back what landed of it."""
     (directory / RECORD).unlink(missing_ok=True)
-    shutil.rmtree(directory / LAYERS, ignore_errors=True)
 
 
 def _land(directory: Path, changes: list[Change]) -> None:
@@ -153,11 +170,10 @@ def _land(directory: Path, changes: list[Change]) -> None:
     for change in changes:
         _apply(change, keep.get(change.path, set()))
         tops.add(posixpath.dirname(change.path) or "/")
-    for top in sorted(tops)[:64]:
-        syncfs(top) if os.path.isdir(top) else None  # noqa: PTH112
-    os.sync() if len(tops) > 64 else None
+    # what landed is on disk before the record that would land it again goes
+    with contextlib.suppress(OSError):
+        flush_filesystems([top for top in sorted(tops) if os.path.isdir(top)])  # noqa: PTH112
     (directory / RECORD).unlink(missing_ok=True)
-    shutil.rmtree(directory / LAYERS, ignore_errors=True)
 
 
 def _tmp(name: str) -> str:

@@ -31,7 +31,14 @@ from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.leftovers import clean_leftovers, remove_empty
 from annad.backups.manifest import StepManifest
 from annad.backups.stepbackup import prepare, record_after, room_refusal, step_dir
-from annad.backups.undo import UndoEnv, identity_of, missing_backups, undo_step
+from annad.backups.trash import Trash
+from annad.backups.undo import (
+    UndoEnv,
+    identity_of,
+    missing_backups,
+    undo_step,
+    undone_status,
+)
 from annad.confine.orphans import kill_orphan_group, process_start_time
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
@@ -78,6 +85,8 @@ class Executor:
         self.runner = runner
         self.limits = limits
         self.root_daemon = root_daemon
+        self.trash = Trash(backups.parent / "trash")
+        """Where captured steps' layers go when done with (removed in the background)."""
         self.capture = os.geteuid() == 0
         """Approved file steps run captured (:mod:`annad.execution.capturing`): it needs
         root to mount the overlays."""
@@ -174,14 +183,14 @@ class Executor:
               emit: Callable[[ExecEvent], None]) -> PlanStatus:
         results = self.undo(plan_id, list(reversed(started)), emit)
         undo_ok = all(r.ok for r in results)
-        if failure.code is ErrorCode.CANCELLED:
-            status = PlanStatus.ROLLED_BACK if undo_ok else PlanStatus.ROLLBACK_FAILED
-        else:
-            status = PlanStatus.FAILED if undo_ok else PlanStatus.ROLLBACK_FAILED
-        code = failure.code if undo_ok else ErrorCode.ROLLBACK_FAILED
+        status, code, paths = undone_status(results)
+        if undo_ok:
+            code = failure.code
+            status = PlanStatus.ROLLED_BACK if code is ErrorCode.CANCELLED else PlanStatus.FAILED
         error = {"code": str(code), "message": failure.message,
                  "detail": {"step_id": failure.step_id, "exit_code": failure.exit_code,
-                            "cause": str(failure.code), "undo_ok": undo_ok}}
+                            "cause": str(failure.code), "undo_ok": undo_ok,
+                            **({"paths": paths} if paths else {})}}
         self.journal.set_plan_status(plan_id, status, error=error)
         emit(_event(ExecEventType.PLAN_FINISHED, plan_id, total=total, status=str(status),
                     code=str(code), message=failure.message + (
@@ -257,16 +266,13 @@ class Executor:
             outcome = capturing.run(capturing.StepRun(
                 step=step, who=who, directory=step_dir, blobs_dir=self.backups / plan_id /
                 "blobs", limits=self.limits, on_output=output, on_spawn=spawned,
-                cancel=cancel), record, self.approval(plan_id, step, who))
+                cancel=cancel, trash=self.trash), record, self.approval(plan_id, step, who))
             result = outcome.result
             if outcome.refusal is not None:
                 (step_dir / PROCESS_FILE).unlink(missing_ok=True)
                 remove_empty(step_dir, self.backups)
-                code = ErrorCode.BACKUP_REFUSED if outcome.backup_refused else \
-                    ErrorCode.EXECUTION_FAILED if outcome.landed else \
-                    ErrorCode.OBSERVED_CHANGE_REFUSED
                 return self._step_failed(plan_id, step, total, emit, result, outcome.refusal,
-                                         code)
+                                         outcome.code)
         elif step.confined:
             identity, root_read = unasked_identity(identity_of(record), step.command,
                                                    root_allowed=not user)
@@ -323,7 +329,7 @@ class Executor:
             if commit.recover(directory):
                 log.warning("plan %s: finished the commit of step %s a dead daemon left half "
                             "done", plan_id, directory.name)
-            capturing.discard(directory)  # a capture that never reached its commit
+            capturing.discard(directory, self.trash)  # a capture that never reached its commit
         for leftover in clean_leftovers(self.backups / plan_id):
             log.warning("plan %s: removed %s left by a dead daemon", plan_id, leftover)
         return killed

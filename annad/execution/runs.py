@@ -30,6 +30,7 @@ from anna_common.protocol.models import (
     StepStatus,
     UndoResult,
 )
+from annad.backups.undo import undone_status
 from annad.journal.records import step_specs, who_of
 
 if TYPE_CHECKING:
@@ -228,14 +229,16 @@ class RunManager:
         """Undo every step not yet undone, newest first, in a worker thread; wait for it.
 
         For a succeeded or interrupted plan that is every step that started; after a
-        partly failed undo (``rollback_failed``) it retries the steps whose undo failed.
+        partly failed or unverified undo (``rollback_failed``, ``rollback_incomplete``) it
+        retries the steps whose undo failed.
         The rollback is a run like an apply: the daemon's stop waits for it (see
         :meth:`shutdown`), and a rollback stopped between two steps leaves the plan
         ``interrupted`` with what was undone journalled, so it can be rolled back again.
         """
         current = who_of(row.caller_uid, row.home, session).session or None
         run = self._claim(row.plan_id, (PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED,
-                                        PlanStatus.ROLLBACK_FAILED),
+                                        PlanStatus.ROLLBACK_FAILED,
+                                        PlanStatus.ROLLBACK_INCOMPLETE),
                           lambda r: self._undo_work(r, current), kind=ROLLBACK)
         if run.thread is not None:
             run.thread.join()  # the request waits; a stopping daemon waits too (shutdown)
@@ -260,11 +263,14 @@ class RunManager:
                                                    status=PlanStatus.INTERRUPTED, undo=results)
                     return
                 results.extend(self.executor.undo(plan_id, [index], run.emit, env=env))
-            status = PlanStatus.ROLLED_BACK if all(r.ok for r in results) else \
-                PlanStatus.ROLLBACK_FAILED
+            status, code, paths = undone_status(results)
+            status = PlanStatus.ROLLED_BACK if all(r.ok for r in results) else status
             error = None if status is PlanStatus.ROLLED_BACK else {
-                "code": str(ErrorCode.ROLLBACK_FAILED), "message": "some undo actions failed",
-                "detail": {"failed": [r.model_dump() for r in results if not r.ok]}}
+                "code": str(code), "message": "some undo actions failed" if not paths else
+                "after the undo, these paths are not as they were before the plan: "
+                + ", ".join(paths[:20]), "detail": {
+                    "failed": [r.model_dump() for r in results if not r.ok],
+                    **({"paths": paths} if paths else {})}}
             self.journal.set_plan_status(plan_id, status, error=error, kind="rollback_finished")
             run.outcome = RollbackResponse(plan_id=plan_id, status=status, undo=results)
         except Exception as exc:  # the plan must not stay rolling_back while the daemon lives

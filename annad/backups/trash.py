@@ -1,0 +1,73 @@
+"""Directory trees thrown away off a step's path: renamed into the trash, removed beside it.
+
+A captured step leaves a small tree behind whatever it did (its upper and work directories,
+the directories copied up on the way to what it changed). Removing a directory costs a few
+milliseconds on some file systems (measured on ext4 mounted with ``discard``: ~3 ms per
+``rmdir``, against ~0.01 ms for a rename), which would be most of a small step's overhead.
+So :meth:`Trash.throw` renames the tree into the trash (one rename, on the same file
+system) and one background thread removes what the trash holds. Nothing in the trash is ever
+read again; what a daemon that died left there goes with the next throw.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import os
+import shutil
+import threading
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from pathlib import Path
+
+log = logging.getLogger(__name__)
+
+
+class Trash:
+    """A directory on the state disk whose contents a background thread removes."""
+
+    def __init__(self, directory: Path) -> None:
+        self.directory = directory
+        self._names = itertools.count()
+        self._wake = threading.Event()
+        self._lock = threading.Lock()
+        self._worker: threading.Thread | None = None
+
+    def throw(self, path: Path) -> None:
+        """Take ``path`` (a tree that must go) off the caller's hands: renamed into the trash,
+        or removed here when it cannot be (another file system). A missing path is fine."""
+        target = self.directory / f"{os.getpid()}-{next(self._names)}-{path.name}"
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            path.rename(target)
+        except FileNotFoundError:
+            if path.exists():
+                shutil.rmtree(path, ignore_errors=True)
+            return
+        except OSError:
+            shutil.rmtree(path, ignore_errors=True)
+            return
+        with self._lock:
+            if self._worker is None:
+                self._worker = threading.Thread(target=self._run, name="trash", daemon=True)
+                self._worker.start()
+        self._wake.set()
+
+    def empty(self) -> None:
+        """Remove everything in the trash now (the background thread's one task)."""
+        try:
+            entries = list(self.directory.iterdir())
+        except OSError:
+            return
+        for entry in entries:
+            shutil.rmtree(entry, ignore_errors=True)
+
+    def _run(self) -> None:
+        while True:
+            self._wake.wait()
+            self._wake.clear()
+            try:
+                self.empty()
+            except Exception:  # never let the thread die: the trash would only grow
+                log.exception("emptying the trash failed")
