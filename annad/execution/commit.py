@@ -13,8 +13,8 @@ Order, for one captured step whose change set was judged acceptable:
    deletion removes; a directory is made or has its metadata set. Real directories are
    walked without following a symlink (:mod:`annad.backups.safefs`): a directory swapped
    for a link since the run is refused, never followed;
-4. the target file systems are flushed, then the record removed (the caller throws the
-   upper layers away: :func:`annad.execution.capturing.discard`).
+4. the target file systems other than the state disk are flushed, then the record removed
+   (the caller throws the upper layers away: :func:`annad.execution.capturing.discard`).
 
 Every action is idempotent, so a daemon killed at any moment finishes the commit at its next
 start (:func:`recover`, from the record): each real path is either as before (its original
@@ -89,11 +89,15 @@ def _lstat(path: str) -> os.stat_result | None:
         return None
 
 
-def flush_filesystems(paths: list[str]) -> None:
+def flush_filesystems(paths: list[str], *, besides: str | None = None) -> None:
     """Flush each file system holding one of ``paths``, once (``syncfs``: one barrier for
     everything written there, not one fsync per file); OSError when one cannot be. A path
-    that does not exist had nothing written to it."""
+    that does not exist had nothing written to it. ``besides``: its file system is left
+    alone."""
     seen: set[int] = set()
+    if besides is not None:
+        with contextlib.suppress(OSError):
+            seen.add(Path(besides).stat().st_dev)
     for path in paths:
         try:
             fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
@@ -170,9 +174,12 @@ def _land(directory: Path, changes: list[Change]) -> None:
     for change in changes:
         _apply(change, keep.get(change.path, set()))
         tops.add(posixpath.dirname(change.path) or "/")
-    # what landed is on disk before the record that would land it again goes
+    # what landed is on disk before the record that would land it again goes: on another
+    # file system by a flush; on the state disk itself its journal already orders the
+    # renames before the record's removal (ext4, XFS, btrfs), so no second barrier there
     with contextlib.suppress(OSError):
-        flush_filesystems([top for top in sorted(tops) if os.path.isdir(top)])  # noqa: PTH112
+        flush_filesystems([top for top in sorted(tops) if os.path.isdir(top)],  # noqa: PTH112
+                          besides=str(directory))
     (directory / RECORD).unlink(missing_ok=True)
 
 
