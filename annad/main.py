@@ -108,6 +108,7 @@ def serve(settings: DaemonSettings) -> int:
 
     from annad.api import listen
     from annad.api.app import Activity, create_app
+    from annad.confine import cgroups
     from annad.confine.spec import protect
     from annad.peer import PeerH11Protocol, group_id
     from annad.policy_load import PolicyStore
@@ -124,6 +125,12 @@ def serve(settings: DaemonSettings) -> int:
     # no confined command (check, INFO step, validator) sees the journal, the backups or the
     # socket: they hold every member's plans and output
     protect(state, socket_path.parent)
+    # where each confined run's cgroup goes, before anything runs (cgroup v2: the daemon moves
+    # itself into a child of its cgroup, which it can only do while it is alone there)
+    why = cgroups.prepare()
+    if why is not None:
+        log.warning("confined runs get no cgroup of their own, so capless-root reads are "
+                    "refused: %s", why)
     gid = group_id(settings.group) if system else None
     dir_fd = listen.prepare_dir(socket_path.parent, mode=0o750 if system else 0o700, gid=gid)
     lock_fd = listen.acquire_lock(socket_path, dir_fd)

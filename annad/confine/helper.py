@@ -6,7 +6,8 @@ mount namespace, :func:`annad.confine.mounts.file_tree`; the machine's PID and n
 namespaces are kept), says ``S`` on its socket, and then, for each request (``cwd``,
 command, limits and environment, with the descriptor the output goes to):
 
-1. forks; the child starts its own session, takes the output descriptor as stdout and
+1. forks; the child joins the run's cgroup (:mod:`annad.confine.cgroups`: the descriptors
+   after the output's), starts its own session, takes the output descriptor as stdout and
    stderr and /dev/null as stdin, puts up the walls (:func:`annad.confine.walls.enclose`:
    limits, identity, no capabilities, no_new_privs, Landlock, seccomp) and executes
    ``bash --noprofile --norc -c COMMAND``;
@@ -36,6 +37,8 @@ from annad.confine import landlock, mounts, walls
 BASH = "/bin/bash"
 EXIT_REFUSED = 125
 CHILDREN = "/proc/self/task/{}/children"
+MAX_FDS = 4
+"""Descriptors a request may carry: its output, and the run's ``cgroup.procs`` (v1: two)."""
 
 
 class Spec:
@@ -72,9 +75,12 @@ class Request:
         self.env = dict(item.split("=", 1) for item in fields[5:] if "=" in item)
 
 
-def _child(spec: Spec, request: Request, out: int, status_w: int) -> None:
-    """In the forked child: the walls, then bash. Never returns."""
+def _child(spec: Spec, request: Request, out: int, status_w: int, cgroup: list[int]) -> None:
+    """In the forked child: its cgroup, the walls, then bash. Never returns."""
     try:
+        for fd in cgroup:  # before anything runs: every process of the run is counted
+            os.write(fd, b"0")
+            os.close(fd)
         os.setsid()
         devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
         os.dup2(devnull, 0)
@@ -84,7 +90,7 @@ def _child(spec: Spec, request: Request, out: int, status_w: int) -> None:
         walls.enclose(uid=spec.uid, gid=spec.gid, groups=spec.groups, userns=spec.userns,
                       limits=request.limits, program=spec.program,
                       writable_files=mounts.DISCARDING, writable_trees=tuple(spec.scratch),
-                      required_abi=spec.abi)
+                      required_abi=spec.abi, per_uid=not cgroup)
         try:
             os.chdir(request.cwd or "/")
         except OSError:
@@ -134,15 +140,20 @@ def reap_all() -> None:
             select.select([], [], [], 0.001)  # a dying child: let it become a zombie
 
 
-def serve_one(spec: Spec, sock: _socket.socket, request: Request, out: int) -> bool:
-    """Run one request; False when the socket closed meanwhile (stop serving)."""
+def serve_one(spec: Spec, sock: _socket.socket, request: Request, out: int,
+              cgroup: list[int] | None = None) -> bool:
+    """Run one request (in the cgroup whose ``cgroup.procs`` descriptors are ``cgroup``);
+    False when the socket closed meanwhile (stop serving)."""
+    cgroup = cgroup or []
     status_r, status_w = os.pipe2(os.O_CLOEXEC)
     child = os.fork()
     if child == 0:
         sock.close()
         os.close(status_r)
-        _child(spec, request, out, status_w)
+        _child(spec, request, out, status_w, cgroup)
     os.close(out)
+    for fd in cgroup:
+        os.close(fd)
     os.close(status_w)
     refusal = b""
     while chunk := os.read(status_r, 4096):
@@ -178,23 +189,28 @@ def serve_one(spec: Spec, sock: _socket.socket, request: Request, out: int) -> b
 
 def serve(spec: Spec, sock: _socket.socket) -> None:
     """Answer requests until the socket closes."""
-    space = _socket.CMSG_SPACE(4)
+    space = _socket.CMSG_SPACE(4 * MAX_FDS)
     while True:
         data, ancillary, _, _ = sock.recvmsg(1 << 20, space)
-        fds = [int.from_bytes(item[2][:4], sys.byteorder) for item in ancillary
-               if item[0] == _socket.SOL_SOCKET and item[1] == _socket.SCM_RIGHTS]
+        fds = [int.from_bytes(item[2][i:i + 4], sys.byteorder) for item in ancillary
+               if item[0] == _socket.SOL_SOCKET and item[1] == _socket.SCM_RIGHTS
+               for i in range(0, len(item[2]) - 3, 4)]
+        for fd in fds:
+            os.set_inheritable(fd, False)  # received descriptors are not close-on-exec
         if not data:
             return
-        if len(fds) != 1:
-            sock.send(b"E:bad request")
-            continue
         try:
+            if not fds:
+                raise ValueError("bad request")
+            if spec.uid == 0 and len(fds) < 2:  # the kernel counts no uid-0 processes
+                raise ValueError("a uid-0 run needs a cgroup of its own")
             request = Request(data)
-        except (ValueError, IndexError):
-            os.close(fds[0])
-            sock.send(b"E:bad request")
+        except (ValueError, IndexError) as exc:
+            for fd in fds:
+                os.close(fd)
+            sock.send(f"E:{exc}".encode())
             continue
-        if not serve_one(spec, sock, request, fds[0]):
+        if not serve_one(spec, sock, request, fds[0], fds[1:]):
             return
 
 
