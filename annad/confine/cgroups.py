@@ -42,6 +42,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from annad.confine.spec import RunLimits
+
 log = logging.getLogger(__name__)
 
 CONTROLLERS = ("pids", "memory")
@@ -304,6 +306,35 @@ def run_cgroup(processes: int, memory: int, *, required: bool) -> Iterator[tuple
     finally:
         for fd in fds:
             os.close(fd)
+        leaf.remove()
+
+
+JOIN = 'while [ "$1" != -- ]; do printf 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
+"""Fixed shell text (its data are arguments): write ``0`` into each ``cgroup.procs`` named
+before ``--`` — the shell joins the cgroup — then become the program after it."""
+
+
+def joining(leaf: Leaf | None) -> list[str]:
+    """The argv prefix that starts a program inside ``leaf`` (nothing for None): for a program
+    the daemon cannot pass descriptors to (the preview helper)."""
+    if leaf is None:
+        return []
+    return ["/bin/bash", "--noprofile", "--norc", "-c", JOIN, "anna-join",
+            *(str(d / "cgroup.procs") for d in leaf.dirs), "--"]
+
+
+@contextlib.contextmanager
+def leaf_or_none(limits: RunLimits) -> Iterator[Leaf | None]:
+    """A leaf with ``limits`` (processes, run memory) where one can be made, else None;
+    removed (whatever is left in it killed) on leaving."""
+    try:
+        leaf = make_leaf(limits.processes, limits.run_memory)
+    except Unavailable:
+        yield None
+        return
+    try:
+        yield leaf
+    finally:
         leaf.remove()
 
 

@@ -298,33 +298,33 @@ def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | Non
                 ) -> tuple[RunResult, bytes]:
     """Run :mod:`annad.preview.overlay_helper` with ``spec`` (JSON); its result and report.
 
-    The report travels through a memfd: it is on no file system, so the confined steps
-    (which never hold it: it is close-on-exec) cannot see or forge it. The steps get the
-    walls of a check (:func:`annad.confine.previews.walled_spec`). When the confinement
-    cannot be built nothing ran: ``error`` says why and ``exit_code`` is None. ``owner``'s
-    previews are capped (:data:`annad.confine.previews.PER_OWNER`): one member's hanging
-    previews never hold another member's.
-    """
+    The report travels through a memfd (on no file system; close-on-exec, so the steps can
+    neither see nor forge it). The steps get the walls of a check (``walled_spec``), and the
+    whole preview a cgroup where one can be made (:func:`annad.confine.cgroups.joining`).
+    When the confinement cannot be built nothing ran: ``error`` says why, ``exit_code`` is
+    None. ``owner``'s previews are capped (``PER_OWNER``): one member's hanging previews
+    never hold another member's."""
     try:
         spec = walled_spec(spec, timeout=timeout, required_abi=required_abi)
     except (FilterUnavailable, ValueError) as exc:
         return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
                          f"confinement could not be set up: {exc}"), b""
-    with PREVIEWS.slot(owner) as admitted:
+    with PREVIEWS.slot(owner) as admitted, cgroups.leaf_or_none(RunLimits()) as leaf:
         if not admitted:
             return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
                              f"confinement refused: {PER_OWNER} preview(s) of this member "
                              "already running"), b""
-        return _overlay(spec, timeout=timeout, max_output=max_output, python=python)
+        return _overlay(spec, timeout=timeout, max_output=max_output, python=python,
+                        join=cgroups.joining(leaf))
 
 
-def _overlay(spec: str, *, timeout: float, max_output: int, python: str | None
-             ) -> tuple[RunResult, bytes]:
+def _overlay(spec: str, *, timeout: float, max_output: int, python: str | None,
+             join: list[str]) -> tuple[RunResult, bytes]:
     report = os.memfd_create("anna-preview", os.MFD_CLOEXEC)
     status_r, status_w = os.pipe()
     child_report = os.dup(report)
     try:
-        argv = [python or sys.executable, "-I", "-S", str(PREVIEW_HELPER), "--",
+        argv = [*join, python or sys.executable, "-I", "-S", str(PREVIEW_HELPER), "--",
                 str(status_w), str(child_report), spec]
         result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
                       env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/", on_output=None,

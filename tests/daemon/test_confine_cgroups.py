@@ -10,6 +10,7 @@ the uid-0 run must be refused instead, saying so — never run without the bound
 
 from __future__ import annotations
 
+import json
 import os
 import secrets
 import shutil
@@ -21,7 +22,7 @@ import pytest
 
 from annad.confine import cgroups
 from annad.confine.credentials import Identity
-from annad.confine.runner import RunResult, run_confined
+from annad.confine.runner import RunResult, run_confined, run_overlay
 from annad.confine.spec import RunLimits
 from tests.waiting import wait_until
 
@@ -113,6 +114,25 @@ def test_the_same_memory_without_the_cap_is_allocated(owner: Identity) -> None:
         owner, root_read=True, timeout=120,
         limits=RunLimits(memory=1024 * MIB, run_memory=512 * MIB, cpu_s=120))
     assert result.error is None and result.output.strip() == f"allocated {256 * MIB}", result
+
+
+@pytest.mark.usefixtures("leaves_here")
+def test_a_preview_runs_in_a_cgroup_of_its_own(owner: Identity) -> None:
+    """The whole preview (its helper and a root step) in one leaf, removed afterwards."""
+    step = {"uid": 0, "gid": 0, "groups": "", "env": {"PATH": "/usr/bin:/bin"}, "cwd": "/",
+            "command": "cat /proc/self/cgroup", "validate": []}
+    spec = {"steps": [step], "overlays": [owner.home], "userns": False,
+            "limits": {"file": 4096, "total": 65536, "entries": 10, "tmpfs": 1 << 20,
+                       "output": 4096}}
+    result, report = run_overlay(json.dumps(spec), timeout=60, max_output=4096)
+    assert result.error is None, result.error
+    output = json.loads(report.splitlines()[0])["output"]
+    # the step's own cgroups: a leaf of this process's runs in the pids hierarchy (v1) or the
+    # unified one (v2)
+    joined = [line for line in output.splitlines()
+              if f"/{cgroups.RUN_PREFIX}{os.getpid()}-" in line]
+    assert any(":pids:" in line or line.startswith("0::") for line in joined), output
+    assert cgroups.leaves() == []
 
 
 def test_without_a_cgroup_a_uid0_run_is_refused_and_the_owners_runs(
