@@ -59,6 +59,9 @@ class ErrorCode(StrEnum):
     # --- execution -----------------------------------------------------------
     EXECUTION_FAILED = "EXECUTION_FAILED"
     """A step failed; the plan was rolled back (see ``detail``)."""
+    CONFINEMENT_REFUSED = "CONFINEMENT_REFUSED"
+    """An unasked command (INFO step, check) did not run: its confinement could not be built
+    here (``message`` says which wall: Landlock, seccomp, the run's cgroup…); never unconfined."""
     BACKUP_REFUSED = "BACKUP_REFUSED"
     """A step's write targets could not be backed up (unknown path, too big); it did not run."""
     STEP_TIMEOUT = "STEP_TIMEOUT"

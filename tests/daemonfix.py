@@ -40,7 +40,7 @@ from typing import Any
 import pytest
 
 from annactl.core.daemon_client import DaemonClient
-from tests.waiting import WAIT_S
+from tests.waiting import WAIT_S, wait_until
 
 REPO = Path(__file__).resolve().parent.parent
 START_TIMEOUT_S = 2 * WAIT_S
@@ -205,6 +205,16 @@ def kill_left_steps(daemon: RunningDaemon) -> list[int]:
                 os.kill(pid, signal.SIGKILL)
                 killed.append(pid)
     return killed
+
+
+def layers_left(state: Path) -> list[Path]:
+    """The capture's upper layers still on the state disk, once the daemon's trash thread
+    has emptied the trash (it removes thrown-away layers in the background: a scan while it
+    works would race with its deletions)."""
+    trash = state / "trash"
+    wait_until(lambda: not trash.is_dir() or not any(trash.iterdir()),
+               "the daemon's trash to be emptied")
+    return list(state.rglob("layers"))
 
 
 def stop_and_remove(daemon: RunningDaemon) -> None:

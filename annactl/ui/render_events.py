@@ -35,6 +35,9 @@ def _step_finished(event: ExecEvent, *, with_output: bool = True) -> RenderableT
     line = Text(f"{_counter(event)}{'✔' if ok else '✘'} ", style="green" if ok else "red")
     line.append(inert(event.step_id or "", max_chars=60), style="bold")
     line.append(f"  exit {event.exit_code}" if event.exit_code is not None else "")
+    if event.code == "CONFINEMENT_REFUSED":  # it never ran: say why, in words
+        line.append("  not run: this machine could not confine it — "
+                    + inert(event.message, max_chars=300), style="red")
     if with_output and event.output.strip():
         return Group(line, Text(_indent(tail(event.output)), style="dim"))
     return line

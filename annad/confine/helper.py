@@ -6,7 +6,8 @@ mount namespace, :func:`annad.confine.mounts.file_tree`; the machine's PID and n
 namespaces are kept), says ``S`` on its socket, and then, for each request (``cwd``,
 command, limits and environment, with the descriptor the output goes to):
 
-1. forks; the child starts its own session, takes the output descriptor as stdout and
+1. forks; the child joins the run's cgroup (:mod:`annad.confine.cgroups`: the descriptors
+   after the output's), starts its own session, takes the output descriptor as stdout and
    stderr and /dev/null as stdin, puts up the walls (:func:`annad.confine.walls.enclose`:
    limits, identity, no capabilities, no_new_privs, Landlock, seccomp) and executes
    ``bash --noprofile --norc -c COMMAND``;
@@ -45,6 +46,8 @@ if TYPE_CHECKING:
 BASH = "/bin/bash"
 EXIT_REFUSED = 125
 CHILDREN = "/proc/self/task/{}/children"
+MAX_FDS = 4
+"""Descriptors a request may carry: its output, and the run's ``cgroup.procs`` (v1: two)."""
 
 
 class Spec:
@@ -81,9 +84,12 @@ class Request:
         self.env = dict(item.split("=", 1) for item in fields[5:] if "=" in item)
 
 
-def _child(spec: Spec, request: Request, out: int, status_w: int) -> None:
-    """In the forked child: the walls, then bash. Never returns."""
+def _child(spec: Spec, request: Request, out: int, status_w: int, cgroup: list[int]) -> None:
+    """In the forked child: its cgroup, the walls, then bash. Never returns."""
     try:
+        for fd in cgroup:  # before anything runs: every process of the run is counted
+            os.write(fd, b"0")
+            os.close(fd)
         os.setsid()
         devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
         os.dup2(devnull, 0)
@@ -93,7 +99,7 @@ def _child(spec: Spec, request: Request, out: int, status_w: int) -> None:
         walls.enclose(uid=spec.uid, gid=spec.gid, groups=spec.groups, userns=spec.userns,
                       limits=request.limits, program=spec.program,
                       writable_files=mounts.DISCARDING, writable_trees=tuple(spec.scratch),
-                      required_abi=spec.abi)
+                      required_abi=spec.abi, per_uid=not cgroup)
         try:
             os.chdir(request.cwd or "/")
         except OSError:
@@ -143,9 +149,10 @@ def reap_all() -> None:
             select.select([], [], [], 0.001)  # a dying child: let it become a zombie
 
 
-def serve_one(sock: _socket.socket, out: int, start: Child) -> bool:
+def serve_one(sock: _socket.socket, out: int, start: Child, extra: list[int]) -> bool:
     """Run one request: ``start(out, status_w)`` in a forked child (it sets up and executes
-    the command, or writes ``E:reason`` to ``status_w``); False when the socket closed
+    the command, or writes ``E:reason`` to ``status_w``; ``extra``, the request's other
+    descriptors, are the child's: the parent closes them); False when the socket closed
     meanwhile (stop serving)."""
     status_r, status_w = os.pipe2(os.O_CLOEXEC)
     child = os.fork()
@@ -155,6 +162,8 @@ def serve_one(sock: _socket.socket, out: int, start: Child) -> bool:
         start(out, status_w)
         os._exit(EXIT_REFUSED)
     os.close(out)
+    for fd in extra:
+        os.close(fd)
     os.close(status_w)
     refusal = b""
     while chunk := os.read(status_r, 4096):
@@ -188,26 +197,30 @@ def serve_one(sock: _socket.socket, out: int, start: Child) -> bool:
     return alive
 
 
-def serve(sock: _socket.socket, prepare: Callable[[bytes], Child]) -> None:
-    """Answer requests until the socket closes; ``prepare(data)`` gives the child of one
-    request (ValueError, IndexError, KeyError, TypeError: a bad request, answered ``E:``)."""
-    space = _socket.CMSG_SPACE(4)
+def serve(sock: _socket.socket, prepare: Callable[[bytes, list[int]], Child]) -> None:
+    """Answer requests until the socket closes; ``prepare(data, extra)`` gives the child of
+    one request (``extra``: the descriptors after the output one; ValueError, IndexError,
+    KeyError, TypeError: a bad request, answered ``E:``)."""
+    space = _socket.CMSG_SPACE(4 * MAX_FDS)
     while True:
         data, ancillary, _, _ = sock.recvmsg(1 << 20, space)
-        fds = [int.from_bytes(item[2][:4], sys.byteorder) for item in ancillary
-               if item[0] == _socket.SOL_SOCKET and item[1] == _socket.SCM_RIGHTS]
+        fds = [int.from_bytes(item[2][i:i + 4], sys.byteorder) for item in ancillary
+               if item[0] == _socket.SOL_SOCKET and item[1] == _socket.SCM_RIGHTS
+               for i in range(0, len(item[2]) - 3, 4)]
+        for fd in fds:
+            os.set_inheritable(fd, False)  # received descriptors are not close-on-exec
         if not data:
             return
-        if len(fds) != 1:
-            sock.send(b"E:bad request")
-            continue
         try:
-            start = prepare(data)
-        except (ValueError, IndexError, KeyError, TypeError):
-            os.close(fds[0])
-            sock.send(b"E:bad request")
+            if not fds:
+                raise ValueError("bad request")
+            start = prepare(data, fds[1:])
+        except (ValueError, IndexError, KeyError, TypeError) as exc:
+            for fd in fds:
+                os.close(fd)
+            sock.send(f"E:{exc or 'bad request'}".encode())
             continue
-        if not serve_one(sock, fds[0], start):
+        if not serve_one(sock, fds[0], start, fds[1:]):
             return
 
 
@@ -236,9 +249,11 @@ def main(argv: list[str]) -> int:
         return EXIT_REFUSED
     sock.send(b"S")
 
-    def prepare(data: bytes) -> Child:
+    def prepare(data: bytes, cgroup: list[int]) -> Child:
+        if spec.uid == 0 and not cgroup:  # the kernel counts no uid-0 processes
+            raise ValueError("a uid-0 run needs a cgroup of its own")
         request = Request(data)
-        return lambda out, status_w: _child(spec, request, out, status_w)
+        return lambda out, status_w: _child(spec, request, out, status_w, cgroup)
 
     try:
         serve(sock, prepare)

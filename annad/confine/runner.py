@@ -1,18 +1,16 @@
 """The only place annad spawns a process.
 
-Steps run as ``bash --noprofile --norc -c COMMAND`` with standard input from
-/dev/null and no terminal, in a new session (so a timeout or a cancel kills the
-whole process group, not just bash), with a minimal environment: a fixed PATH,
-``PAGER=cat``, ``SYSTEMD_PAGER=`` and ``GIT_PAGER=cat`` so nothing waits for a
-person, and for user-scope steps the caller's uid, gid, groups, home and
-whitelisted session variables. Output is capped: the tail is kept, because the
-end of a failing command's output is what explains the failure.
+Steps run as ``bash --noprofile --norc -c COMMAND`` with standard input from /dev/null and no
+terminal, in a new session (so a timeout or a cancel kills the whole process group, not just
+bash), with a minimal environment: a fixed PATH, ``PAGER=cat``, ``SYSTEMD_PAGER=`` and
+``GIT_PAGER=cat`` so nothing waits for a person, and for user-scope steps the caller's uid,
+gid, groups, home and whitelisted session variables. Output is capped: the tail is kept,
+because the end of a failing command's output is what explains the failure.
 
-Helper programs the daemon itself needs (``systemctl``, ``pacman -Q``) run
-through :func:`run_argv`: no shell, a short timeout, the same caps.
-
-The environment is built by :mod:`annad.confine.stepenv`; step processes a dead daemon left are
-found and killed by :mod:`annad.confine.orphans` (no spawning there).
+Helper programs the daemon itself needs (``systemctl``, ``pacman -Q``) run through
+:func:`run_argv`: no shell, a short timeout, the same caps. The environment is built by
+:mod:`annad.confine.stepenv`; step processes a dead daemon left are found and killed by
+:mod:`annad.confine.orphans` (no spawning there).
 """
 
 from __future__ import annotations
@@ -28,6 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from annad.confine import cgroups
 from annad.confine.credentials import Identity
 from annad.confine.filters import FilterUnavailable, compiled
 from annad.confine.landlock import REQUIRED_ABI
@@ -234,8 +233,9 @@ def run_confined(
     (the daemon's own by default). Root's secrets (for a capless-root read), Anna's own state
     (:func:`annad.confine.spec.protect`) and ``masked`` (tests' decoys) are never seen.
     ``required_abi`` raises the Landlock ABI demanded (tests see the refusal with it).
-    When the confinement cannot be built the command does not run: ``error`` says why and
-    ``exit_code`` is None. Never an unconfined fallback.
+    Each run has a cgroup of its own (:func:`annad.confine.cgroups.run_cgroup`). When the
+    confinement cannot be built the command does not run: ``error`` says why, ``refused`` is
+    set, ``exit_code`` is None. Never an unconfined fallback.
     """
     started = time.monotonic()
     userns = os.geteuid() != 0
@@ -273,9 +273,17 @@ def run_confined(
     if cancel is not None and cancel.is_set():
         return RunResult(exit_code=None, output="", cancelled=True)
     key = (*confinement.session_key(), python, required_abi)
-    outcome = HELPERS.run(key, request, argv_for, deadline=started + timeout, cancel=cancel,
-                          on_output=_collector(tail, on_output), on_spawn=on_spawn,
-                          reuse=not scratch)  # a scratch tmpfs is thrown away with its run
+    try:  # a uid-0 run must have its cgroup: the kernel does not count uid 0's processes
+        with cgroups.run_cgroup(run_limits.processes, run_limits.run_memory,
+                                required=confinement.uid == 0) as fds:
+            outcome = HELPERS.run(key, request, argv_for, deadline=started + timeout,
+                                  cancel=cancel, on_output=_collector(tail, on_output),
+                                  on_spawn=on_spawn,
+                                  reuse=not scratch,  # a scratch tmpfs goes with its run
+                                  fds=fds)
+    except cgroups.Unavailable as exc:
+        return RunResult(exit_code=None, output="", refused=True, error="confinement refused, "
+                         f"so the command did not run: {exc}")
     result = RunResult(exit_code=outcome.exit_code, output=tail.text(), truncated=tail.dropped,
                        timed_out=outcome.timed_out, cancelled=outcome.cancelled,
                        duration_ms=(time.monotonic() - started) * 1000)
@@ -298,33 +306,33 @@ def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | Non
                 ) -> tuple[RunResult, bytes]:
     """Run :mod:`annad.preview.overlay_helper` with ``spec`` (JSON); its result and report.
 
-    The report travels through a memfd: it is on no file system, so the confined steps
-    (which never hold it: it is close-on-exec) cannot see or forge it. The steps get the
-    walls of a check (:func:`annad.confine.previews.walled_spec`). When the confinement
-    cannot be built nothing ran: ``error`` says why and ``exit_code`` is None. ``owner``'s
-    previews are capped (:data:`annad.confine.previews.PER_OWNER`): one member's hanging
-    previews never hold another member's.
-    """
+    The report travels through a memfd (on no file system; close-on-exec, so the steps can
+    neither see nor forge it). The steps get the walls of a check (``walled_spec``), and the
+    whole preview a cgroup where one can be made (:func:`annad.confine.cgroups.joining`).
+    When the confinement cannot be built nothing ran: ``error`` says why, ``exit_code`` is
+    None. ``owner``'s previews are capped (``PER_OWNER``): one member's hanging previews
+    never hold another member's."""
     try:
         spec = walled_spec(spec, timeout=timeout, required_abi=required_abi)
     except (FilterUnavailable, ValueError) as exc:
         return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
                          f"confinement could not be set up: {exc}"), b""
-    with PREVIEWS.slot(owner) as admitted:
+    with PREVIEWS.slot(owner) as admitted, cgroups.leaf_or_none(RunLimits()) as leaf:
         if not admitted:
             return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
                              f"confinement refused: {PER_OWNER} preview(s) of this member "
                              "already running"), b""
-        return _overlay(spec, timeout=timeout, max_output=max_output, python=python)
+        return _overlay(spec, timeout=timeout, max_output=max_output, python=python,
+                        join=cgroups.joining(leaf))
 
 
-def _overlay(spec: str, *, timeout: float, max_output: int, python: str | None
-             ) -> tuple[RunResult, bytes]:
+def _overlay(spec: str, *, timeout: float, max_output: int, python: str | None,
+             join: list[str]) -> tuple[RunResult, bytes]:
     report = os.memfd_create("anna-preview", os.MFD_CLOEXEC)
     status_r, status_w = os.pipe()
     child_report = os.dup(report)
     try:
-        argv = [python or sys.executable, "-I", "-S", str(PREVIEW_HELPER), "--",
+        argv = [*join, python or sys.executable, "-I", "-S", str(PREVIEW_HELPER), "--",
                 str(status_w), str(child_report), spec]
         result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
                       env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/", on_output=None,

@@ -116,14 +116,15 @@ class Helper:
             self.proc.wait()
 
     def run(self, request: bytes, *, deadline: float, cancel: threading.Event | None,
-            on_output: Callable[[bytes], None] | None, on_spawn: Callable[[int], None] | None
-            ) -> Outcome:
-        """Send one request and follow it to its end (the helper's ``X``)."""
+            on_output: Callable[[bytes], None] | None, on_spawn: Callable[[int], None] | None,
+            fds: tuple[int, ...] = ()) -> Outcome:
+        """Send one request and follow it to its end (the helper's ``X``). ``fds`` go with
+        it after the output pipe: the run's cgroup (:mod:`annad.confine.cgroups`)."""
         out_r, out_w = os.pipe2(os.O_CLOEXEC)
         outcome = Outcome()
         try:
             try:
-                socket.send_fds(self.sock, [request], [out_w])
+                socket.send_fds(self.sock, [request], [out_w, *fds])
             finally:
                 os.close(out_w)
             with selectors.DefaultSelector() as selector:
@@ -200,15 +201,16 @@ class Pool:
             argv_for: Callable[[int], list[str]], *, deadline: float,
             cancel: threading.Event | None,
             on_output: Callable[[bytes], None] | None,
-            on_spawn: Callable[[int], None] | None, reuse: bool = True) -> Outcome:
+            on_spawn: Callable[[int], None] | None, reuse: bool = True,
+            fds: tuple[int, ...] = ()) -> Outcome:
         """Run one request with a helper started for ``key`` (reused or new; the key says
         everything its command line holds: the confinement, the interpreter, the ABI).
         ``reuse=False``: the helper is closed after the run and never serves another (its
-        scratch tmpfs must be gone when the command ends)."""
+        scratch tmpfs must be gone when the command ends). ``fds``: see :meth:`Helper.run`."""
         reused = self._take(key) if reuse else None
         if reused is not None:
             outcome = self._once(key, reused, request, reuse, deadline, cancel, on_output,
-                                 on_spawn)
+                                 on_spawn, fds)
             stopped = outcome.cancelled or outcome.timed_out
             if stopped or not reused.broken or outcome.started:
                 return outcome
@@ -217,14 +219,15 @@ class Pool:
             helper = Helper(argv_for, self._start, deadline)
         except HelperError as exc:
             return Outcome(error=f"confinement could not be set up: {exc}")
-        return self._once(key, helper, request, reuse, deadline, cancel, on_output, on_spawn)
+        return self._once(key, helper, request, reuse, deadline, cancel, on_output, on_spawn,
+                          fds)
 
     def _once(self, key: tuple[object, ...], helper: Helper, request: bytes, reuse: bool,
               deadline: float, cancel: threading.Event | None,
               on_output: Callable[[bytes], None] | None,
-              on_spawn: Callable[[int], None] | None) -> Outcome:
+              on_spawn: Callable[[int], None] | None, fds: tuple[int, ...]) -> Outcome:
         outcome = helper.run(request, deadline=deadline, cancel=cancel, on_output=on_output,
-                             on_spawn=on_spawn)
+                             on_spawn=on_spawn, fds=fds)
         if reuse and not helper.broken:
             self._give(key, helper)
         else:

@@ -17,7 +17,8 @@ each command
 - ``PR_SET_NO_NEW_PRIVS``, no capability in any set, the plan owner's uid, gid and groups —
   or, only where the system daemon must read what only root can read, uid 0 without any
   capability, no Unix socket at all and ``/run`` hidden;
-- limits on memory, processes and CPU time, and nothing left running after it ends;
+- limits on memory, processes and CPU time, per process and — in a cgroup of its own
+  (:mod:`annad.confine.cgroups`) — for the whole run, and nothing left running after it ends;
 - in a per-user daemon, a user namespace in which the owner maps to itself.
 
 This module describes the confinement (:class:`Confinement`) and builds the helper's
@@ -71,7 +72,11 @@ class RunLimits:
     """Memory a process may allocate, bytes (RLIMIT_DATA; four times that as address
     space, RLIMIT_AS)."""
     processes: int = 256
-    """Processes (tasks) it may add to what its uid already runs (RLIMIT_NPROC)."""
+    """Processes (tasks) of the whole run (its cgroup's ``pids.max``; where it has no cgroup,
+    what it may add to what its uid already runs, RLIMIT_NPROC)."""
+    run_memory: int = 1024 ** 3
+    """Memory of the whole run, bytes: its cgroup's cap (all its processes and the page cache
+    they fill together)."""
     cpu_s: int = 300
     """CPU seconds per process (RLIMIT_CPU); the wall time is the run's timeout."""
 

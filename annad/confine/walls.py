@@ -79,10 +79,12 @@ def _limit(which: int, value: int) -> None:
     resource.setrlimit(which, (value, value))
 
 
-def set_limits(limits: Limits, uid: int, tasks: int | None = None) -> None:
+def set_limits(limits: Limits, uid: int, tasks: int | None = None, *, per_uid: bool = True
+               ) -> None:
     """Memory, processes, CPU time, no core dumps. uid 0 is exempt from RLIMIT_NPROC in the
-    kernel: a capless-root read is bounded by its time and the kill at its end instead.
-    ``tasks``: what the uid runs machine-wide, counted before a new PID namespace hid it."""
+    kernel: its runs are bounded by their cgroup (:mod:`annad.confine.cgroups`). ``tasks``:
+    what the uid runs machine-wide, counted before a new PID namespace hid it. ``per_uid``
+    False: the run's own cgroup counts its processes, no RLIMIT_NPROC (nor its /proc scan)."""
     # RLIMIT_DATA counts what a program allocates (heap, private writable maps) and not what
     # it only reserves or maps from files (Go's arenas, journalctl's journal files); the
     # address space gets a looser cap as a backstop
@@ -91,7 +93,7 @@ def set_limits(limits: Limits, uid: int, tasks: int | None = None) -> None:
     _limit(resource.RLIMIT_CPU, limits.cpu_s)
     _limit(resource.RLIMIT_CORE, 0)
     _limit(resource.RLIMIT_FSIZE, limits.memory)  # a memfd grows no larger either
-    if uid != 0:
+    if uid != 0 and per_uid:
         _limit(resource.RLIMIT_NPROC, (tasks_of(uid) if tasks is None else tasks)
                + limits.processes)
 
@@ -144,9 +146,10 @@ def default_signals() -> None:
 def enclose(*, uid: int, gid: int, groups: list[int], userns: bool, limits: Limits,
             program: bytes, writable_files: tuple[str, ...],
             writable_trees: tuple[str, ...] = (), keep: tuple[int, ...] = (),
-            required_abi: int = landlock.REQUIRED_ABI, tasks: int | None = None) -> None:
+            required_abi: int = landlock.REQUIRED_ABI, tasks: int | None = None,
+            per_uid: bool = True) -> None:
     """All the walls, in the order the module docstring gives."""
-    set_limits(limits, uid, tasks)
+    set_limits(limits, uid, tasks, per_uid=per_uid)
     drop(uid, gid, groups, userns=userns, keep=keep)
     landlock.restrict(writable_files, writable_trees, required=required_abi)
     load_filter(program)

@@ -140,8 +140,11 @@ def _child(spec: dict[str, object], out: int, status_w: int) -> None:
     os._exit(EXIT_REFUSED)
 
 
-def prepare(data: bytes) -> helper.Child:
-    """The child of one request (a spec in JSON; ValueError, KeyError, TypeError: bad)."""
+def prepare(data: bytes, extra: list[int]) -> helper.Child:
+    """The child of one request (a spec in JSON and its output descriptor only; ValueError,
+    KeyError, TypeError: bad)."""
+    if extra:
+        raise ValueError("a captured step takes one descriptor")
     spec = json.loads(data)
     for key in ("root", "layers", "plan", "uid", "gid", "groups", "env", "cwd", "command"):
         if key not in spec:

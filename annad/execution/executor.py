@@ -381,6 +381,8 @@ class Executor:
 
 
 def _why(result: RunResult) -> tuple[ErrorCode, str]:
+    if result.refused:  # the confinement could not be built: nothing ran
+        return ErrorCode.CONFINEMENT_REFUSED, result.error or "the confinement was refused"
     if result.error:
         return ErrorCode.EXECUTION_FAILED, result.error
     if result.timed_out:

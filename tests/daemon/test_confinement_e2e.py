@@ -276,6 +276,8 @@ def test_refused_confinement_means_no_check_runs() -> None:
                                      high_confirmed=False))
         assert events[-1].status == "failed"  # the INFO step is confined too: refused
         assert any("did not run" in (e.message or "") for e in events)
+        finished = next(e for e in events if e.type == "step_finished")
+        assert finished.code == "CONFINEMENT_REFUSED" and finished.exit_code is None, finished
     finally:
         daemon.stop()
         daemon.kill()

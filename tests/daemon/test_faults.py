@@ -31,7 +31,7 @@ from annactl.core.daemon_client import DaemonClient
 from annad.backups import statefs
 from annad.backups.backup import BackupRefused, BlobStore
 from tests import waiting
-from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon
+from tests.daemonfix import IS_ROOT, RunningDaemon, layers_left, make_plan, new_daemon
 
 WAIT_S = waiting.WAIT_S
 """Upper bound for any condition below (a failure, never a pause): the suite's one bound,
@@ -347,7 +347,7 @@ def test_step_whose_change_set_does_not_fit_the_state_disk_lands_nothing(
     assert steps == {"mark": "undone", "make": "failed"}, steps
     assert not grown.exists() and not first.exists()
     assert leftovers(daemon.state) == []
-    assert not list(daemon.state.rglob("layers"))
+    assert not layers_left(daemon.state)
     assert client.health().state_problem is None
 
 

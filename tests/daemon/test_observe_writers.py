@@ -23,7 +23,15 @@ from anna_common.plan import ActionPlan
 from anna_common.protocol.models import ExecEvent
 from anna_common.risk import tiers
 from annactl.core.daemon_client import DaemonClient
-from tests.daemonfix import IS_ROOT, REPO, RunningDaemon, make_plan, new_daemon, stop_and_remove
+from tests.daemonfix import (
+    IS_ROOT,
+    REPO,
+    RunningDaemon,
+    layers_left,
+    make_plan,
+    new_daemon,
+    stop_and_remove,
+)
 from tests.treeprint import fingerprint
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="captured steps need a root daemon")
@@ -87,7 +95,7 @@ def applied_and_undone(daemon: RunningDaemon, top: Path, command: str,
     result = client.rollback(plan_id)
     assert result.status == "rolled_back", result.undo
     assert fingerprint(top) == before
-    assert not list(daemon.state.rglob("layers")), "upper layers were left on the state disk"
+    assert not layers_left(daemon.state), "upper layers were left on the state disk"
 
 
 CASES: list[tuple[str, str, Any]] = [
@@ -148,7 +156,7 @@ def refused_before_landing(daemon: RunningDaemon, command: str, where: Path,
     assert finished[-1].code == "OBSERVED_CHANGE_REFUSED", finished[-1].message
     assert shown in (finished[-1].message or ""), finished[-1].message
     assert fingerprint(where) == before
-    assert not list(daemon.state.rglob("layers"))
+    assert not layers_left(daemon.state)
 
 
 REFUSED = [

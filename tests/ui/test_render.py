@@ -78,6 +78,16 @@ def test_event_views() -> None:
     assert render.event_view(ExecEvent(type=ExecEventType.PLAN_STARTED, plan_id="p")) is None
 
 
+def test_a_refused_confinement_says_the_step_never_ran() -> None:
+    refused = ExecEvent(type=ExecEventType.STEP_FINISHED, plan_id="p", step_id="s1", index=1,
+                        total=1, status="failed", code="CONFINEMENT_REFUSED",
+                        message="confinement refused, so the command did not run: a uid-0 run "
+                        "needs a cgroup of its own\x1b[2J")
+    text = _render(render.event_view(refused), colour=False)
+    assert "✘ s1  not run: this machine could not confine it" in text
+    assert "needs a cgroup of its own" in text and "\x1b" not in text
+
+
 def test_plan_view_says_when_anna_cannot_back_a_step_up() -> None:
     plan = annotate_dict(plan_dict([
         ("tidy", "python3 -c 'open(\"/home/test/x\", \"w\").write(\"1\")'", "LOW"),

@@ -1,0 +1,164 @@
+"""Every confined run in a cgroup of its own: a fork bomb and a memory bomb as uid 0 are bounded.
+
+The kernel exempts uid 0 from RLIMIT_NPROC, so only the run's cgroup
+(:mod:`annad.confine.cgroups`) stops a capless-root fork bomb before its timeout; the memory
+bomb here stays under its per-process limit (RLIMIT_DATA, 1 GiB) so that only the run's cgroup
+cap can stop it. Each bomb is observed from the outside (the leaf's own counters while it
+runs), and the leaf must be gone afterwards. Where this machine offers no cgroup for the runs
+the uid-0 run must be refused instead, saying so — never run without the bound.
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import secrets
+import shutil
+import threading
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+import pytest
+
+from annad.confine import cgroups
+from annad.confine.credentials import Identity
+from annad.confine.runner import RunResult, run_confined, run_overlay
+from annad.confine.spec import RunLimits
+from tests.waiting import wait_until
+
+if TYPE_CHECKING:
+    from collections.abc import Iterator
+
+pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="builds namespaces as root")
+NOBODY = 65534
+MIB = 1 << 20
+
+
+@pytest.fixture
+def owner() -> Iterator[Identity]:
+    """``nobody`` with a home of its own; the runs below read as capless root."""
+    home = Path(f"/tmp/anna-cgroups-{secrets.token_hex(4)}")
+    home.mkdir(mode=0o755)
+    os.chown(home, NOBODY, NOBODY)
+    try:
+        yield Identity(uid=NOBODY, gid=NOBODY, groups=(NOBODY,), home=str(home), user="nobody")
+    finally:
+        shutil.rmtree(home, ignore_errors=True)
+
+
+@pytest.fixture
+def leaves_here() -> None:
+    """Skip where this machine gives no cgroup for runs (the refusal is tested below)."""
+    why = cgroups.prepare()
+    if why is not None:
+        pytest.skip(f"no cgroup for confined runs here: {why}")
+
+
+def _pids_dir(leaf: Path) -> bool:
+    return (leaf / "pids.max").exists()
+
+
+def _counter(path: Path, name: str) -> int:
+    for line in path.read_text().splitlines():
+        key, _, value = line.partition(" ")
+        if key == name:
+            return int(value)
+    return 0
+
+
+@pytest.mark.usefixtures("leaves_here")
+def test_a_uid0_fork_bomb_is_bounded_and_its_cgroup_removed(owner: Identity) -> None:
+    limit = 24
+    cancel = threading.Event()
+    done: list[RunResult] = []
+    bomb = threading.Thread(target=lambda: done.append(run_confined(
+        # the shell stays (exec: no fork needed) while the bomb goes on in its orphans
+        "id -u; b() { b | b & }; b; exec sleep 3600", owner, root_read=True, timeout=300,
+        cancel=cancel, limits=RunLimits(processes=limit, cpu_s=300))))
+    bomb.start()
+    try:
+        leaf = wait_until(lambda: next(filter(_pids_dir, cgroups.leaves()), None),
+                          "the run's cgroup", saw=cgroups.leaves)
+        # forks were refused at the cap: the kernel counted uid 0's processes after all
+        wait_until(lambda: _counter(leaf / "pids.events", "max") > 0,
+                   "a fork refused at pids.max", saw=(leaf / "pids.events").read_text)
+        assert int((leaf / "pids.current").read_text()) <= limit
+        assert int((leaf / "pids.max").read_text()) == limit
+    finally:
+        cancel.set()
+        bomb.join()
+    result = done[0]
+    assert result.cancelled and result.output.startswith("0\n"), result
+    assert not leaf.exists() and cgroups.leaves() == []
+
+
+@pytest.mark.usefixtures("leaves_here")
+def test_a_uid0_memory_bomb_is_killed_at_the_runs_cap(owner: Identity) -> None:
+    """256 MiB in one process: under its own limit (1 GiB), over the run's (64 MiB)."""
+    result = run_confined(
+        "id -u; python3 -c 'b = b\"x\" * (256 << 20); print(\"allocated\", len(b))'; "
+        "echo status $?", owner, root_read=True, timeout=120,
+        limits=RunLimits(memory=1024 * MIB, run_memory=64 * MIB, cpu_s=120))
+    assert result.error is None, result.error
+    assert result.output.splitlines()[0] == "0", result.output
+    assert f"allocated {256 * MIB}" not in result.output, result.output
+    assert "status 137" in result.output, result.output  # SIGKILL: the cgroup's OOM kill
+    assert cgroups.leaves() == []
+
+
+@pytest.mark.usefixtures("leaves_here")
+def test_the_same_memory_without_the_cap_is_allocated(owner: Identity) -> None:
+    """The counterpart: the bomb above fails because of the run's cap, not by itself."""
+    result = run_confined(
+        "python3 -c 'b = b\"x\" * (256 << 20); print(\"allocated\", len(b))'",
+        owner, root_read=True, timeout=120,
+        limits=RunLimits(memory=1024 * MIB, run_memory=512 * MIB, cpu_s=120))
+    assert result.error is None and result.output.strip() == f"allocated {256 * MIB}", result
+
+
+@pytest.mark.usefixtures("leaves_here")
+def test_a_preview_runs_in_a_cgroup_of_its_own(owner: Identity) -> None:
+    """The whole preview (its helper and a root step) in one leaf, removed afterwards."""
+    step = {"uid": 0, "gid": 0, "groups": "", "env": {"PATH": "/usr/bin:/bin"}, "cwd": "/",
+            "command": "cat /proc/self/cgroup", "validate": []}
+    spec = {"steps": [step], "overlays": [owner.home], "userns": False,
+            "limits": {"file": 4096, "total": 65536, "entries": 10, "tmpfs": 1 << 20,
+                       "output": 4096}}
+    result, report = run_overlay(json.dumps(spec), timeout=60, max_output=4096)
+    assert result.error is None, result.error
+    output = json.loads(report.splitlines()[0])["output"]
+    # the step's own cgroups: a leaf of this process's runs in the pids hierarchy (v1) or the
+    # unified one (v2)
+    joined = [line for line in output.splitlines()
+              if f"/{cgroups.RUN_PREFIX}{os.getpid()}-" in line]
+    assert any(":pids:" in line or line.startswith("0::") for line in joined), output
+    assert cgroups.leaves() == []
+
+
+def test_without_a_cgroup_a_uid0_run_is_refused_and_the_owners_runs(
+        owner: Identity, monkeypatch: pytest.MonkeyPatch) -> None:
+    """A machine whose cgroups give the daemon nothing: the capless-root read does not run
+    (its processes would be unbounded); the owner's own run still does, bounded by its uid's
+    RLIMIT_NPROC."""
+    monkeypatch.setattr(cgroups, "_PREPARED", "no cgroup here (the test says so)")
+    refused = run_confined("id -u", owner, root_read=True, timeout=30)
+    assert refused.refused and refused.exit_code is None and refused.output == ""
+    assert "uid-0 run needs a cgroup" in str(refused.error), refused.error
+    assert "no cgroup here" in str(refused.error)
+    ran = run_confined("id -u", owner, timeout=30)
+    assert ran.error is None and ran.output.strip() == str(NOBODY), ran
+
+
+def test_the_helper_itself_refuses_a_uid0_run_without_its_cgroup(
+        owner: Identity, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Defence in depth: a daemon that failed to pass the cgroup gets a refusal, not a run."""
+    import contextlib
+
+    @contextlib.contextmanager
+    def nothing(*_: object, **__: object) -> Iterator[tuple[int, ...]]:
+        yield ()
+
+    monkeypatch.setattr(cgroups, "run_cgroup", nothing)
+    refused = run_confined("id -u", owner, root_read=True, timeout=30)
+    assert refused.refused and refused.exit_code is None and refused.output == ""
+    assert "needs a cgroup of its own" in str(refused.error), refused.error
