@@ -183,9 +183,11 @@ class DaemonClient:
         return TelemetryResponse.model_validate(self._call("GET", path, headers=headers))
 
     def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model",
-               approved_digest: str | None = None) -> SubmitResponse:
+               approved_digest: str | None = None, revises: str | None = None
+               ) -> SubmitResponse:
         """``POST /v1/plans``: the daemon validates, classifies and stores the plan
-        (``approved_digest``: refused unless the plan's digest is that one)."""
+        (``approved_digest``: refused unless the plan's digest is that one; ``revises``: the
+        id of this request's stored plan, not run yet, which this refined one replaces)."""
         from anna_common.protocol.models import SubmitResponse
 
         # a memory proposal is the client's business (asked about here, never run): the daemon
@@ -195,6 +197,8 @@ class DaemonClient:
         body: dict[str, Any] = {"plan": data, "request": request, "source": source}
         if approved_digest is not None:
             body["approved_digest"] = approved_digest
+        if revises is not None:
+            body["revises"] = revises
         return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body,
                                                         timeout=SUBMIT_TIMEOUT))
 
