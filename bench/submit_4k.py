@@ -25,6 +25,8 @@ from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
+from tree_sitter import Parser
+
 from anna_common.risk.assess import AssessContext
 from anna_common.shell import grammar
 from tests.daemonfix import http, make_plan, running_daemon
@@ -42,7 +44,7 @@ def parses_per_text() -> collections.Counter[int]:
     class Counting:
         """Counts each text, then parses it with this thread's real parser."""
 
-        def __init__(self, parser: grammar.Parser) -> None:
+        def __init__(self, parser: Parser) -> None:
             self.parser = parser
 
         def parse(self, data: bytes) -> object:
