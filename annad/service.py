@@ -47,7 +47,7 @@ from annad import __version__, policy_load
 from annad.access import Access
 from annad.backups import retention
 from annad.backups.statefs import state_problem
-from annad.execution import approved
+from annad.execution import approved, revision
 from annad.execution.aftercare import Aftercare
 from annad.execution.checks import run_checks
 from annad.execution.confirmations import check_confirmations, check_rollback_word
@@ -261,6 +261,9 @@ class PlanService:
         """``POST /v1/plans``: validate and classify with the daemon's own context; store."""
         peer = self.access.authorised(peer)
         approved.submit_envelope(body)
+        revises = body.get("revises")
+        if revises is not None:  # refused before the analysis is paid for
+            revision.revisable(self.journal, peer.uid, revises)
         home = home_of(peer.uid, self.settings.home_override)
         ctx = self.context(home)
         result = approved.accepted(body, ctx)
@@ -272,10 +275,15 @@ class PlanService:
             result.plan, result.warnings, owner=peer.uid, home=home, settings=self.settings)
         annotated = self._judged(annotated, peer.uid, home, ctx, None, "submit")
         row = submitted_row(annotated, body, uid=peer.uid, home=home)
+        if revises is None:
+            self.journal.add_plan(row, [s.id for s in annotated.steps])
+            self.journal.event("policy", row.plan_id, **journal_fields(annotated, "submit"))
+            engine.store(self.journal, row.plan_id, preview)
+        else:
+            row = revision.store(self.journal, self.runs, row, [s.id for s in annotated.steps],
+                                 revises=revises, preview=preview)
+            self.journal.event("policy", row.plan_id, **journal_fields(annotated, "submit"))
         plan_id, status = row.plan_id, row.status
-        self.journal.add_plan(row, [s.id for s in annotated.steps])
-        self.journal.event("policy", plan_id, **journal_fields(annotated, "submit"))
-        engine.store(self.journal, plan_id, preview)
         return SubmitResponse(plan_id=plan_id, digest=annotated.digest,
                               status=status, annotated=annotated,
                               warnings=warnings, preview=preview)
@@ -310,7 +318,8 @@ class PlanService:
         results = merge(run_checks(unasked, ctx, owner=row.caller_uid, home=row.home,
                                    session=request.session, settings=self.settings,
                                    user_mode=self.user_mode))
-        self.journal.event("checks_run", plan_id, ran=sum(r.ran for r in results),
+        self.journal.event("checks_run", row.plan_id, digest=row.digest,
+                           ran=sum(r.ran for r in results),
                            refused=sum(not r.ran for r in results))
         return ChecksResponse(plan_id=plan_id, results=results)
 

@@ -174,6 +174,11 @@ class SubmitRequest(BaseModel):
     """Set by a fleet host (``annactl fleet run``): the digest the person approved. A plan
     whose own digest differs is refused (``DIGEST_MISMATCH``) before any of it is
     previewed, stored or run."""
+    revises: str | None = Field(default=None, max_length=256)
+    """The id of the caller's own plan, not run yet, that this plan replaces: the refined
+    plan of the same request after its checks ran. The plan keeps its id and its events
+    (the checks' rounds among them); the new content gets its own digest, seal and preview,
+    and only that digest executes (``DIGEST_MISMATCH`` for the earlier one)."""
 
 
 class JudgeRequest(BaseModel):

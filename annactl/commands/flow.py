@@ -122,7 +122,9 @@ class Flow:
             raise invalid_plan("the model's plan cannot be offered", outcome.result.errors,
                                outcome.result.plan)
         source = "template" if outcome.template else "model"
-        prepared = self.submit(outcome.plan, request=request, source=source)
+        # the plan stored for the checks' rounds, if any, becomes this one: one plan per request
+        prepared = self.submit(outcome.plan, request=request, source=source,
+                               revises=outcome.stored_id)
         prepared.outcome = outcome
         prepared.checks = list(outcome.checks)
         from annactl.planning.templates import records_first
@@ -151,9 +153,11 @@ class Flow:
                       home=planner.home, recorded=recorded)
         if found is None or found.plan is None or found.template != outcome.template:
             return first
-        second = self.submit(found.plan, request=request, source="template")
-        with suppress(AnnaError):  # bookkeeping: the plan offered is the second one
-            self.daemon.mark_dry_run(first.plan_id)
+        second = self.submit(found.plan, request=request, source="template",
+                             revises=first.plan_id)
+        if second.plan_id != first.plan_id:
+            with suppress(AnnaError):  # bookkeeping: the plan offered is the second one
+                self.daemon.mark_dry_run(first.plan_id)
         outcome.plan = found.plan
         second.outcome = outcome
         # the checks run again for the plan that is offered: its results are its own
@@ -170,9 +174,22 @@ class Flow:
             raise invalid_plan(f"{name} is not a valid plan", result.errors, result.plan)
         return self.submit(result.plan.plan, request=f"(from {name})", source="file")
 
-    def submit(self, plan: Any, *, request: str, source: str) -> Prepared:
-        """Store a plan; the daemon validates and annotates it itself."""
-        response = self.daemon.submit(plan, request=request, source=source)
+    def submit(self, plan: Any, *, request: str, source: str, revises: str | None = None
+               ) -> Prepared:
+        """Store a plan; the daemon validates and annotates it itself. ``revises``: the
+        request's plan stored earlier (for its checks), which this one replaces; when that
+        one can no longer be revised (it ran, or was removed), the plan is stored anew."""
+        response = None
+        if revises is not None:
+            try:
+                response = self.daemon.submit(plan, request=request, source=source,
+                                              revises=revises)
+            except AnnaError as exc:
+                if exc.code not in (ErrorCode.PLAN_NOT_FOUND, ErrorCode.PLAN_STATE):
+                    raise
+                log.info("plan %s cannot be revised (%s): stored anew", revises, exc.message)
+        if response is None:
+            response = self.daemon.submit(plan, request=request, source=source)
         return Prepared(plan_id=response.plan_id, digest=response.digest,
                         annotated=response.annotated, source=source, request=request,
                         warnings=list(response.warnings), preview=response.preview)

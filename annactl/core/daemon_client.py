@@ -63,9 +63,9 @@ if TYPE_CHECKING:
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for an ordinary answer."""
 LONG_TIMEOUT = 3600.0
-SUBMIT_TIMEOUT = 120.0
-"""Seconds a submit may take: the daemon previews the plan before it answers."""
 """Seconds to wait for checks and rollbacks (package removals can be slow)."""
+SUBMIT_TIMEOUT = 120.0
+"""Seconds a submit (or judge) may take: the daemon previews the plan before it answers."""
 _CLIENT_DEFAULT = -1.0
 """``timeout`` meaning "this client's own timeout"; ``None`` means no timeout at all."""
 SOCKET_NAME = "annad.sock"
@@ -75,10 +75,12 @@ SOCKET_NAME = "annad.sock"
 class DaemonClient:
     """Calls to one daemon socket; every method maps to one API route."""
 
-    def __init__(self, socket_path: Path, *, timeout: float = DEFAULT_TIMEOUT,
+    def __init__(self, socket_path: Path, *, timeout: float | None = None,
                  wire: bool = False) -> None:
         self.socket_path = Path(socket_path)
-        self.timeout = timeout
+        self.timeout = DEFAULT_TIMEOUT if timeout is None else timeout
+        self.submit_timeout = SUBMIT_TIMEOUT if timeout is None else timeout
+        """A submit's (and judge's) bound: a timeout the caller chose wins over the default."""
         self.wire = wire
         """Answer with :class:`~annactl.core.wire.Wire` views where the apply path reads."""
         self.mode: str | None = None
@@ -183,9 +185,11 @@ class DaemonClient:
         return TelemetryResponse.model_validate(self._call("GET", path, headers=headers))
 
     def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model",
-               approved_digest: str | None = None) -> SubmitResponse:
+               approved_digest: str | None = None, revises: str | None = None
+               ) -> SubmitResponse:
         """``POST /v1/plans``: the daemon validates, classifies and stores the plan
-        (``approved_digest``: refused unless the plan's digest is that one)."""
+        (``approved_digest``: refused unless the plan's digest is that; ``revises``: the
+        stored plan of this request, not run yet, this one replaces)."""
         from anna_common.protocol.models import SubmitResponse
 
         # a memory proposal is the client's business (asked about here, never run): the daemon
@@ -193,10 +197,10 @@ class DaemonClient:
         data = plan.model_dump(mode="json")
         data.pop("memory_patch", None)
         body: dict[str, Any] = {"plan": data, "request": request, "source": source}
-        if approved_digest is not None:
-            body["approved_digest"] = approved_digest
+        optional = {"approved_digest": approved_digest, "revises": revises}
+        body.update({k: v for k, v in optional.items() if v is not None})
         return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body,
-                                                        timeout=SUBMIT_TIMEOUT))
+                                                        timeout=self.submit_timeout))
 
     def judge(self, plan: ActionPlan, approved_digest: str) -> JudgeResponse:
         """``POST /v1/judge``: what the daemon would decide; nothing is stored or run."""
@@ -206,7 +210,7 @@ class DaemonClient:
         data.pop("memory_patch", None)
         body = {"plan": data, "approved_digest": approved_digest}
         return JudgeResponse.model_validate(self._call("POST", Route.JUDGE, body,
-                                                       timeout=SUBMIT_TIMEOUT))
+                                                       timeout=self.submit_timeout))
 
     def run_checks(self, plan_id: str, *, session: SessionEnv | dict[str, str] | None = None
                    ) -> ChecksResponse:

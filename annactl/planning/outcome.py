@@ -55,9 +55,10 @@ class DaemonAPI(Protocol):
         """Current telemetry."""
         ...
 
-    def submit(self, plan: ActionPlan, *, request: str = "",
-               source: str = "model") -> SubmitResponse:
-        """Store a plan; the daemon validates it itself."""
+    def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model",
+               revises: str | None = None) -> SubmitResponse:
+        """Store a plan (``revises``: in the place of this request's stored plan); the
+        daemon validates it itself."""
         ...
 
     def run_checks(self, plan_id: str, *,
@@ -133,6 +134,9 @@ class PlanOutcome:
     """Each model call's ``finish_reason`` (``length``: cut at the token cap)."""
     citations: list[Citation] = field(default_factory=list)
     """What the model cited, each verified against the documents it was given."""
+    stored_id: str | None = None
+    """The daemon's id of the plan this request stored to run its checks (None: none was
+    stored): the final plan is submitted as its revision, one stored plan per request."""
 
     @property
     def confidence(self) -> float:

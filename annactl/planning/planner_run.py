@@ -37,7 +37,8 @@ from annactl.planning.run_calls import ModelCalls
 from annactl.planning.telemetry_trim import cut
 
 if TYPE_CHECKING:
-    from anna_common.protocol.models import CheckResult
+    from anna_common.plan import ActionPlan
+    from anna_common.protocol.models import CheckResult, SubmitResponse
     from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
     from annactl.planning.outcome import PlanningSession
@@ -76,6 +77,9 @@ class Run(ModelCalls):
         """Turns after the user message (a fix request continues a failed plan)."""
         self.checks_ran: set[str] = set()
         """Commands of the necessary checks already run for this request."""
+        self.stored_id: str | None = None
+        """The daemon's id of the plan stored for this request's checks: each later round
+        (and the final plan) revises it, so the request keeps one plan in history."""
         self.init_calls()
 
     # ------------------------------------------------------------------ the request
@@ -188,6 +192,7 @@ class Run(ModelCalls):
 
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id
+        outcome.stored_id = self.stored_id
         outcome.packet = self.packet
         outcome.memory_version = self.stats.memory_version
         outcome.telemetry = self.telemetry
@@ -287,7 +292,7 @@ class Run(ModelCalls):
         assert daemon is not None and result.plan is not None
         self.progress("checks")
         try:
-            submitted = daemon.submit(result.plan.plan, request=self.request, source="model")
+            submitted = self._store(result.plan.plan, "model")
             response = daemon.run_checks(submitted.plan_id,
                                          session=SessionEnv.from_environ(dict(os.environ)))
         except AnnaError as exc:
@@ -299,6 +304,16 @@ class Run(ModelCalls):
         self._store_checks(list(response.results))
         self.checks_ran.update(c.command for c in result.plan.plan.necessary_checks)
         return list(response.results)
+
+    def _store(self, plan: ActionPlan, source: str) -> SubmitResponse:
+        """Store ``plan`` to run its checks: the request's first plan, then revisions of it
+        (the checks of every round stay events of that one plan in the daemon's journal)."""
+        daemon = self.planner.daemon
+        assert daemon is not None
+        submitted = daemon.submit(plan, request=self.request, source=source,
+                                  revises=self.stored_id)
+        self.stored_id = submitted.plan_id
+        return submitted
 
     def _store_checks(self, results: list[CheckResult]) -> None:
         """Keep check results, and store them as a document of the request (seed 001)."""
@@ -321,7 +336,7 @@ class Run(ModelCalls):
         assert daemon is not None and found.plan is not None
         self.progress("checks")
         try:
-            submitted = daemon.submit(found.plan, request=self.request, source="template")
+            submitted = self._store(found.plan, "template")
             response = daemon.run_checks(submitted.plan_id,
                                          session=SessionEnv.from_environ(dict(os.environ)))
         except AnnaError as exc:

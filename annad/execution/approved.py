@@ -23,7 +23,7 @@ if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan, ValidationResult
     from anna_common.risk.rules.base import AssessContext
 
-_SUBMIT_KEYS = frozenset({"plan", "request", "source", "approved_digest"})
+_SUBMIT_KEYS = frozenset({"plan", "request", "source", "approved_digest", "revises"})
 _JUDGE_KEYS = frozenset({"plan", "approved_digest"})
 _SOURCES = typing.get_args(SubmitRequest.model_fields["source"].annotation)
 
@@ -41,8 +41,12 @@ def submit_envelope(body: Any) -> None:
     """``POST /v1/plans``'s body shape, checked before the analysis: an envelope error is
     the caller's (BAD_REQUEST), never a 500."""
     if not isinstance(body, dict) or "plan" not in body or set(body) - _SUBMIT_KEYS:
-        raise AnnaError("expected {plan, request, source[, approved_digest]}",
+        raise AnnaError("expected {plan, request, source[, approved_digest][, revises]}",
                         code=ErrorCode.BAD_REQUEST)
+    revises = body.get("revises")
+    if revises is not None and (not isinstance(revises, str) or not 0 < len(revises) <= 256
+                                or not _unicode(revises)):
+        raise AnnaError("revises must be the id of a stored plan", code=ErrorCode.BAD_REQUEST)
     request = body.get("request", "")
     if not isinstance(request, str) or not _unicode(request) or body.get(
             "source", "model") not in _SOURCES:

@@ -4,9 +4,11 @@ A plan row is state the daemon acts on: ``annotated_json`` holds the exact comma
 run, ``status`` decides whether the plan may run again. Neither is evidence by itself
 (anyone who can write the SQLite file can change them), so at submit the daemon records a
 *seal* of the row in the chained ``plan_submitted`` event: the sha256 of the plan, of the
-annotation, of the request, and the owner, home, source and digest. Every status change is
-a chained event too. A row whose fields no longer match its seal, or whose status is not
-the last one the chain recorded, was altered behind the daemon's back: execute and
+annotation, of the request, and the owner, home, source and digest; a revision (the refined
+plan of the same request, before anything ran) seals the new row in a ``plan_revised``
+event, which the row must match from then on. Every status change is a chained event too.
+A row whose fields no longer match its seal, or whose status is not the last one the chain
+recorded, was altered behind the daemon's back: execute and
 rollback refuse it (``AUDIT_CHAIN_BROKEN``) and ``/v1/audit/verify`` reports it.
 
 Like the event chain itself, a seal has no secret key: it detects edits of the file, not a
@@ -32,6 +34,9 @@ GENESIS = "0" * 64
 """prev_hash of the first event row."""
 MIGRATED_KIND = "journal_migrated"
 """The event that seals the plans of a journal written before seals existed."""
+REVISED_KIND = "plan_revised"
+"""The event that seals a plan's revision (its refined content after its checks ran): from
+it on, the plan row must match this seal, no longer the one ``plan_submitted`` recorded."""
 
 
 def _sha(text: str) -> str:
@@ -100,7 +105,7 @@ class PlanLedger:
             return
         if plan_id is None:
             return
-        if kind == "plan_submitted" and "annotated_sha256" in body:
+        if kind in ("plan_submitted", REVISED_KIND) and "annotated_sha256" in body:
             self._seal(row_id, plan_id, body)
         if "status" in body:
             self.status[plan_id] = str(body["status"])

@@ -87,7 +87,6 @@ CREATE INDEX IF NOT EXISTS events_kind ON events(kind);
 """
 
 
-
 class StateFull(AnnaError):
     """The state disk has no room for the journal (``BACKUP_REFUSED``: nothing was run)."""
 
@@ -285,6 +284,25 @@ class Journal(JournalReads):
                          {**seal_of(row), "status": str(row.status),
                           "steps": len(step_ids)})
 
+    @_starting
+    def revise_plan(self, row: PlanRow, step_ids: list[str], *, from_digest: str) -> None:
+        """Replace a stored plan not run yet by its revision (the refined plan of the same
+        request): its content, digest, status and steps (pending again), sealed anew in a
+        chained ``plan_revised`` event. The id, the owner and the events before stay."""
+        with self._tx():
+            self._db.execute(
+                "UPDATE plans SET digest=?, status=?, updated_at=?, source=?, plan_json=?, "
+                "annotated_json=? WHERE plan_id=?",
+                (row.digest, str(row.status), row.updated_at, row.source, row.plan_json,
+                 row.annotated_json, row.plan_id))
+            self._db.execute("DELETE FROM steps WHERE plan_id=?", (row.plan_id,))
+            self._db.executemany(
+                "INSERT INTO steps(plan_id, idx, step_id, status) VALUES (?, ?, ?, ?)",
+                [(row.plan_id, i, sid, str(StepStatus.PENDING)) for i, sid in enumerate(step_ids)])
+            self._append(integrity.REVISED_KIND, row.plan_id, None,
+                         {**seal_of(row), "status": str(row.status), "steps": len(step_ids),
+                          "from_digest": from_digest})
+
     @_recording
     def set_plan_status(self, /, plan_id: str, status: PlanStatus, *,
                         error: dict[str, Any] | None = None, kind: str | None = None,
@@ -377,6 +395,3 @@ class Journal(JournalReads):
             self._append("undo_action", plan_id, result.step_id,
                          {"action": result.action, "target": result.target, "ok": result.ok,
                           "message": result.message})
-
-
-

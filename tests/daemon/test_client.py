@@ -119,3 +119,15 @@ def test_errors_keep_their_code_and_detail(user_daemon: RunningDaemon) -> None:
     with pytest.raises(AnnaError) as caught:
         user_daemon.client().execute("nope", "x", confirmed=True, high_confirmed=True)
     assert caught.value.code is ErrorCode.PLAN_NOT_FOUND
+
+
+def test_a_timeout_the_caller_chose_bounds_submits_too(tmp_path: Path) -> None:
+    """Issue 22: the submit default (120 s) no longer overrides a timeout the caller gave
+    the client, longer (a test under load, queued submits) or shorter."""
+    from annactl.core.daemon_client import DEFAULT_TIMEOUT, SUBMIT_TIMEOUT
+
+    plain = DaemonClient(tmp_path / "s.sock")
+    assert (plain.timeout, plain.submit_timeout) == (DEFAULT_TIMEOUT, SUBMIT_TIMEOUT)
+    for chosen in (5.0, 600.0):
+        client = DaemonClient(tmp_path / "s.sock", timeout=chosen)
+        assert (client.timeout, client.submit_timeout) == (chosen, chosen)

@@ -126,3 +126,33 @@ def test_a_question_gets_the_templates_check_results_and_may_cite_them(fake_llm,
     assert "check_results" in docs
     assert [c.verified for c in outcome.citations] == [True, False]
     assert any(c.fact == "citation check:biggest_dirs" for c in outcome.contradictions)
+
+
+def test_a_request_keeps_one_stored_plan_through_its_rounds(fake_llm, make_settings,
+                                                             user_daemon):
+    """Issue 22 item 7: each round's plan revises the one stored for the request; the
+    checks of both rounds are events of it, and the plan offered (the final one, its own
+    digest) is that same plan."""
+    import sqlite3
+
+    from annactl.commands.flow import Flow
+    from tests.waiting import WAIT_S
+
+    image = user_daemon.home / "missing.png"
+    fake_llm.push(_plan_with_check(str(image), also=" 0"), _plan_with_check(str(image), also=" 1"),
+                  _plan_with_check(str(image), check=False))
+    client = user_daemon.client()
+    flow = Flow(make_settings(llm_url=fake_llm.ollama_url), client)
+    prepared = flow.plan_text("wallpaper please", use_templates=False)
+    assert prepared.outcome is not None and prepared.outcome.rounds == 2
+    assert [p.plan_id for p in client.list_plans(limit=0).plans] == [prepared.plan_id]
+    record = client.get_plan(prepared.plan_id)
+    assert record.digest == prepared.digest and not record.annotated.checks
+    with sqlite3.connect(user_daemon.state / "journal.sqlite3", timeout=WAIT_S) as db:
+        kinds = [k for (k,) in db.execute("SELECT kind FROM events WHERE plan_id=? ORDER BY id",
+                                          (prepared.plan_id,))]
+    assert kinds.count("checks_run") == 2 and kinds.count("plan_revised") == 2, kinds
+    assert kinds[0] == "plan_submitted"
+    events = list(client.execute(prepared.plan_id, prepared.digest, confirmed=True,
+                                 high_confirmed=False))
+    assert events[-1].type == "plan_finished"

@@ -338,6 +338,7 @@ def judge_arithmetic(analysis: Analysis, out: Out) -> None:
     for name, value in analysis.assignments:
         if value.literal:
             values.setdefault(name.split("[", 1)[0], []).append(value.text)
+    expanded: set[str] = set()
     integers = _integer_names(analysis)
     for name, value in _all_assignments(analysis):
         if name.split("[", 1)[0] in integers and value.text not in seen:
@@ -348,7 +349,7 @@ def judge_arithmetic(analysis: Analysis, out: Out) -> None:
         if text not in seen:
             seen.add(text)
             if evaluate(text, out, "bash", code_seen=True):
-                _values_evaluated(text, values, out, seen)
+                _values_evaluated(text, values, out, seen, expanded)
 
 
 def _integer_names(analysis: Analysis) -> set[str]:
@@ -370,11 +371,18 @@ def _all_assignments(analysis: Analysis) -> list[tuple[str, Word]]:
 
 
 def _values_evaluated(text: str, values: dict[str, list[str]], out: Out,
-                      seen: set[str]) -> None:
-    """x='a[$(cmd)]'; (( x )): evaluating x evaluates its value, and runs cmd."""
+                      seen: set[str], expanded: set[str]) -> None:
+    """x='a[$(cmd)]'; (( x )): evaluating x evaluates its value, and runs cmd.
+
+    ``expanded``: the names whose values were already followed for this command: each is
+    followed once, however many arithmetic texts name it (nested subscripts name the same
+    ones again at every level, which made this quadratic in the nesting)."""
     names = [m.group() for m in _IDENT.finditer(text)]
     while names:
         name = names.pop()
+        if name in expanded:
+            continue
+        expanded.add(name)
         for value in values.get(name, []):
             if value in seen:
                 continue
