@@ -120,6 +120,7 @@ def _run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunO
 
     plan = prepared.annotated
     offline_note(consoles, prepared)
+    piped_note(consoles, prepared, as_json=opts.as_json)
     offer_memory(flow, consoles, prepared, opts)
     if not plan.steps:
         return _answer(consoles, prepared, opts)
@@ -181,6 +182,21 @@ def offline_note(consoles: Consoles, prepared: Prepared) -> None:
     if reason:
         consoles.err.print("note: " + inert(reason, max_chars=300), style="yellow",
                            markup=False, highlight=False)
+
+
+def piped_note(consoles: Consoles, prepared: Prepared, *, as_json: bool) -> None:
+    """Say what became of text piped in: how much was read, and whether the model read it or
+    an offline template answered without it (stderr, one line; ``--json`` has ``piped``)."""
+    outcome = prepared.outcome
+    if as_json or outcome is None or outcome.piped is None:
+        return
+    said = outcome.piped.summary()
+    if outcome.template:
+        said += (f"; the offline answer ({outcome.template}) does not read it, a model "
+                 "would (ANNA_LLM_URL)")
+    else:
+        said += "; the model read it as data"
+    consoles.err.print("note: " + said, style="yellow", markup=False, highlight=False)
 
 
 def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
@@ -333,14 +349,16 @@ def offer_confirm(flow: Flow, consoles: Consoles, record: PlanRecord, opts: RunO
 def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:
     """``annactl ask TEXT``: plan, then :func:`run_prepared`."""
     from annactl.commands.flow import connect_flow
+    from annactl.commands.stdin_text import read_piped
     from annactl.core.config import load_settings
 
     with json_failures(consoles, as_json=opts.as_json):
         settings = load_settings()
+        piped = read_piped()  # `journalctl -b | annactl ask …`: untrusted context, bounded
         flow = connect_flow(settings)
 
         def make(**hooks: Any) -> Prepared:
-            return flow.plan_text(request, mode="one-shot",
+            return flow.plan_text(request, mode="one-shot", piped=piped,
                                   use_templates=use_templates and settings.templates, **hooks)
 
         with showing_rejections(consoles, as_json=opts.as_json):
