@@ -38,8 +38,6 @@ def piped_fd(fd: int) -> bool:
 def read_piped(fd: int | None = None, *, wait_s: float = WAIT_S) -> Piped | None:
     """What was piped on ``fd`` (stdin by default), bounded and redacted; None when stdin
     is a terminal or a device, or nothing but blank space arrived."""
-    from annactl.planning.piped import MAX_READ_BYTES, bounded
-
     if fd is None:
         if sys.stdin is None:
             return None
@@ -49,6 +47,9 @@ def read_piped(fd: int | None = None, *, wait_s: float = WAIT_S) -> Piped | None
             return None
     if not piped_fd(fd):
         return None
+    # only now: the redaction patterns compile on import (no cost for `annactl ask` typed)
+    from annactl.planning.piped import MAX_READ_BYTES, bounded
+
     chunks: list[bytes] = []
     size = 0
     deadline = time.monotonic() + wait_s
