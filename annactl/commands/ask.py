@@ -25,6 +25,7 @@ if TYPE_CHECKING:
     from anna_common.protocol.models import ExecEvent, PlanRecord
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
+    from annactl.planning.piped import Piped
     from annactl.ui.console import Consoles
 
 @dataclass
@@ -361,6 +362,24 @@ def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bo
             return flow.plan_text(request, mode="one-shot", piped=piped,
                                   use_templates=use_templates and settings.templates, **hooks)
 
-        with showing_rejections(consoles, as_json=opts.as_json):
+        with showing_rejections(consoles, as_json=opts.as_json), _saying_piped(piped):
             prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
         return run_prepared(flow, consoles, prepared, opts)
+
+
+@contextmanager
+def _saying_piped(piped: Piped | None) -> Iterator[None]:
+    """A request with piped text that could not be planned still says what was read (the
+    error's hint; ``piped`` in its JSON ``detail``), and that no model read it."""
+    try:
+        yield
+    except AnnaError as exc:
+        if piped is not None:
+            from annactl.planning.outcome import OFFLINE_CODES
+
+            if isinstance(exc.detail, dict):
+                exc.detail.setdefault("piped", piped.to_dict())
+            if exc.code in OFFLINE_CODES:
+                said = f"{piped.summary()}; no model read it"
+                exc.hint = said + (f"; {exc.hint}" if exc.hint else "")
+        raise

@@ -81,3 +81,15 @@ def test_at_a_terminal_nothing_is_read_from_stdin(anna: Anna) -> None:
     assert "typed-ahead-words" not in json.dumps(body)
     assert "<piped" not in body["messages"][1]["content"]
     assert "from stdin" not in term.text
+
+
+def test_offline_without_any_answer_the_error_still_says_what_was_read(anna: Anna) -> None:
+    nowhere = {"ANNA_LLM_URL": "http://127.0.0.1:9"}
+    proc = anna.run("ask", "--no-templates", "what is wrong?", stdin=JOURNAL, extra_env=nowhere)
+    assert proc.returncode == 8, proc.stderr
+    assert proc.stderr.startswith("annactl: LLM_UNAVAILABLE")
+    assert "hint: read 42 lines" in proc.stderr and "no model read it" in proc.stderr
+    code, doc = anna.json("ask", "--no-templates", "what is wrong?", stdin=JOURNAL,
+                          extra_env=nowhere)
+    assert code == 8 and doc["code"] == "LLM_UNAVAILABLE"
+    assert doc["detail"]["piped"]["lines"] == 42
