@@ -117,3 +117,18 @@ def test_without_a_model_the_output_is_annas_alone_unchanged(tmp_path: Path) -> 
     assert "model_words" not in doc
     assert doc == json.loads(_annactl(tmp_path, nowhere, COMMAND, "--json",
                                       "--no-model").stdout)
+
+
+def test_at_a_terminal_the_models_escapes_never_reach_it(tmp_path: Path, llm: FakeLLM) -> None:
+    from .ptyrun import PtyProcess
+
+    llm.push(_words(HOSTILE))
+    env = {**os.environ, "HOME": str(tmp_path), "ANNA_SOCKET": str(tmp_path / "none.sock"),
+           "ANNA_AUTOSTART": "false", "ANNA_LLM_URL": llm.ollama_url,
+           "ANNA_LLM_MODEL": "test-model", "PYTHONPATH": str(REPO)}
+    term = PtyProcess([sys.executable, "-m", "annactl.cli", "explain", COMMAND], env)
+    assert term.wait() == 0
+    raw = term.raw.decode("utf-8", errors="replace")
+    assert "\x1b]0;pwned" not in raw and "\u009b2J" not in raw and "\x1b[31m[bold" not in raw
+    assert "[bold red]backup.tgz[/bold red]" in term.text
+    assert "The model's words (test-model" in term.text
