@@ -108,6 +108,14 @@ def redact(text: str, secrets: tuple[str, ...] = ()) -> str:
     return text
 
 
+def redact_private_keys(text: str) -> str:
+    """``text`` with PEM private-key blocks masked (the one secret that spans lines; fast on
+    a megabyte, so a caller can mask them all before cutting out what it keeps and
+    masking the rest in that, :mod:`annactl.planning.piped`)."""
+    pattern, replacement = _PATTERNS[0]
+    return pattern.sub(replacement, text)
+
+
 def redact_value(value: Any, secrets: tuple[str, ...] = ()) -> Any:
     """:func:`redact` applied to every string in a JSON-like value (keys too)."""
     if isinstance(value, str):

@@ -88,11 +88,15 @@ def explain(
     command: Annotated[str, typer.Argument(help="The shell command, in quotes.")],
     as_json: JsonOpt = False,
     distro: DistroOpt = None,
+    no_model: Annotated[bool, typer.Option(
+        "--no-model", help="Anna's analysis only; do not ask a model for its words.")] = False,
 ) -> None:
-    """What a command runs, reads and writes, its risk and why (offline, nothing is run)."""
+    """What a command runs, reads and writes, its risk and why (nothing is run); then a
+    model's words, labelled as such, when one answers."""
     from annactl.commands import explain as cmd_explain
 
-    raise typer.Exit(cmd_explain.explain(_consoles(), command, as_json=as_json, distro=distro))
+    raise typer.Exit(cmd_explain.explain(_consoles(), command, as_json=as_json, distro=distro,
+                                         use_model=not no_model))
 
 
 @app.command()

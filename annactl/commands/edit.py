@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING
 from anna_common.errors import AnnaError, UsageError
 
 if TYPE_CHECKING:
+    from anna_common.plan import ActionPlan
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
 
@@ -60,8 +61,22 @@ def edited(flow: Flow, prepared: Prepared, *, skip: list[str], edits: dict[str, 
              + "; ".join(what) + ".)").strip()
     new = plan.model_copy(update={"command_plan": steps, "rollback_plan": rollback,
                                   "notes_for_user": notes[:4000]})
+    _validated(new)
     # "file": the person's own plan, as a plan file is (the protocol's source values)
     second = flow.submit(new, request=prepared.request, source="file")
     with suppress(AnnaError):  # bookkeeping: the plan offered now is the edited one
         flow.daemon.mark_dry_run(prepared.plan_id)
     return second
+
+
+def _validated(plan: ActionPlan) -> None:
+    """Validate the changed plan here first, as a plan file is: a refused one is raised with
+    Anna's annotation, so it can be shown with its reasons (a banned edit's BANNED badge);
+    the daemon validates it again when it is submitted."""
+    from anna_common.validate import validate
+    from annactl.commands.flow import invalid_plan
+    from annactl.core.environment import local_context
+
+    result = validate(plan, local_context())
+    if not result.ok or result.plan is None:
+        raise invalid_plan("the changed plan cannot be offered", result.errors, result.plan)

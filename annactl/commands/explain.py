@@ -4,9 +4,13 @@ The command is parsed with the same bash grammar and judged by the same rules as
 step (:func:`anna_common.shell.grammar.analyse`, :func:`anna_common.risk.assess.assess`,
 :func:`anna_common.risk.writes.write_targets`): the programs it runs (and through what:
 ``sudo``, ``env``, ``bash -c``…), the files it reads from redirects, the paths it writes
-and how, its risk tier, scope and the reasons. Nothing is run and no model is asked, so
-the explanation is the same on every machine with the same distribution. Untrusted text
-(the command itself) is shown inert.
+and how, its risk tier, scope and the reasons. Nothing is run, so the explanation is the
+same on every machine with the same distribution. Untrusted text (the command itself) is
+shown inert.
+
+When a model answers (:mod:`annactl.planning.explain_words`), its words follow Anna's
+analysis, labelled as the model's; they never change the analysis. With no model
+reachable (or ``--no-model``) the output is Anna's analysis alone, as it always was.
 """
 
 from __future__ import annotations
@@ -17,6 +21,7 @@ from annactl.core.exit_codes import ExitStatus
 
 if TYPE_CHECKING:
     from anna_common.shell.model import Analysis
+    from annactl.planning.explain_words import ModelWords
     from annactl.ui.console import Consoles
 
 MAX_LISTED = 20
@@ -77,9 +82,10 @@ def _writes(analysis: Analysis, resolved: list[str]) -> list[dict[str, str]]:
     return found[:MAX_LISTED]
 
 
-def explain(consoles: Consoles, command: str, *, as_json: bool, distro: str | None = None
-            ) -> int:
-    """Print the explanation (text, or one JSON document)."""
+def explain(consoles: Consoles, command: str, *, as_json: bool, distro: str | None = None,
+            use_model: bool = True) -> int:
+    """Print the explanation (text, or one JSON document), then the model's words when a
+    model gives some (``use_model``)."""
     from anna_common.errors import UsageError
 
     if not command.strip():
@@ -89,9 +95,56 @@ def explain(consoles: Consoles, command: str, *, as_json: bool, distro: str | No
     if as_json:
         from annactl.ui.console import emit_json
 
-        emit_json(consoles, {"status": "ok", **data})
-    else:
-        from annactl.ui.render_explain import explanation_view
+        words = _ask_model(consoles, data, spinner=False) if use_model else None
+        doc = {"status": "ok", **data}
+        if words is not None and words.reached:
+            doc["model_words"] = words.to_dict()
+        emit_json(consoles, doc)
+        return ExitStatus.SUCCESS
+    from annactl.ui.render_explain import explanation_view, model_words_view
 
-        consoles.out.print(explanation_view(data))
+    consoles.out.print(explanation_view(data, footer=False))
+    words = _ask_model(consoles, data, spinner=consoles.err.is_terminal) if use_model else None
+    consoles.out.print(model_words_view(words if words is not None and words.reached
+                                        else None))
     return ExitStatus.SUCCESS
+
+
+def _ask_model(consoles: Consoles, data: dict[str, Any], *, spinner: bool
+               ) -> ModelWords | None:
+    """The model's words, asked in a thread (a spinner on a terminal; Ctrl-C cancels, exit
+    130); None when the settings cannot be loaded (said on stderr: the analysis stands)."""
+    import threading
+
+    from anna_common.errors import AnnaError
+    from annactl.commands.spinner import CANCEL_GRACE_S, interrupted
+    from annactl.core.config import load_settings
+    from annactl.planning.explain_words import model_words
+
+    try:
+        settings = load_settings()
+    except AnnaError as exc:
+        from annactl.ui.console import inert
+
+        consoles.err.print(f"note: no model was asked: {exc.code}: {inert(exc.message)}",
+                           style="yellow", markup=False, highlight=False)
+        return None
+    cancel = threading.Event()
+    box: list[ModelWords] = []
+    thread = threading.Thread(target=lambda: box.append(model_words(settings, data,
+                                                                    cancel=cancel)),
+                              name="explain-model", daemon=True)
+    thread.start()
+    try:
+        if spinner:
+            with consoles.err.status("Asking the model for its words…", spinner="dots"):
+                while thread.is_alive():
+                    thread.join(0.1)
+        while thread.is_alive():
+            thread.join(0.1)
+    except KeyboardInterrupt:
+        cancel.set()
+        thread.join(CANCEL_GRACE_S)
+        raise interrupted("cancelled while the model was asked; Anna's analysis is above"
+                          ) from None
+    return box[0] if box else None

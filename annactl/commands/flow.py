@@ -40,6 +40,7 @@ if TYPE_CHECKING:
     from annactl.core.daemon_client import DaemonClient
     from annactl.core.quicksettings import QuickSettings
     from annactl.planning.outcome import Progress
+    from annactl.planning.piped import Piped
     from annactl.ui.confirm import Approval
 
 
@@ -111,13 +112,16 @@ class Flow:
                   preferences: dict[str, str] | None = None, telemetry: Telemetry | None = None,
                   on_progress: Callable[[Progress], None] | None = None,
                   cancel: threading.Event | None = None,
-                  continuation: list[dict[str, str]] | None = None) -> Prepared:
+                  continuation: list[dict[str, str]] | None = None,
+                  piped: Piped | None = None) -> Prepared:
         """Ask the planner for a plan and store it in the daemon (``continuation``: the
-        turns of a fix request, :mod:`annactl.planning.fix`)."""
+        turns of a fix request, :mod:`annactl.planning.fix`; ``piped``: text piped in with
+        the request)."""
         outcome = self.planner().plan(request, mode=mode, telemetry=telemetry,
                                       use_templates=use_templates, turns=list(turns or []),
                                       preferences=preferences, on_progress=on_progress,
-                                      cancel=cancel, continuation=continuation or ())
+                                      cancel=cancel, continuation=continuation or (),
+                                      piped=piped)
         if outcome.plan is None or not outcome.result.ok:
             raise invalid_plan("the model's plan cannot be offered", outcome.result.errors,
                                outcome.result.plan)

@@ -30,6 +30,7 @@ if TYPE_CHECKING:
     from annactl.planning.citations import Citation
     from annactl.planning.facts import Contradiction
     from annactl.planning.llm.base import Provider
+    from annactl.planning.piped import Piped
     from annactl.planning.templates import TemplateMatch
 
 QUICK_CONNECT_S = 1.0
@@ -137,6 +138,8 @@ class PlanOutcome:
     stored_id: str | None = None
     """The daemon's id of the plan this request stored to run its checks (None: none was
     stored): the final plan is submitted as its revision, one stored plan per request."""
+    piped: Piped | None = None
+    """Text piped into ``annactl ask`` with the request (None: nothing was piped)."""
 
     @property
     def confidence(self) -> float:
@@ -165,6 +168,7 @@ class PlanOutcome:
             "memory_patch": dict(self.plan.memory_patch) if self.plan else {},
             "form": self.form, "finish_reasons": list(self.finish_reasons),
             "citations": [c.to_dict() for c in self.citations],
+            "piped": self.piped.to_dict() if self.piped is not None else None,
         }
 
 

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from annactl.core.config import ClientSettings
     from annactl.planning.history import History
     from annactl.planning.llm.base import Provider
+    from annactl.planning.piped import Piped
     from annactl.planning.templates import TemplateMatch
 
 log = logging.getLogger(__name__)
@@ -93,16 +94,20 @@ class Planner:
              preferences: dict[str, str] | None = None,
              on_progress: Callable[[Progress], None] | None = None,
              cancel: threading.Event | None = None,
-             continuation: Sequence[dict[str, str]] = ()) -> PlanOutcome:
+             continuation: Sequence[dict[str, str]] = (),
+             piped: Piped | None = None) -> PlanOutcome:
         """Plan one request. Raises a coded error when no plan could be made.
 
         ``continuation``: turns after the user message (a failed plan and the fix request,
-        :mod:`annactl.planning.fix`); the reply is validated like any plan.
+        :mod:`annactl.planning.fix`); the reply is validated like any plan. ``piped``: text
+        piped in with the request, sent as an untrusted document; a template, which cannot
+        read it, then answers only when the model cannot.
         """
         from annactl.planning.planner_run import Run
 
         run = Run(self, request, mode=mode, on_progress=on_progress, cancel=cancel)
         run.continuation = [dict(m) for m in continuation]
+        run.piped = piped
         outcome: PlanOutcome | None = None
         error: AnnaError | None = None
         try:

@@ -31,7 +31,13 @@ from annactl.planning.outcome import (
     template_outcome,
     usage_checks,
 )
-from annactl.planning.packet import Trace, check_results_document, now_iso, stored
+from annactl.planning.packet import (
+    Trace,
+    check_results_document,
+    now_iso,
+    piped_document,
+    stored,
+)
 from annactl.planning.replies import failure
 from annactl.planning.run_calls import ModelCalls
 from annactl.planning.telemetry_trim import cut
@@ -42,6 +48,7 @@ if TYPE_CHECKING:
     from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
     from annactl.planning.outcome import PlanningSession
+    from annactl.planning.piped import Piped
     from annactl.planning.templates import TemplateMatch
 
 log = logging.getLogger(__name__)
@@ -80,6 +87,8 @@ class Run(ModelCalls):
         self.stored_id: str | None = None
         """The daemon's id of the plan stored for this request's checks: each later round
         (and the final plan) revises it, so the request keeps one plan in history."""
+        self.piped: Piped | None = None
+        """Text piped in with the request (a document of the packet)."""
         self.init_calls()
 
     # ------------------------------------------------------------------ the request
@@ -102,7 +111,8 @@ class Run(ModelCalls):
             if found is not None and found.rejected:
                 self.tracer.event("TEMPLATE_REJECTED", template=found.template,
                                   reason=found.rejected)
-            if found is not None and found.confident and found.plan is not None:
+            if (found is not None and found.confident and found.plan is not None
+                    and self.piped is None):  # a template cannot read piped text: the model first
                 self.tracer.event("TEMPLATE_USED", template=found.template)
                 return self._done(template_outcome(found, self.context, offline_reason=None,
                                                    started=self.started))
@@ -159,12 +169,14 @@ class Run(ModelCalls):
 
     def _plan_packet(self, turns: list[tuple[str, str]]) -> dict[str, Any]:
         assert self.telemetry is not None
+        piped = None if self.piped is None else piped_document(
+            self.piped.text, lines=self.piped.lines, truncated=self.piped.truncated)
         if self.form in forms.SMALL_FORMS:
             spec = prompt.small_spec(self.request, self.form, telemetry=self.telemetry,
-                                     preferences=self.preferences, turns=turns)
+                                     preferences=self.preferences, turns=turns, piped=piped)
         else:
             spec = prompt.plan_spec(self.request, mode=self.mode, telemetry=self.telemetry,
-                                    preferences=self.preferences, turns=turns)
+                                    preferences=self.preferences, turns=turns, piped=piped)
         history = self.planner.history
         conversation = None
         if history is not None:
@@ -197,6 +209,7 @@ class Run(ModelCalls):
         outcome.memory_version = self.stats.memory_version
         outcome.telemetry = self.telemetry
         outcome.user_message = self.sent
+        outcome.piped = self.piped
         outcome.elapsed_s = time.monotonic() - self.started
         self.progress("done")
         return outcome

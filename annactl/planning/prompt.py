@@ -29,6 +29,7 @@ from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json, schema_sha256
 from annactl.planning.packet import (
     TASKS,
+    Document,
     RequestSpec,
     Trace,
     check_results_document,
@@ -169,10 +170,11 @@ def system_message(form: str = "plan") -> str:
 
 def small_spec(request: str, form: str, *, telemetry: Telemetry,
                preferences: dict[str, str] | None = None,
-               turns: list[tuple[str, str]] | tuple[tuple[str, str], ...] = ()) -> RequestSpec:
-    """A small form's request: memory, recent turns (a follow-up question needs them) and a
-    shorter trimmed telemetry."""
-    docs = [d for d in (memory_document(preferences), conversation_document(turns)) if d]
+               turns: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
+               piped: Document | None = None) -> RequestSpec:
+    """A small form's request: memory, recent turns (a follow-up question needs them), the
+    piped text (:mod:`annactl.planning.piped`) and a shorter trimmed telemetry."""
+    docs = [d for d in (memory_document(preferences), conversation_document(turns), piped) if d]
     docs.append(telemetry_document(trim(telemetry, request, budget=SMALL_BUDGET[form])))
     task = "anna.answer" if form == "answer" else "anna.fill"
     return RequestSpec(request, task, {"form": form}, docs)
@@ -181,11 +183,12 @@ def small_spec(request: str, form: str, *, telemetry: Telemetry,
 def plan_spec(request: str, *, mode: str, telemetry: Telemetry,
               preferences: dict[str, str] | None = None,
               turns: list[tuple[str, str]] | tuple[tuple[str, str], ...] = (),
-              budget: int = DEFAULT_BUDGET) -> RequestSpec:
-    """The planning request as packet parts: memory, recent turns, trimmed telemetry."""
+              budget: int = DEFAULT_BUDGET, piped: Document | None = None) -> RequestSpec:
+    """The planning request as packet parts: memory, recent turns, the piped text,
+    trimmed telemetry."""
     if mode not in MODES:
         raise ValueError(f"unknown mode {mode!r}")
-    docs = [d for d in (memory_document(preferences), conversation_document(turns)) if d]
+    docs = [d for d in (memory_document(preferences), conversation_document(turns), piped) if d]
     docs.append(telemetry_document(trim(telemetry, request, budget=budget)))
     return RequestSpec(request, "anna.plan", {"mode": mode}, docs)
 

@@ -6,13 +6,17 @@ Every value came from the command the person typed: it is shown with
 
 from __future__ import annotations
 
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 from rich.console import Group, RenderableType
 from rich.text import Text
 
+from annactl.planning.explain_words import MAX_CHARS
 from annactl.ui.console import inert_text
 from annactl.ui.render_plan import command_text, risk_badge
+
+if TYPE_CHECKING:
+    from annactl.planning.explain_words import ModelWords
 
 
 def _run_line(run: dict[str, Any]) -> Text:
@@ -32,8 +36,10 @@ def _run_line(run: dict[str, Any]) -> Text:
     return line
 
 
-def explanation_view(data: dict[str, Any]) -> Group:
-    """The explanation of one command (:func:`annactl.commands.explain.explanation`)."""
+def explanation_view(data: dict[str, Any], *, footer: bool = True) -> Group:
+    """The explanation of one command (:func:`annactl.commands.explain.explanation`);
+    ``footer``: end with the line saying nothing ran and no model was asked (without it,
+    :func:`model_words_view` ends the explanation)."""
     parts: list[RenderableType] = [command_text(str(data["command"]))]
     head = Text("Risk: ") + risk_badge(str(data["risk"]), banned=bool(data["banned"]))
     head.append(f"  scope: {data['scope']}")
@@ -68,6 +74,26 @@ def explanation_view(data: dict[str, Any]) -> Group:
     if data["confirm_word"]:
         parts.append(Text("In a plan it needs the typed word ") +
                      inert_text(str(data["confirm_word"]), "bold", max_chars=80))
-    parts.append(Text("From Anna's own analysis; nothing was run and no model was asked.",
-                      style="dim"))
+    if footer:
+        parts.append(OFFLINE_FOOTER)
     return Group(*parts)
+
+
+OFFLINE_FOOTER = Text("From Anna's own analysis; nothing was run and no model was asked.",
+                      style="dim")
+"""The last line of an explanation no model added to."""
+
+
+def model_words_view(words: ModelWords | None) -> Group:
+    """The end of an explanation: the offline footer when no model was reached; otherwise
+    the model's words, labelled as the model's and shown inert (or why there are none)."""
+    if words is None:
+        return Group(OFFLINE_FOOTER)
+    if words.text is None:
+        return Group(Text("From Anna's own analysis; nothing was run. The model gave no "
+                          f"usable answer ({words.code}).", style="dim"))
+    label = (Text("The model's words (", style="bold") + inert_text(words.model, "bold",
+                                                                    max_chars=60)
+             + Text("; not checked by Anna, which judged the command above):", style="bold"))
+    return Group(Text("From Anna's own analysis above; nothing was run.", style="dim"), label,
+                 Text("  ") + inert_text(words.text, max_chars=MAX_CHARS + 1))

@@ -97,8 +97,11 @@ class Anna:
 
     def run(self, *args: str, stdin: str | None = None, timeout: float = 90.0,
             extra_env: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-        """Run the real annactl (no terminal) and return what happened."""
-        proc = subprocess.run([*self.argv, *args], input=stdin, capture_output=True, text=True,
+        """Run the real annactl (no terminal) and return what happened. Without ``stdin``
+        its stdin is /dev/null: never the test runner's own (``ask`` reads a pipe)."""
+        feed: dict[str, Any] = ({"input": stdin} if stdin is not None
+                                else {"stdin": subprocess.DEVNULL})
+        proc = subprocess.run([*self.argv, *args], **feed, capture_output=True, text=True,
                               timeout=timeout, check=False, env={**self.env, **(extra_env or {})})
         assert "Traceback" not in proc.stderr, proc.stderr
         return proc

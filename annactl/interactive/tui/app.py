@@ -33,6 +33,7 @@ from annactl.interactive.tui.messages import (
     PlanReady,
     QueueReady,
     RollbackDone,
+    StepsChanged,
     WorkFailed,
 )
 from annactl.interactive.tui.screens import Decision
@@ -92,7 +93,7 @@ class AnnaTui(TuiWorkers):
     def on_plan_ready(self, message: PlanReady) -> None:
         """A memory proposal first (if any), then the plan."""
         prepared = self.prepared = message.prepared
-        if self._flow is not None and prepared.outcome is not None:
+        if self._flow is not None and prepared.outcome is not None and not message.again:
             from annactl.commands.memory import review_for
             from annactl.interactive.tui.screens.memory import MemoryScreen
 
@@ -158,6 +159,12 @@ class AnnaTui(TuiWorkers):
         self.query_one("#state", Static).update("Fetching the plan…")
         self.load_plan()
 
+    def on_steps_changed(self, message: StepsChanged) -> None:
+        """Submit the changed steps as a new plan; its approval box follows (PlanReady)."""
+        self.query_one("#state", Static).update(Text("Anna is judging your changed plan…",
+                                                     style="dim"))
+        self.edit_plan(message.prepared, message.changes)
+
     def on_checks_done(self, message: ChecksDone) -> None:
         """Keep the check output for the details view."""
         if self.prepared is not None:
@@ -214,6 +221,8 @@ class AnnaTui(TuiWorkers):
     # ------------------------------------------------------------------ decisions
 
     def _decided(self, decision: Decision | None) -> None:
+        if decision == Decision.EDIT:  # a new plan is on its way (on_steps_changed)
+            return
         if decision != Decision.APPROVE or self.prepared is None:
             rejected = self.prepared is not None and self.prepared.source == "rejected"
             # a declined fix leaves the failed plan's status as the outcome

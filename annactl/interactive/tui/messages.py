@@ -16,6 +16,7 @@ if TYPE_CHECKING:
     from anna_common.protocol.models import CheckResult, ExecEvent, PlanRecord, RollbackResponse
     from anna_common.protocol.queue import QueueList
     from annactl.commands.prepared import Prepared
+    from annactl.interactive.tui.screens.edit_steps import StepChanges
     from annactl.planning.evaluate import EvaluationOutcome
     from annactl.planning.outcome import Progress
 
@@ -32,6 +33,18 @@ class PlanReady(Message):
     """A plan is stored in the daemon and annotated: show the approval box."""
 
     prepared: Prepared
+    again: bool = False
+    """The plan was shown before (its changes failed): no memory question a second time."""
+
+
+@dataclass
+class StepsChanged(Message):
+    """The person changed the plan's steps in the approval box: submit them as a new plan."""
+
+    prepared: Prepared
+    """The plan they changed."""
+    changes: StepChanges
+    """Steps left out and commands edited."""
 
 
 @dataclass

@@ -38,6 +38,7 @@ if TYPE_CHECKING:
     from anna_common.protocol.queue import QueueList
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
+    from annactl.interactive.tui.screens.edit_steps import StepChanges
     from annactl.planning.fix import FixLoop
     from annactl.planning.outcome import Progress
     from annactl.ui import confirm
@@ -116,6 +117,22 @@ class TuiWorkers(App[int]):
             self._show_banned(exc)
             self._failed("plan", exc)
 
+    @work(thread=True, exclusive=True, group="plan", exit_on_error=False)
+    def edit_plan(self, prepared: Prepared, changes: StepChanges) -> None:
+        """Submit ``prepared`` minus the skipped steps, with the edited commands, as a new
+        plan (the path of ``apply ID --skip/--edit``); when that fails, the plan that was
+        changed is shown again after the notification."""
+        from annactl.commands.edit import edited
+
+        try:
+            new = edited(self._flow_or_connect(), prepared, skip=list(changes.skip),
+                         edits=dict(changes.edits))
+            self.post_message(PlanReady(new))
+        except Exception as exc:  # reported as a notification
+            self._failed("change", exc)
+            if not self._show_banned(exc):
+                self.post_message(PlanReady(prepared, again=True))
+
     @work(thread=True, exclusive=True, group="queue", exit_on_error=False)
     def load_queue(self, dismiss: str | None = None) -> None:
         """Fetch the approval queue (after dismissing ``dismiss``, when given)."""
@@ -127,8 +144,9 @@ class TuiWorkers(App[int]):
         except Exception as exc:  # reported as a notification
             self._failed("queue", exc)
 
-    def _show_banned(self, exc: BaseException) -> None:
-        """A banned plan is still shown (reasons, Approve disabled); it was never stored."""
+    def _show_banned(self, exc: BaseException) -> bool:
+        """A banned plan is still shown (reasons, Approve disabled); it was never stored.
+        True when it is shown."""
         from annactl.commands.flow import PlanRejected
         from annactl.commands.prepared import Prepared
 
@@ -136,6 +154,8 @@ class TuiWorkers(App[int]):
         if annotated is not None and annotated.banned:
             self.post_message(PlanReady(Prepared(plan_id="not stored", digest=annotated.digest,
                                                  annotated=annotated, source="rejected")))
+            return True
+        return False
 
     def _progress(self, progress: Progress) -> None:
         self.post_message(PlanningProgress(progress))

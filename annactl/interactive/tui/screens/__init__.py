@@ -1,4 +1,5 @@
-"""The TUI's screens: the approval box, details, the confirmation word, progress, result."""
+"""The TUI's screens: the approval box, details, changing steps, the confirmation word,
+progress, result."""
 
 from __future__ import annotations
 
@@ -18,3 +19,5 @@ class Decision(StrEnum):
     """Leave (result screen)."""
     FIX = "fix"
     """Ask the model for a new plan after a failed one (result screen)."""
+    EDIT = "edit"
+    """Leave steps out or edit commands: a new plan, judged again (approval box)."""

@@ -2,6 +2,8 @@
 
 Focus starts on Cancel: Enter on a fresh screen never approves anything that
 changes the system. A banned plan shows why and its Approve button is disabled.
+``e`` changes the steps (:mod:`annactl.interactive.tui.screens.edit_steps`): the changed
+plan is a new one, judged and shown again in a new box.
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ from annactl.ui.render_facts import confidence_line
 
 if TYPE_CHECKING:
     from annactl.commands.prepared import Prepared
+    from annactl.interactive.tui.screens.edit_steps import StepChanges
 
 
 def _tier_note(req: confirm.Requirement) -> Text | None:
@@ -44,6 +47,7 @@ class ApprovalScreen(ModalScreen[Decision]):
         Binding("d", "details", "Show Details"),
         Binding("a", "approve", "Approve"),
         Binding("c", "cancel", "Cancel"),
+        Binding("e", "edit", "Change Steps"),
         Binding("escape", "cancel", "Cancel", show=False),
     ]
     AUTO_FOCUS = "#cancel"
@@ -100,3 +104,17 @@ class ApprovalScreen(ModalScreen[Decision]):
     def action_cancel(self) -> None:
         """Do nothing."""
         self.dismiss(Decision.CANCEL)
+
+    def action_edit(self) -> None:
+        """Leave steps out or edit commands; the changes go to the app as a new plan."""
+        from annactl.interactive.tui.screens.edit_steps import EditStepsScreen
+
+        self.app.push_screen(EditStepsScreen(self.prepared), self._changed)
+
+    def _changed(self, changes: StepChanges | None) -> None:
+        if changes is None:
+            return  # back in this box, nothing changed
+        from annactl.interactive.tui.messages import StepsChanged
+
+        self.app.post_message(StepsChanged(self.prepared, changes))
+        self.dismiss(Decision.EDIT)
