@@ -93,15 +93,19 @@ class Planner:
              preferences: dict[str, str] | None = None,
              on_progress: Callable[[Progress], None] | None = None,
              cancel: threading.Event | None = None,
-             continuation: Sequence[dict[str, str]] = ()) -> PlanOutcome:
+             continuation: Sequence[dict[str, str]] = (),
+             on_offline: Callable[[PlanOutcome], None] | None = None) -> PlanOutcome:
         """Plan one request. Raises a coded error when no plan could be made.
 
         ``continuation``: turns after the user message (a failed plan and the fix request,
-        :mod:`annactl.planning.fix`); the reply is validated like any plan.
+        :mod:`annactl.planning.fix`); the reply is validated like any plan. ``on_offline``:
+        called (in this thread) with a weakly matching template's outcome before the model
+        is asked, so a front end can show it while the model works.
         """
         from annactl.planning.planner_run import Run
 
         run = Run(self, request, mode=mode, on_progress=on_progress, cancel=cancel)
+        run.on_offline = on_offline
         run.continuation = [dict(m) for m in continuation]
         outcome: PlanOutcome | None = None
         error: AnnaError | None = None

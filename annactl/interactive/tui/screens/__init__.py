@@ -18,3 +18,5 @@ class Decision(StrEnum):
     """Leave (result screen)."""
     FIX = "fix"
     """Ask the model for a new plan after a failed one (result screen)."""
+    SWITCH = "switch"
+    """Leave Anna's offline answer for the model's plan, which arrived meanwhile."""
