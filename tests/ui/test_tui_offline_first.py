@@ -143,3 +143,37 @@ async def test_a_failed_model_leaves_the_same_offline_plan(anna: Anna) -> None:
     finally:
         release.set()
     assert app.return_value == ExitStatus.DECLINED
+
+
+async def test_the_progress_line_shows_the_model_budget_as_the_spinner_does(anna: Anna) -> None:
+    """No template here: the line alone, ticking between two reports of the planner."""
+    from annactl.commands.spinner import _spinner_text
+    from annactl.interactive.tui.messages import PlanningProgress
+
+    release = threading.Event()
+    anna.llm.push(Reply(json.dumps(make_plan([("x", "true", "LOW")], goal="Slow")),
+                        hold=release))
+    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+                              llm_model="test-model", autostart=False, llm_budget=45)
+    seen: list[Any] = []
+    app = AnnaTui(Source(text="do the slow thing", use_templates=False),
+                  connect=lambda: Flow(settings, DaemonClient(anna.daemon.socket)))
+    try:
+        async with app.run_test(size=SIZE, message_hook=lambda m: seen.append(m)
+                                if isinstance(m, PlanningProgress) else None) as pilot:
+            line = re.compile(r"model · (\d+\.\d) s · model budget (\d+) / 45 s")
+            first = await until(pilot, lambda: line.search(_state(app)), "the budget line")
+            reports = len(seen)
+            await until(pilot, lambda: (m := line.search(_state(app))) is not None
+                        and m.group(1) != first.group(1), "the line to move")
+            assert len(seen) == reports  # it moved on its own clock, not on a new report
+            # one wording with the CLI spinner
+            spinner = str(_spinner_text(seen[-1].progress, 0.0))
+            assert re.search(r"Planning… model · [\d.]+ s · model budget \d+ / 45 s", spinner)
+            release.set()
+            await ready(pilot, ApprovalScreen, focus="cancel")
+            assert "budget" not in _state(app)  # the line stops with the plan
+            await pilot.press("c")
+            await until(pilot, lambda: app.return_value is not None, "the app to exit")
+    finally:
+        release.set()
