@@ -106,13 +106,13 @@ class Run(ModelCalls):
                                                    started=self.started))
         if found is not None and found.plan is not None:
             self.fallback = found
+            self._offer_offline(found)  # first: before any check or model time
             if (self.form == "answer" and found.plan.necessary_checks
                     and self.planner.daemon is not None):
                 self.template_checks(found)
             if not self.settings.llm_url:
                 # a weak match and no model configured: one quick try, not three slow ones
                 self.planner.quick_model_probe()
-            self._offer_offline(found)
         try:
             return self._done(self.model_loop())
         except LLMError as exc:
