@@ -40,7 +40,17 @@ def _app(anna: Anna) -> AnnaTui:
 
 
 def _text(widget: Static) -> str:
-    return str(widget.render())
+    """What the widget shows, as plain text (its content may be a Rich group)."""
+    from io import StringIO
+
+    from rich.console import Console
+
+    content = widget.content
+    if isinstance(content, str):
+        return content
+    console = Console(file=StringIO(), width=200, record=True, color_system=None)
+    console.print(content)
+    return console.export_text()
 
 
 async def _offline_box(pilot: Any) -> ApprovalScreen:
@@ -177,3 +187,30 @@ async def test_the_progress_line_shows_the_model_budget_as_the_spinner_does(anna
             await until(pilot, lambda: app.return_value is not None, "the app to exit")
     finally:
         release.set()
+
+
+async def test_an_offline_answer_without_steps_then_the_models_answer(anna: Anna) -> None:
+    """Nothing to approve: the offline answer is shown above the line, the model's below it."""
+    release = threading.Event()
+    anna.llm.push(Reply(json.dumps({"answer": "The model says all is well.", "citations": []}),
+                        hold=release))
+    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+                              llm_model="test-model", autostart=False)
+    app = AnnaTui(Source(text="tell me about system health"),
+                  connect=lambda: Flow(settings, DaemonClient(anna.daemon.socket)))
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            label = await until(pilot, lambda: next(iter(app.query("#offline-label")), None),
+                                "the offline answer's label")
+            assert "Anna's offline answer" in _text(label) and "system_status_v1" in _text(label)
+            assert app.query_one("#offline", Static).is_mounted
+            assert not isinstance(app.screen, ApprovalScreen) and app.status == ExitStatus.SUCCESS
+            release.set()
+            await until(pilot, lambda: "The model says all is well." in _state(app),
+                        "the model's answer")
+            assert "The model's answer is below" in _text(label)
+            await pilot.press("q")
+            await until(pilot, lambda: app.return_value is not None, "the app to exit")
+    finally:
+        release.set()
+    assert app.return_value == ExitStatus.SUCCESS

@@ -142,6 +142,7 @@ class WaitingApp(TuiWorkers):
             self.notify("The model's plan is ready: m shows it.", markup=False)
             self.refresh_bindings()
             return True
+        self._say(Text("The model's answer is below.", style="bold"))  # a shown answer
         return False
 
     def quiet_failure(self, message: WorkFailed) -> bool:
