@@ -192,9 +192,12 @@ class ReplSession:
 
         from annactl.commands.spinner import plan_with_spinner
 
-        prepared = plan_with_spinner(self.consoles, make,
-                                     show_spinner=self.consoles.err.is_terminal,
-                                     on_offline=lambda early: first.show(self.consoles, early))
+        try:
+            prepared = plan_with_spinner(
+                self.consoles, make, show_spinner=self.consoles.err.is_terminal,
+                on_offline=lambda early: first.show(self.consoles, early))
+        except AnnaError as exc:
+            prepared = first.after_failure(self.flow, self.consoles, exc)
         other = first.settle(self.flow, self.consoles, prepared)
         if other is not None:
             self.known_ids.insert(0, other.plan_id)

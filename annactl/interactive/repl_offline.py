@@ -65,3 +65,19 @@ class OfflineFirst:
                     f"{prepared.plan_id}: /apply {prepared.plan_id} runs it instead.",
                     style="bold", markup=False, highlight=False)
         return superseded
+
+    def after_failure(self, flow: Flow, consoles: Consoles, exc: AnnaError) -> Prepared:
+        """The model failed (an error no template answers, e.g. a banned plan) after the
+        offline answer was shown: say why, and the offline answer stands. Not shown: every
+        stored one is recorded as not run and the error goes on."""
+        from annactl.ui.console import inert
+
+        if not self.shown:
+            for prepared in self.stored:
+                with suppress(AnnaError):
+                    flow.daemon.mark_dry_run(prepared.plan_id)
+            raise exc
+        consoles.err.print(f"The model failed ({exc.code}: {inert(exc.message, max_chars=200)})"
+                           f"; Anna's offline answer above stands.", style="yellow",
+                           markup=False, highlight=False)
+        return self.shown[0]

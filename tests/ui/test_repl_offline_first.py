@@ -118,3 +118,25 @@ def test_the_confirmation_asked_is_for_the_model_plan_printed_last(
     _ask(repl, "/quit")
     assert repl.exit_status() == 0
     assert not target.exists()
+
+
+def test_a_model_plan_that_cannot_be_offered_leaves_the_offline_answer(
+        anna: Anna, repl: Tmux, release: threading.Event) -> None:
+    """A banned plan is no fallback case (no template answers it): the error is said, and the
+    offline answer already on screen stands as the last plan shown."""
+    anna.llm.push(Reply(json.dumps(make_plan([("wipe", "rm -rf /", "LOW")], goal="Wipe")),
+                        hold=release))
+    _ask(repl, "plan: free up space")
+    screen = repl.wait_for(LABEL + words(r"[\s\S]*Ctrl-C stops waiting"))
+    offline_id = re.search(LABEL, screen).group(1)  # type: ignore[union-attr]
+    release.set()
+    screen = repl.wait_for(words(r"The model failed \(PLAN_BANNED") + r"[\s\S]*"
+                           + words(r"Anna's offline answer above stands"))
+    repl.wait_for(r"Type ok to run it\.\s+anna>")
+    repl.keys("C-l")
+    _ask(repl, "ok")  # runs the last plan shown: the offline one (one read-only df step)
+    screen = repl.wait_for(r"Result: \w+[\s\S]*anna>")
+    assert "df -h" in screen or "show_df" in screen
+    assert str(anna.daemon.client().get_plan(offline_id).status) != "submitted"
+    _ask(repl, "/quit")
+    assert repl.exit_status() == 0
