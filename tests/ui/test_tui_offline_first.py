@@ -214,3 +214,30 @@ async def test_an_offline_answer_without_steps_then_the_models_answer(anna: Anna
     finally:
         release.set()
     assert app.return_value == ExitStatus.SUCCESS
+
+
+async def test_approving_the_offline_answer_runs_it_and_ends_the_wait(anna: Anna) -> None:
+    from annactl.interactive.tui.screens.result import ResultScreen
+
+    release = threading.Event()
+    anna.llm.push(Reply(json.dumps(make_plan([("x", "true", "LOW")], goal="Too late")),
+                        hold=release))
+    app = _app(anna)
+    try:
+        async with app.run_test(size=SIZE) as pilot:
+            box = await _offline_box(pilot)
+            offline_id = box.prepared.plan_id
+            await until(pilot, lambda: len(anna.llm.chat_bodies()) == 1, "the model's request")
+            await pilot.press("a")  # a read-only plan: no second question
+            result = await ready(pilot, ResultScreen, focus="close")
+            assert result.record.plan_id == offline_id
+            release.set()
+            await until(pilot, lambda: all(w.is_finished for w in app.workers
+                                           if w.group == "plan"), "the planner's end")
+            assert isinstance(app.screen, ResultScreen) and not notified(app, "failed")
+            titles = [p.title for p in anna.daemon.client().list_plans().plans]
+            assert "Too late" not in titles
+            await pilot.press("q")
+            await until(pilot, lambda: app.return_value is not None, "the app to exit")
+    finally:
+        release.set()

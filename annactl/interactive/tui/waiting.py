@@ -75,6 +75,8 @@ class WaitingApp(TuiWorkers):
         """The model's plan, held back while the offline answer's box is open."""
         self.waiting_model = False
         """The model is still working beside a shown offline answer."""
+        self._late = False
+        """The person stopped waiting: the planner's last word is still to come, unshown."""
 
     def on_mount(self) -> None:
         """Redraw the progress line on a clock, not only when the planner reports."""
@@ -121,17 +123,24 @@ class WaitingApp(TuiWorkers):
         self.refresh_bindings()
 
     def hold_back(self, prepared: Prepared) -> bool:
-        """Called with every plan the planner finishes: True when it must not be shown now."""
+        """Called with every plan a planner finishes: True when it must not be shown now.
+        Only the planning run that showed the offline answer is concerned; a later one (a
+        fix after the offline answer ran) is shown as any plan."""
         if self.offline is None:
             return False
-        self.planning_over()
+        late, self._late = self._late, False
         waiting, self.waiting_model = self.waiting_model, False
+        if not (late or waiting):
+            return False
+        self.planning_over()
         self.refresh_bindings()
         if prepared is self.offline:  # the model failed: the same offline answer stands
-            reason = prepared.outcome.offline_reason if prepared.outcome is not None else None
-            self._say(Text("The offline answer stands: " + inert(reason or "", max_chars=200)))
+            if waiting:
+                reason = prepared.outcome.offline_reason if prepared.outcome else None
+                self._say(Text("The offline answer stands: " + inert(reason or "",
+                                                                      max_chars=200)))
             return True
-        if not waiting:  # the person stopped waiting or took the offline answer
+        if late:  # the person stopped waiting or took the offline answer: never shown
             if prepared.source != "rejected":
                 self._not_run(prepared.plan_id)
             return True
@@ -150,8 +159,11 @@ class WaitingApp(TuiWorkers):
         failure is handled here)."""
         if self.offline is None or message.stage != "plan":
             return False
-        self.planning_over()
+        late, self._late = self._late, False
         waiting, self.waiting_model = self.waiting_model, False
+        if not (late or waiting):
+            return False
+        self.planning_over()
         self.refresh_bindings()
         if waiting:
             line = f"{message.code}: {inert(message.message, max_chars=200)}"
@@ -177,6 +189,8 @@ class WaitingApp(TuiWorkers):
         self.refresh_bindings()
         if decision == Decision.APPROVE:
             self._stop_waiting()
+            if model is not None and model.source != "rejected":
+                self._not_run(model.plan_id)  # held back, never chosen
             self.prepared = offline
             self._decided(decision)
             return
@@ -213,7 +227,9 @@ class WaitingApp(TuiWorkers):
     def _stop_waiting(self) -> None:
         import threading
 
-        self.waiting_model = False
+        if not self.waiting_model:
+            return  # the planner is done already: nothing more will come
+        self.waiting_model, self._late = False, True
         self.planning_over()
         self.cancel_planning.set()
         # a later fix is planned with a fresh event (the one set belongs to this request)
