@@ -237,7 +237,16 @@ async def test_approving_the_offline_answer_runs_it_and_ends_the_wait(anna: Anna
             assert isinstance(app.screen, ResultScreen) and not notified(app, "failed")
             titles = [p.title for p in anna.daemon.client().list_plans().plans]
             assert "Too late" not in titles
-            await pilot.press("q")
+            # a later planning run (a fix) is shown as any plan, never held back or dropped
+            from annactl.interactive.tui.messages import PlanReady
+
+            settings = ClientSettings(socket=anna.daemon.socket, autostart=False)
+            later = Flow(settings, DaemonClient(anna.daemon.socket)).plan_file_text(
+                json.dumps(make_plan([("y", "true", "LOW")], goal="A later plan")))
+            app.post_message(PlanReady(later))
+            await until(pilot, lambda: on_screen(app, ApprovalScreen, focus="cancel")
+                        and app.screen.prepared.plan_id == later.plan_id, "the later plan")
+            await pilot.press("c")
             await until(pilot, lambda: app.return_value is not None, "the app to exit")
     finally:
         release.set()
