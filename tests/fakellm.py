@@ -20,6 +20,8 @@ Scripting
     with FakeLLM(models=("m",)) as llm:
         llm.push(Reply("not json"), Reply(json.dumps(plan)))   # consumed in order
         llm.push(Reply(status=500), Reply(delay=5.0), Reply(drop=True))
+        release = threading.Event()
+        llm.push(Reply(json.dumps(plan), hold=release))  # answers once release.set()
         llm.reject_formats = {"json_schema"}   # 400 for that response_format type
         llm.reject_bounds = True               # 400 for a schema using maxItems/maxLength
         llm.reject_schema_words = {"prefixItems"}  # llama-server's "JSON schema conversion failed"
@@ -77,6 +79,9 @@ class Reply:
     """Reported prompt tokens."""
     server_ms: float = 50.0
     """Reported server time, split into prompt and generation ``timings``."""
+    hold: threading.Event | None = None
+    """When given, the reply waits until the test sets this event (a slow model whose
+    slowness the test controls: nothing sleeps)."""
     runaway: bool = False
     """Repeat ``content`` (or a filler) without end, like a tiny model filling every list
     slot: only the request's token cap (:attr:`FakeLLM.cap_tokens`) or the client ends it."""
@@ -186,6 +191,14 @@ class _Handler(BaseHTTPRequestHandler):
         """Sleep unless the server is stopping; False when it is."""
         return not (seconds > 0 and self.server.state.stopping.wait(seconds))
 
+    def _held(self, reply: Reply) -> bool:
+        """Wait for the reply's ``hold`` event; False when the server stops first."""
+        stopping = self.server.state.stopping
+        while reply.hold is not None and not reply.hold.is_set():
+            if stopping.wait(0.02):
+                return False
+        return True
+
     # ------------------------------------------------------------------ routes
     def do_GET(self) -> None:
         """Model lists and health."""
@@ -255,7 +268,7 @@ class _Handler(BaseHTTPRequestHandler):
         if openai and self._strict_rejects(body, fmt):
             return
         reply = self._next_reply(body)
-        if not self._wait(reply.delay):
+        if not self._wait(reply.delay) or not self._held(reply):
             return
         if reply.drop:
             self.close_connection = True

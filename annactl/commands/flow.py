@@ -39,7 +39,7 @@ if TYPE_CHECKING:
     from annactl.core.config import ClientSettings
     from annactl.core.daemon_client import DaemonClient
     from annactl.core.quicksettings import QuickSettings
-    from annactl.planning.outcome import Progress
+    from annactl.planning.outcome import PlanOutcome, Progress
     from annactl.planning.piped import Piped
     from annactl.ui.confirm import Approval
 
@@ -113,18 +113,44 @@ class Flow:
                   on_progress: Callable[[Progress], None] | None = None,
                   cancel: threading.Event | None = None,
                   continuation: list[dict[str, str]] | None = None,
-                  piped: Piped | None = None) -> Prepared:
+                  piped: Piped | None = None,
+                  on_offline: Callable[[Prepared], None] | None = None) -> Prepared:
         """Ask the planner for a plan and store it in the daemon (``continuation``: the
         turns of a fix request, :mod:`annactl.planning.fix`; ``piped``: text piped in with
-        the request)."""
+        the request).
+
+        ``on_offline`` (issue 24.1): gets Anna's offline answer, stored, while the model is
+        still working (in the planner's thread). When the model then fails and that template
+        answers after all, the same plan is returned (the same object), never stored twice.
+        """
+        early: list[Prepared] = []
+
+        def offline(first: PlanOutcome) -> None:
+            assert on_offline is not None and first.plan is not None
+            prepared = self.submit(first.plan, request=request, source="template")
+            prepared.outcome = first
+            from annactl.planning.templates import records_first
+
+            if records_first(first.template):
+                prepared = self._recorded(prepared, request)
+            early.append(prepared)
+            on_offline(prepared)
+
         outcome = self.planner().plan(request, mode=mode, telemetry=telemetry,
                                       use_templates=use_templates, turns=list(turns or []),
                                       preferences=preferences, on_progress=on_progress,
                                       cancel=cancel, continuation=continuation or (),
-                                      piped=piped)
+                                      piped=piped,
+                                      on_offline=offline if on_offline is not None else None)
         if outcome.plan is None or not outcome.result.ok:
             raise invalid_plan("the model's plan cannot be offered", outcome.result.errors,
                                outcome.result.plan)
+        if early and early[0].outcome is not None and outcome.offline_reason and \
+                outcome.template == early[0].outcome.template:
+            # the model failed and the template answered after all: the plan already shown
+            outcome.plan = early[0].outcome.plan
+            early[0].outcome = outcome
+            return early[0]
         source = "template" if outcome.template else "model"
         # the plan stored for the checks' rounds, if any, becomes this one: one plan per request
         prepared = self.submit(outcome.plan, request=request, source=source,

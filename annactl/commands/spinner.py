@@ -24,16 +24,47 @@ def interrupted(message: str) -> AnnaError:
     return AnnaError(message, code=ErrorCode.CANCELLED)
 
 
+class _Offered:
+    """Anna's offline answer on its way from the planner's thread to the main thread."""
+
+    def __init__(self, on_offline: Callable[[Prepared], None] | None) -> None:
+        self.on_offline = on_offline
+        self.offered: list[Prepared] = []
+        """Appended by the planner's thread (one answer at most)."""
+        self.shown: Prepared | None = None
+        """The answer once ``on_offline`` showed it."""
+
+    def waiting(self) -> bool:
+        """An answer came and is not shown yet."""
+        return self.on_offline is not None and bool(self.offered) and self.shown is None
+
+    def show(self) -> None:
+        """Show the waiting answer (main thread)."""
+        if self.on_offline is not None and self.waiting():
+            self.on_offline(self.offered[0])
+            self.shown = self.offered[0]
+
+
 def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
-                      show_spinner: bool) -> Prepared:
-    """Run ``make(on_progress=..., cancel=...)`` in a thread, with a spinner; Ctrl-C cancels."""
+                      show_spinner: bool,
+                      on_offline: Callable[[Prepared], None] | None = None) -> Prepared:
+    """Run ``make(on_progress=..., cancel=...)`` in a thread, with a spinner; Ctrl-C cancels.
+
+    With ``on_offline`` (the REPL, issue 24.1), ``make`` also gets ``on_offline=``: Anna's
+    offline answer is handed to ``on_offline`` on this thread, the spinner paused, while the
+    model goes on; Ctrl-C after it was shown stops waiting and returns it.
+    """
     cancel = threading.Event()
     box: dict[str, Any] = {}
     latest: list[Progress] = []
+    offered = _Offered(on_offline)
 
     def work() -> None:
+        hooks: dict[str, Any] = {"on_progress": latest.append, "cancel": cancel}
+        if on_offline is not None:
+            hooks["on_offline"] = offered.offered.append
         try:
-            box["value"] = make(on_progress=latest.append, cancel=cancel)
+            box["value"] = make(**hooks)
         except BaseException as exc:  # handed to the main thread, which reports it
             box["error"] = exc
 
@@ -42,10 +73,14 @@ def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
     started = time.monotonic()
     thread.start()
     try:
-        _wait(thread, consoles, latest, started, show_spinner)
+        _wait(thread, consoles, latest, started, show_spinner, offered)
     except KeyboardInterrupt:
         cancel.set()
         thread.join(CANCEL_GRACE_S)
+        if offered.shown is not None:  # the person saw the offline answer: it stands
+            consoles.err.print("Stopped waiting for the model: Anna's offline answer stands.",
+                               style="yellow", markup=False)
+            return offered.shown
         raise interrupted("planning cancelled; nothing was run") from None
     if "error" in box:
         raise box["error"]
@@ -54,28 +89,26 @@ def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
 
 
 def _wait(thread: threading.Thread, consoles: Consoles, latest: list[Progress],
-          started: float, show_spinner: bool) -> None:
+          started: float, show_spinner: bool, offered: _Offered) -> None:
     if not show_spinner:
         while thread.is_alive():
             thread.join(0.1)
+            if thread.is_alive():
+                offered.show()
         return
     with consoles.err.status("Planning…", spinner="dots") as spinner:
         while thread.is_alive():
             thread.join(0.1)
+            if thread.is_alive() and offered.waiting():
+                spinner.stop()  # the answer is printed where the spinner was, then it goes on
+                offered.show()
+                spinner.start()
             spinner.update(_spinner_text(latest[-1] if latest else None, started))
 
 
 def _spinner_text(progress: Progress | None, started: float) -> Any:
     from rich.text import Text
 
-    from annactl.ui.console import inert
+    from annactl.ui.waiting import progress_line
 
-    elapsed = time.monotonic() - started
-    if progress is None:
-        return Text(f"Planning… {elapsed:.1f} s")
-    line = Text(f"Planning… {inert(progress.stage, max_chars=20)} · {elapsed:.1f} s")
-    if progress.tokens:
-        line.append(f" · {progress.tokens} tokens")
-    if progress.message:  # the model budget left (ANNA_LLM_BUDGET)
-        line.append(f" · {inert(progress.message, max_chars=60)}")
-    return line
+    return Text("Planning… ") + progress_line(progress, time.monotonic() - started)

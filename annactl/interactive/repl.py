@@ -175,16 +175,32 @@ class ReplSession:
         if not request:
             raise UsageError("say what you want planned")
         preferences = Memory(self.settings.state_dir).all()
+        from annactl.interactive.repl_offline import OfflineFirst
+
+        first = OfflineFirst()  # Anna's offline answer, shown while the model works
 
         def make(**hooks: Any) -> Prepared:
+            shown = hooks.pop("on_offline")
+
+            def stored(early: Prepared) -> None:
+                first.stored.append(early)
+                shown(early)
+
             return self.flow.plan_text(request, mode="repl", use_templates=self.use_templates,
                                        turns=self.turns[-MAX_TURNS:], preferences=preferences,
-                                       **hooks)
+                                       on_offline=stored, **hooks)
 
         from annactl.commands.spinner import plan_with_spinner
 
-        prepared = plan_with_spinner(self.consoles, make,
-                                             show_spinner=self.consoles.err.is_terminal)
+        try:
+            prepared = plan_with_spinner(
+                self.consoles, make, show_spinner=self.consoles.err.is_terminal,
+                on_offline=lambda early: first.show(self.consoles, early))
+        except AnnaError as exc:
+            prepared = first.after_failure(self.flow, self.consoles, exc)
+        other = first.settle(self.flow, self.consoles, prepared)
+        if other is not None:
+            self.known_ids.insert(0, other.plan_id)
         self.last = prepared
         self.loop = None  # a new request starts its own fix rounds
         self.known_ids.insert(0, prepared.plan_id)
@@ -211,7 +227,10 @@ class ReplSession:
                 self.consoles.out.print(preview_view(prepared.preview,
                                                      prepared.annotated.steps))
         if prepared.annotated.steps:
-            self.consoles.out.print("Type ok to run it.", style="dim", markup=False)
+            self.consoles.out.print("Type ok to run it." if other is None else
+                                    f"Type ok to run the model's plan {prepared.plan_id} "
+                                    f"(above); /apply {other.plan_id} runs Anna's offline "
+                                    "answer.", style="dim", markup=False, highlight=False)
 
     def _apply_last(self, *, confirmed: bool) -> None:
         if self.last is None:

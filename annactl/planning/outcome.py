@@ -80,6 +80,12 @@ class Progress:
     """Tokens received so far in the current model call."""
     message: str = ""
     """A short human note."""
+    budget_s: float = 0.0
+    """The request's model time budget (``llm_budget``); 0 until the first model call, or
+    when there is no budget."""
+    deadline: float | None = None
+    """``time.monotonic()`` when that budget runs out (this process's clock), so a front end
+    can show the time used between two reports."""
 
 
 @dataclass
@@ -98,6 +104,8 @@ class PlanOutcome:
     """Rounds of necessary checks that fed a refined plan."""
     template: str | None = None
     """Template id when answered offline."""
+    template_confident: bool = False
+    """The template matched the whole request (else a keyword only: a weak match)."""
     offline_reason: str | None = None
     """Why a template answered instead of the model, when the model failed."""
     checks: list[CheckResult] = field(default_factory=list)
@@ -255,7 +263,8 @@ def template_outcome(found: TemplateMatch, context: AssessContext, *,
     assert found.plan is not None
     result = validate(found.plan, context)
     return PlanOutcome(result=result, plan=found.plan if result.ok else None,
-                       template=found.template, offline_reason=offline_reason,
+                       template=found.template, template_confident=found.confident,
+                       offline_reason=offline_reason,
                        provider="template", model="", elapsed_s=time.monotonic() - started)
 
 

@@ -95,17 +95,21 @@ class Planner:
              on_progress: Callable[[Progress], None] | None = None,
              cancel: threading.Event | None = None,
              continuation: Sequence[dict[str, str]] = (),
-             piped: Piped | None = None) -> PlanOutcome:
+             piped: Piped | None = None,
+             on_offline: Callable[[PlanOutcome], None] | None = None) -> PlanOutcome:
         """Plan one request. Raises a coded error when no plan could be made.
 
         ``continuation``: turns after the user message (a failed plan and the fix request,
         :mod:`annactl.planning.fix`); the reply is validated like any plan. ``piped``: text
         piped in with the request, sent as an untrusted document; a template, which cannot
-        read it, then answers only when the model cannot.
+        read it, then answers only when the model cannot. ``on_offline``: called (in this
+        thread) with a weakly matching template's outcome before the model is asked, so a
+        front end can show it while the model works.
         """
         from annactl.planning.planner_run import Run
 
         run = Run(self, request, mode=mode, on_progress=on_progress, cancel=cancel)
+        run.on_offline = on_offline
         run.continuation = [dict(m) for m in continuation]
         run.piped = piped
         outcome: PlanOutcome | None = None

@@ -89,6 +89,8 @@ class Run(ModelCalls):
         (and the final plan) revises it, so the request keeps one plan in history."""
         self.piped: Piped | None = None
         """Text piped in with the request (a document of the packet)."""
+        self.on_offline: Callable[[PlanOutcome], None] | None = None
+        """Gets a weak template's outcome before the model is asked (issue 24.1)."""
         self.init_calls()
 
     # ------------------------------------------------------------------ the request
@@ -118,6 +120,7 @@ class Run(ModelCalls):
                                                    started=self.started))
         if found is not None and found.plan is not None:
             self.fallback = found
+            self._offer_offline(found)  # first: before any check or model time
             if (self.form == "answer" and found.plan.necessary_checks
                     and self.planner.daemon is not None):
                 self.template_checks(found)
@@ -132,6 +135,23 @@ class Run(ModelCalls):
             if exc.code not in FALLBACK_CODES or self.fallback is None:
                 raise
             return self._done(self._fall_back(exc, self.fallback))
+
+    def _offer_offline(self, found: TemplateMatch) -> None:
+        """The weak template's answer goes to the front end now, while the model works; a
+        failure to show it never stops the model (the template still answers if it fails)."""
+        if self.on_offline is None:
+            return
+        assert self.context is not None
+        outcome = template_outcome(found, self.context, offline_reason=None,
+                                   started=self.started)
+        if outcome.plan is None:
+            return
+        outcome.telemetry, outcome.trace_id = self.telemetry, self.tracer.trace_id
+        self.tracer.event("TEMPLATE_FIRST", template=found.template)
+        try:
+            self.on_offline(outcome)
+        except AnnaError as exc:
+            self.tracer.event("TEMPLATE_FIRST_FAILED", code=str(exc.code), message=exc.message)
 
     def _fall_back(self, exc: LLMError, found: TemplateMatch) -> PlanOutcome:
         """The template's answer, with a note saying why the model's was not used."""

@@ -78,14 +78,13 @@ class ModelCalls:
 
     # ------------------------------------------------------------------ progress
     def progress(self, stage: str, tokens: int = 0, message: str = "") -> None:
-        """Report progress (and honour cancellation); the budget left rides along."""
+        """Report progress (and honour cancellation); the time budget rides along."""
         check_cancel(self.cancel)
         if self.on_progress is None:
             return
-        if not message and self.deadline is not None:
-            left = max(0.0, self.deadline - time.monotonic())
-            message = f"{left:.0f} s of the {self.settings.llm_budget:g} s model budget left"
-        self.on_progress(Progress(stage, time.monotonic() - self.started, tokens, message))
+        budget = self.settings.llm_budget if self.deadline is not None else 0.0
+        self.on_progress(Progress(stage, time.monotonic() - self.started, tokens, message,
+                                  budget_s=budget, deadline=self.deadline))
 
     def start_budget(self) -> None:
         """The model time budget starts with the first model call."""

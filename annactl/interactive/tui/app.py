@@ -29,7 +29,6 @@ from annactl.interactive.tui.messages import (
     EvaluationDone,
     ExecEventArrived,
     ExecutionDone,
-    PlanningProgress,
     PlanReady,
     QueueReady,
     RollbackDone,
@@ -42,19 +41,19 @@ from annactl.interactive.tui.screens.progress import ProgressScreen
 from annactl.interactive.tui.screens.queue import QueueChoice, QueueScreen
 from annactl.interactive.tui.screens.result import ResultScreen
 from annactl.interactive.tui.screens.word import WordScreen
-from annactl.interactive.tui.workers import Source, TuiWorkers
+from annactl.interactive.tui.waiting import WaitingApp
+from annactl.interactive.tui.workers import Source
 from annactl.ui import confirm, render
 from annactl.ui.console import inert
 
-__all__ = ["AnnaTui", "Source", "progress_text"]
+__all__ = ["AnnaTui", "Source"]
 
 if TYPE_CHECKING:
     from annactl.commands.prepared import Prepared
     from annactl.planning.memory import PatchReview
-    from annactl.planning.outcome import Progress
 
 
-class AnnaTui(TuiWorkers):
+class AnnaTui(WaitingApp):
     """Approve, watch and roll back one plan."""
 
     CSS_PATH = "anna.tcss"
@@ -86,12 +85,12 @@ class AnnaTui(TuiWorkers):
 
     # ------------------------------------------------------------------ messages
 
-    def on_planning_progress(self, message: PlanningProgress) -> None:
-        """Planning stage, elapsed time and tokens."""
-        self.query_one("#state", Static).update(progress_text(message.progress))
-
     def on_plan_ready(self, message: PlanReady) -> None:
-        """A memory proposal first (if any), then the plan."""
+        """A memory proposal first (if any), then the plan (one the person must not see
+        now, beside Anna's offline answer, is held back: :mod:`.waiting`)."""
+        if self.hold_back(message.prepared):
+            return
+        self.planning_over()
         prepared = self.prepared = message.prepared
         if self._flow is not None and prepared.outcome is not None and not message.again:
             from annactl.commands.memory import review_for
@@ -172,6 +171,9 @@ class AnnaTui(TuiWorkers):
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """A notification with the code, and the state line says what failed."""
+        if self.quiet_failure(message):
+            return
+        self.planning_over()
         line = f"{message.code}: {inert(message.message, max_chars=300)}"
         self.notify(line, title=f"{message.stage} failed", severity="error", markup=False,
                     timeout=15)
@@ -243,17 +245,6 @@ class AnnaTui(TuiWorkers):
             return
         self._start(confirm.approval(req, confirmed=True))
 
-    def _not_run(self, plan_id: str) -> None:
-        """A cancelled plan is recorded as shown and not run, never left ``submitted``."""
-        from contextlib import suppress
-
-        from anna_common.errors import AnnaError
-
-        if self._flow is None:
-            return  # no daemon was reached (a plan handed in): nothing to record
-        with suppress(AnnaError):
-            self._flow.daemon.mark_dry_run(plan_id)
-
     def _word_given(self, decision: Decision | None) -> None:
         if self.prepared is None:
             return
@@ -305,13 +296,3 @@ class AnnaTui(TuiWorkers):
             return
         self.cancel_planning.set()
         self.exit(int(self.status))
-
-
-def progress_text(progress: Progress) -> Text:
-    """``model · 3.2 s · 120 tokens`` while planning."""
-    line = Text(f"{inert(progress.stage, max_chars=20)} · {progress.elapsed_s:.1f} s")
-    if progress.tokens:
-        line.append(f" · {progress.tokens} tokens")
-    if progress.message:
-        line.append(" · " + inert(progress.message, max_chars=100), style="dim")
-    return line

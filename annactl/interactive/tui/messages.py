@@ -48,6 +48,14 @@ class StepsChanged(Message):
 
 
 @dataclass
+class OfflineAnswer(Message):
+    """Anna's offline answer (a weakly matching template), stored in the daemon, while the
+    model is still working on the same request (issue 24.1)."""
+
+    prepared: Prepared
+
+
+@dataclass
 class ChecksDone(Message):
     """The plan's read-only checks ran."""
 

@@ -24,6 +24,7 @@ from annactl.interactive.tui.messages import (
     EvaluationDone,
     ExecEventArrived,
     ExecutionDone,
+    OfflineAnswer,
     PlanningProgress,
     PlanReady,
     QueueReady,
@@ -111,7 +112,8 @@ class TuiWorkers(App[int]):
             else:
                 prepared = flow.plan_text(
                     self.source.text or "", mode="tui", use_templates=self.source.use_templates,
-                    on_progress=self._progress, cancel=self.cancel_planning)
+                    on_progress=self._progress, cancel=self.cancel_planning,
+                    on_offline=self._offline)
             self.post_message(PlanReady(prepared))
         except Exception as exc:  # reported as a notification
             self._show_banned(exc)
@@ -159,6 +161,9 @@ class TuiWorkers(App[int]):
 
     def _progress(self, progress: Progress) -> None:
         self.post_message(PlanningProgress(progress))
+
+    def _offline(self, prepared: Prepared) -> None:
+        self.post_message(OfflineAnswer(prepared))
 
     @work(thread=True, group="checks", exit_on_error=False)
     def run_checks(self, prepared: Prepared) -> None:

@@ -21,3 +21,5 @@ class Decision(StrEnum):
     """Ask the model for a new plan after a failed one (result screen)."""
     EDIT = "edit"
     """Leave steps out or edit commands: a new plan, judged again (approval box)."""
+    SWITCH = "switch"
+    """Leave Anna's offline answer for the model's plan, which arrived meanwhile."""

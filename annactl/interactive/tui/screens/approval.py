@@ -49,13 +49,18 @@ class ApprovalScreen(ModalScreen[Decision]):
         Binding("c", "cancel", "Cancel"),
         Binding("e", "edit", "Change Steps"),
         Binding("escape", "cancel", "Cancel", show=False),
+        # beside Anna's offline answer (the app offers them only then: tui/waiting.py)
+        Binding("m", "app.model_plan", "Model's plan"),
+        Binding("w", "app.stop_waiting", "Stop waiting"),
     ]
     AUTO_FOCUS = "#cancel"
 
-    def __init__(self, prepared: Prepared) -> None:
+    def __init__(self, prepared: Prepared, *, banner: Text | None = None) -> None:
         super().__init__()
         self.prepared = prepared
         self.requirement = confirm.requirement(prepared.annotated)
+        self.banner = banner
+        """A line above the plan (Anna's offline answer says so, issue 24.1)."""
 
     def compose(self) -> ComposeResult:
         """The box."""
@@ -63,6 +68,8 @@ class ApprovalScreen(ModalScreen[Decision]):
         with Vertical(id="box") as box:
             box.border_title = title_text(plan)
             box.border_subtitle = f"plan {self.prepared.plan_id}"
+            if self.banner is not None:
+                yield Static(self.banner, id="banner")
             yield RiskLine(plan, id="risk")
             yield Static(f"Steps: {len(plan.steps)}", id="steps")
             yield Static(f"Rollback: {plan.rollback_status}", id="rollback")
@@ -78,6 +85,12 @@ class ApprovalScreen(ModalScreen[Decision]):
                              disabled=self.requirement.tier == confirm.Tier.BANNED)
                 yield Button("Cancel", id="cancel", variant="error")
         yield Footer()
+
+    def set_banner(self, banner: Text) -> None:
+        """Say something new above the plan (the plan itself never changes here)."""
+        self.banner = banner
+        for widget in self.query("#banner").results(Static):
+            widget.update(banner)
 
     def on_button_pressed(self, event: Button.Pressed) -> None:
         """Buttons do what their keys do."""
