@@ -25,9 +25,6 @@ if TYPE_CHECKING:
 
     from anna_common.risk.assess import Assessment
 
-_UNDOABLE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE), str(Code.USER_CONFIG),
-                       str(Code.HOME_WRITE), str(Code.TEMP_WRITE), str(Code.ETC_WRITE),
-                       str(Code.SYSTEM_WRITE), str(Code.PERSISTENCE), str(Code.SECURITY_CONFIG)})
 _INVERSE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE)})
 """Codes whose change the daemon can invert from recorded pre-state (package versions,
 unit enablement and activity) without a model rollback or a file snapshot."""
@@ -238,9 +235,15 @@ def _touched(command: str) -> str | None:
 
 
 def _undoable(step: AnnotatedStep) -> bool:
+    """Whether a real undo exists for ``step``: nothing to undo (INFO), the plan's rollback
+    command, or what the daemon itself takes back (:func:`_snapshot_or_inverse`: snapshots of
+    the files it names, recorded package and unit state). A code alone is no undo: a desktop
+    setting (``USER_CONFIG``: gsettings, hyprctl, loginctl), a firewall or a persistence
+    change runs live with no pre-state the daemon records, and a write whose target is unknown
+    has no snapshot."""
     if step.final_risk == RiskLevel.INFO or step.rollback_id:
         return True
-    return bool(step.writes) or bool(set(step.codes) & _UNDOABLE)
+    return _snapshot_or_inverse(step)
 
 
 def _summary(plan: ActionPlan, checks: list[AnnotatedStep], steps: list[AnnotatedStep],
