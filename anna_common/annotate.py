@@ -1,4 +1,9 @@
-"""Attach Anna's assessment to every command of a schema-valid plan (used by validate)."""
+"""Attach Anna's assessment to every command of a schema-valid plan (used by validate).
+
+The assessment (:mod:`anna_common.risk.assess`, the shell grammar and every rule) is imported
+when the first command is judged: a plan without commands (an answer) needs none of it, and
+importing it was a fifth of answering "how is my system?" offline (bench/startup.py).
+"""
 
 from __future__ import annotations
 
@@ -12,18 +17,14 @@ from anna_common.findings import (
     RollbackStatus,
     StepKind,
 )
-from anna_common.plan import LLM_VERSION, ActionPlan, RiskLevel
-from anna_common.risk.assess import AssessContext, Assessment, Scope, assess
-from anna_common.risk.planfetch import ban_fetch_then_run
-from anna_common.risk.rules.base import Code
-from anna_common.shell.grammar import analyse
+from anna_common.plan import LLM_VERSION, ActionPlan, RiskLevel, Scope
+from anna_common.risk.rules.base import AssessContext, Code
 
 if TYPE_CHECKING:
     from collections.abc import Callable
 
-_UNDOABLE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE), str(Code.USER_CONFIG),
-                       str(Code.HOME_WRITE), str(Code.TEMP_WRITE), str(Code.ETC_WRITE),
-                       str(Code.SYSTEM_WRITE), str(Code.PERSISTENCE), str(Code.SECURITY_CONFIG)})
+    from anna_common.risk.assess import Assessment
+
 _INVERSE = frozenset({str(Code.PACKAGE_CHANGE), str(Code.SERVICE_CHANGE)})
 """Codes whose change the daemon can invert from recorded pre-state (package versions,
 unit enablement and activity) without a model rollback or a file snapshot."""
@@ -37,6 +38,13 @@ so they are no snapshot that undoes the step."""
 NO_UNDO_REASON = "no way to undo it: no rollback command, nothing Anna can snapshot"
 """Why a MEDIUM step without any undo was raised to HIGH (seed 000: MEDIUM must have clear
 rollback)."""
+
+
+def assess(command: str, ctx: AssessContext) -> Assessment:
+    """:func:`anna_common.risk.assess.assess` (imported on the first command judged)."""
+    from anna_common.risk.assess import assess as judge
+
+    return judge(command, ctx)
 
 
 def _step(kind: StepKind, index: int, ident: str, description: str, command: str,
@@ -151,11 +159,21 @@ def annotate(plan: ActionPlan, ctx: AssessContext
         rollback.append(_step("rollback", i, back.id, back.description, back.command,
                               RiskLevel.INFO, verdict))
     _verify_read_only(plan, judge, errors)
-    marked = ban_fetch_then_run([*checks, *steps, *rollback], ctx, errors)  # across steps
+    marked = _ban_fetch_then_run([*checks, *steps, *rollback], ctx, errors)  # across steps
     checks, steps, rollback = ([s for s in marked if s.kind == k] for k in ("check", "step",
                                                                          "rollback"))
     annotated = _summary(plan, checks, steps, rollback)
     return annotated, errors, warnings
+
+
+def _ban_fetch_then_run(steps: list[AnnotatedStep], ctx: AssessContext,
+                        errors: list[Finding]) -> list[AnnotatedStep]:
+    """:func:`anna_common.risk.planfetch.ban_fetch_then_run` (nothing to follow: no import)."""
+    if not steps:
+        return steps
+    from anna_common.risk.planfetch import ban_fetch_then_run
+
+    return ban_fetch_then_run(steps, ctx, errors)
 
 
 def _verify_read_only(plan: ActionPlan, judge: Callable[[str, str, RiskLevel], Assessment],
@@ -210,14 +228,22 @@ def _medium_needs_undo(step: AnnotatedStep, verdict: Assessment, warnings: list[
 def _touched(command: str) -> str | None:
     """What a step raised to HIGH touches, for its typed word: the program it runs (the
     MEDIUM verdict named no target, and a word that names nothing teaches nothing)."""
+    from anna_common.shell.grammar import analyse
+
     analysis = analyse(command)
     return next((c.program for c in analysis.commands if c.program), None)
 
 
 def _undoable(step: AnnotatedStep) -> bool:
+    """Whether a real undo exists for ``step``: nothing to undo (INFO), the plan's rollback
+    command, or what the daemon itself takes back (:func:`_snapshot_or_inverse`: snapshots of
+    the files it names, recorded package and unit state). A code alone is no undo: a desktop
+    setting (``USER_CONFIG``: gsettings, hyprctl, loginctl), a firewall or a persistence
+    change runs live with no pre-state the daemon records, and a write whose target is unknown
+    has no snapshot."""
     if step.final_risk == RiskLevel.INFO or step.rollback_id:
         return True
-    return bool(step.writes) or bool(set(step.codes) & _UNDOABLE)
+    return _snapshot_or_inverse(step)
 
 
 def _summary(plan: ActionPlan, checks: list[AnnotatedStep], steps: list[AnnotatedStep],

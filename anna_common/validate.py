@@ -34,7 +34,7 @@ from anna_common.plan import (
     ActionPlan,
     canonical_json,
 )
-from anna_common.risk.assess import AssessContext, Assessment
+from anna_common.risk.rules.base import AssessContext
 
 # --------------------------------------------------------------------------- validate
 
@@ -145,7 +145,6 @@ __all__ = [
     "MAX_REPLY_CHARS",
     "AnnotatedPlan",
     "AnnotatedStep",
-    "Assessment",
     "ExtractError",
     "Finding",
     "FindingCode",

@@ -27,7 +27,7 @@ from typing import Any
 HERE = Path(__file__).resolve().parent
 sys.path.insert(0, os.environ.get("ANNA_CODE") or str(HERE.parent))
 
-from annactl.core.config import ClientSettings  # noqa: E402
+from annactl.core.config import load_settings  # noqa: E402
 from annactl.planning.planner import Planner  # noqa: E402
 from annad.telemetry import TelemetryService  # noqa: E402
 
@@ -74,7 +74,7 @@ def main(argv: list[str] | None = None) -> int:
         json.dumps({"answer": "Fine.", "citations": []}) if "command_plan" not in json.dumps(
             body.get("format") or body.get("response_format") or {}) else fake.plan_json())
     state = Path(tempfile.mkdtemp(prefix="anna-cache-"))
-    settings = ClientSettings(llm_url=server.ollama_url, llm_model="m", llm_cache="readwrite",
+    settings = load_settings(llm_url=server.ollama_url, llm_model="m", llm_cache="readwrite",
                               state_dir=state)
     collector = TelemetryService(pacman_dbpath=Path("/var/lib/pacman"), refresh_s=3600)
     requests = args.request or list(REQUESTS)

@@ -43,7 +43,7 @@ sys.path.insert(0, os.environ.get("ANNA_CODE") or str(HERE.parent))
 from _telemetry import telemetry  # noqa: E402
 
 from anna_common.errors import AnnaError  # noqa: E402
-from annactl.core.config import ClientSettings  # noqa: E402
+from annactl.core.config import ClientSettings, load_settings  # noqa: E402
 from annactl.planning.llm import make_provider  # noqa: E402
 from annactl.planning.llm.base import ChatRequest, ChatResult, Provider  # noqa: E402
 from annactl.planning.planner import Planner  # noqa: E402
@@ -204,12 +204,12 @@ def main(argv: list[str] | None = None) -> int:
     values: dict[str, Any] = {"llm_provider": args.provider, "llm_url": args.url,
                               "llm_model": args.model, "templates": args.templates == "on",
                               "state_dir": Path(tempfile.mkdtemp(prefix="anna-everyday-"))}
-    defaults = ClientSettings(**values)
+    defaults = load_settings(**values)
     values["llm_timeout"] = defaults.llm_timeout / scale
     budget = args.budget if args.budget is not None else getattr(defaults, "llm_budget", None)
     if budget is not None and "llm_budget" in ClientSettings.model_fields:
         values["llm_budget"] = budget / scale
-    settings = ClientSettings(**values)
+    settings = load_settings(**values)
     watch = Watch(make_provider(settings))
     planner = Planner(settings, daemon=None, provider=watch)
     try:

@@ -44,7 +44,7 @@ from _golden import (
 )
 
 from anna_common.errors import AnnaError, ErrorCode
-from annactl.core.config import ClientSettings
+from annactl.core.config import load_settings
 from annactl.planning.llm import make_provider
 from annactl.planning.llm.base import (
     ChatRequest,
@@ -220,7 +220,7 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [t for t in load_tasks() if not args.only or t.id in args.only
              or t.area in args.only]
     state = Path(tempfile.mkdtemp(prefix="anna-golden-"))
-    settings = ClientSettings(llm_provider=args.provider, llm_url=args.url or "",
+    settings = load_settings(llm_provider=args.provider, llm_url=args.url or "",
                               llm_model=args.model or "replay", llm_timeout=args.timeout,
                               state_dir=state, llm_ids=args.ids, templates=False,
                               llm_compact=args.compact,

@@ -31,7 +31,7 @@ from anna_common.errors import AnnaError
 from anna_common.findings import ValidationResult
 from anna_common.plan import ActionPlan
 from anna_common.protocol.models import PlanRecord, SessionEnv
-from annactl.core.config import ClientSettings
+from annactl.core.config import load_settings
 from annactl.planning import prompt
 from annactl.planning.evaluate_call import evaluate_finished
 from annactl.planning.fix import fix_continuation
@@ -72,7 +72,7 @@ def main() -> int:
     parser.add_argument("--max-tokens", type=int, default=0,
                         help="output token cap per call (0: Anna's own)")
     args = parser.parse_args()
-    settings = ClientSettings(llm_provider=args.provider, llm_url=args.url,
+    settings = load_settings(llm_provider=args.provider, llm_url=args.url,
                               llm_model=args.model, templates=False, llm_timeout=args.timeout,
                               llm_compact=args.compact)
     snapshot = telemetry()

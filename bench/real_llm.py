@@ -34,7 +34,7 @@ from _telemetry import telemetry
 from anna_common.errors import AnnaError
 from anna_common.findings import FindingCode
 from anna_common.validate import ExtractError, extract_json, validate_text
-from annactl.core.config import ClientSettings
+from annactl.core.config import ClientSettings, load_settings
 from annactl.planning.llm import make_provider
 from annactl.planning.llm.base import ChatRequest, ChatResult, EventSink, Provider, no_events
 from annactl.planning.planner import Planner
@@ -136,7 +136,7 @@ def main() -> int:
     args = parser.parse_args()
 
     state = Path(tempfile.mkdtemp(prefix="anna-bench-"))
-    settings = ClientSettings(llm_provider=args.provider, llm_url=args.url, llm_model=args.model,
+    settings = load_settings(llm_provider=args.provider, llm_url=args.url, llm_model=args.model,
                               llm_timeout=600, llm_budget=0, state_dir=state, trace=True, llm_ids=args.ids,
                               llm_compact=args.compact)
     provider = Counting(make_provider(settings), args.max_tokens)

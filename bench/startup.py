@@ -179,6 +179,11 @@ def report(samples: dict[str, list[float]], env: dict[str, str], rounds: int,
     base = statistics.median(samples["python -c pass"])
     rows = []
     print(f"big journal: {plans} plans")
+    # without bytecode every run compiles Anna's own modules first (PYTHONDONTWRITEBYTECODE
+    # and an editable install): the planning path, which imports the most, pays the most
+    cached = any((ROOT / "annactl" / "__pycache__").glob("cli.*.pyc"))
+    print(f"Anna's bytecode: {'present' if cached else 'absent (every run compiles)'}; "
+          f"PYTHONDONTWRITEBYTECODE={os.environ.get('PYTHONDONTWRITEBYTECODE', '')!r}")
     print(f"{'command':<32}{'median ms':>11}{'p90 ms':>9}{'ratio':>8}{'goal':>7}")
     for name, values in samples.items():
         med = statistics.median(values)

@@ -28,7 +28,7 @@ Scripting
         llm.accepted_fields = STRICT_OPENAI_FIELDS  # 400 for any other top-level field
         llm.cap_tokens = True    # cut a reply at the request's max_tokens: finish "length"
         llm.push(Reply(runaway=True, chunk_delay=0.01))  # a tiny model filling every slot
-        settings = ClientSettings(llm_url=llm.ollama_url, llm_model="m")
+        settings = load_settings(llm_url=llm.ollama_url, llm_model="m")
         ...
         llm.chat_bodies()        # JSON bodies of the chat requests received, in order
         llm.requests             # every request: Seen(method, path, headers, body)

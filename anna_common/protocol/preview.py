@@ -20,7 +20,7 @@ __all__ = ["FileChange", "PackageChange", "PlanPreview", "PreviewKind", "StepPre
 # Field docstrings stay documentation only: no use_attribute_docstrings, whose source
 # parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
 # Only the model-facing ActionPlan schema carries them (anna_common/plan.py).
-_MODEL = ConfigDict(extra="forbid")
+_MODEL = ConfigDict(extra="forbid", defer_build=True)
 
 PreviewKind = Literal["files", "packages", "units", "none"]
 """How a step was previewed (``none``: it could not be, and ``reason`` says why)."""

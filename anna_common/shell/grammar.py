@@ -17,11 +17,7 @@ quote removal follows bash's rules (:mod:`anna_common.shell.words`).
 
 from __future__ import annotations
 
-import threading
 from typing import TYPE_CHECKING
-
-import tree_sitter_bash
-from tree_sitter import Language, Parser
 
 from anna_common.shell.arith import loop_taint, statement_arithmetic
 from anna_common.shell.assign import WORD_TYPES as _WORD_TYPES
@@ -39,10 +35,12 @@ from anna_common.shell.model import (
     stdin_from,
 )
 from anna_common.shell.nested import NestedCode, found_by, printed_text
+from anna_common.shell.parser import bash_parser
 from anna_common.shell.unwrap import peel, program_name
 from anna_common.shell.words import Word, WordBuilder
 
-__all__ = ["Analysis", "EmbeddedCode", "Redirect", "SimpleCommand", "Stdin", "Word", "analyse"]
+__all__ = ["Analysis", "EmbeddedCode", "Redirect", "SimpleCommand", "Stdin", "Word", "analyse",
+           "bash_parser"]
 
 if TYPE_CHECKING:
     from tree_sitter import Node
@@ -50,19 +48,7 @@ if TYPE_CHECKING:
 MAX_DEPTH = 8
 """Nesting depth (``bash -c "eval '...'"``) beyond which analysis stops and reports opaque."""
 
-_LANGUAGE = Language(tree_sitter_bash.language())
-_local = threading.local()
-
 _REDIRECT_TYPES = frozenset({"file_redirect", "heredoc_redirect", "herestring_redirect"})
-
-
-def bash_parser() -> Parser:
-    """This thread's tree-sitter-bash parser (parsers are not thread-safe; one per thread)."""
-    parser = getattr(_local, "parser", None)
-    if parser is None:
-        parser = Parser(_LANGUAGE)
-        _local.parser = parser
-    return parser
 
 
 def analyse(source: str, *, depth: int = 0, budget: Budget | None = None,
@@ -195,6 +181,13 @@ class _Walker(NestedCode, Assignments):
             self._collect.pop()
         if body is None:  # ``> /etc/passwd`` alone: bash opens (truncates) it all the same
             return self._null_command(redirects, feeding, origin, stdin)
+        # tree-sitter-bash hangs ``a && b < in > out`` on the whole list; bash gives the
+        # redirections to its last pipeline only (``b``): the others run as written
+        earlier: list[SimpleCommand] = []
+        while body.type == "list":
+            *head, body = [c for c in body.children if c.is_named]
+            for statement in head:
+                earlier.extend(self.visit(statement, origin, stdin))
         new_stdin = stdin_from(redirects) or stdin
         if body.type == "command":
             produced = self._command(body, origin, new_stdin, redirects)
@@ -209,7 +202,7 @@ class _Walker(NestedCode, Assignments):
                 produced = self.visit(tail, origin, Stdin("pipe", produced))
             else:
                 self.visit(tail, origin, stdin)
-        return produced
+        return earlier + produced
 
     def _function(self, node: Node) -> list[SimpleCommand]:
         for child in node.children:

@@ -1,7 +1,7 @@
 """The client's directories, and its settings read without pydantic when that is exact.
 
-:class:`~annactl.core.config.ClientSettings` is built with pydantic-settings, whose import
-alone costs a fifth of ``annactl apply ID``'s start-up budget (15x a bare interpreter,
+:class:`~annactl.core.config.ClientSettings` is a pydantic model, whose import alone costs a
+fifth of ``annactl apply ID``'s start-up budget (15x a bare interpreter,
 ``bench/startup.py``). Applying a stored plan reads six settings; :func:`quick_settings`
 reads them from ``ANNA_*`` variables and the TOML file itself, but only when every setting
 present there is one whose parsing it can reproduce *exactly* (strings, paths, booleans
@@ -9,6 +9,8 @@ spelled ``true``/``false``/``1``/``0``, a choice among the allowed values). Anyt
 a number, a list, an unknown key, an odd spelling, an unreadable file — returns None and
 the caller takes :func:`~annactl.core.config.load_settings`, whose coded errors
 (``CONFIG_INVALID``) are unchanged. A test holds both readers to the same answers.
+:func:`raw_values` gives ``load_settings`` the values unparsed (the model parses them) when
+pydantic-settings would hand them over unchanged, so planning needs no pydantic-settings.
 """
 
 from __future__ import annotations
@@ -171,8 +173,22 @@ def _env_values() -> dict[str, str] | None:
     return found
 
 
-def _toml_values() -> dict[str, Any] | None:
-    """The TOML file's settings ({} when there is no file), None when it is not plain."""
+def raw_values() -> dict[str, Any] | None:
+    """The settings as pydantic-settings would hand them to the model: the TOML file's values
+    under the ``ANNA_*`` variables' strings; None when its reading would differ (a list in a
+    variable, which it decodes as JSON; two spellings of one variable; an unknown key; a file
+    it cannot read), so the caller takes it (:mod:`annactl.core.envsettings`)."""
+    values = _toml_values(SETTINGS)
+    env = _env_values()
+    if values is None or env is None:
+        return None
+    values.update(env)
+    return values
+
+
+def _toml_values(known: frozenset[str] = frozenset(KINDS)) -> dict[str, Any] | None:
+    """The TOML file's settings ({} when there is no file), None when it is not plain (a key
+    not in ``known``)."""
     import tomllib
 
     try:
@@ -182,6 +198,6 @@ def _toml_values() -> dict[str, Any] | None:
         return {}
     except (OSError, ValueError):
         return None  # the full reader reports it (CONFIG_INVALID)
-    if not set(data) <= set(KINDS):
+    if not set(data) <= known:
         return None  # unknown keys are refused there (extra="forbid"), numbers checked there
     return dict(data)

@@ -113,7 +113,9 @@ def test_valid_plan_is_annotated() -> None:
     assert annotated.confirmations == 1
     assert annotated.scope == Scope.USER
     assert annotated.digest == plan_digest(WALLPAPER)
-    assert annotated.rollback_status == "available"
+    # the config edit has its rollback; the live hyprctl call has none and the daemon records
+    # nothing of it (tests/contract/test_rollback_claims.py): only part of the plan undoes
+    assert annotated.rollback_status == "partial"
     # the model said no confirmation for step 2; Anna requires one (LOW)
     assert annotated.steps[1].requires_confirmation
     assert "CONFIRMATION_ADDED" in codes(result, "warnings")

@@ -22,7 +22,7 @@ from anna_common.telemetry import (
     SystemInfo,
     Telemetry,
 )
-from annactl.core.config import ClientSettings
+from annactl.core.config import ClientSettings, load_settings
 from tests.daemonfix import shared_user_daemon, user_daemon  # noqa: F401 - fixtures by name
 from tests.fakellm import FakeLLM
 
@@ -43,7 +43,7 @@ def make_settings(tmp_path: Path) -> Callable[..., ClientSettings]:
         values: dict[str, Any] = {"llm_model": "test-model", "state_dir": tmp_path / "state",
                                   "llm_timeout": 10.0, "llm_connect_timeout": 2.0}
         values.update(overrides)
-        return ClientSettings(**values)
+        return load_settings(**values)
     return build
 
 

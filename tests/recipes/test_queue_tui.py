@@ -7,7 +7,7 @@ from __future__ import annotations
 import pytest
 
 from annactl.commands.flow import Flow
-from annactl.core.config import ClientSettings
+from annactl.core.config import load_settings
 from annactl.core.daemon_client import DaemonClient
 from annactl.core.exit_codes import ExitStatus
 from annactl.interactive.tui.app import AnnaTui, Source
@@ -31,7 +31,7 @@ command = "rm -r {work}/old"
 
 
 def _app(site: RecipeSite) -> AnnaTui:
-    settings = ClientSettings(socket=site.daemon.socket, autostart=False)
+    settings = load_settings(socket=site.daemon.socket, autostart=False)
     return AnnaTui(Source(queue=True),
                    connect=lambda: Flow(settings, DaemonClient(site.daemon.socket)))
 

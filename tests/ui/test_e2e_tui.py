@@ -8,7 +8,7 @@ from typing import Any
 import pytest
 
 from annactl.commands.flow import Flow
-from annactl.core.config import ClientSettings
+from annactl.core.config import load_settings
 from annactl.core.daemon_client import DaemonClient
 from annactl.core.exit_codes import ExitStatus
 from annactl.interactive.tui.app import AnnaTui, Source
@@ -27,7 +27,7 @@ SIZE = (100, 34)
 
 
 def _app(anna: Anna, source: Source) -> AnnaTui:
-    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+    settings = load_settings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
                               llm_model="test-model", autostart=False)
     return AnnaTui(source, connect=lambda: Flow(settings, DaemonClient(anna.daemon.socket)))
 

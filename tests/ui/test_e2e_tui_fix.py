@@ -11,7 +11,7 @@ from rich.console import Console
 from textual.widgets import Button, Static
 
 from annactl.commands.flow import Flow
-from annactl.core.config import ClientSettings
+from annactl.core.config import load_settings
 from annactl.core.daemon_client import DaemonClient
 from annactl.core.exit_codes import ExitStatus
 from annactl.interactive.tui.app import AnnaTui, Source
@@ -29,7 +29,7 @@ REQUEST = "replace app.conf with the new one"
 
 
 def _app(anna: Anna) -> AnnaTui:
-    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+    settings = load_settings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
                               llm_model="test-model", autostart=False, templates=False)
     return AnnaTui(Source(text=REQUEST, use_templates=False),
                    connect=lambda: Flow(settings, DaemonClient(anna.daemon.socket)))

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from annactl.commands.flow import Flow
-from annactl.core.config import ClientSettings
+from annactl.core.config import load_settings
 from annactl.core.daemon_client import DaemonClient
 from annactl.interactive.tui.app import AnnaTui, Source
 from annactl.interactive.tui.screens.approval import ApprovalScreen
@@ -25,7 +25,7 @@ SIZE = (100, 34)
 
 
 def _app(anna: Anna, state: Path) -> AnnaTui:
-    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+    settings = load_settings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
                               llm_model="test-model", autostart=False, state_dir=state)
     return AnnaTui(Source(text="remember helix as my editor and change g", use_templates=False),
                    connect=lambda: Flow(settings, DaemonClient(anna.daemon.socket)))

@@ -23,7 +23,6 @@ from anna_common.plan import (
     RiskLevel,
     RollbackStep,
 )
-from anna_common.risk.assess import assess
 
 if TYPE_CHECKING:
     from anna_common.risk.rules.base import AssessContext
@@ -79,7 +78,10 @@ class PlanBuilder:
     rollback: list[RollbackStep] = field(default_factory=list)
 
     def risk(self, command: str) -> RiskLevel:
-        """Anna's floor for ``command`` on this machine."""
+        """Anna's floor for ``command`` on this machine (the assessment is imported here: a
+        template that answers without commands never needs it)."""
+        from anna_common.risk.assess import assess
+
         return assess(command, self.ctx.assess_context).risk
 
     def check(self, check_id: str, description: str, command: str, *,
