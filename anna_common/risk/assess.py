@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from anna_common.plan import RiskLevel, Scope  # Scope lives with the plan models (light)
 from anna_common.risk import paths
+from anna_common.risk.knownvars import known_values
 from anna_common.risk.rules.base import AssessContext, Code, Out, Reason, help_only
 from anna_common.risk.rules.builtins import judge_arithmetic, prepare
 from anna_common.risk.rules.code import (
@@ -231,14 +232,16 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
             return
         _run(analyse(text, depth=depth + 1), into, depth=depth + 1)
 
-    outer_nested, outer_tainted = out.nested, out.tainted
+    outer_nested, outer_tainted, outer_known = out.nested, out.tainted, out.known
     out.nested = assess_into
+    values = known_values(analysis)
     prepare(analysis, out)
     judge_arithmetic(analysis, out)
     fetched = Fetched() if fetches(analysis.commands) else None
     for cmd in analysis.commands:
         before_reasons = len(out.reasons)
         before_marks = out.readonly_marks
+        out.known = values.at(cmd)
         _track_cwd(cmd, out)
         if fetched is not None:
             track_fetches(cmd, out, fetched)
@@ -251,7 +254,7 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
             all_read_only = False
     if fetched is not None:
         judge_fetches(fetched, out)
-    out.nested, out.tainted = outer_nested, outer_tainted
+    out.nested, out.tainted, out.known = outer_nested, outer_tainted, outer_known
     return all_read_only, writes
 
 

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from anna_common.risk.rules.awkcode import awk_effects
 from anna_common.risk.rules.base import Code, Out
 from anna_common.risk.rules.pyproof import proven_read_only
+from anna_common.risk.rules.pywrites import python_written
 from anna_common.risk.writes import options
 
 if TYPE_CHECKING:
@@ -272,6 +273,11 @@ def _python_call(node: ast.Call, out: Out, assess_into: Callable[[str, Out], Non
             node.args[0], ast.Constant) and isinstance(node.args[0].value, str):
         recursive = "-r " if name == "rmtree" else ""
         assess_into(f"rm -f {recursive}{shlex.quote(node.args[0].value)}", out)
+        return 2
+    written = python_written(node, name)
+    if written is not None:
+        # ``open(P, "w")``, ``Path(P).write_text(…)``: judged as the redirect that writes P
+        assess_into(f": {written[1]} {shlex.quote(written[0])}", out)
         return 2
     if name in _PY_FILES:
         return 2
