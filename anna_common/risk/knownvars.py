@@ -40,7 +40,7 @@ ALWAYS_CHANGING = frozenset({
 """Variables bash itself sets as the command runs: an assignment to them does not last."""
 
 _NAME = re.compile(r"[A-Za-z_]\w*")
-_LOOP = re.compile(r"(?<![\w$-])(?:for|select)\s+([A-Za-z_]\w*)")
+_LOOP = re.compile(r"(?<![\w$-])(?:for|select|coproc)\s+([A-Za-z_]\w*)")
 _DEFAULT_ASSIGN = re.compile(r"\$\{([A-Za-z_]\w*)(?:\[[^]]*\])?:?=")
 _ARITH_ASSIGN = re.compile(
     r"([A-Za-z_]\w*)\s*(?:\[[^]]*\])?\s*(?:(?:[-+*/%&|^]|<<|>>)?=(?!=)|\+\+|--)"
@@ -146,6 +146,10 @@ def _written_by(cmd: SimpleCommand, assigned: set[str]) -> tuple[set[str], bool]
                      if w.text == "-p")
     if prog in ("cd", "pushd", "popd"):
         names.update(("PWD", "OLDPWD", "DIRSTACK"))
+    if prog in ("mapfile", "readarray") and any(w.text.startswith("-C") for w in cmd.args):
+        return names, True  # its callback is shell code run in this shell
+    if prog == "shopt" and any(w.text == "expand_aliases" for w in cmd.args):
+        return names, True  # from here on an alias is shell code run in this shell
     if prog in _NAMING and any(not w.literal for w in cmd.args):
         return names, True  # ``read "$n"``, ``export $line``: any name at all
     if prog in ("declare", "typeset", "local", "export", "readonly"):

@@ -180,10 +180,13 @@ def resolve(
     for value in word.values:
         text = value
         spread = False
+        # brace expansion comes first: each word it makes is tilde-expanded on its own
+        tilde = word.tilde or bool(word.alternatives and word.literal)
         if not word.literal:
             text, spread = pathvalues.substitute(word, known or {}, home)
-        # brace expansion comes first: each word it makes is tilde-expanded on its own
-        if (word.tilde or (word.alternatives and word.literal)) and text.startswith("~"):
+        elif text.startswith(("~", "$")) and not tilde:
+            text = "./" + text  # a file named ``~x`` (``"~"``, ``--file=~x``): no marker
+        if tilde and text.startswith("~"):
             text = pathvalues.tilde_prefix(text, cwd)
         elif text.startswith(CWD):
             text = (cwd if cwd is not None else HOME) + text[len(CWD):]

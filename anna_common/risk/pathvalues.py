@@ -64,7 +64,8 @@ def substitute(word: Word, known: dict[str, str], home: str | None) -> tuple[str
         if index and value is not None and value.startswith(HOME) and home:
             value = home.rstrip("/") + value[len(HOME):]  # ``/mnt$HOME``: /mnt/home/alice
         if seg.kind == "literal":
-            parts.append(seg.text)
+            named = not index and not word.tilde and seg.text.startswith(("~", "$"))
+            parts.append("./" + seg.text if named else seg.text)  # ``"~/$x"``: a file ~
         elif value is None or (index and value.startswith((HOME, CWD))):
             parts.append(UNKNOWN)  # a home or working directory in mid-word: a long path
         elif not seg.quoted and (any(c in value for c in " \t\n") or "IFS" in known):

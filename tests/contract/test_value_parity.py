@@ -44,8 +44,21 @@ TILDE_ASSIGNMENTS: dict[str, tuple[str, ...]] = {
     "a file named ~, not the home": (
         "rm -rf ./~", "x=\"~\"; rm -rf \"$x\"", "x=\\~; rm -rf \"$x\"", "x='~'; rm -rf \"$x\"",
         "x=\"~\"/; rm -rf \"$x\""),
+    "a file named ~ after an option or a quoted name=": (
+        "sort -o ./~/.bashrc /tmp/x", "sort --output=~/.bashrc /tmp/x",
+        "sort -o~/.bashrc /tmp/x", "sort -uo~/.bashrc /tmp/x"),
+    "root's file through dd": (
+        "dd if=/dev/zero of=./~root/x", "dd if=/dev/zero 'of'=~root/x",
+        'dd if=/dev/zero "of"=~root/x', "dd if=/dev/zero o\\f=~root/x"),
+    "sort's output over passwd": (
+        "sort --output=/etc/passwd /tmp/x", "sort -o /etc/passwd /tmp/x",
+        "sort -o/etc/passwd /tmp/x", "sort -uo/etc/passwd /tmp/x", "sort -no/etc/passwd /tmp/x",
+        "sort --output /etc/passwd /tmp/x", "sort --outp=/etc/passwd /tmp/x",
+        "sort -rno /etc/passwd /tmp/x", "shuf -o /etc/passwd /tmp/x",
+        "shuf -eo/etc/passwd a", "sudo sort -o/etc/passwd /tmp/x", "x=/etc; sort -o$x/passwd"),
 }
-"""Rule → the plain spelling, then spellings that put the same place in a variable."""
+"""Rule → the plain spelling, then spellings that put the same place in a variable, or
+behind an option, as bash and the program read it."""
 
 UNKNOWN_VALUES: dict[str, tuple[str, ...]] = {
     "recursive delete through an unknown variable": (
@@ -101,6 +114,17 @@ UNKNOWN_VALUES: dict[str, tuple[str, ...]] = {
         'HOME=/tmp/a; read HOME; rm -rf "$HOME"/*',
         'x=/tmp/a; IFS=/; rm -rf $x/*',
         'x="/tmp/a /"; rm -rf $x/*',
+        'x=/tmp/a; coproc x { cat; }; rm -rf "$x"/*',
+        'x=/tmp/a; mapfile -C \'x=/ #\' -c 1 y < /tmp/l; rm -rf "$x"/*',
+        'x=/tmp/a; shopt -s expand_aliases; alias cd=\'x=/; cd\'; rm -rf "$x"/*',
+        'x=/tmp/a; export x+=/..; rm -rf "$x"/*',
+        'x=/tmp/a; printf -v x[0] /; rm -rf "$x"/*',
+        'x=/tmp/a; local x; rm -rf "$x"/*',
+        'x=/tmp/a; trap \'x=/\' DEBUG; rm -rf "$x"/*',
+        'echo / | read x; rm -rf "$x"/*',
+        'x=/tmp/a; export x; sudo -E bash -c \'rm -rf "$x"/*\'',
+        'x=$PWD; rm -rf "$x"/*',
+        'x=/tmp/a; declare "x=/"; rm -rf "$x"/*',
     ),
     "recursive permissions through an unknown variable": (
         'sudo chmod -R 777 "$NEVER_SET"',
@@ -122,7 +146,9 @@ STILL_KNOWN: dict[str, tuple[str, ...]] = {
         'x=/tmp/a && rm -rf "$x"/*', '{ x=/tmp/a; }; rm -rf "$x"/*',
         'bash -c \'x=/tmp/a; rm -rf "$x"/*\'',
         'declare x=/tmp/a; rm -rf "$x"/*', 'declare -n r=x; x=/tmp/a; rm -rf "$r"/*',
-        'x=/tmp/a\nrm -rf "$x"/*', 'x=/tmp/a; y=/tmp/b; rm -rf "$x"/* "$y"/*'),
+        'x=/tmp/a\nrm -rf "$x"/*', 'x=/tmp/a; y=/tmp/b; rm -rf "$x"/* "$y"/*',
+        'x=/tmp/a; readonly x; rm -rf "$x"/*', 'x=/tmp/a; shopt -s nullglob; rm -rf "$x"/*',
+        'x=/tmp/a; rm -rf "${x}"/*', 'x=/tmp/a; export x; rm -rf "$x"/*'),
 }
 """Rule → the plain spelling, then spellings whose variable is known where it is used."""
 
