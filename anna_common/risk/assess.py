@@ -47,7 +47,7 @@ from anna_common.risk.rules.fetchrun import Fetched, fetches
 from anna_common.risk.rules.fetchrun import judge as judge_fetches
 from anna_common.risk.rules.fetchrun import track as track_fetches
 from anna_common.risk.rules.hardening import security_writes
-from anna_common.risk.rules.locations import judge
+from anna_common.risk.rules.locations import judge, linked_identity
 from anna_common.risk.rules.packages import not_native
 from anna_common.risk.rules.reads import secrets as _secrets
 from anna_common.risk.rules.registry import rule_for
@@ -350,6 +350,7 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
     written = _writes(cmd, out)
     security_writes(cmd, analysis, out)  # seed 000: security switched off through its files
     _secrets(cmd, out)
+    linked_identity(cmd, out)
     wrapped(cmd, out)
     hidden_characters(cmd, out)
     if program not in NO_MENTION_CHECK and not shellish:

@@ -7,10 +7,12 @@ from typing import TYPE_CHECKING
 
 from anna_common.risk import paths
 from anna_common.risk.rules.base import Code, Out
+from anna_common.shell.argv import operands, options
 
 if TYPE_CHECKING:
     from anna_common.risk.paths import Resolved
     from anna_common.risk.writes import WriteTarget
+    from anna_common.shell.grammar import SimpleCommand
 
 _DESTRUCTIVE = frozenset({"delete", "move-source", "shred"})
 _REPLACING = frozenset({"write", "copy", "move", "link", "delete", "truncate", "download",
@@ -74,8 +76,10 @@ _PROCESS_IDENTITY = ("/proc/*/loginuid", "/proc/*/sessionid", "/proc/*/attr/*",
                      "/proc/*/attr")
 """What the kernel keeps of who a process is: its audit login uid and session (which the
 lock-out guard reads to tell a new login) and its LSM labels (AppArmor, SELinux)."""
-_IDENTITY_SAMPLES = ("/proc/self/loginuid", "/proc/1/sessionid", "/proc/self/attr/current",
-                     "/proc/1/task/1/attr/exec", "/proc/thread-self/attr/apparmor/current")
+_IDENTITY_SAMPLES = tuple(f"/proc/{pid}/{task}{leaf}" for pid in ("self", "1", "thread-self")
+                          for task in ("", "task/1/")
+                          for leaf in ("loginuid", "sessionid", "attr/current",
+                                       "attr/apparmor/exec"))
 
 
 def process_identity(place: Resolved, *, spans: bool = False) -> bool:
@@ -89,6 +93,20 @@ def process_identity(place: Resolved, *, spans: bool = False) -> bool:
     if place.glob or any(c in path for c in "*?["):
         return any(_could_be(sample, path, spans) for sample in _IDENTITY_SAMPLES)
     return False
+
+
+def linked_identity(cmd: SimpleCommand, out: Out) -> None:
+    """``ln -s /proc/self/loginuid /tmp/l`` (``cp -s``): a write through the link is a write
+    to the process's identity, which the link's own path does not show."""
+    sources = operands(cmd.args) if cmd.program == "ln" or (
+        cmd.program == "cp" and options(cmd.args) & {"-s", "--symbolic-link"}) else []
+    for word in sources:
+        for place in out.paths(word):
+            if process_identity(place, spans=not word.literal):
+                out.ban(Code.BAN_SECURITY_DISABLE, f"links to {place.path}, a process's "
+                        "login identity or security label: a write through the link fakes a "
+                        "login", target=place.path)
+                return
 
 
 def _could_be(sample: str, pattern: str, spans: bool) -> bool:

@@ -1,10 +1,30 @@
-"""Files python code opens for writing by a literal path: judged as the redirect that writes
-them (``open("/etc/shadow", "w")`` is ``: > /etc/shadow``), by
-:mod:`anna_common.risk.rules.code`."""
+"""Files interpreter code opens for writing by a literal path: judged as the redirect that
+writes them (``open("/etc/shadow", "w")`` is ``: > /etc/shadow``), by
+:mod:`anna_common.risk.rules.code`. Python is read from its syntax tree; awk's ``print >
+"F"`` and perl's ``open(F, ">F")`` by their text (Anna has no parser for them, and they
+stay HIGH besides)."""
 
 from __future__ import annotations
 
 import ast
+import re
+import shlex
+
+_TEXT_WRITES = re.compile(
+    r'(?:print|printf)\b[^;}>|]*?(>>?)\s*"([^"]+)"'  # awk: print > "F"
+    r"""|\bopen\s*\(?\s*(?:my\s+)?[\w$]+\s*,\s*["']\s*(\+?>>?|\+<)\s*([^"']+)["']"""  # 2-arg
+    r"""|\bopen\s*\(?\s*(?:my\s+)?[\w$]+\s*,\s*["'](\+?>>?|\+<)["']\s*,\s*["']([^"']+)["']""")
+"""``print > "F"`` (awk), ``open(F, ">F")`` and ``open(F, ">", "F")`` (perl)."""
+
+
+def text_writes(code: str) -> list[str]:
+    """Shell redirects equivalent to the literal writes in awk or perl ``code``."""
+    found = []
+    for match in _TEXT_WRITES.finditer(code):
+        groups = [g for g in match.groups() if g is not None]
+        op, path = groups[0], groups[1]
+        found.append(f": {'>>' if '>>' in op else '>'} {shlex.quote(path.strip())}")
+    return found
 
 
 def _const(node: ast.AST) -> str | None:
