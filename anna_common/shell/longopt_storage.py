@@ -1,15 +1,15 @@
 """Long options of the disk, boot and firewall tools whose rules matter most to safety.
 
 Part of :data:`anna_common.shell.longopt_table.LONG_OPTIONS`. Each list is the program's own:
-its ``--help`` (efibootmgr 17, parted 3.5, setfacl 2.3.1, mkfs.btrfs 6.2, mkfs.fat 4.2, mkfs of
-util-linux 2.38), the option table in its binary (mdadm 4.2, efibootmgr), its manual page
-(LVM 2.03.16 per command, nft 1.0.6) or its ``argparse`` calls (firewall-cmd 1.3.3), taken
-from the Debian 12 packages. Each program was run with a prefix of ``--version`` (or
-``--help``) to see that it takes abbreviations: efibootmgr, parted, mdadm, setfacl,
-mkfs.btrfs, mkfs.fat and LVM (``vgs --versio``) do; firewall-cmd is ``argparse``, whose
-``allow_abbrev`` is on. cryptsetup (popt) refused ``--versio``: it takes no abbreviations,
-so it has no entry (its options are read as written). mkfs.ext4/mke2fs and mkfs.xfs have no
-long options at all.
+its ``--help`` (efibootmgr 17, bootctl of systemd 252, parted 3.5, setfacl 2.3.1,
+mkfs.btrfs 6.2, mkfs.fat 4.2, mkfs of util-linux 2.38), the option table in its binary
+(mdadm 4.2, efibootmgr, bootctl), its manual page (LVM 2.03.16 per command, nft 1.0.6) or
+its ``argparse`` calls (firewall-cmd 1.3.3), taken from the Debian 12 packages. Each program
+was run with a prefix of ``--version`` (or ``--help``) to see that it takes abbreviations:
+efibootmgr, bootctl, parted, mdadm, setfacl, mkfs.btrfs, mkfs.fat and LVM
+(``vgs --versio``) do; firewall-cmd is ``argparse``, whose ``allow_abbrev`` is on.
+cryptsetup (popt) refused ``--versio``: it takes no abbreviations, so it has no entry (its
+options are read as written). mkfs.ext4/mke2fs and mkfs.xfs have no long options at all.
 
 A name missing here can only make a prefix look unique when the program finds it ambiguous
 and refuses to run; a name here that the program lacks could hide a real expansion, so only
@@ -35,6 +35,11 @@ STORAGE_OPTIONS: dict[str, frozenset[str]] = {
         "edd-device edd30 gpt help iface inactive keep label loader mirror-above-4 "
         "mirror-below-4 part quiet remove-dups sysprep timeout unicode verbose version "
         "write-signature"),
+    "bootctl": _names(
+        "all-architectures boot-path efi-boot-option-description entry-token esp-path "
+        "graceful help image install-source json make-entry-directory "
+        "make-machine-id-directory no-pager no-variables path print-boot-path print-esp-path "
+        "print-path quiet root version"),
     "parted": _names("align fix help json list machine script version"),
     "setfacl": _names(
         "default help logical mask modify modify-file no-mask physical recursive remove "

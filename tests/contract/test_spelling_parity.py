@@ -97,6 +97,8 @@ LONG_RULES: dict[str, str] = {
     "vgremove: group removed": "vgremove --force vg",
     "pvremove: label removed": "pvremove --force --yes /dev/sdb",
     "lvreduce: volume shrunk": "lvreduce --resizefs --size 1G vg/lv",
+    "bootctl: installed into a given ESP": "bootctl --esp-path /efi --graceful install",
+    "bootctl: status of a given ESP": "bootctl --esp-path /efi --no-variables status",
 }
 """Rule → the plain spelling, every long option written out in full."""
 
