@@ -24,6 +24,7 @@ from pydantic import BaseModel, ConfigDict
 
 from anna_common.plan import RiskLevel, Scope  # Scope lives with the plan models (light)
 from anna_common.risk import paths
+from anna_common.risk.knownvars import known_values
 from anna_common.risk.rules.base import AssessContext, Code, Out, Reason, help_only
 from anna_common.risk.rules.builtins import judge_arithmetic, prepare
 from anna_common.risk.rules.code import (
@@ -46,7 +47,7 @@ from anna_common.risk.rules.fetchrun import Fetched, fetches
 from anna_common.risk.rules.fetchrun import judge as judge_fetches
 from anna_common.risk.rules.fetchrun import track as track_fetches
 from anna_common.risk.rules.hardening import security_writes
-from anna_common.risk.rules.locations import judge
+from anna_common.risk.rules.locations import judge, linked_identity
 from anna_common.risk.rules.packages import not_native
 from anna_common.risk.rules.reads import secrets as _secrets
 from anna_common.risk.rules.registry import rule_for
@@ -231,14 +232,16 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
             return
         _run(analyse(text, depth=depth + 1), into, depth=depth + 1)
 
-    outer_nested, outer_tainted = out.nested, out.tainted
+    outer_nested, outer_tainted, outer_known = out.nested, out.tainted, out.known
     out.nested = assess_into
+    values = known_values(analysis)
     prepare(analysis, out)
     judge_arithmetic(analysis, out)
     fetched = Fetched() if fetches(analysis.commands) else None
     for cmd in analysis.commands:
         before_reasons = len(out.reasons)
         before_marks = out.readonly_marks
+        out.known = values.at(cmd)
         _track_cwd(cmd, out)
         if fetched is not None:
             track_fetches(cmd, out, fetched)
@@ -251,7 +254,7 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
             all_read_only = False
     if fetched is not None:
         judge_fetches(fetched, out)
-    out.nested, out.tainted = outer_nested, outer_tainted
+    out.nested, out.tainted, out.known = outer_nested, outer_tainted, outer_known
     return all_read_only, writes
 
 
@@ -347,6 +350,7 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
     written = _writes(cmd, out)
     security_writes(cmd, analysis, out)  # seed 000: security switched off through its files
     _secrets(cmd, out)
+    linked_identity(cmd, out)
     wrapped(cmd, out)
     hidden_characters(cmd, out)
     if program not in NO_MENTION_CHECK and not shellish:

@@ -15,14 +15,17 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from anna_common.risk import pathvalues
 from anna_common.risk.secretpaths import SECRET_PATTERNS as _SECRET_PATTERNS
 from anna_common.risk.secretpaths import originals
 from anna_common.shell.words import Word
 
-HOME = "~"
+HOME = pathvalues.HOME
 """Marker root for the caller's home directory in resolved paths."""
-UNKNOWN = "$?"
+UNKNOWN = pathvalues.UNKNOWN
 """Marker root for a path that starts with an unknown variable or substitution."""
+CWD = pathvalues.CWD
+"""Marker root for the working directory a variable was assigned in (``x=~+``)."""
 
 TOP_LEVEL = frozenset({
     "/bin", "/boot", "/dev", "/efi", "/etc", "/home", "/lib", "/lib32", "/lib64", "/libx32",
@@ -176,49 +179,36 @@ def resolve(
     out: list[Resolved] = []
     for value in word.values:
         text = value
+        spread = False
+        # brace expansion comes first: each word it makes is tilde-expanded on its own
+        tilde = word.tilde or bool(word.alternatives and word.literal)
         if not word.literal:
-            text = _substitute(word, known or {})
-        if word.tilde and text.startswith("~"):
-            text = _tilde(text, cwd)
+            text, spread = pathvalues.substitute(word, known or {}, home)
+        elif text.startswith(("~", "$")) and not tilde:
+            text = "./" + text  # a file named ``~x`` (``"~"``, ``--file=~x``): no marker
+        if tilde and text.startswith("~"):
+            text = pathvalues.tilde_prefix(text, cwd)
+        elif text.startswith(CWD):
+            text = (cwd if cwd is not None else HOME) + text[len(CWD):]
         if text.startswith(HOME):
             out.append(_home_relative(text[len(HOME):], home, word.glob))
             continue
         if text.startswith(UNKNOWN):
             out.append(Resolved(text, True))
             continue
+        # a file named ``~…`` (``"~"``, ``--file=~x``), which normalising must not make ``~``
+        named_tilde = bool(text) and posixpath.normpath(text).startswith("~")
         if not text.startswith("/") and cwd is not None:
             text = cwd.rstrip("/") + "/" + text
         norm = _normalise(text) if text else text
+        if named_tilde and norm.startswith("~") and cwd is None:
+            norm = "./" + norm  # relative to where the step runs: not the home marker
         if home and norm.startswith("/") and (
                 norm == home or norm.startswith(home.rstrip("/") + "/")):
             rest = norm[len(home.rstrip("/")):]
             norm = HOME + rest
-        out.append(Resolved(norm, word.glob or ("*" in norm and not word.literal)))
+        out.append(Resolved(norm, word.glob or spread or ("*" in norm and not word.literal)))
     return out
-
-
-_DIR_STACK = re.compile(r"[+-]?[0-9]+|-")
-
-
-def _tilde(text: str, cwd: str | None) -> str:
-    """Bash's tilde prefix (up to the first ``/``): ``~`` the home, ``~+`` (``~0``, ``~+0``)
-    the working directory (``cwd``; None is the home, where a user step runs), ``~-`` and
-    ``~N`` the previous directory and the directory stack (unknown: Anna does not follow
-    them), ``~root`` /root, ``~user`` that user's home."""
-    prefix, slash, rest = text[1:].partition("/")
-    if prefix == "":
-        return HOME + slash + rest
-    if prefix in ("+", "0", "+0"):
-        base = cwd if cwd is not None else HOME
-    elif _DIR_STACK.fullmatch(prefix):
-        base = UNKNOWN
-    elif prefix == "root":
-        base = "/root"
-    else:
-        base = "/home/" + prefix  # ~user: another user's home
-    if base == "/" and slash:
-        return "/" + rest
-    return base + slash + rest
 
 
 def _home_relative(rest: str, home: str | None, glob: bool) -> Resolved:
@@ -232,35 +222,6 @@ def _home_relative(rest: str, home: str | None, glob: bool) -> Resolved:
             return Resolved(_normalise(home.rstrip("/") + "/" + relative), glob)
         return Resolved(UNKNOWN + "/" + relative, True)
     return Resolved(HOME + "/" + relative, glob)
-
-
-_VAR_SEGMENT = re.compile(r"^\$\{?([A-Za-z_][A-Za-z0-9_]*)\}?")
-
-
-def _substitute(word: Word, known: dict[str, str]) -> str:
-    """Replace expansions by what is known: ``$HOME`` → ``~``, assigned literals, else unknown."""
-    parts: list[str] = []
-    for index, seg in enumerate(word.segments):
-        if seg.kind == "literal":
-            parts.append(seg.text)
-        elif seg.kind == "var" and seg.name in ("HOME",) and _plain_expansion(seg.text):
-            parts.append(HOME if index == 0 else "~")
-        elif seg.kind == "var" and seg.name in known and _plain_expansion(seg.text):
-            parts.append(known[seg.name])
-        else:
-            parts.append(UNKNOWN)
-    text = "".join(parts)
-    if UNKNOWN in text and not text.startswith(UNKNOWN):
-        # an unknown part after a literal prefix: keep the prefix, the rest may be anything
-        prefix = text.split(UNKNOWN, 1)[0]
-        return prefix + "*"
-    return text
-
-
-def _plain_expansion(text: str) -> bool:
-    """``$X`` or ``${X}`` only: ``${X:-/}`` and friends may yield something else."""
-    match = _VAR_SEGMENT.match(text)
-    return match is not None and match.end() == len(text)
 
 
 @lru_cache(maxsize=64)

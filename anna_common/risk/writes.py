@@ -332,11 +332,18 @@ def _mount(cmd: SimpleCommand) -> list[WriteTarget]:
 
 
 def _sort(cmd: SimpleCommand) -> list[WriteTarget]:
+    """``sort``/``shuf`` ``-o F``, ``-oF``, ``-uoF`` (a cluster), ``--output F``,
+    ``--output=F``; an ``o`` after an option that takes a value (``-to``) is that value."""
     for i, word in enumerate(cmd.args):
-        if word.text == "-o" and i + 1 < len(cmd.args):
-            return [WriteTarget(cmd.args[i + 1], "write", program="sort")]
-        if word.text.startswith("--output="):
-            return [WriteTarget(word.after(9), "write", program="sort")]
+        text, at = word.text, word.text.find("o")
+        if text.startswith("--output="):
+            return [WriteTarget(word.after(9), "write", program=cmd.program)]
+        cluster = text[:1] == "-" and text[1:2] != "-" and at > 0
+        valued = "in" if cmd.program == "shuf" else "kSTt"  # short options taking a value
+        if text == "--output" or (cluster and not set(text[1:at]) & set(valued)):
+            rest = word.after(at + 1) if cluster else Word.of("")
+            value = rest if rest.text else (cmd.args[i + 1] if i + 1 < len(cmd.args) else None)
+            return [WriteTarget(value, "write", program=cmd.program)] if value else []
     return []
 
 
@@ -382,5 +389,5 @@ _HANDLERS: dict[str, Handler] = {
     "unzip": _unzip,
     "rsync": _rsync,
     "mount": _mount,
-    "sort": _sort,
+    **dict.fromkeys(("sort", "shuf"), _sort),
 }

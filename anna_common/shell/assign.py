@@ -30,12 +30,36 @@ _WORD_TYPES = WORD_TYPES
 _NAMEREF_KEYWORDS = frozenset({"declare", "typeset", "local"})
 """Builtins whose ``-n`` makes a name reference (``declare -n ref=PATH``)."""
 
+_STRAIGHT = frozenset({"program", "compound_statement", "variable_assignments",
+                       "declaration_command", "redirected_statement"})
+"""Statements whose children all run, in order, in the shell itself (a ``list`` runs only its
+first part for sure; loops, branches, functions, subshells and pipelines may not run a part,
+or run it in another process)."""
+
+
+def runs_for_sure(node: Node) -> bool:
+    """``node`` runs, once, in the top-level shell before anything that follows it: it is not
+    inside a branch, a loop, a function, a subshell, a pipeline or the right of ``&&``/``||``."""
+    child, parent = node, node.parent
+    while parent is not None:
+        after = child.next_sibling
+        if after is not None and after.type == "&":
+            return False  # ``x=1 &`` runs in a background subshell
+        if parent.type == "list":
+            if not parent.named_children or parent.named_children[0] != child:
+                return False
+        elif parent.type not in _STRAIGHT:
+            return False
+        child, parent = parent, parent.parent
+    return True
+
 
 class Assignments:
     """Mixin: assignments and declaration builtins."""
 
     result: Analysis
     depth: int
+    scope: int
     _words: WordBuilder
 
     def _emit(self, cmd: SimpleCommand) -> None:  # provided by the walker
@@ -46,6 +70,8 @@ class Assignments:
         for assign in targets:
             name = ""
             value: Word | None = None
+            if any(child.type == "+=" for child in assign.children):
+                self.result.appended.append(self._name_of(assign))
             for child in assign.named_children:
                 if child.type in ("variable_name", "subscript") and not name:
                     name = (child.text or b"").decode("utf-8", "replace")
@@ -56,7 +82,15 @@ class Assignments:
                     value = self._words.build(child)
                 elif child.type == "array":
                     self._array(child)
-            self._record_assignment(name, value or Word.of(""))
+            end = assign.end_byte if runs_for_sure(assign) else None
+            self._record_assignment(name, value or Word.of(""), end)
+
+    @staticmethod
+    def _name_of(assign: Node) -> str:
+        for child in assign.named_children:
+            if child.type in ("variable_name", "subscript"):
+                return (child.text or b"").decode("utf-8", "replace").split("[", 1)[0]
+        return ""
 
     def _array(self, node: Node) -> None:
         for item in node.named_children:
@@ -65,7 +99,7 @@ class Assignments:
                 # ([index]=value): the index of an indexed array is arithmetic
                 self.result.arithmetic.append(word.text[1 : word.text.index("]=")])
 
-    def _record_assignment(self, name: str, value: Word) -> None:
+    def _record_assignment(self, name: str, value: Word, end: int | None = None) -> None:
         base = name.split("[", 1)[0]
         refs = self.result.namerefs
         if refs.get(base) == "":
@@ -78,6 +112,8 @@ class Assignments:
         if not (value.literal and plain_value(value.text)):
             self.result.tainted.append(name.split("[", 1)[0])
         self.result.assignments.append((name, value))
+        if end is not None:
+            self.result.definite.append((self.scope, end, name, value))
 
     def _declaration(self, node: Node, origin: str) -> list[SimpleCommand]:
         keyword = (node.children[0].text or b"").decode() if node.children else "declare"
@@ -92,7 +128,7 @@ class Assignments:
         if nameref:  # after the loop: ``r=PATH`` here sets the reference, not PATH
             self._namerefs(node)
         cmd = SimpleCommand(program=keyword, name=Word.of(keyword), args=args, origin=origin,
-                            depth=self.depth)
+                            depth=self.depth, start=node.start_byte, scope=self.scope)
         self._emit(cmd)
         return [cmd]
 

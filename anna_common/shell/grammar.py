@@ -80,6 +80,7 @@ class _Walker(NestedCode, Assignments):
         self.depth = depth
         self.budget = budget
         self.nested = 0
+        self.scope = budget.new_scope() if depth else 0
         self._collect: list[list[SimpleCommand]] = []
         self._words = WordBuilder(self._substitution, budget.spend, budget.nest)
 
@@ -180,7 +181,7 @@ class _Walker(NestedCode, Assignments):
         finally:
             self._collect.pop()
         if body is None:  # ``> /etc/passwd`` alone: bash opens (truncates) it all the same
-            return self._null_command(redirects, feeding, origin, stdin)
+            return self._null_command(redirects, feeding, origin, stdin, node.start_byte)
         # tree-sitter-bash hangs ``a && b < in > out`` on the whole list; bash gives the
         # redirections to its last pipeline only (``b``): the others run as written
         earlier: list[SimpleCommand] = []
@@ -280,7 +281,7 @@ class _Walker(NestedCode, Assignments):
                 redirects.extend(self._redirect(child, []))
             else:
                 produced.extend(self.visit(child, origin, Stdin()))
-        produced.extend(self._null_command(redirects, [], origin, Stdin()))
+        produced.extend(self._null_command(redirects, [], origin, Stdin(), node.start_byte))
         inner = self.result.commands[before:]
         if len(inner) == 1 and len(produced) == 1 and origin == "command_substitution":
             text = printed_text(produced)
@@ -312,7 +313,7 @@ class _Walker(NestedCode, Assignments):
             if assignments:
                 self.result.assignments.extend(assignments)
             if redirects:  # ``x=1 > /etc/passwd``: the redirection still happens
-                return self._null_command(redirects, bucket, origin, stdin)
+                return self._null_command(redirects, bucket, origin, stdin, node.start_byte)
             return []
         prog_words = inv.words
         if inv.stdin_args and prog_words and not inv.stdin_replaces:
@@ -330,6 +331,7 @@ class _Walker(NestedCode, Assignments):
             privileged=inv.privileged,
             stdin=stdin,
             origin=origin,
+            start=node.start_byte, scope=self.scope,
             depth=self.depth,
             substitutions=bucket,
             interactive_shell=inv.interactive_shell,
@@ -356,14 +358,13 @@ class _Walker(NestedCode, Assignments):
         return produced
 
     def _null_command(self, redirects: list[Redirect], substitutions: list[SimpleCommand],
-                      origin: str, stdin: Stdin) -> list[SimpleCommand]:
+                      origin: str, stdin: Stdin, start: int = 0) -> list[SimpleCommand]:
         """Redirections with no command: judged as the null command ``:`` with them."""
         if not redirects:
             return []
         cmd = SimpleCommand(program=":", name=Word.of(":"), args=[], redirects=redirects,
-                            assignments=[], wrappers=[], privileged=False,
-                            stdin=stdin_from(redirects) or stdin, origin=origin,
-                            depth=self.depth, substitutions=substitutions)
+                            stdin=stdin_from(redirects) or stdin, origin=origin, start=start,
+                            scope=self.scope, depth=self.depth, substitutions=substitutions)
         self._emit(cmd)
         return [cmd]
 
@@ -389,5 +390,3 @@ class _Walker(NestedCode, Assignments):
             elif ctype in _WORD_TYPES:
                 words.append(self._words.build(child))
         return words, assignments, redirects, tails
-
-

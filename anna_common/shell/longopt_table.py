@@ -10,6 +10,8 @@ make a prefix look unique when it is not, which the program itself then rejects 
 
 from __future__ import annotations
 
+from anna_common.shell.longopt_storage import STORAGE_OPTIONS
+
 
 def _names(text: str) -> frozenset[str]:
     return frozenset(text.split())
@@ -386,5 +388,6 @@ LONG_OPTIONS: dict[str, frozenset[str]] = {
         "no-reread no-tell-kernel output part-attrs part-label part-type part-uuid quiet "
         "relocate reorder sector-size show-geometry show-size verify version wipe "
         "wipe-partitions"),
+    **STORAGE_OPTIONS,
 }
 """Long option names (without ``--``) per program; ``git SUB`` for a git subcommand."""

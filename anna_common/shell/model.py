@@ -33,6 +33,13 @@ class Budget:
     """Units spent per kind (see :data:`LIMITS`)."""
     level: int = 0
     """Syntax levels the walk is inside now (see :data:`MAX_LEVELS`)."""
+    scopes: int = 0
+    """Code strings analysed so far; each is its own scope (see :attr:`SimpleCommand.scope`)."""
+
+    def new_scope(self) -> int:
+        """A number for one more code string (``bash -c CODE``, ``eval CODE``)."""
+        self.scopes += 1
+        return self.scopes
 
     def spend(self, kind: str, units: int = 1) -> None:
         """Spend ``units`` of ``kind``; raise :class:`OverBudget` past the limit."""
@@ -121,6 +128,12 @@ class SimpleCommand:
     origin: str = "top"
     """``top``, ``command_substitution``, ``process_substitution``, ``sh -c``, ``eval``,
     ``heredoc``, ``find -exec``, ``function NAME``, ... (its pipe position is in ``stdin``)."""
+    start: int = 0
+    """Where it starts in the code string it was read from (see :attr:`scope`), so a rule can
+    tell which assignments ran before it."""
+    scope: int = 0
+    """Which code string it was read from: 0 the command itself, another number each string
+    of nested code (``bash -c CODE``, ``eval CODE``)."""
     depth: int = 0
     """Nesting depth of the code it came from (0 for the command itself)."""
     code: list[EmbeddedCode] = field(default_factory=list)
@@ -172,6 +185,12 @@ class Analysis:
     namerefs: dict[str, str] = field(default_factory=dict)
     """Name references (``declare -n ref=target``): ``ref`` → ``target`` (``""`` until the
     first assignment names it)."""
+    definite: list[tuple[int, int, str, Word]] = field(default_factory=list)
+    """Assignments that run for sure, once, in order, in the shell that reads their code
+    string: (scope, where the assignment ends, name, value). Every other assignment may or
+    may not have run."""
+    appended: list[str] = field(default_factory=list)
+    """Variables appended to (``x+=v``): their value is not the text assigned."""
 
     def merge(self, inner: Analysis) -> None:
         """Take in what a nested analysis found (its commands are emitted separately)."""
@@ -183,6 +202,8 @@ class Analysis:
         self.tainted.extend(inner.tainted)
         self.too_large.extend(inner.too_large)
         self.namerefs.update(inner.namerefs)
+        self.appended.extend(inner.appended)
+        self.definite.extend(inner.definite)
 
 
 def stdin_from(redirects: list[Redirect]) -> Stdin | None:

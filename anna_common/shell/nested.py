@@ -167,6 +167,7 @@ class NestedCode:
             program=program, name=inv.words[0], args=list(inv.words[1:]),
             assignments=inv.assignments, wrappers=inv.wrappers,
             privileged=parent.privileged or inv.privileged, origin=origin, depth=self.depth + 1,
+            start=parent.start, scope=parent.scope,
             interactive_shell=inv.interactive_shell, found_below=found_below or [],
         )
         if program is None:

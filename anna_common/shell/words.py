@@ -10,8 +10,9 @@ the risk rules can fail closed on it.
 from __future__ import annotations
 
 import codecs
+import re
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING
 
 from anna_common.shell import brace as shellbrace
@@ -70,20 +71,28 @@ class Word:
     def after(self, prefix_len: int) -> Word:
         """This word without its first ``prefix_len`` literal characters.
 
-        ``of=/dev/sda`` after 3 characters is ``/dev/sda``.
+        ``of=/dev/sda`` after 3 characters is ``/dev/sda``. A ``~`` that then leads is a home
+        only where bash expanded it: after an unquoted ``NAME=`` (``of=~/x``), never after
+        an option name (``--file=~/x``, ``-o~/x`` stay as written; observed with bash 5.2).
         """
         segments: list[Segment] = []
+        cut_off: list[Segment] = []
         skip = prefix_len
         for seg in self.segments or (Segment(self.text, True),):
             kept = seg
             if skip and seg.kind == "literal":
                 cut = min(skip, len(seg.text))
                 skip -= cut
+                cut_off.append(Segment(seg.text[:cut], seg.quoted))
                 if cut == len(seg.text):
                     continue
                 kept = Segment(seg.text[cut:], seg.quoted, seg.kind, seg.name)
             segments.append(kept)
-        return _finish(segments)
+        word = _finish(segments)
+        if word.tilde and not (all(not s.quoted for s in cut_off) and _ASSIGNMENT_LIKE.fullmatch(
+                "".join(s.text for s in cut_off))):
+            word = replace(word, tilde=False)
+        return word
 
     @classmethod
     def unknown(cls, text: str) -> Word:
@@ -95,6 +104,9 @@ class Word:
         """A fully literal word (used for synthetic arguments)."""
         return cls(text=text, literal=True, segments=(Segment(text, True),))
 
+
+_ASSIGNMENT_LIKE = re.compile(r"[A-Za-z_]\w*(?:\[[^]]*\])?\+?=")
+"""A word bash treats as an assignment for tilde expansion (``of=``, ``a[1]=``, ``x+=``)."""
 
 _STRING_ESCAPES = {'"', "\\", "$", "`"}
 

@@ -71,6 +71,34 @@ LONG_RULES: dict[str, str] = {
     "date: set": "date --set '2020-01-01'",
     "timedatectl: set": "timedatectl --no-ask-password set-time '2020-01-01'",
     "flock: command": "flock --command 'rm -rf /' /tmp/lock",
+    "efibootmgr: boot entry deleted": "efibootmgr --delete-bootnum --bootnum 0001",
+    "efibootmgr: boot order": "efibootmgr --bootorder 0001,0002",
+    "efibootmgr: entry created": "efibootmgr --create-only --disk /dev/sda --part 1 "
+                                 "--loader x.efi",
+    "efibootmgr: listing": "efibootmgr --verbose",
+    "mdadm: superblock zeroed": "mdadm --detail --zero-superblock /dev/sdb",
+    "mdadm: array created": "mdadm --examine --create /dev/md0 --level=1 --raid-devices=2 "
+                            "/dev/sda /dev/sdb",
+    "mdadm: array stopped": "mdadm --manage --stop /dev/md0",
+    "parted: label written": "parted --script /dev/sda mklabel gpt",
+    "parted: listing": "parted --list",
+    "firewall-cmd: trusted default zone": "firewall-cmd --set-default-zone=trusted",
+    "firewall-cmd: full reload": "firewall-cmd --complete-reload",
+    "firewall-cmd: rule removed": "firewall-cmd --permanent --remove-service=ssh",
+    "firewall-cmd: listing": "firewall-cmd --list-services",
+    "setfacl: /etc given away": "setfacl --recursive --modify u:eve:rwx /etc",
+    "setfacl: shadow": "setfacl --remove-all /etc/shadow",
+    "mkfs.btrfs: device formatted": "mkfs.btrfs --force --label x /dev/sdb",
+    "mkfs.fat: device formatted": "mkfs.fat --invariant /dev/sdb1",
+    "mkfs: device formatted": "mkfs --type ext4 /dev/sdb",
+    "nft: ruleset flushed": "nft --check flush ruleset",
+    "nft: version": "nft --version",
+    "lvremove: volume removed": "lvremove --force --yes vg/lv",
+    "vgremove: group removed": "vgremove --force vg",
+    "pvremove: label removed": "pvremove --force --yes /dev/sdb",
+    "lvreduce: volume shrunk": "lvreduce --resizefs --size 1G vg/lv",
+    "bootctl: installed into a given ESP": "bootctl --esp-path /efi --graceful install",
+    "bootctl: status of a given ESP": "bootctl --esp-path /efi --no-variables status",
 }
 """Rule → the plain spelling, every long option written out in full."""
 
@@ -213,6 +241,13 @@ def test_known_expansions_match_the_programs() -> None:
     assert expand("git push", "--forc") == "--forc"  # --force, --force-with-lease, ...
     assert expand("rm", "--re=x") == "--recursive=x"
     assert expand("curl", "--outp") == "--outp"  # --output, --output-dir
+    # observed on the Debian 12 binaries: efibootmgr, mdadm, parted, LVM take prefixes;
+    # cryptsetup (popt) refuses ``--versio``, so its options are read as written
+    assert expand("efibootmgr", "--delete-bootnu") == "--delete-bootnum"
+    assert expand("efibootmgr", "--delete-b") == "--delete-b"  # -bootnext, -bootnum, ...
+    assert expand("mdadm", "--zero") == "--zero-superblock"
+    assert expand("firewall-cmd", "--set-default=trusted") == "--set-default-zone=trusted"
+    assert expand("cryptsetup", "--persist") == "--persist"
     args = canonical_args("git", [Word.of(w) for w in ("-C", "/x", "clean", "--forc", "--",
                                                        "--forc")])
     assert [w.text for w in args] == ["-C", "/x", "clean", "--force", "--", "--forc"]

@@ -12,6 +12,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out, help_only
 from anna_common.risk.writes import options
+from anna_common.shell.argv import operands
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -71,11 +72,17 @@ def grub(cmd: SimpleCommand, out: Out) -> None:
 
 
 _BOOTCTL_READ = frozenset({"status", "list", "is-installed", "kernel-identify", "kernel-inspect"})
+_BOOTCTL_VALUES = frozenset({"--esp-path", "--path", "--boot-path", "--root", "--image",
+                             "--install-source", "--entry-token", "--make-entry-directory",
+                             "--make-machine-id-directory", "--efi-boot-option-description",
+                             "--json"})
+"""bootctl options that take a value, which may be the next word (``--esp-path /efi status``):
+each observed to require one (systemd 252 bootctl: "option requires an argument")."""
 
 
 def bootctl(cmd: SimpleCommand, out: Out) -> None:
     """bootctl status/list are read-only; install/update/set-* need systemd-boot evidence."""
-    verbs = [w.text for w in cmd.args if not w.text.startswith("-")]
+    verbs = [w.text for w in operands(cmd.args, _BOOTCTL_VALUES)]
     # "bootctl reboot-to-firmware" with no argument only reports the current setting
     if not verbs or verbs[0] in _BOOTCTL_READ or help_only(cmd) or verbs == ["reboot-to-firmware"]:
         out.read_only()

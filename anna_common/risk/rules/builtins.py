@@ -57,7 +57,7 @@ def prepare(analysis: Analysis, out: Out) -> None:
     tainted = set(analysis.tainted)
     refs = analysis.namerefs
     for cmd in analysis.commands:
-        filled = [refs.get(n) or n for n in _targets(cmd)]
+        filled = [refs.get(n) or n for n in filled_variables(cmd)]
         tainted.update(filled)
         for name in filled:
             if code_variable(name):
@@ -79,7 +79,7 @@ def prepare(analysis: Analysis, out: Out) -> None:
     out.tainted = frozenset(tainted)
 
 
-def _targets(cmd: SimpleCommand) -> list[str]:
+def filled_variables(cmd: SimpleCommand) -> list[str]:
     """Variables a builtin fills with text from its input (read, mapfile, printf -v, ...)."""
     prog = cmd.program
     texts = [w.text for w in cmd.args]
@@ -339,7 +339,7 @@ def judge_arithmetic(analysis: Analysis, out: Out) -> None:
         if value.literal:
             values.setdefault(name.split("[", 1)[0], []).append(value.text)
     expanded: set[str] = set()
-    integers = _integer_names(analysis)
+    integers = integer_names(analysis)
     for name, value in _all_assignments(analysis):
         if name.split("[", 1)[0] in integers and value.text not in seen:
             # declare -i x; x='a[$(cmd)]': the quoted code was never part of the tree
@@ -352,7 +352,7 @@ def judge_arithmetic(analysis: Analysis, out: Out) -> None:
                 _values_evaluated(text, values, out, seen, expanded)
 
 
-def _integer_names(analysis: Analysis) -> set[str]:
+def integer_names(analysis: Analysis) -> set[str]:
     """Names given the integer attribute (``declare -i x``): assigning them is arithmetic."""
     names: set[str] = set()
     for cmd in analysis.commands:

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from anna_common.risk.rules.awkcode import awk_effects
 from anna_common.risk.rules.base import Code, Out
 from anna_common.risk.rules.pyproof import proven_read_only
+from anna_common.risk.rules.pywrites import python_written, text_writes
 from anna_common.risk.writes import options
 
 if TYPE_CHECKING:
@@ -273,6 +274,11 @@ def _python_call(node: ast.Call, out: Out, assess_into: Callable[[str, Out], Non
         recursive = "-r " if name == "rmtree" else ""
         assess_into(f"rm -f {recursive}{shlex.quote(node.args[0].value)}", out)
         return 2
+    written = python_written(node, name)
+    if written is not None:
+        # ``open(P, "w")``, ``Path(P).write_text(…)``: judged as the redirect that writes P
+        assess_into(f": {written[1]} {shlex.quote(written[0])}", out)
+        return 2
     if name in _PY_FILES:
         return 2
     if name in ("CDLL", "LoadLibrary", "dlopen", "cdll", "__import__", "exec", "eval"):
@@ -291,6 +297,8 @@ def _awk(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> None:
     for shell_text in strings:
         if shell_text:
             assess_into(shell_text, out)
+    for redirect in text_writes(text):
+        assess_into(redirect, out)
     runs, writes = awk_effects(text)
     if runs:
         out.high(Code.EMBEDDED_SHELL, "awk program runs commands", target="awk")
@@ -310,6 +318,8 @@ def _generic(prog: str, text: str, out: Out, assess_into: Callable[[str, Out], N
         assess_into(match.group(2), out)
     for match in _BACKTICKS.finditer(text):
         assess_into(match.group(1), out)
+    for redirect in text_writes(text):
+        assess_into(redirect, out)
     if EXEC_PRIMITIVES.search(text) or SHELL_MENTION.search(text) or _NETWORK_CODE.search(text):
         out.high(Code.INTERPRETER_CODE, f"{prog} code runs programs, loads libraries or talks "
                  "to the network", target=prog)

@@ -49,7 +49,7 @@ def word_text(word: Word, out: Out) -> str:
     text = " ".join(word.values)
     for name in word.variables:
         value = out.known.get(name)
-        if value is not None:
+        if value is not None and not value.startswith(("$?", "$+")):
             text = text.replace("${" + name + "}", value).replace("$" + name, value)
     return text
 

@@ -41,21 +41,11 @@ STARTUP_VARS = frozenset({"PROMPT_COMMAND", "BASH_ENV", "ENV", "ZDOTDIR", "PS4"}
 
 
 def assignments(analysis: Analysis, out: Out) -> None:
-    """Judge every variable assignment of ``analysis``; remember the literal values assigned
-    once (``out.known``), so later commands can resolve them."""
-    counts: dict[str, int] = {}
-    for name, _ in analysis.assignments:
-        counts[name] = counts.get(name, 0) + 1
+    """Judge every variable assignment of ``analysis`` (which values later commands see is
+    :mod:`anna_common.risk.knownvars`' answer)."""
     for name, value in analysis.assignments:
         judge_assignment(name, value.text, out)
-        if value.literal and counts[name] == 1:
-            out.known[name] = value.text
     refs = analysis.namerefs
-    for ref, target in refs.items():
-        # ``declare -n r=X``: ``$r`` is X's value (the analysis already sends ``r=v`` to X)
-        out.known.pop(ref, None)
-        if target in out.known:
-            out.known[ref] = out.known[target]
     for cmd in analysis.commands:
         for name, value in cmd.assignments:
             judge_assignment(refs.get(name) or name, value.text, out)

@@ -2,14 +2,17 @@
 
 from __future__ import annotations
 
+import fnmatch
 from typing import TYPE_CHECKING
 
 from anna_common.risk import paths
 from anna_common.risk.rules.base import Code, Out
+from anna_common.shell.argv import operands, options
 
 if TYPE_CHECKING:
     from anna_common.risk.paths import Resolved
     from anna_common.risk.writes import WriteTarget
+    from anna_common.shell.grammar import SimpleCommand
 
 _DESTRUCTIVE = frozenset({"delete", "move-source", "shred"})
 _REPLACING = frozenset({"write", "copy", "move", "link", "delete", "truncate", "download",
@@ -46,6 +49,11 @@ def _judge_one(target: WriteTarget, place: Resolved, out: Out) -> None:
         else:
             out.ban(Code.BAN_DISK_WRITE, f"writes the raw device {label}", target=label)
         return
+    if process_identity(place, spans=not target.word.literal):
+        out.ban(Code.BAN_SECURITY_DISABLE, f"writes {label}: a process's login identity or "
+                "security label (it fakes a new login to the lock-out guard and the audit "
+                "log, or lifts a confinement)", target=label)
+        return
     if _recursive_disaster(target, place, out, label):
         return
     if paths.is_boot(path):
@@ -62,6 +70,51 @@ def _judge_one(target: WriteTarget, place: Resolved, out: Out) -> None:
             out.high(Code.USER_ACCOUNT, f"edits {path}", target=path, system=True)
         return
     _location_floor(target, place, out, label)
+
+
+_PROCESS_IDENTITY = ("/proc/*/loginuid", "/proc/*/sessionid", "/proc/*/attr/*",
+                     "/proc/*/attr")
+"""What the kernel keeps of who a process is: its audit login uid and session (which the
+lock-out guard reads to tell a new login) and its LSM labels (AppArmor, SELinux)."""
+_IDENTITY_SAMPLES = tuple(f"/proc/{pid}/{task}{leaf}" for pid in ("self", "1", "thread-self")
+                          for task in ("", "task/1/")
+                          for leaf in ("loginuid", "sessionid", "attr/current",
+                                       "attr/apparmor/exec"))
+
+
+def process_identity(place: Resolved, *, spans: bool = False) -> bool:
+    """``place`` is (or, as a pattern, can be) a process's login identity or security label:
+    ``/proc/self/loginuid``, ``/proc/$$/loginuid``, ``/proc/*/attr/current``. ``spans``: a
+    trailing ``*`` stands for an unknown rest (``/proc/$PID/x`` is ``/proc/*``), slashes and
+    all; otherwise a wildcard matches within one name, as bash's do."""
+    path = place.path
+    if any(fnmatch.fnmatchcase(path, p) for p in _PROCESS_IDENTITY):
+        return True
+    if place.glob or any(c in path for c in "*?["):
+        return any(_could_be(sample, path, spans) for sample in _IDENTITY_SAMPLES)
+    return False
+
+
+def linked_identity(cmd: SimpleCommand, out: Out) -> None:
+    """``ln -s /proc/self/loginuid /tmp/l`` (``cp -s``): a write through the link is a write
+    to the process's identity, which the link's own path does not show."""
+    sources = operands(cmd.args) if cmd.program == "ln" or (
+        cmd.program == "cp" and options(cmd.args) & {"-s", "--symbolic-link"}) else []
+    for word in sources:
+        for place in out.paths(word):
+            if process_identity(place, spans=not word.literal):
+                out.ban(Code.BAN_SECURITY_DISABLE, f"links to {place.path}, a process's "
+                        "login identity or security label: a write through the link fakes a "
+                        "login", target=place.path)
+                return
+
+
+def _could_be(sample: str, pattern: str, spans: bool) -> bool:
+    names, parts = sample.strip("/").split("/"), pattern.strip("/").split("/")
+    if spans and parts[-1].endswith("*") and len(names) >= len(parts):
+        names = [*names[:len(parts) - 1], "/".join(names[len(parts) - 1:])]
+    return len(names) == len(parts) and all(
+        fnmatch.fnmatchcase(name, part) for name, part in zip(names, parts, strict=True))
 
 
 def _recursive_disaster(target: WriteTarget, place: Resolved, out: Out, label: str) -> bool:
