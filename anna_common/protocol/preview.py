@@ -51,6 +51,14 @@ class FileChange(BaseModel):
     """``user:group`` after."""
     more_lines: int = 0
     """Diff lines left out by the caps (shown as "…N more lines")."""
+    kind_after: Literal["file", "dir", "symlink", "other"] | None = None
+    """What is there after (None: deleted)."""
+    sha256: str | None = None
+    """SHA-256 of the whole content after (files): what the approval pins."""
+    link_after: str | None = None
+    """A symlink's target after (escaped losslessly, as ``key``)."""
+    key: str | None = None
+    """The path escaped losslessly (``\\`` for a backslash) when ``path`` is not exact."""
 
 
 class PackageChange(BaseModel):
