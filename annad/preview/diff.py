@@ -155,7 +155,7 @@ def real_digest(base: str, rel: str, reader: Reader) -> str | None:
 def real_names(base: str, rel: str, reader: Reader) -> list[str]:
     """The names in the real directory ``base/rel`` (nothing when it cannot be listed)."""
     try:
-        dir_fd, name = _walk_to(base, rel + "/.", reader)
+        dir_fd, name = _walk_to(base, posixpath.join(rel, "-"), reader)  # the dir itself
     except OSError:
         return []
     try:
@@ -342,6 +342,8 @@ class Tracker:
                 entry_state(entry, State())
             self.states[path] = after
             found = change(path, before, after, self.budget, self._digest_of(index, rel))
+            if found is not None and found.sha256 is not None:
+                found.varying = bool(entry.get("varying"))
             if found is not None:
                 changes.append(found)
             if entry.get("opaque") and before.kind == "d":

@@ -21,6 +21,7 @@ from anna_common.plan import RiskLevel
 from anna_common.protocol.models import DaemonMode, SessionEnv
 from anna_common.protocol.preview import PlanPreview, StepPreview
 from anna_common.risk.assess import Scope
+from annad.execution.versus_preview import shown_by_key
 from annad.journal.records import who_of
 from annad.preview import overlay, pacman, systemd, validators
 from annad.preview.diff import Reader, Tracker
@@ -30,6 +31,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
+    from anna_common.protocol.preview import FileChange
     from annad.config import DaemonSettings
     from annad.execution.stepspec import Who
     from annad.journal.store import Journal
@@ -188,9 +190,11 @@ def store(journal: Journal, plan_id: str, preview: PlanPreview | None) -> None:
         journal.event(PREVIEW_EVENT, plan_id, preview=preview.model_dump(mode="json"))
 
 
-def previewed_files(journal: Journal, plan_id: str, index: int) -> dict[str, int | None] | None:
-    """What the person saw a step change: real path → size after (None: deleted or not a
-    file), when its file preview was complete; None when there was none to compare with."""
+def previewed_files(journal: Journal, plan_id: str, index: int
+                    ) -> dict[str, FileChange] | None:
+    """What the person saw a step change, by exact path, when its file preview was complete
+    (it ran, succeeded and every change was read back); None when there is none to compare
+    with (:mod:`annad.execution.versus_preview`)."""
     body = journal.last_body(plan_id, PREVIEW_EVENT)
     if body is None:
         return None
@@ -203,7 +207,7 @@ def previewed_files(journal: Journal, plan_id: str, index: int) -> dict[str, int
     step = preview.steps[index]
     if step.kind != "files" or step.reason is not None:
         return None
-    return {change.path: change.size_after for change in step.files}
+    return shown_by_key(step.files)
 
 
 def stored_or_new(journal: Journal, annotated: AnnotatedPlan, *, plan_id: str, owner: int,

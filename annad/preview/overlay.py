@@ -155,6 +155,37 @@ def run(steps: list[FileStep], who: Who, *, limits: Limits,
         return out
     if result.timed_out:
         out.error = f"the preview ran longer than {limits.timeout_s:g} s and was stopped"
+    _parse(report, steps, out)
+    if out.error is None and any(step.entries for step in out.steps.values()):
+        _mark_varying(spec, steps, out, limits, python, who.uid)
+    return out
+
+
+def _mark_varying(spec: dict[str, Any], steps: list[FileStep], out: OverlayRun,
+                  limits: Limits, python: str | None, owner: int) -> None:
+    """Run the steps a second time (digests only) and mark every file whose content was
+    not the same both times ``varying``: it depends on the time or on chance, and the
+    person is told so; a run that cannot be repeated marks nothing (content stays pinned)."""
+    spec = {**spec, "validators": [], "limits": {**spec["limits"], "file": 0, "total": 0}}
+    result, report = run_overlay(json.dumps(spec), timeout=limits.timeout_s,
+                                 max_output=1024, python=python, owner=owner)
+    again = OverlayRun()
+    if result.error is not None or result.timed_out:
+        return
+    _parse(report, steps, again)
+    for index, first in out.steps.items():
+        second = again.steps.get(index)
+        if second is None:
+            continue
+        digests = {(e.get("overlay"), e.get("rel")): e.get("sha256") for e in second.entries}
+        for entry in first.entries:
+            if entry.get("type") == "f" and \
+                    digests.get((entry.get("overlay"), entry.get("rel"))) != entry.get("sha256"):
+                entry["varying"] = True
+
+
+def _parse(report: bytes, steps: list[FileStep], out: OverlayRun) -> None:
+    """The helper's report lines into ``out.steps``."""
     for line in report.splitlines():
         try:
             item = json.loads(line)
@@ -166,7 +197,6 @@ def run(steps: list[FileStep], who: Who, *, limits: Limits,
                 int(item.get("more", 0)))
         except (ValueError, KeyError, IndexError, TypeError):
             out.error = "the preview report could not be read"
-    return out
 
 
 def content(entry: dict[str, Any]) -> bytes | None:
