@@ -51,6 +51,17 @@ class FileChange(BaseModel):
     """``user:group`` after."""
     more_lines: int = 0
     """Diff lines left out by the caps (shown as "…N more lines")."""
+    kind_after: Literal["file", "dir", "symlink", "other"] | None = None
+    """What is there after (None: deleted)."""
+    sha256: str | None = None
+    """SHA-256 of the whole content after (files): what the approval pins."""
+    varying: bool = False
+    """The content was not the same in two runs of the preview (it depends on the time or
+    on chance): path, kind, mode and owner are pinned, the content is not."""
+    link_after: str | None = None
+    """A symlink's target after (escaped losslessly, as ``key``)."""
+    key: str | None = None
+    """The path escaped losslessly (``\\`` for a backslash) when ``path`` is not exact."""
 
 
 class PackageChange(BaseModel):

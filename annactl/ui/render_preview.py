@@ -63,6 +63,8 @@ def _file(text: Text, change: FileChange) -> None:
         facts.append(f"mode {change.mode_after}")
     if change.owner_before and change.owner_after and change.owner_before != change.owner_after:
         facts.append(f"owner {inert(change.owner_before)} → {inert(change.owner_after)}")
+    if change.varying:  # the daemon then pins the path, not the bytes (versus_preview)
+        facts.append("content differs from run to run: only the path is held to this")
     if facts:
         text.append("  (" + ", ".join(facts) + ")", style="dim")
     text.append("\n")

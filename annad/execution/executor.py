@@ -52,8 +52,9 @@ from annad.journal.rows import UndoRow
 
 if TYPE_CHECKING:
     import threading
-    from collections.abc import Callable
+    from collections.abc import Callable, Mapping
 
+    from anna_common.protocol.preview import FileChange
     from annad.backups.undo import Runner
     from annad.confine.runner import RunResult
     from annad.execution.verify import ExpectationSource
@@ -95,7 +96,7 @@ class Executor:
         self.policy: PolicyHook | None = None
         """Why the policy denies a command, for the judge of observed changes (the service
         sets it; None: no policy)."""
-        self.previewed: Callable[[str, int], dict[str, int | None] | None] = \
+        self.previewed: Callable[[str, int], Mapping[str, FileChange] | None] = \
             lambda _plan, _index: None
         """What the person saw a step change (the service reads the stored preview)."""
         self.expectations: ExpectationSource = no_expectations

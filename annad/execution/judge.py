@@ -8,8 +8,9 @@ for a setuid bit, ``ln -s`` for a link…) and assessed by :func:`anna_common.ri
 — so the secret, persistence, identity, boot and system-path classifiers are the same ones
 that judged the plan, now on paths the kernel resolved rather than words bash had yet to
 expand. A change is refused when it is banned, above the approved tier, denied by the
-policy, inside Anna's own state, a device node, or (when the person saw a preview of that
-path) a file whose size is not the one the preview showed.
+policy, inside Anna's own state, a device node, or — when the person saw a complete file
+preview of the step — not exactly a change the preview showed (a path it did not show, other
+content, mode, owner or link target: :mod:`annad.execution.versus_preview`).
 """
 
 from __future__ import annotations
@@ -24,10 +25,12 @@ from typing import TYPE_CHECKING
 from anna_common.levels import RiskLevel
 from anna_common.risk import paths
 from anna_common.risk.assess import assess
+from annad.execution import versus_preview
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
+    from anna_common.protocol.preview import FileChange
     from anna_common.risk.rules.base import AssessContext
     from annad.execution.capture import Change
 
@@ -57,9 +60,9 @@ class Approval:
     ctx: AssessContext
     state_dir: str
     """Anna's state (journal, backups): a change there is never a step's to make."""
-    previewed: Mapping[str, int | None] | None = None
-    """Real paths the preview showed changing, with the size each file had after (None: no
-    complete file preview was shown)."""
+    previewed: Mapping[str, FileChange] | None = None
+    """What the preview showed the step change, by exact path
+    (:func:`annad.execution.versus_preview.shown_by_key`; None: no complete file preview)."""
     policy: Callable[[str], str | None] | None = None
     """Why the policy denies a command (None: it does not)."""
 
@@ -101,13 +104,10 @@ def _special(change: Change, approval: Approval, owner: int) -> str | None:
         return "it makes a device node (a way to the disk below every file)"
     if not approval.system and change.kind != "delete" and change.uid not in (owner, -1):
         return f"it gives the file to uid {change.uid}"
-    # What the preview showed at a path must be what lands there. Its silence about a path
-    # is no evidence yet: the preview overlays only the directories the analysis predicts
-    # (a write elsewhere fails there quietly when the program ignores the error, as awk's
-    # system() does), so a path it did not show is judged by the rules alone.
-    size = (approval.previewed or {}).get(change.path)
-    if change.kind == "file" and size is not None and size != change.size:
-        return f"the preview showed {size} bytes there, the step wrote {change.size}"
+    # the preview overlays the whole writable tree: its silence about a path is evidence
+    if approval.previewed is not None:
+        return versus_preview.refusal(change, approval.previewed,
+                                      owner=None if approval.system else owner)
     return None
 
 

@@ -11,16 +11,20 @@ from __future__ import annotations
 
 import difflib
 import grp
+import hashlib
 import os
 import posixpath
 import pwd
 import stat
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any, Literal
 
 from anna_common.protocol.preview import FileChange
-from annad.backups.manifest import printable
+from annad.backups.manifest import escape_path, printable
 from annad.preview.overlay import content
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 FILE_LINES = 120
 """Diff lines shown per file."""
@@ -43,6 +47,10 @@ class State:
     data: bytes | None = None
     """Content (files; None when unreadable or over the cap)."""
     link: str = ""
+    mtime: int = 0
+    """Modification time (files: ``touch -d`` is a change the capture sees)."""
+    digest: str | None = None
+    """SHA-256 of the whole content (files in the upper layer; None for the real tree)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -112,9 +120,34 @@ def real_state(base: str, rel: str, reader: Reader, *, content: bool = True) -> 
                 data = os.read(fd, READ_CAP + 1)[:READ_CAP]
             finally:
                 os.close(fd)
-        return State("f", *meta, data=data)
+        return State("f", *meta, data=data, mtime=info.st_mtime_ns)
     except OSError:
         return State()
+    finally:
+        os.close(dir_fd)
+
+
+def real_digest(base: str, rel: str, reader: Reader) -> str | None:
+    """SHA-256 of the real file ``base/rel`` (None: not a readable regular file)."""
+    try:
+        dir_fd, name = _walk_to(base, rel, reader)
+    except OSError:
+        return None
+    try:
+        fd = os.open(name, os.O_RDONLY | os.O_NOFOLLOW | os.O_NONBLOCK | os.O_CLOEXEC,
+                     dir_fd=dir_fd)
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or not reader.may(info, 4):
+                return None
+            digest = hashlib.sha256()
+            while chunk := os.read(fd, 1 << 20):
+                digest.update(chunk)
+            return digest.hexdigest()
+        finally:
+            os.close(fd)
+    except OSError:
+        return None
     finally:
         os.close(dir_fd)
 
@@ -122,7 +155,7 @@ def real_state(base: str, rel: str, reader: Reader, *, content: bool = True) -> 
 def real_names(base: str, rel: str, reader: Reader) -> list[str]:
     """The names in the real directory ``base/rel`` (nothing when it cannot be listed)."""
     try:
-        dir_fd, name = _walk_to(base, rel + "/.", reader)
+        dir_fd, name = _walk_to(base, posixpath.join(rel, "-"), reader)  # the dir itself
     except OSError:
         return []
     try:
@@ -146,7 +179,10 @@ def entry_state(entry: dict[str, Any], real: State) -> State:
     meta = (int(entry.get("mode", 0)), int(entry.get("uid", 0)), int(entry.get("gid", 0)),
             int(entry.get("size", 0)))
     if kind == "f":
-        return State("f", *meta, data=None if entry.get("truncated") else content(entry))
+        digest = entry.get("sha256")
+        return State("f", *meta, data=None if entry.get("truncated") else content(entry),
+                     mtime=int(entry.get("mtime", 0)),
+                     digest=digest if isinstance(digest, str) else None)
     if kind == "l":
         return State("l", *meta, link=str(entry.get("link", "")))
     return State(kind if kind in ("d", "x") else "x", *meta)
@@ -171,6 +207,10 @@ def _text(data: bytes | None) -> list[str] | None:
         return data.decode("utf-8").splitlines()
     except UnicodeDecodeError:
         return None
+
+
+_KINDS: dict[str, Literal["file", "dir", "symlink", "other"]] = {
+    "f": "file", "d": "dir", "l": "symlink", "x": "other"}
 
 
 class DiffBudget:
@@ -207,15 +247,34 @@ def _diff(path: str, before: State, after: State, budget: DiffBudget) -> tuple[s
     return budget.cut(lines)
 
 
-def change(path: str, before: State, after: State, budget: DiffBudget) -> FileChange | None:
-    """The change from ``before`` to ``after``, or None when nothing visible changed.
-    Names that are not UTF-8 are shown with ``\\xHH`` escapes (the journal and JSON hold text)."""
-    if before == after or (before.kind == after.kind == "d" and
-                           (before.mode, before.uid, before.gid) ==
-                           (after.mode, after.uid, after.gid)):
+def _same(before: State, after: State, before_digest: Callable[[], str | None]) -> bool:
+    """Nothing changed, as the capture judges it: a directory's mode and owner, a link's
+    target and owner, a file's metadata, mtime and whole content."""
+    if before.kind != after.kind or (before.mode, before.uid, before.gid) != \
+            (after.mode, after.uid, after.gid):
+        return False
+    if before.kind == "l":
+        return before.link == after.link
+    if before.kind != "f":
+        return True
+    if (before.size, before.mtime) != (after.size, after.mtime):
+        return False
+    if after.digest is not None:
+        # an earlier step's result carries its digest; the real file is read for it
+        return (before.digest or before_digest()) == after.digest
+    return before.data is not None and before.data == after.data
+
+
+def change(path: str, before: State, after: State, budget: DiffBudget,
+           before_digest: Callable[[], str | None] = lambda: None) -> FileChange | None:
+    """The change from ``before`` to ``after``, or None when nothing changed.
+    Names that are not UTF-8 are shown with ``\\xHH`` escapes (the journal and JSON hold
+    text); ``key`` then holds the exact name."""
+    if _same(before, after, before_digest):
         return None
     what = "created" if before.kind == "absent" else "deleted" if after.kind == "absent" \
         else "modified"
+    key = escape_path(path)
     path = printable(path)
     diff, more = _diff(path, before, after, budget)
     present = [s if s.kind != "absent" else None for s in (before, after)]
@@ -229,7 +288,10 @@ def change(path: str, before: State, after: State, budget: DiffBudget) -> FileCh
         mode_before=f"{before.mode:04o}" if moded[0] else None,
         mode_after=f"{after.mode:04o}" if moded[1] else None,
         owner_before=_owner(before.uid, before.gid) if present[0] else None,
-        owner_after=_owner(after.uid, after.gid) if present[1] else None)
+        owner_after=_owner(after.uid, after.gid) if present[1] else None,
+        kind_after=_KINDS.get(after.kind), sha256=after.digest if after.kind == "f" else None,
+        link_after=escape_path(after.link) if after.kind == "l" else None,
+        key=key if key != path else None)
 
 
 class Tracker:
@@ -252,6 +314,12 @@ class Tracker:
         return real_state(self.overlays[index], rel, self.reader,
                           content=self.budget.left > 0)
 
+    def _digest_of(self, index: int, rel: str) -> Callable[[], str | None]:
+        """The real file's digest, read only when a comparison needs it."""
+        def digest() -> str | None:
+            return real_digest(self.overlays[index], rel, self.reader)
+        return digest
+
     def before(self, index: int, rel: str) -> State:
         """The state before the current step."""
         path = posixpath.normpath(posixpath.join(self.overlays[index], rel))
@@ -273,7 +341,9 @@ class Tracker:
             after = self._real(index, rel) if entry.get("type") == "gone" else \
                 entry_state(entry, State())
             self.states[path] = after
-            found = change(path, before, after, self.budget)
+            found = change(path, before, after, self.budget, self._digest_of(index, rel))
+            if found is not None and found.sha256 is not None:
+                found.varying = bool(entry.get("varying"))
             if found is not None:
                 changes.append(found)
             if entry.get("opaque") and before.kind == "d":

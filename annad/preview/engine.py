@@ -21,7 +21,7 @@ from anna_common.plan import RiskLevel
 from anna_common.protocol.models import DaemonMode, SessionEnv
 from anna_common.protocol.preview import PlanPreview, StepPreview
 from anna_common.risk.assess import Scope
-from annad.backups.backup import BackupRefused
+from annad.execution.versus_preview import shown_by_key
 from annad.journal.records import who_of
 from annad.preview import overlay, pacman, systemd, validators
 from annad.preview.diff import Reader, Tracker
@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
+    from anna_common.protocol.preview import FileChange
     from annad.config import DaemonSettings
     from annad.execution.stepspec import Who
     from annad.journal.store import Journal
@@ -60,7 +61,6 @@ class Options:
 @dataclass(slots=True)
 class _Pending:
     steps: list[overlay.FileStep] = field(default_factory=list)
-    dirs: list[str] = field(default_factory=list)
     units: dict[int, list[systemd.UnitCall]] = field(default_factory=dict)
 
 
@@ -91,17 +91,9 @@ def _plan_step(index: int, step: AnnotatedStep, who: Who, options: Options,
         return StepPreview(step_id=step.id, kind="none", reason="needs root: the per-user "
                            "daemon cannot preview system steps")
     if kind.kind == "files":
-        try:
-            dirs = overlay.overlay_dirs(step.command, home=who.home, system=system)
-        except BackupRefused as exc:
-            return StepPreview(step_id=step.id, kind="none", reason=f"no preview: {exc}")
-        if not dirs and step.final_risk == RiskLevel.INFO:
-            return preview  # proven read-only: "no change", no overlay run
-        pending.dirs += dirs  # none: a write Anna did not foresee fails in the preview
-        checks = [(path, command) for path in overlay.write_paths(
-            step.command, home=who.home, system=system)
-            if (command := validators.in_overlay(path, options.validator_path)) is not None]
-        pending.steps.append(overlay.FileStep(index, step.command, system, checks))
+        if step.final_risk == RiskLevel.INFO:
+            return preview  # runs read-only confined at execution: it changes nothing
+        pending.steps.append(overlay.FileStep(index, step.command, system))
     elif kind.kind == "packages":
         try:
             preview.packages = pacman.preview(step.command, who.identity(),
@@ -114,30 +106,16 @@ def _plan_step(index: int, step: AnnotatedStep, who: Who, options: Options,
         pending.units[index] = calls
         command = systemd.overlay_command(calls)
         if command is not None and not options.user_mode:
-            try:
-                pending.dirs += [_unit_dir(path) for path in systemd.unit_dirs(calls)]
-                pending.steps.append(overlay.FileStep(index, command, True))
-            except BackupRefused as exc:
-                preview.reason = f"enablement not previewed: {exc}"
+            pending.steps.append(overlay.FileStep(index, command, True))
     return preview
-
-
-def _unit_dir(path: str) -> str:
-    directory = overlay.overlay_dirs(f"touch {path}", home="/", system=True)
-    return directory[0]
 
 
 def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: Options
              ) -> int:
     """Run the queued steps over one overlay and fill in their previews; the diff lines
     the per-plan cap left out."""
-    try:
-        dirs = overlay.reduce_dirs(pending.dirs)
-    except (BackupRefused, OSError) as exc:
-        for step in pending.steps:
-            previews[step.index].reason = f"no preview: {exc}"
-        return 0
-    run = overlay.run(pending.steps, dirs, who, limits=options.limits, python=options.python)
+    run = overlay.run(pending.steps, who, limits=options.limits, python=options.python,
+                      validators=validators.overlay_rules(options.validator_path))
     tracker = Tracker(run.overlays)
     for step in pending.steps:
         preview = previews[step.index]
@@ -151,6 +129,9 @@ def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: 
         if step.index in pending.units:
             preview.units = systemd.changes(pending.units[step.index],
                                             systemd.answers(result.output), who)
+        if result.more:
+            preview.reason = f"the preview shows {len(result.entries)} changed paths; " \
+                f"{result.more} more were not read back"
         if result.exit_code != 0:
             tail = result.output.strip()[-OUTPUT_SHOWN:]
             preview.reason = f"the step failed in the preview (exit status " \
@@ -209,9 +190,11 @@ def store(journal: Journal, plan_id: str, preview: PlanPreview | None) -> None:
         journal.event(PREVIEW_EVENT, plan_id, preview=preview.model_dump(mode="json"))
 
 
-def previewed_files(journal: Journal, plan_id: str, index: int) -> dict[str, int | None] | None:
-    """What the person saw a step change: real path → size after (None: deleted or not a
-    file), when its file preview was complete; None when there was none to compare with."""
+def previewed_files(journal: Journal, plan_id: str, index: int
+                    ) -> dict[str, FileChange] | None:
+    """What the person saw a step change, by exact path, when its file preview was complete
+    (it ran, succeeded and every change was read back); None when there is none to compare
+    with (:mod:`annad.execution.versus_preview`)."""
     body = journal.last_body(plan_id, PREVIEW_EVENT)
     if body is None:
         return None
@@ -224,7 +207,7 @@ def previewed_files(journal: Journal, plan_id: str, index: int) -> dict[str, int
     step = preview.steps[index]
     if step.kind != "files" or step.reason is not None:
         return None
-    return {change.path: change.size_after for change in step.files}
+    return shown_by_key(step.files)
 
 
 def stored_or_new(journal: Journal, annotated: AnnotatedPlan, *, plan_id: str, owner: int,

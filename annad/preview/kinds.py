@@ -1,11 +1,12 @@
 """Which preview a step gets: files (overlay run), packages, units, or none with a reason.
 
-The decision reads the contract's own parse (:func:`anna_common.shell.grammar.analyse`). A step is a
-*file* step only when every program it runs is one whose effects are files and nothing else
-(the tools below and shell builtins): no IPC, package, service, network or process action.
-This list decides what is *meaningful* to preview, not what is safe: every file step runs in
-the preview confinement anyway (read-only tree, no network, no sockets for root), so a wrong
-"file" verdict can only produce a preview that fails, never a change.
+The decision reads the contract's own parse (:func:`anna_common.shell.grammar.analyse`).
+Every step an approved run would capture (:mod:`annad.execution.livekinds`: all but the
+live kinds) is a *file* step: it runs over the overlay of the whole writable tree and the
+preview shows whatever it changed, whichever program made the change. Steps acting on the
+running system get their typed preview (packages, units) or none with the reason; so do
+steps whose point is the network or a signal, which the preview's walls refuse (their
+preview could only fail).
 """
 
 from __future__ import annotations
@@ -15,24 +16,17 @@ from dataclasses import dataclass
 from anna_common.protocol.preview import PreviewKind
 from anna_common.shell.grammar import analyse
 from annad.backups.backup import BackupRefused
+from annad.execution.livekinds import LIVE_PROGRAMS
 from annad.execution.prestate import pacman_call
 from annad.preview.systemd import unit_calls
 
-FILE_TOOLS = frozenset({
-    "sed", "tee", "cp", "mv", "ln", "rm", "rmdir", "mkdir", "chmod", "chown", "chgrp",
-    "truncate", "install", "touch", "echo", "printf", "cat", "true", "false", ":", "test",
-    "[", "cd", "head", "tail", "sort", "uniq", "tr", "cut", "grep", "awk", "gawk", "patch",
-    "dd", "base64", "basename", "dirname", "realpath", "readlink", "ls", "stat", "wc",
-    "printenv", "export", "set", "unset", "local", "read", "exit", "return", "mktemp",
-})
-"""Programs whose only effects are on files (or nothing at all)."""
 _CODE_RUNNERS = frozenset({"bash", "sh", "dash", "eval"})
 _WHY = {
-    "systemctl": "talks to systemd", "pacman": "installs packages", "yay": "installs packages",
-    "paru": "installs packages", "curl": "uses the network", "wget": "uses the network",
-    "kill": "signals processes", "pkill": "signals processes", "killall": "signals processes",
-    "nmcli": "talks to NetworkManager", "busctl": "talks to D-Bus", "dbus-send": "talks to D-Bus",
+    "curl": "uses the network", "wget": "uses the network", "ssh": "uses the network",
+    "scp": "uses the network", "kill": "signals processes", "pkill": "signals processes",
+    "killall": "signals processes",
 }
+"""Captured at execution, but their effect is what the preview's walls refuse."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,12 +64,10 @@ def step_kind(command: str) -> StepKind:
     if _unit_kind(command):
         return StepKind("units")
     for program in programs:
-        if program is None:
-            return StepKind("none", "runs a program named only at run time")
-        if program not in FILE_TOOLS:
-            why = _WHY.get(program, f"runs {program}, which is not one of the file tools "
-                           "Anna can preview")
-            return StepKind("none", why)
-    if not programs:
+        if program in _WHY:
+            return StepKind("none", _WHY[program])
+        if program in LIVE_PROGRAMS:
+            return StepKind("none", f"runs {program}, which acts on the running system")
+    if not analysis.commands:
         return StepKind("none", "runs nothing Anna can see")
     return StepKind("files")

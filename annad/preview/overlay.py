@@ -1,10 +1,10 @@
 """Run a plan's file steps in order over a throw-away overlay and collect what they changed.
 
-Which directories get an overlay comes from the same write-target analysis the executor's
-snapshots use (:func:`annad.backups.targets.snapshot_targets`): for every path a step writes, the
-nearest existing directory above it. Everything else stays read-only, so a write Anna did
-not foresee fails in the preview (and the preview says the step failed) instead of
-landing anywhere. The run itself is :func:`annad.confine.runner.run_overlay`.
+Nothing here predicts where a step writes: the overlay covers every real, writable file
+system (the mount plan of an approved step's capture,
+:func:`annad.execution.capture.mount_plan`), so whatever program writes wherever, the
+preview shows it at its real path, as the capture will observe it at execution. The run
+itself is :func:`annad.confine.runner.run_overlay`, the tree :mod:`annad.preview.tree`.
 """
 
 from __future__ import annotations
@@ -13,23 +13,19 @@ import base64
 import binascii
 import json
 import os
-import posixpath
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from annad.backups.backup import BackupRefused
-from annad.backups.targets import snapshot_targets
 from annad.confine.runner import run_overlay
 from annad.confine.stepenv import step_environment, sudo_shims
+from annad.execution.capture import mount_plan
 
 if TYPE_CHECKING:
     from annad.execution.stepspec import Who
 
-UNPREVIEWABLE = ("/proc", "/sys", "/dev", "/run")
-"""Kernel, device and runtime trees: never overlaid (a preview there would mean nothing)."""
-_OPTION_UNSAFE = frozenset(",:\\\n\0=")
-"""Characters an overlay mount option cannot carry unescaped: such directories are refused."""
+SCRATCH = "/dev/shm"
+"""The helper's tmpfs (under /dev, which is never overlaid: no mount below it is copied)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -60,8 +56,6 @@ class FileStep:
     """The command."""
     system: bool
     """Runs as root in the real run (system scope)."""
-    validate: list[tuple[str, str]] = field(default_factory=list)
-    """(real path, validator command) to run after the step on the previewed tree."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -76,6 +70,8 @@ class StepRun:
     """The tail of its output."""
     validators: dict[str, tuple[int, str]] = field(default_factory=dict)
     """Real path → (exit status, output) of its validator, run on the previewed tree."""
+    more: int = 0
+    """Entries left out by the cap (the step's file preview is incomplete)."""
 
 
 @dataclass(slots=True)
@@ -83,7 +79,7 @@ class OverlayRun:
     """What the run produced."""
 
     overlays: list[str] = field(default_factory=list)
-    """The overlaid directories, by index."""
+    """The overlaid mount points, by index."""
     steps: dict[int, StepRun] = field(default_factory=dict)
     """Plan step index → what its run left."""
     error: str | None = None
@@ -92,70 +88,62 @@ class OverlayRun:
     """The steps' combined output (the tail)."""
 
 
-def _directory_for(path: str, *, inside: bool) -> str:
-    """The existing directory whose overlay captures a write to ``path``."""
-    directory = path if inside else posixpath.dirname(path.rstrip("/")) or "/"
-    while directory != "/" and not os.path.isdir(directory):  # noqa: PTH112
-        directory = posixpath.dirname(directory)
-    # where the mount will really land (a symlinked directory is judged by its target)
-    return os.path.realpath(directory)
-
-
-def write_paths(command: str, *, home: str, system: bool) -> list[str]:
-    """The paths ``command`` writes, as the snapshots see them (raises BackupRefused)."""
-    targets, _ = snapshot_targets(command, home=home, cwd="/" if system else home)
-    return [t.path for t in targets]
-
-
-def overlay_dirs(command: str, *, home: str, system: bool) -> list[str]:
-    """The directories ``command`` writes in; raises :class:`BackupRefused` with the reason."""
-    targets, _ = snapshot_targets(command, home=home, cwd="/" if system else home)
-    out: list[str] = []
-    for target in targets:
-        directory = _directory_for(target.path, inside=target.new_only)
-        if directory == "/" or directory.startswith(tuple(p + "/" for p in UNPREVIEWABLE)) \
-                or directory in UNPREVIEWABLE:
-            raise BackupRefused(f"it writes {target.path}, where no preview can be made")
-        if set(directory) & _OPTION_UNSAFE:
-            raise BackupRefused(f"{directory!r} cannot be overlaid (unusual characters)")
-        out.append(directory)
-    return out
-
-
-def reduce_dirs(dirs: list[str]) -> list[str]:
-    """Drop directories inside another one on the same file system; refuse nesting across
-    file systems (an overlay of the outer one would hide the inner mount)."""
-    unique = sorted(set(dirs), key=lambda d: (d.count("/"), d))
-    kept: list[str] = []
-    for directory in unique:
-        outer = next((k for k in kept if directory.startswith(k.rstrip("/") + "/")), None)
-        if outer is None:
-            kept.append(directory)
-        elif Path(outer).stat().st_dev != Path(directory).stat().st_dev:
-            raise BackupRefused(f"{directory} is a separate file system inside {outer}")
-    return kept
-
-
 def _spec_step(step: FileStep, who: Who) -> dict[str, Any]:
-    checks = [{"path": path, "command": command} for path, command in step.validate]
     if step.system:
         env = step_environment(None, who.session, home=who.home)
         env.update(sudo_shims())
         return {"command": step.command, "uid": 0, "gid": 0, "groups": "", "env": env,
-                "cwd": "/", "validate": checks}
+                "cwd": "/"}
     env = step_environment(who.identity(), who.session)
     env.update(sudo_shims())
     return {"command": step.command, "uid": who.uid, "gid": who.gid,
-            "groups": ",".join(str(g) for g in who.groups), "env": env, "cwd": who.home,
-            "validate": checks}
+            "groups": ",".join(str(g) for g in who.groups), "env": env, "cwd": who.home}
 
 
-def run(steps: list[FileStep], overlays: list[str], who: Who, *, limits: Limits,
-        python: str | None = None) -> OverlayRun:
-    """Run ``steps`` in order over overlays of ``overlays``; never raises."""
+def below_root(plan: list[list[object]], layers: dict[int, str]
+                ) -> tuple[list[list[object]], dict[int, str]]:
+    """The plan for a user namespace, where overlayfs refuses ``/`` itself as a lower layer:
+    ``/`` bound read-only (no user may write there) and each of its directories on the
+    same file system overlaid instead, but those holding other mounts (overlayfs refuses
+    them too there: they stay read-only, a write in them fails in the preview)."""
+    if not plan or plan[0] != ["overlay", "/", 0]:
+        return plan, layers
+    points = {str(op[1]) for op in plan}
+    device = os.stat("/").st_dev  # noqa: PTH116
+    tops = sorted(str(entry.path) for entry in os.scandir("/")
+                  if entry.is_dir(follow_symlinks=False) and entry.path not in points
+                  and entry.stat(follow_symlinks=False).st_dev == device
+                  and not any(p.startswith(entry.path + "/") for p in points))
+    out: list[list[object]] = [["bind", "/"]]
+    new: dict[int, str] = {}
+    for point in [*tops, *(str(op[1]) for op in plan[1:] if op[0] == "overlay")]:
+        new[len(new)] = point
+    index = {point: i for i, point in new.items()}
+    out += [["overlay", top, index[top]] for top in tops]
+    out += [["overlay", op[1], index[str(op[1])]] if op[0] == "overlay" else op
+            for op in plan[1:]]
+    return out, new
+
+
+def tree_plan(*, userns: bool) -> tuple[list[list[object]], dict[int, str]]:
+    """The helper's mount plan for this machine and its overlays by index (raises OSError)."""
+    plan, layers = mount_plan(Path("/proc/self/mountinfo").read_text(), SCRATCH)
+    return below_root(plan, layers) if userns else (plan, layers)
+
+
+def run(steps: list[FileStep], who: Who, *, limits: Limits,
+        validators: list[tuple[str, str]] | None = None, python: str | None = None
+        ) -> OverlayRun:
+    """Run ``steps`` in order over the overlaid tree; never raises. ``validators``: (real
+    path pattern, command with ``{file}``) run on every file a step changes that matches."""
     userns = os.geteuid() != 0
-    spec = {"steps": [_spec_step(s, who) for s in steps], "overlays": overlays,
-            "userns": userns,
+    try:
+        plan, layers = tree_plan(userns=userns)
+    except OSError as exc:
+        return OverlayRun(error=f"the mounts could not be read: {exc.strerror}")
+    overlays = [layers[i] for i in sorted(layers)]
+    spec = {"steps": [_spec_step(s, who) for s in steps], "plan": plan,
+            "userns": userns, "validators": validators or [],
             "limits": {"file": limits.file_bytes, "total": limits.total_bytes,
                        "entries": limits.entries, "tmpfs": limits.tmpfs_bytes,
                        "output": limits.output_bytes}}
@@ -167,17 +155,48 @@ def run(steps: list[FileStep], overlays: list[str], who: Who, *, limits: Limits,
         return out
     if result.timed_out:
         out.error = f"the preview ran longer than {limits.timeout_s:g} s and was stopped"
+    _parse(report, steps, out)
+    if out.error is None and any(step.entries for step in out.steps.values()):
+        _mark_varying(spec, steps, out, limits, python, who.uid)
+    return out
+
+
+def _mark_varying(spec: dict[str, Any], steps: list[FileStep], out: OverlayRun,
+                  limits: Limits, python: str | None, owner: int) -> None:
+    """Run the steps a second time (digests only) and mark every file whose content was
+    not the same both times ``varying``: it depends on the time or on chance, and the
+    person is told so; a run that cannot be repeated marks nothing (content stays pinned)."""
+    spec = {**spec, "validators": [], "limits": {**spec["limits"], "file": 0, "total": 0}}
+    result, report = run_overlay(json.dumps(spec), timeout=limits.timeout_s,
+                                 max_output=1024, python=python, owner=owner)
+    again = OverlayRun()
+    if result.error is not None or result.timed_out:
+        return
+    _parse(report, steps, again)
+    for index, first in out.steps.items():
+        second = again.steps.get(index)
+        if second is None:
+            continue
+        digests = {(e.get("overlay"), e.get("rel")): e.get("sha256") for e in second.entries}
+        for entry in first.entries:
+            if entry.get("type") == "f" and \
+                    digests.get((entry.get("overlay"), entry.get("rel"))) != entry.get("sha256"):
+                entry["varying"] = True
+
+
+def _parse(report: bytes, steps: list[FileStep], out: OverlayRun) -> None:
+    """The helper's report lines into ``out.steps``."""
     for line in report.splitlines():
         try:
             item = json.loads(line)
             position = int(item["step"])
             checks = {str(v["path"]): (int(v["exit"]), str(v["output"]))
                       for v in item.get("validators", [])}
-            out.steps[steps[position].index] = StepRun(int(item["exit"]), list(item["entries"]),
-                                                       str(item.get("output", "")), checks)
+            out.steps[steps[position].index] = StepRun(
+                int(item["exit"]), list(item["entries"]), str(item.get("output", "")), checks,
+                int(item.get("more", 0)))
         except (ValueError, KeyError, IndexError, TypeError):
             out.error = "the preview report could not be read"
-    return out
 
 
 def content(entry: dict[str, Any]) -> bytes | None:

@@ -98,12 +98,6 @@ def overlay_command(calls: list[UnitCall]) -> str | None:
     return "; ".join(parts) if parts else None
 
 
-def unit_dirs(calls: list[UnitCall]) -> list[str]:
-    """Where the offline enablement writes (under each call's root)."""
-    return sorted({(c.root or "").rstrip("/") + "/etc/systemd/system/x" for c in calls
-                   if not c.user and c.verb in ENABLEMENT})
-
-
 def _state(argv: list[str], who: Who | None) -> str:
     # a --user call asks the caller's own manager, as the caller: root has no user manager
     # of theirs to ask (that is what showed "unknown, unknown" on a real systemd)

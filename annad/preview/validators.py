@@ -83,14 +83,19 @@ def _which(program: str, extra: tuple[str, ...]) -> str | None:
     return shutil.which(program, path=os.pathsep.join([*extra, SAFE_PATH]))
 
 
-def in_overlay(path: str, extra_path: tuple[str, ...] = ()) -> str | None:
-    """The command validating ``path`` inside the preview overlay (where ``path`` shows the
-    previewed content, and its includes theirs), or None without an installed validator."""
-    validator = validator_for(path)
-    program = None if validator is None else _which(validator.program, extra_path)
-    if validator is None or program is None or validator.scratch not in ((), ("/run",)):
-        return None  # (the overlay's /run already holds the sshd directory)
-    return validator.template.format(prog=shlex.quote(program), file=shlex.quote(path))
+def overlay_rules(extra_path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
+    """(real path pattern, command with ``{file}``) of the installed validators that run
+    inside the preview overlay (where the file shows the previewed content, and its
+    includes theirs): the helper runs one on every file a step really changed that
+    matches, whatever the command's words said it would write."""
+    out: list[tuple[str, str]] = []
+    for pattern, validator in _RULES:
+        program = _which(validator.program, extra_path)
+        if program is None or validator.scratch not in ((), ("/run",)):
+            continue  # (the overlay's /run already holds the sshd directory)
+        out.append((pattern, validator.template.format(prog=shlex.quote(program),
+                                                       file="{file}")))
+    return out
 
 
 def _from_overlay(path: str, ran: tuple[int, str]) -> ValidatorResult | None:

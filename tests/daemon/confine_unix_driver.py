@@ -23,6 +23,7 @@ sys.path.insert(0, sys.argv[1])
 from annad.confine.credentials import Identity
 from annad.confine.runner import run_confined, run_overlay
 from annad.confine.spec import protect
+from annad.preview.overlay import tree_plan
 
 NOBODY = 65534
 SOCKETS = {"annad": "/run/anna/annad.sock", "dbus": "/run/dbus/system_bus_socket",
@@ -68,7 +69,7 @@ def main() -> None:
         out[mode] = result.error or result.output
     step = {"uid": NOBODY, "gid": NOBODY, "groups": str(NOBODY), "cwd": "/", "validate": [],
             "env": {"PATH": "/usr/bin:/bin", "HOME": "/"}, "command": attempts}
-    spec = {"steps": [step], "overlays": ["/var/tmp"], "userns": False,
+    spec = {"steps": [step], "plan": tree_plan(userns=False)[0], "userns": False,
             "limits": {"file": 4096, "total": 65536, "entries": 10, "tmpfs": 1 << 20,
                        "output": 8192}}
     result, report = run_overlay(json.dumps(spec), timeout=60, max_output=8192)

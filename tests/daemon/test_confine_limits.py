@@ -25,6 +25,7 @@ from annad.confine.credentials import Identity
 from annad.confine.previews import PER_OWNER, PREVIEWS
 from annad.confine.runner import RunResult, run_confined, run_overlay
 from annad.confine.spec import RunLimits
+from annad.preview.overlay import tree_plan
 from tests.waiting import wait_until
 
 if TYPE_CHECKING:
@@ -53,7 +54,7 @@ def _owner(home: Path) -> Identity:
 def _spec(uid: int, command: str, overlay: Path) -> str:
     step = {"uid": uid, "gid": uid, "groups": "", "env": {"PATH": "/usr/bin:/bin"},
             "cwd": "/", "command": command, "validate": []}
-    return json.dumps({"steps": [step], "overlays": [str(overlay)], "userns": False,
+    return json.dumps({"steps": [step], "plan": tree_plan(userns=False)[0], "userns": False,
                        "limits": {"file": 4096, "total": 65536, "entries": 10,
                                   "tmpfs": 1 << 20, "output": 4096}})
 
@@ -77,15 +78,16 @@ def test_a_kernel_without_the_landlock_abi_runs_nothing(home: Path) -> None:
 
 
 def test_hanging_previews_of_one_member_never_hold_another(home: Path) -> None:
-    release = home / "release"
+    # the step hangs until the test ends ``holder`` (the machine's /proc is the preview's:
+    # a file made on the real tree would not do, the preview overlays the whole tree)
+    holder = subprocess.Popen(["sleep", "600"])
     overlay = home / "overlaid"
     overlay.mkdir()
     hanging: list[tuple[RunResult, bytes]] = []
 
     def hang() -> None:
-        # the step hangs until the test creates ``release`` (outside the overlay)
-        hanging.append(run_overlay(_spec(NOBODY, f"until [ -e {release} ]; do sleep 0.05; "
-                                         "done; echo released", overlay),
+        hanging.append(run_overlay(_spec(NOBODY, f"while [ -e /proc/{holder.pid} ]; do "
+                                         "sleep 0.05; done; echo released", overlay),
                                    timeout=60, max_output=4096, owner=1234))
 
     threads = [threading.Thread(target=hang) for _ in range(PER_OWNER)]
@@ -101,7 +103,8 @@ def test_hanging_previews_of_one_member_never_hold_another(home: Path) -> None:
         assert other.error is None
         assert json.loads(report.splitlines()[0])["output"] == "other\n"
     finally:
-        release.touch()
+        holder.kill()
+        holder.wait()
         for thread in threads:
             thread.join(timeout=60)
     assert len(hanging) == PER_OWNER and all(r.error is None for r, _ in hanging)

@@ -139,18 +139,22 @@ def test_all_write_forms_in_one_plan_run_in_order(scratch: Path) -> None:
     assert "+one" in (last.files[0].diff or ""), "a later step sees an earlier step's file"
 
 
-def test_a_write_anna_did_not_foresee_fails_in_the_preview(scratch: Path, tmp_path: Path) -> None:
+def test_a_write_anna_did_not_foresee_is_shown(scratch: Path, tmp_path: Path) -> None:
+    """awk builds the file name at run time: no analysis predicts it, the overlay of the
+    whole writable tree shows it (and the real tree stays as it was)."""
     elsewhere = tmp_path / "elsewhere"
     elsewhere.mkdir()
     before = tree_hash(tmp_path)
-    # awk builds the file name at run time: no overlay covers it, the tree stays read-only
     command = (f"echo x > {scratch}/ok; awk 'BEGIN {{ f = \"{elsewhere}\" \"/sneaky\"; "
                "print 1 > f }'")
     step = preview_of(annotated([("s1", command, "MEDIUM")])).steps[0]
     assert tree_hash(tmp_path) == before
     assert not (elsewhere / "sneaky").exists()
-    assert step.kind == "none" or "failed in the preview" in (step.reason or ""), step
-    assert all("sneaky" not in f.path for f in step.files)
+    assert step.reason is None, step.reason
+    shown = {f.path: f for f in step.files}
+    assert {str(scratch / "ok"), str(elsewhere / "sneaky")} <= set(shown), shown
+    assert shown[str(elsewhere / "sneaky")].diff is not None
+    assert "+1" in (shown[str(elsewhere / "sneaky")].diff or "")
 
 
 def test_caps_show_more_lines(scratch: Path) -> None:
@@ -316,8 +320,7 @@ def test_previewed_steps_reach_no_unix_socket_and_no_run(open_dir: Path, system:
     command = (f"python3 {probe} {sock_path}; echo run: $(ls -A /run); "
                f"echo done > {open_dir}/w/out")
     who = who_of(0 if system else 65534, str(open_dir / "w"), SessionEnv())
-    run = overlay.run([overlay.FileStep(0, command, system)], [str(open_dir / "w")], who,
-                      limits=overlay.Limits())
+    run = overlay.run([overlay.FileStep(0, command, system)], who, limits=overlay.Limits())
     try:
         assert run.error is None, run.error
         result = run.steps[0]
@@ -365,12 +368,14 @@ def test_a_symlink_swapped_in_by_a_user_step_is_never_read_through(tmp_path: Pat
         shutil.rmtree(home)
 
 
-def test_an_unforeseen_write_alone_still_fails_in_the_preview(tmp_path: Path) -> None:
+def test_a_python_write_under_an_aliased_name_is_shown(tmp_path: Path) -> None:
+    """``f=open; f(...)``: no write rule knows it; the preview shows the file it made."""
     before = tree_hash(tmp_path)
-    command = f"awk 'BEGIN {{ f = \"{tmp_path}\" \"/sneaky\"; print 1 > f }}'"
+    command = f"python3 -c \"f=open; f('{tmp_path}/made','w').write('hi')\""
     step = preview_of(annotated([("s1", command, "MEDIUM")])).steps[0]
     assert tree_hash(tmp_path) == before
-    assert step.kind == "none" or "failed in the preview" in (step.reason or ""), step
+    assert [f.path for f in step.files] == [str(tmp_path / "made")], step
+    assert step.files[0].sha256 == hashlib.sha256(b"hi").hexdigest()
 
 
 def test_a_read_only_step_needs_no_overlay_run() -> None:
@@ -398,6 +403,8 @@ _USERNS_DRIVER = """
 import json, os, sys, tempfile
 sys.path.insert(0, sys.argv[1])
 from annad.confine.runner import run_overlay
+from annad.execution.capture import mount_plan
+from annad.preview.overlay import below_root
 base = tempfile.mkdtemp(prefix="anna-preview-userns-")
 os.makedirs(base + "/d/sub")
 open(base + "/d/sub/f", "w").write("old\\n")
@@ -407,14 +414,17 @@ command = ("sed -i s/old/new/ {b}/d/sub/f && rm {b}/d/gone && echo x > {b}/d/n; 
            "python3 -c 'import socket; socket.socket(socket.AF_UNIX)' 2>&1 | tail -1").format(b=base)
 step = {"uid": os.getuid(), "gid": os.getgid(), "groups": "", "env": env, "cwd": base,
         "command": command, "validate": []}
-spec = {"steps": [step], "overlays": [base + "/d"], "userns": True,
+plan, layers = below_root(*mount_plan(open("/proc/self/mountinfo").read(), "/dev/shm"))
+top = max((p for p in layers.values() if (base + "/").startswith(p.rstrip("/") + "/")), key=len)
+spec = {"steps": [step], "plan": plan, "userns": True,
         "limits": {"file": 65536, "total": 1 << 20, "entries": 100, "tmpfs": 1 << 24,
                    "output": 4096}}
 result, report = run_overlay(json.dumps(spec), timeout=30, max_output=4096,
                              python=sys.executable)
 item = json.loads(report.splitlines()[0])
 print(json.dumps({"error": result.error, "output": item["output"],
-                  "entries": sorted((e["rel"], e["type"]) for e in item["entries"]),
+                  "entries": sorted((os.path.relpath(os.path.join(top, e["rel"]), base + "/d"), e["type"])
+                             for e in item["entries"]),
                   "real": open(base + "/d/sub/f").read(),
                   "gone_kept": os.path.exists(base + "/d/gone")}))
 """

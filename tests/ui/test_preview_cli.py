@@ -147,6 +147,18 @@ def test_renderer_keeps_hostile_text_inert() -> None:
     assert "\x1b" not in text and "\x07" not in text and "[red]x[/red]" in text
 
 
+def test_renderer_says_when_content_varies() -> None:
+    """A file whose content differed between the daemon's two preview runs is said so:
+    its bytes are not what the approval holds the run to."""
+    plan = sample_plan()
+    varying = PlanPreview(steps=[StepPreview(step_id="edit", kind="files", files=[FileChange(
+        path="/tmp/stamp", change="created", size_after=21, varying=True)])])
+    steady = PlanPreview(steps=[StepPreview(step_id="edit", kind="files", files=[FileChange(
+        path="/tmp/stamp", change="created", size_after=21)])])
+    assert "content differs from run to run" in plain(preview_view(varying, plan.steps[:1]))
+    assert "content differs" not in plain(preview_view(steady, plan.steps[:1]))
+
+
 def test_json_shape_without_a_preview() -> None:
     plan = sample_plan()
     out = preview_json(None, plan.steps)

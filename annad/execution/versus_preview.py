@@ -1,0 +1,180 @@
+"""An observed change against the preview the person saw: only that effect may land.
+
+When a step had a complete file preview (journalled with the plan at submit, hash-chained:
+:func:`annad.preview.engine.previewed_files`), every change its capture observes
+(:mod:`annad.execution.capture`) must be one the preview showed, exactly:
+
+- **the path**: a change at a path the preview did not show is refused, whatever made it;
+- **what is there after**: the same kind (file, directory, symlink, other); a file's whole
+  content (SHA-256), mode and owner; a link's target; a directory's mode and owner; a
+  deletion shown as a deletion. A directory the step replaced whole (``rm -r d; mkdir d``)
+  is matched through what it lost: each real entry gone from it must be shown deleted.
+
+Less than the preview showed may land (a path already as the step leaves it is no change
+at execution). Content is pinned byte for byte unless the preview marked it ``varying``:
+the preview runs a step that changed files twice, and a file whose content differed
+between the two runs depends on the time or on chance (``date +%N > f``, ``$RANDOM``, a
+database's stat cache) — the person is shown that, and for such a file only its path,
+kind, mode and owner are pinned. A dependence the two runs did not reveal (``date +%F``
+across midnight, paths named by chance) is refused at execution: a refusal lands
+nothing, and a new plan previews again. Extended attributes and timestamps are not
+compared.
+With no complete preview (none made, a step that failed in it, more changes than it read
+back) the observed change is judged by the rules alone (:mod:`annad.execution.judge`).
+"""
+
+from __future__ import annotations
+
+import difflib
+import grp
+import hashlib
+import os
+import pwd
+import stat
+from pathlib import Path
+from typing import TYPE_CHECKING
+
+from annad.backups.manifest import escape_path
+
+if TYPE_CHECKING:
+    from collections.abc import Mapping
+
+    from anna_common.protocol.preview import FileChange
+    from annad.execution.capture import Change
+
+DIFF_LINES = 20
+"""Lines of the observed diff shown with a refusal."""
+DIFF_BYTES = 64 * 1024
+"""Files larger than this get no diff (sizes only)."""
+_KIND = {"file": "file", "dir": "dir", "symlink": "symlink", "fifo": "other",
+         "device": "other", "socket": "other"}
+
+
+def key(path: str) -> str:
+    """The exact text form of a real path, as the preview records it."""
+    return escape_path(path)
+
+
+def shown_by_key(changes: list[FileChange]) -> dict[str, FileChange]:
+    """A step's previewed changes by exact path."""
+    return {change.key or change.path: change for change in changes}
+
+
+def _owner(uid: int, gid: int) -> str:
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return f"{user}:{group}"
+
+
+def _digest(path: str) -> str | None:
+    try:
+        with Path(path).open("rb") as handle:
+            return hashlib.file_digest(handle, "sha256").hexdigest()
+    except OSError:
+        return None
+
+
+def _text(path: str) -> list[str] | None:
+    try:
+        if os.lstat(path).st_size > DIFF_BYTES:
+            return None
+        data = Path(path).read_bytes()
+    except OSError:
+        return []  # absent: the diff shows every line as new
+    if b"\0" in data:
+        return None
+    return data.decode("utf-8", "backslashreplace").splitlines()
+
+
+def _may_read(path: str, owner: int) -> bool:
+    """Whether ``owner`` may read the real file (its parents it reached: the step wrote
+    there as ``owner``)."""
+    try:
+        info = os.lstat(path)
+        user = pwd.getpwuid(owner)
+        groups = set(os.getgrouplist(user.pw_name, user.pw_gid))
+    except (OSError, KeyError):
+        return not os.path.lexists(path)  # nothing there to leak
+    if info.st_uid == owner:
+        return bool(info.st_mode & stat.S_IRUSR)
+    if info.st_gid in groups:
+        return bool(info.st_mode & stat.S_IRGRP)
+    return bool(info.st_mode & stat.S_IROTH)
+
+
+def observed_diff(change: Change, *, owner: int | None) -> str:
+    """The observed change of a file as a capped unified diff against the real file (read
+    as root: for a user-scope step only when its ``owner`` may read the real file; None:
+    a system step, whose owner approves root's reads anyway)."""
+    if change.kind != "file":
+        return ""
+    if owner not in (None, 0) and not _may_read(change.path, owner):
+        return f" (observed {change.size} bytes)"
+    before, after = _text(change.path), _text(change.source)
+    if before is None or after is None:
+        return f" (observed {change.size} bytes, no text diff)"
+    lines = list(difflib.unified_diff(before, after, lineterm="", n=1))[2:]
+    more = len(lines) - DIFF_LINES
+    shown = "\n".join(lines[:DIFF_LINES]) + (f"\n…{more} more lines" if more > 0 else "")
+    return f"; observed diff:\n{shown}" if shown else ""
+
+
+def _lost(change: Change, shown: Mapping[str, FileChange]) -> str | None:
+    """A directory replaced whole: each real entry it lost must be shown deleted."""
+    try:
+        real = set(os.listdir(change.path))  # noqa: PTH208
+        kept = set(os.listdir(change.source))  # noqa: PTH208
+    except OSError:
+        return None
+    for name in sorted(real - kept):
+        child = os.path.join(change.path, name)  # noqa: PTH118
+        seen = shown.get(key(child))
+        if seen is None or seen.change != "deleted":
+            return f"it deletes {key(child)}, which the preview did not show deleted"
+    return None
+
+
+def _same_dir(change: Change) -> bool:
+    try:
+        info = os.lstat(change.path)
+    except OSError:
+        return False
+    return stat.S_ISDIR(info.st_mode) and \
+        (stat.S_IMODE(info.st_mode), info.st_uid, info.st_gid) == \
+        (change.mode, change.uid, change.gid)
+
+
+def refusal(change: Change, shown: Mapping[str, FileChange], *, owner: int | None
+            ) -> str | None:
+    """Why ``change`` is not what the preview showed (None: it is)."""
+    if change.kind == "dir" and change.opaque:
+        lost = _lost(change, shown)
+        if lost is not None or _same_dir(change):
+            return lost  # the directory itself stays as it was: only its entries changed
+    seen = shown.get(key(change.path))
+    if seen is None:
+        return "the preview did not show a change there" + observed_diff(change, owner=owner)
+    if change.kind == "delete":
+        return None if seen.change == "deleted" else \
+            f"the preview showed it {seen.change}, the step deleted it"
+    if seen.change == "deleted" or seen.kind_after != _KIND[change.kind]:
+        return f"the preview showed {seen.kind_after or 'nothing'} there, the step made a " \
+            f"{_KIND[change.kind]}"
+    if change.kind != "symlink" and seen.mode_after != f"{change.mode:04o}":
+        return f"the preview showed mode {seen.mode_after}, the step left {change.mode:04o}"
+    if seen.owner_after != _owner(change.uid, change.gid):
+        return f"the preview showed owner {seen.owner_after}, the step left " \
+            f"{_owner(change.uid, change.gid)}"
+    if change.kind == "symlink" and seen.link_after != key(change.link or ""):
+        return f"the preview showed a link to {seen.link_after}, the step linked to " \
+            f"{key(change.link or '')}"
+    if change.kind == "file" and not seen.varying and seen.sha256 != _digest(change.source):
+        return f"the content is not what the preview showed ({seen.size_after} bytes shown, " \
+            f"{change.size} written)" + observed_diff(change, owner=owner)
+    return None
