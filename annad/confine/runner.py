@@ -181,14 +181,14 @@ def run_shell(
                 on_output=on_output, cancel=cancel, on_spawn=on_spawn)
 
 
-def _spawn_helper(argv: list[str], pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
+def spawn_helper(argv: list[str], pass_fds: tuple[int, ...]) -> subprocess.Popen[bytes]:
     """Start a confinement helper (:mod:`annad.confine.session` keeps it)."""
     return subprocess.Popen(argv, stdin=subprocess.DEVNULL, env={"PATH": SAFE_PATH,
                             "LC_ALL": "C.UTF-8"}, cwd="/", start_new_session=True,
                             close_fds=True, pass_fds=pass_fds, umask=STEP_UMASK)
 
 
-def _collector(tail: Tail, on_output: Callable[[str], None] | None
+def collector(tail: Tail, on_output: Callable[[str], None] | None
                ) -> Callable[[bytes], None]:
     """A helper run's output: kept in ``tail`` and passed on as text."""
 
@@ -203,7 +203,7 @@ def _collector(tail: Tail, on_output: Callable[[str], None] | None
     return output
 
 
-HELPERS = Pool(_spawn_helper)
+HELPERS = Pool(spawn_helper)
 """The confinement helpers of this daemon, one per confinement, reused run after run."""
 
 
@@ -277,7 +277,7 @@ def run_confined(
         with cgroups.run_cgroup(run_limits.processes, run_limits.run_memory,
                                 required=confinement.uid == 0) as fds:
             outcome = HELPERS.run(key, request, argv_for, deadline=started + timeout,
-                                  cancel=cancel, on_output=_collector(tail, on_output),
+                                  cancel=cancel, on_output=collector(tail, on_output),
                                   on_spawn=on_spawn,
                                   reuse=not scratch,  # a scratch tmpfs goes with its run
                                   fds=fds)
@@ -369,40 +369,3 @@ def run_argv(
     base.update(env or {})
     return _run(list(argv), timeout=timeout, max_output=max_output, identity=identity, env=base,
                 cwd=None, on_output=None, cancel=None)
-
-
-CAPTURE_HELPER = Path(__file__).parent.parent / "execution" / "capture_helper.py"
-"""The script that runs an approved step with its file writes captured in overlays."""
-
-
-CAPTURES = Pool(_spawn_helper)
-"""The capture helpers of this daemon, kept from step to step (one per plan running)."""
-
-
-def run_capture(spec: str, *, timeout: float, max_output: int,
-                on_output: Callable[[str], None] | None = None,
-                cancel: threading.Event | None = None,
-                on_spawn: Callable[[int], None] | None = None,
-                python: str | None = None) -> RunResult:
-    """Run an approved step (``spec``, JSON) through a capture helper: its file writes land
-    in upper layers on the state disk; on return the step and all it started have ended. A
-    capture that cannot be built runs nothing (never live instead): ``error`` says why."""
-    started = time.monotonic()
-    if cancel is not None and cancel.is_set():
-        return RunResult(exit_code=None, output="", cancelled=True)
-    tail = Tail(max_output)
-
-    def argv_for(sock_fd: int) -> list[str]:
-        return [python or sys.executable, "-I", "-S", str(CAPTURE_HELPER), "--", str(sock_fd)]
-
-    outcome = CAPTURES.run((python,), spec.encode("utf-8", "surrogateescape"), argv_for,
-                           deadline=started + timeout, cancel=cancel,
-                           on_output=_collector(tail, on_output), on_spawn=on_spawn)
-    result = RunResult(exit_code=outcome.exit_code, output=tail.text(), truncated=tail.dropped,
-                       timed_out=outcome.timed_out, cancelled=outcome.cancelled,
-                       duration_ms=(time.monotonic() - started) * 1000)
-    if outcome.error is not None and not (outcome.timed_out or outcome.cancelled):
-        result.exit_code = None
-        result.error = outcome.error if outcome.started else \
-            f"the capture could not be set up, so the step did not run: {outcome.error}"
-    return result

@@ -21,7 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
-from annad.confine.runner import run_capture
+from annad.confine.capture_run import run_capture
 from annad.confine.stepenv import step_environment, sudo_shims
 
 if TYPE_CHECKING:

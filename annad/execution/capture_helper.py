@@ -1,6 +1,6 @@
 """The capture helper: runs approved steps with their file writes captured (a script).
 
-Started by :func:`annad.confine.runner.run_capture` as ``python -I -S capture_helper.py --
+Started by :func:`annad.confine.capture_run.run_capture` as ``python -I -S capture_helper.py --
 SOCK_FD`` and kept for the steps that follow (:class:`annad.confine.session.Pool`, as the
 confinement helper is: an interpreter's start-up is paid once per plan, not once per step).
 It says ``S`` on its socket and then serves one request at a time with the confinement
