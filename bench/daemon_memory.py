@@ -21,7 +21,38 @@ MALLOC_TRIM_THRESHOLD_, gc.collect and malloc_trim(0) after each quiet spell,
 PYTHONMALLOC=malloc (+2 MB), PYTHONNODEBUGRANGES, PYTHONOPTIMIZE=2 (-1.5 MB after work,
 +2 MB at start), PYDANTIC_DISABLE_PLUGINS.
 
-Run: .venv/bin/python bench/daemon_memory.py [--rounds N] [--env NAME=VALUE ...]
+Who imports what (``python -X importtime`` and an import hook printing the importer's
+stack; fastapi 0.165, pydantic 2.14, uvicorn 0.54, Python 3.11; ``--imports`` prints the RSS
+steps): none of these is avoidable from Anna's side without patching a library.
+- ``ssl`` (~4.9 MB with libcrypto, measured importing it alone): ``asyncio.base_events``
+  imports it whenever it is importable, and ``uvicorn/config.py`` imports it unconditionally,
+  so hiding it (``sys.modules["ssl"] = None``) would break uvicorn; the daemon never uses TLS.
+- ``opentelemetry`` (~0.4 MB): ``fastapi.telemetry._api``, imported by ``fastapi.background``
+  and ``fastapi.applications``; fastapi 0.165 requires opentelemetry-api and imports it
+  unconditionally (nothing in Anna or an entry point asks for it).
+- ``pydantic.v1`` (~2.0 MB): FastAPI's compat layer (``fastapi._compat.shared.
+  is_pydantic_v1_model_class``) imports it to test every route's response model while
+  ``APIRouter.add_api_route`` registers the route (here the first route in annad/api/plans.py).
+- FastAPI's own modules (~11 MB above starlette + pydantic): ``fastapi.openapi.models`` alone
+  builds dozens of pydantic models at import (~0.4 s); email, http.cookies, multipart come along.
+- Anna's own: importing ``annad.service`` costs ~10 MB above the protocol models
+  (``annad.policy_load``, i.e. the risk rules, shell grammar and tree-sitter, ~5 MB; the preview
+  engine ~1.8; telemetry with psutil ~0.9; the journal with sqlite3 ~1.5). Submit needs the
+  policy, risk and preview modules and the work round needs the rest, so importing them on first
+  use would lower only "idle after start", not the goal ("after any work"); and a module once
+  imported cannot be released (its functions and classes stay referenced). Only the recipes
+  and queue service (annad.recipes, used by no other route) is now made on first use: 4 pairs
+  run alternately (main 64.1-64.3 / 66.8-67.0 MB after start / after 1 round; this change
+  64.0-64.1 / 66.7-66.8), i.e. 0.1-0.3 MB, close to the noise.
+``--imports`` on the same machine (2026-11-27): with FastAPI, ``annad.api.app`` 60.1 MB;
+without FastAPI (asyncio, pydantic, starlette, uvicorn's h11 protocol, ``annad.service``)
+51.7 MB, i.e. FastAPI with opentelemetry and pydantic.v1 costs ~8.4 MB of the daemon's floor.
+So the goal of 60 MB after work (measured 67.0) is out of reach while the daemon is built on
+FastAPI: it would need the API served by Starlette directly (pydantic models kept for the
+bodies), which by the figures above (67.0 - 8.4) would put the daemon near 59 MB after work, still at
+the line (an estimate, not measured).
+
+Run: .venv/bin/python bench/daemon_memory.py [--rounds N] [--env NAME=VALUE ...] [--imports]
 (``--env`` passes extra environment to the daemon, e.g. ``--env MALLOC_ARENA_MAX=2`` to try
 a setting before it goes in the unit.)
 """
@@ -30,6 +61,7 @@ from __future__ import annotations
 
 import argparse
 import os
+import subprocess
 import sys
 import time
 from pathlib import Path
@@ -113,13 +145,52 @@ def measure(user_mode: bool, rounds: int, env: dict[str, str]) -> None:
         print(f"{name}: idle after {rounds} rounds: {kb(settled(daemon))}", flush=True)
 
 
+IMPORT_LAYERS = {
+    "with FastAPI": ["asyncio", "pydantic", "starlette.applications", "opentelemetry.propagate",
+                     "pydantic.v1", "fastapi", "uvicorn.protocols.http.h11_impl",
+                     "anna_common.protocol.models", "annad.policy_load", "annad.preview.engine",
+                     "annad.telemetry", "annad.journal.store", "annad.service", "annad.api.app"],
+    "without FastAPI": ["asyncio", "pydantic", "starlette.applications",
+                        "uvicorn.protocols.http.h11_impl", "anna_common.protocol.models",
+                        "annad.service"],
+}
+"""Import orders whose RSS steps ``--imports`` prints: what each layer costs, and what the
+daemon's own code needs once FastAPI (which brings opentelemetry and pydantic.v1) is left out."""
+
+_LAYER_PROBE = """
+import importlib, sys
+def rss():
+    with open('/proc/self/status') as f:
+        return next(int(l.split()[1]) for l in f if l.startswith('VmRSS:')) * 1024 / 1e6
+print(f'  interpreter {rss():5.1f} MB')
+for name in sys.argv[1:]:
+    importlib.import_module(name)
+    print(f'  {name:40} {rss():5.1f} MB')
+print('  loaded: ' + ', '.join(m for m in ('fastapi', 'pydantic.v1', 'opentelemetry', 'ssl')
+                              if m in sys.modules))
+"""
+
+
+def import_layers() -> None:
+    """Print the RSS after each layer of imports, in a fresh interpreter per order."""
+    for title, modules in IMPORT_LAYERS.items():
+        print(f"imports {title}:", flush=True)
+        subprocess.run([sys.executable, "-c", _LAYER_PROBE, *modules], check=True,
+                       cwd=Path(__file__).resolve().parent.parent)
+
+
 def main() -> None:
     """Parse the arguments and measure both daemons."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--only", choices=["user", "system"])
+    parser.add_argument("--imports", action="store_true",
+                        help="print the RSS step of each layer of imports instead")
     args = parser.parse_args()
+    if args.imports:
+        import_layers()
+        return
     env = dict(item.split("=", 1) for item in args.env)
     if args.only != "system":
         measure(True, args.rounds, env)

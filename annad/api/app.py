@@ -24,7 +24,6 @@ from annad.api.policy import router as policy_router
 from annad.api.recipes import router as recipes_router
 from annad.api.system import router as system_router
 from annad.peer import PEER_KEY, Peer
-from annad.recipes.run import RecipeService
 
 if TYPE_CHECKING:
     from collections.abc import AsyncIterator
@@ -135,7 +134,6 @@ def create_app(service: PlanService, activity: Activity | None = None) -> FastAP
     app = FastAPI(title="annad", version=__version__, docs_url=None, redoc_url=None,
                   openapi_url=None, lifespan=lifespan)
     app.state.service = service
-    app.state.recipes = RecipeService(service)
     errors.install(app)
     app.include_router(system_router)
     app.include_router(plans_router)
