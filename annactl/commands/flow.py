@@ -129,6 +129,7 @@ class Flow:
             assert on_offline is not None and first.plan is not None
             prepared = self.submit(first.plan, request=request, source="template")
             prepared.outcome = first
+            first.stored_id = prepared.plan_id  # a question's checks run on this plan
             from annactl.planning.templates import records_first
 
             if records_first(first.template):

@@ -15,8 +15,7 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from anna_common.findings import ValidationResult
-from annactl.planning import forms, prompt
-from annactl.planning.audit import AuditLog, run_record
+from annactl.planning import forms, prompt, run_end
 from annactl.planning.citations import flagged, verify
 from annactl.planning.facts import contradictions
 from annactl.planning.llm.base import llm_error
@@ -90,7 +89,9 @@ class Run(ModelCalls):
         self.piped: Piped | None = None
         """Text piped in with the request (a document of the packet)."""
         self.on_offline: Callable[[PlanOutcome], None] | None = None
-        """Gets a weak template's outcome before the model is asked (issue 24.1)."""
+        """Gets a weak template's outcome before the model is asked (issue 24.1); a front
+        end that stores it sets the outcome's ``stored_id`` (kept in :attr:`offline_id`)."""
+        self.offline_id: str | None = None
         self.init_calls()
 
     # ------------------------------------------------------------------ the request
@@ -152,6 +153,7 @@ class Run(ModelCalls):
             self.on_offline(outcome)
         except AnnaError as exc:
             self.tracer.event("TEMPLATE_FIRST_FAILED", code=str(exc.code), message=exc.message)
+        self.offline_id = outcome.stored_id
 
     def _fall_back(self, exc: LLMError, found: TemplateMatch) -> PlanOutcome:
         """The template's answer, with a note saying why the model's was not used."""
@@ -362,43 +364,28 @@ class Run(ModelCalls):
     def template_checks(self, found: TemplateMatch) -> None:
         """Before a question is asked in the answer form: run the (weakly) matching template's
         read-only checks on the daemon, so the model can answer from, and cite, their output
-        (``check:<id>``). Nothing runs without a daemon; a daemon error skips them."""
+        (``check:<id>``). Nothing runs without a daemon; a daemon error skips them. When the
+        same template's answer was stored and shown first, its checks are that plan's (not a
+        second stored copy's), and the model's answer is a plan of its own: the person saw the
+        first one, so it is never revised under them (docs/planning.md)."""
         from anna_common.protocol.models import SessionEnv
 
         daemon = self.planner.daemon
         assert daemon is not None and found.plan is not None
         self.progress("checks")
         try:
-            submitted = self._store(found.plan, "template")
-            response = daemon.run_checks(submitted.plan_id,
+            plan_id = self.offline_id or self._store(found.plan, "template").plan_id
+            response = daemon.run_checks(plan_id,
                                          session=SessionEnv.from_environ(dict(os.environ)))
         except AnnaError as exc:
             self.tracer.event("CHECKS_FAILED", code=str(exc.code), message=exc.message)
             return
-        self.tracer.event("CHECKS_RUN", plan_id=submitted.plan_id, count=len(response.results),
+        self.tracer.event("CHECKS_RUN", plan_id=plan_id, count=len(response.results),
                           ran=sum(1 for r in response.results if r.ran), template=found.template)
         self._store_checks(list(response.results))
 
     # ------------------------------------------------------------------ the end
     def finish(self, outcome: PlanOutcome | None, error: AnnaError | None) -> None:
-        """Write the trace and the history packets."""
-        summary: dict[str, Any] = outcome.summary() if outcome is not None else {
-            "error": error.to_dict() if error is not None else None,
-            "model_calls": self.stats.model_calls, "repairs": self.stats.repairs}
-        summary.pop("plan", None)
-        self.tracer.set("outcome", summary)
-        self.tracer.write()
-        AuditLog(self.settings.state_dir).write(run_record(
-            trace_id=self.tracer.trace_id, run_id=self.planner.run_id, mode=self.mode,
-            stats=outcome if outcome is not None else self.stats,
-            plan=outcome.plan if outcome is not None else None, error=error,
-            started_at=self.started_at))
-        history = self.planner.history
-        if history is None:
-            return
-        try:
-            history.record_exchange(self.request, mode=self.mode, telemetry=self.telemetry,
-                                    preferences=self.preferences, outcome=outcome, error=error,
-                                    trace_id=self.tracer.trace_id, packet=self.packet)
-        except (OSError, AnnaError) as exc:  # history must never break planning
-            log.warning("could not store history: %s", exc)
+        """Write the trace and the history packets (:func:`run_end.finish`)."""
+        run_end.finish(self, outcome, error, mode=self.mode, started_at=self.started_at,
+                       preferences=self.preferences, packet=self.packet)

@@ -67,3 +67,26 @@ def test_the_template_records_then_plans_its_undo(anna: Anna) -> None:
                                           f"hyprctl hyprpaper wallpaper DP-1,{home}/old.png")
     write = next(s for s in plan["command_plan"] if s["id"] == "write_config")
     assert write["command"].startswith("sed -i -e ")
+
+
+def test_a_wallpaper_request_leaves_one_plan(anna: Anna) -> None:
+    """Issues 22.7 / 23.8: the recording round revises the first plan (``revises``), so
+    history holds the one plan offered, not a first plan marked dry_run beside it."""
+    _scratch(anna)
+    telemetry = anna.work / "telemetry.json"
+    telemetry.write_text(make_telemetry().model_dump_json())
+    code, planned = anna.json("plan", "--telemetry-file", str(telemetry),
+                              "change my wallpaper to ~/pic.png",
+                              extra_env={"HOME": str(anna.daemon.home)})
+    assert code == 0 and planned["plan"]["meta"]["template_used"] == \
+        "wallpaper_change_hyprpaper_v1"
+    code, history = anna.json("history")
+    assert code == 0
+    assert [(p["plan_id"], p["status"]) for p in history["plans"]] == \
+        [(planned["plan_id"], "submitted")]
+    # the one stored plan is the recorded one: its undo restores what the checks printed
+    code, shown = anna.json("show", planned["plan_id"])
+    assert code == 0 and shown["record"]["digest"] == planned["digest"]
+    assert shown["record"]["annotated"]["plan"]["rollback_plan"] == \
+        planned["plan"]["rollback_plan"]
+    assert "old.png" in json.dumps(planned["plan"]["rollback_plan"])
