@@ -24,6 +24,7 @@ from annad.confine import cgroups
 from annad.confine.credentials import Identity
 from annad.confine.runner import RunResult, run_confined, run_overlay
 from annad.confine.spec import RunLimits
+from annad.preview.overlay import tree_plan
 from tests.waiting import wait_until
 
 if TYPE_CHECKING:
@@ -121,7 +122,7 @@ def test_a_preview_runs_in_a_cgroup_of_its_own(owner: Identity) -> None:
     """The whole preview (its helper and a root step) in one leaf, removed afterwards."""
     step = {"uid": 0, "gid": 0, "groups": "", "env": {"PATH": "/usr/bin:/bin"}, "cwd": "/",
             "command": "cat /proc/self/cgroup", "validate": []}
-    spec = {"steps": [step], "overlays": [owner.home], "userns": False,
+    spec = {"steps": [step], "plan": tree_plan(userns=False)[0], "userns": False,
             "limits": {"file": 4096, "total": 65536, "entries": 10, "tmpfs": 1 << 20,
                        "output": 4096}}
     result, report = run_overlay(json.dumps(spec), timeout=60, max_output=4096)
