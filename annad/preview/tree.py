@@ -45,7 +45,14 @@ def _overlay(index: int, point: str, userns: bool) -> None:
     upper, work = f"{SCRATCH}/{index}/u", f"{SCRATCH}/{index}/w"
     os.makedirs(upper)
     os.makedirs(work)
-    info = os.stat(point)
+    try:
+        info = os.stat(point)
+    except FileNotFoundError:
+        if point == "/":
+            raise
+        return  # unmounted and removed since the mount table was read: the parent's overlay
+    if not os.path.isdir(ROOT + point):
+        return  # covers its path (see annad.execution.capture_helper._overlay)
     # the merged root shows the upper's owner (a user namespace cannot give it an unmapped
     # one: it stays the owner's there)
     with contextlib.suppress(OSError):

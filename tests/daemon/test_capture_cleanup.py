@@ -87,3 +87,31 @@ def test_a_state_dir_on_overlayfs_is_refused_before_anything_runs() -> None:
     assert problem is not None and "overlay" in problem and "state directory" in problem
     assert upper_problem(Path("/srv/data/anna/backups/p/000"), CONTAINER) is None
 
+
+
+@pytest.mark.skipif(os.geteuid() != 0, reason="a captured step needs root")
+def test_a_mount_gone_since_the_plan_was_read_does_not_stop_the_capture(tmp_path: Path) -> None:
+    """Between reading the mount table and building the capture, a mount went away (another
+    program's scratch mount, a stick pulled out): the step still runs captured, and a write
+    at its path lands in the parent file system's layer (seen in two suites side by side:
+    one test's daemon unmounted and removed its state dir while another captured)."""
+    import json
+
+    from annad.confine.capture_run import run_capture
+    from annad.execution.capture import mount_plan
+
+    state = tmp_path / "state"
+    (state / "layers" / "root").mkdir(parents=True)
+    gone = tmp_path / "gone"  # never there: as if unmounted and removed meanwhile
+    plan, layers = mount_plan(Path("/proc/self/mountinfo").read_text(), str(state))
+    plan.append(["overlay", str(gone), len(layers)])
+    spec = {"root": str(state / "layers" / "root"), "layers": str(state / "layers"),
+            "plan": plan, "uid": 0, "gid": 0, "groups": [], "cwd": "/",
+            "env": {"PATH": "/usr/bin:/bin"},
+            "command": f"mkdir -p {gone} && echo made > {gone}/f && cat {gone}/f"}
+    result = run_capture(json.dumps(spec), timeout=60, max_output=4096)
+    assert result.error is None and result.exit_code == 0, result
+    assert result.output.strip() == "made"
+    assert not gone.exists()  # captured, not landed
+    uppers = [p for p in (state / "layers").glob("*/u") if (p / str(gone)[1:] / "f").exists()]
+    assert len(uppers) == 1, sorted(str(p) for p in (state / "layers").rglob("f"))
