@@ -155,9 +155,12 @@ class RunManager:
             "detail": {"running_plan": running}}, kind="plan_refused")
 
     def _release(self, run: _Run) -> None:
+        """Free the run's slot, end its event stream (the held-back plan_finished goes out
+        now), then apply the retention policy."""
         with self._lock:
             if self._run is run:
                 self._run = None
+        run.events.put(None)
         if self.after_run is not None:
             try:
                 self.after_run()
@@ -209,7 +212,6 @@ class RunManager:
                                code=str(ErrorCode.INTERNAL_ERROR), message=str(exc)))
         finally:
             self._release(run)
-            run.events.put(None)
             release_memory()
 
     def cancel(self, plan_id: str, *, wait_s: float) -> None:
@@ -281,7 +283,6 @@ class RunManager:
                     "message": f"rollback aborted: {exc}"}, kind="rollback_finished")
         finally:
             self._release(run)
-            run.events.put(None)
             release_memory()
 
     def _rollback_interrupted(self, plan_id: str, left: list[int],
@@ -351,8 +352,17 @@ def _refuse_system_steps(specs: list[StepSpec]) -> None:
 
 
 def _stream(run: _Run) -> Iterator[bytes]:
+    # plan_finished (and anything after it) is held back until the run has released its
+    # slot: a client that reads plan_finished and at once asks for the rollback must not
+    # be told "plan … is running" (seen under load: the executor's thread had not ended)
+    held: list[ExecEvent] = []
     while True:
         event = run.events.get()
         if event is None:
+            for late in held:
+                yield late.model_dump_json(exclude_defaults=False).encode("utf-8") + b"\n"
             return
+        if held or event.type is ExecEventType.PLAN_FINISHED:
+            held.append(event)
+            continue
         yield event.model_dump_json(exclude_defaults=False).encode("utf-8") + b"\n"
