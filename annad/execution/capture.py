@@ -36,10 +36,12 @@ LIVE_TREES = ("/proc", "/sys", "/dev", "/run")
 VIRTUAL = frozenset({
     "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "securityfs", "debugfs",
     "tracefs", "pstore", "bpf", "mqueue", "hugetlbfs", "configfs", "fusectl", "autofs",
-    "binfmt_misc", "efivarfs", "nsfs", "rpc_pipefs", "overlay", "squashfs", "iso9660",
+    "binfmt_misc", "efivarfs", "nsfs", "rpc_pipefs", "squashfs", "iso9660",
     "nfs", "nfs4", "cifs", "smb3", "9p", "fuse"})
 """File systems that are not a local disk one can overlay and commit to (kernel views,
-read-only images, network shares, FUSE): bound read-only instead, so a write fails."""
+read-only images, network shares, FUSE): bound read-only instead, so a write fails. An
+overlayfs (a container booted on an image) is a lower layer like any disk: overlayfs stacks
+on it; only an *upper* layer cannot be on one (:data:`UPPER_UNFIT`)."""
 _UNSAFE = frozenset(",:\\\n\0=")
 """Characters an overlay option cannot carry."""
 OPAQUE = "trusted.overlay.opaque"

@@ -95,7 +95,8 @@ def _commands(change: Change, system: bool) -> list[str]:
     return out
 
 
-def _special(change: Change, approval: Approval, owner: int) -> str | None:
+def _special(change: Change, approval: Approval, owner: int,
+             names: versus_preview.NamePairing | None = None) -> str | None:
     """Refusals no rule spells: Anna's state, devices, ownership given away, preview."""
     if change.path == approval.state_dir or change.path.startswith(
             approval.state_dir.rstrip("/") + "/"):
@@ -107,7 +108,7 @@ def _special(change: Change, approval: Approval, owner: int) -> str | None:
     # the preview overlays the whole writable tree: its silence about a path is evidence
     if approval.previewed is not None:
         return versus_preview.refusal(change, approval.previewed,
-                                      owner=None if approval.system else owner)
+                                      owner=None if approval.system else owner, names=names)
     return None
 
 
@@ -115,8 +116,9 @@ def judge(changes: list[Change], approval: Approval, owner: int) -> Verdict:
     """Judge ``changes`` against ``approval``; see the module text."""
     verdict = Verdict(shown=[describe(c) for c in changes])
     assessed: dict[str, tuple[RiskLevel, bool, str]] = {}
+    names = versus_preview.NamePairing({versus_preview.key(c.path) for c in changes})
     for change in changes:
-        why = _special(change, approval, owner)
+        why = _special(change, approval, owner, names)
         if why is None:
             why = _by_rules(change, approval, assessed, verdict)
         if why is not None:

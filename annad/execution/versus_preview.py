@@ -16,9 +16,11 @@ the preview runs a step that changed files twice, and a file whose content diffe
 between the two runs depends on the time or on chance (``date +%N > f``, ``$RANDOM``, a
 database's stat cache) — the person is shown that, and for such a file only its path,
 kind, mode and owner are pinned. A dependence the two runs did not reveal (``date +%F``
-across midnight, paths named by chance) is refused at execution: a refusal lands
-nothing, and a new plan previews again. Extended attributes and timestamps are not
-compared.
+across midnight) is refused at execution: a refusal lands nothing, and a new plan
+previews again. A new entry whose *name* was chosen at run time (``f.bak-$(date +%s)``)
+stands for the one created entry of its kind, named alike but for its digits, the preview
+showed in the same directory and the run did not make, and is held to that entry's
+content, mode, owner and link. Extended attributes and timestamps are not compared.
 With no complete preview (none made, a step that failed in it, more changes than it read
 back) the observed change is judged by the rules alone (:mod:`annad.execution.judge`).
 """
@@ -30,6 +32,7 @@ import grp
 import hashlib
 import os
 import pwd
+import re
 import stat
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -150,14 +153,53 @@ def _same_dir(change: Change) -> bool:
         (change.mode, change.uid, change.gid)
 
 
-def refusal(change: Change, shown: Mapping[str, FileChange], *, owner: int | None
-            ) -> str | None:
+def _named_at_run_time(change: Change, shown: Mapping[str, FileChange],
+                       names: NamePairing) -> FileChange | None:
+    """The one created entry the preview showed that ``change`` is, under a name chosen at
+    run time (``cp f f.bak-$(date +%s)``: the preview and the run fall in different
+    seconds): ``change`` made a new entry in the same directory, of the same kind, named
+    alike but for its digits, where the preview showed one the run did not make. Each shown
+    entry stands for one observed entry only; the rest of the comparison (content, mode,
+    owner, link) is then as for its own path."""
+    if change.kind in ("delete", "dir") or os.path.lexists(change.path):
+        return None
+    observed = Path(change.path)
+    for name, seen in shown.items():
+        if name in names.observed or name in names.claimed or seen.change != "created" \
+                or seen.kind_after != _KIND[change.kind]:
+            continue
+        if Path(seen.path).parent == observed.parent and \
+                _digits_out(Path(seen.path).name) == _digits_out(observed.name):
+            names.claimed.add(name)
+            return seen
+    return None
+
+
+def _digits_out(name: str) -> str:
+    """A name with each run of digits as ``#``: time stamps, PIDs and ``$RANDOM`` numbers
+    are what a run-time name varies in; two names alike but for them are the same name."""
+    return re.sub(r"[0-9]+", "#", name)
+
+
+class NamePairing:
+    """Per step: the exact paths it changed, and the shown entries already paired with an
+    observed one under another name (:func:`_named_at_run_time`)."""
+
+    def __init__(self, observed: set[str]) -> None:
+        self.observed = observed
+        self.claimed: set[str] = set()
+
+
+def refusal(change: Change, shown: Mapping[str, FileChange], *, owner: int | None,
+            names: NamePairing | None = None) -> str | None:
     """Why ``change`` is not what the preview showed (None: it is)."""
     if change.kind == "dir" and change.opaque:
         lost = _lost(change, shown)
         if lost is not None or _same_dir(change):
             return lost  # the directory itself stays as it was: only its entries changed
     seen = shown.get(key(change.path))
+    if seen is None and names is not None:
+        seen = _named_at_run_time(change, shown, names)
     if seen is None:
         return "the preview did not show a change there" + observed_diff(change, owner=owner)
     if change.kind == "delete":

@@ -105,6 +105,35 @@ def test_a_path_the_preview_did_not_show_is_refused(decoy: RunningDaemon) -> Non
     assert not list(decoy.state.rglob("layers"))
 
 
+def test_a_name_chosen_at_run_time_lands_as_the_entry_shown(decoy: RunningDaemon) -> None:
+    """The seed's backup, ``cp f f.bak-$(date +%s)``: a person approves seconds after the
+    preview, so the name differs in its digits. The same entry (same directory, kind,
+    content, mode, owner) under that name lands; one entry shown stands for one only, and
+    content other than shown is still refused."""
+    top = case_dir(decoy, "stamped")
+    (top / "src").write_text("conf\n")
+    (top / "n").write_text("1795762075\n")
+    plan = Submitted(decoy.client(), f"cp {top}/src {top}/src.bak-$(cat {top}/n)")
+    assert list(plan.shown()) == [str(top / "src.bak-1795762075")]
+    (top / "n").write_text("1795762080\n")
+    finished = plan.execute()
+    assert finished.status == "succeeded", finished.message
+    assert (top / "src.bak-1795762080").read_text() == "conf\n"
+    assert not (top / "src.bak-1795762075").exists()
+    # two entries renamed at run time: each stands for its own shown entry
+    (top / "n").write_text("7\n")
+    twice = Submitted(decoy.client(),
+                      f"cp {top}/src {top}/x-$(cat {top}/n) && cp {top}/src {top}/x-9$(cat {top}/n)")
+    assert set(twice.shown()) == {str(top / "x-7"), str(top / "x-97")}
+    (top / "n").write_text("8\n")
+    assert twice.execute().status == "succeeded"
+    (top / "n").write_text("5\n")
+    other = Submitted(decoy.client(), f"cp {top}/src {top}/y-$(cat {top}/n)")
+    (top / "src").write_text("CONF\n")
+    (top / "n").write_text("6\n")
+    refused(other.execute(), f"{top}/y-6", "the content is not what the preview showed")
+
+
 def test_a_file_swapped_after_the_preview_is_refused(decoy: RunningDaemon) -> None:
     """``cp src out`` showed src's content; src was replaced by text of the same size before
     the run (a size check would pass it): the content is not the one shown."""
