@@ -28,7 +28,6 @@ back) the observed change is judged by the rules alone (:mod:`annad.execution.ju
 from __future__ import annotations
 
 import difflib
-import grp
 import hashlib
 import os
 import pwd
@@ -38,6 +37,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from annad.backups.manifest import escape_path
+from annad.preview.diff import owner_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -61,18 +61,6 @@ def key(path: str) -> str:
 def shown_by_key(changes: list[FileChange]) -> dict[str, FileChange]:
     """A step's previewed changes by exact path."""
     return {change.key or change.path: change for change in changes}
-
-
-def _owner(uid: int, gid: int) -> str:
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = str(uid)
-    try:
-        group = grp.getgrgid(gid).gr_name
-    except KeyError:
-        group = str(gid)
-    return f"{user}:{group}"
 
 
 def _digest(path: str) -> str | None:
@@ -210,9 +198,9 @@ def refusal(change: Change, shown: Mapping[str, FileChange], *, owner: int | Non
             f"{_KIND[change.kind]}"
     if change.kind != "symlink" and seen.mode_after != f"{change.mode:04o}":
         return f"the preview showed mode {seen.mode_after}, the step left {change.mode:04o}"
-    if seen.owner_after != _owner(change.uid, change.gid):
+    if seen.owner_after != owner_name(change.uid, change.gid):
         return f"the preview showed owner {seen.owner_after}, the step left " \
-            f"{_owner(change.uid, change.gid)}"
+            f"{owner_name(change.uid, change.gid)}"
     if change.kind == "symlink" and seen.link_after != key(change.link or ""):
         return f"the preview showed a link to {seen.link_after}, the step linked to " \
             f"{key(change.link or '')}"

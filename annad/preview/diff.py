@@ -188,7 +188,9 @@ def entry_state(entry: dict[str, Any], real: State) -> State:
     return State(kind if kind in ("d", "x") else "x", *meta)
 
 
-def _owner(uid: int, gid: int) -> str:
+def owner_name(uid: int, gid: int) -> str:
+    """``user:group`` as a preview shows an owner (numbers where no name is known); the
+    observed change is compared in the same words (:mod:`annad.execution.versus_preview`)."""
     try:
         user = pwd.getpwuid(uid).pw_name
     except KeyError:
@@ -287,8 +289,8 @@ def change(path: str, before: State, after: State, budget: DiffBudget,
         size_after=present[1].size if present[1] and present[1].kind == "f" else None,
         mode_before=f"{before.mode:04o}" if moded[0] else None,
         mode_after=f"{after.mode:04o}" if moded[1] else None,
-        owner_before=_owner(before.uid, before.gid) if present[0] else None,
-        owner_after=_owner(after.uid, after.gid) if present[1] else None,
+        owner_before=owner_name(before.uid, before.gid) if present[0] else None,
+        owner_after=owner_name(after.uid, after.gid) if present[1] else None,
         kind_after=_KINDS.get(after.kind), sha256=after.digest if after.kind == "f" else None,
         link_after=escape_path(after.link) if after.kind == "l" else None,
         key=key if key != path else None)
