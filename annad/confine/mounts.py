@@ -151,6 +151,23 @@ def file_tree(*, hide_run: bool, masked: list[str], scratch: list[str],
         mount("anna-scratch", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
 
 
+MNT_DETACH = 2
+SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
+"""``pivot_root``'s system call number (no libc wrapper) on the machines Anna runs on."""
+
+
+def pivot_into(root: str) -> None:
+    """Make ``root`` (an assembled tree) this mount namespace's ``/`` and detach the old
+    root, so no path reaches the real tree (the capture's and the preview's helpers)."""
+    os.chdir(root)
+    machine = os.uname().machine
+    if machine not in SYS_PIVOT_ROOT:
+        raise Refused(f"no pivot_root number for {machine}")
+    check(libc.syscall(SYS_PIVOT_ROOT[machine], b".", b"."), "pivot_root")
+    check(libc.umount2(b".", MNT_DETACH), "detach the old root")
+    os.chdir("/")
+
+
 def device_clones() -> dict[str, int]:
     """Detached copies of the :data:`DEVICES` nodes this machine has, for
     :func:`minimal_dev` (taken before the tree goes ``nodev``: a copy keeps its mount's

@@ -47,8 +47,6 @@ sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspa
 from annad.confine import helper, mounts, walls
 from annad.preview.overlay_helper import OPTIONS
 
-MNT_DETACH = 2
-SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 DROPPED = (2, 16, 17, 19, 21, 22, 27, 32, 33, 38, 39)
 """dac_read_search, sys_module, sys_rawio, sys_ptrace, sys_admin, sys_boot, mknod,
 mac_override, mac_admin, perfmon, bpf: each a way around the overlay."""
@@ -92,13 +90,7 @@ def _assemble(spec: dict[str, object]) -> None:
         elif os.path.exists(root + point):  # a mount point the new tree does not show
             mounts.mount(point, root + point, None, mounts.MS_BIND | mounts.MS_REC, None)
             mounts.setattr_(root + point, READ_ONLY, recursive=True)
-    os.chdir(root)
-    machine = os.uname().machine
-    if machine not in SYS_PIVOT_ROOT:
-        raise mounts.Refused(f"no pivot_root number for {machine}")
-    mounts.check(mounts.libc.syscall(SYS_PIVOT_ROOT[machine], b".", b"."), "pivot_root")
-    mounts.check(mounts.libc.umount2(b".", MNT_DETACH), "detach the old root")
-    os.chdir("/")
+    mounts.pivot_into(root)
 
 
 def _become(spec: dict[str, object]) -> None:

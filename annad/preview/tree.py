@@ -37,8 +37,6 @@ USERNS_OPTIONS = "metacopy=off,index=off,xino=off,userxattr"
 """The same inside a user namespace (a per-user daemon): overlayfs keeps its markers in
 user.* xattrs there, which rules redirects out by itself (redirect_dir=off is refused)."""
 READ_ONLY = mounts.MOUNT_ATTR_RDONLY | mounts.MOUNT_ATTR_NOSUID | mounts.MOUNT_ATTR_NODEV
-MNT_DETACH = 2
-SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 
 
 def _overlay(index: int, point: str, userns: bool) -> None:
@@ -112,11 +110,5 @@ def assemble(plan: list[list[object]], size: int, userns: bool) -> int:
     if not any(str(op[1]) == "/run" for op in plan) and os.path.isdir(ROOT + "/run"):
         _run()  # a /run on the root file system: hidden all the same
     fd = os.open(SCRATCH, os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC)
-    os.chdir(ROOT)
-    machine = os.uname().machine
-    if machine not in SYS_PIVOT_ROOT:
-        raise mounts.Refused(f"no pivot_root number for {machine}")
-    mounts.check(mounts.libc.syscall(SYS_PIVOT_ROOT[machine], b".", b"."), "pivot_root")
-    mounts.check(mounts.libc.umount2(b".", MNT_DETACH), "detach the old root")
-    os.chdir("/")
+    mounts.pivot_into(ROOT)
     return fd
