@@ -151,6 +151,20 @@ def file_tree(*, hide_run: bool, masked: list[str], scratch: list[str],
         mount("anna-scratch", path, "tmpfs", MS_NOSUID | MS_NODEV, "mode=1777")
 
 
+def overlay_point(point: str, target: str) -> os.stat_result | None:
+    """The real directory an overlay at ``target`` will cover, or None when ``point`` was
+    unmounted and removed since the mount table was read (a stick pulled out, another
+    program's scratch mount): its path, if a step makes it again, is in the parent file
+    system's overlay, so still seen. ``/`` itself must be there."""
+    try:
+        info = os.stat(point)  # noqa: PTH116 - no pathlib in the -I -S helpers
+    except FileNotFoundError:
+        if point == "/":
+            raise
+        return None
+    return info if os.path.isdir(target) else None
+
+
 MNT_DETACH = 2
 SYS_PIVOT_ROOT = {"x86_64": 155, "aarch64": 41}
 """``pivot_root``'s system call number (no libc wrapper) on the machines Anna runs on."""

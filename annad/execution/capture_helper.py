@@ -34,7 +34,7 @@ are the step's change set, read back by the daemon. Any failure before the comma
 reported as ``E:reason``; nothing falls back to running live.
 """
 
-# ruff: noqa: PTH101, PTH103, PTH110, PTH112, PTH116 - no pathlib: start-up time
+# ruff: noqa: PTH101, PTH103, PTH110 - no pathlib: start-up time
 from __future__ import annotations
 
 import _socket
@@ -60,17 +60,9 @@ def _overlay(index: int, point: str, root: str, layers: str) -> None:
     upper, work = f"{layers}/{index}/u", f"{layers}/{index}/w"
     os.makedirs(upper, mode=0o700)
     os.makedirs(work, mode=0o700)
-    try:
-        info = os.stat(point)
-    except FileNotFoundError:
-        if point == "/":
-            raise
-        # unmounted and removed since the daemon read the mount table (a stick pulled out,
-        # another program's scratch mount): its path, if a step makes it again, is in the
-        # parent file system's overlay, so still captured
-        return
-    if not os.path.isdir(root + point):
-        return  # the same, seen from the parent's overlay
+    info = mounts.overlay_point(point, root + point)
+    if info is None:
+        return  # gone since the daemon read the mount table: the parent's layer captures it
     # the merged root shows the upper's owner and mode: those of the real directory
     os.chown(upper, info.st_uid, info.st_gid)
     os.chmod(upper, info.st_mode & 0o7777)

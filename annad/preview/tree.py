@@ -19,7 +19,7 @@ A write anywhere on a local disk lands in an upper layer and is shown; one on a 
 or virtual file system fails as it would (the capture binds the same ones read-only).
 """
 
-# ruff: noqa: PTH101, PTH102, PTH103, PTH110, PTH112, PTH116, PTH211 - no pathlib: start-up time
+# ruff: noqa: PTH101, PTH102, PTH103, PTH110, PTH112, PTH211 - no pathlib: start-up time
 from __future__ import annotations
 
 import contextlib
@@ -43,14 +43,9 @@ def _overlay(index: int, point: str, userns: bool) -> None:
     upper, work = f"{SCRATCH}/{index}/u", f"{SCRATCH}/{index}/w"
     os.makedirs(upper)
     os.makedirs(work)
-    try:
-        info = os.stat(point)
-    except FileNotFoundError:
-        if point == "/":
-            raise
-        return  # unmounted and removed since the mount table was read: the parent's overlay
-    if not os.path.isdir(ROOT + point):
-        return  # covers its path (see annad.execution.capture_helper._overlay)
+    info = mounts.overlay_point(point, ROOT + point)
+    if info is None:
+        return  # gone since the mount table was read: the parent's overlay shows its path
     # the merged root shows the upper's owner (a user namespace cannot give it an unmapped
     # one: it stays the owner's there)
     with contextlib.suppress(OSError):
