@@ -122,18 +122,28 @@ class WaitingApp(TuiWorkers):
             self.push_screen(self._offline_box, self._offline_decided)
         self.refresh_bindings()
 
+    def _end_of_wait(self) -> tuple[bool, bool] | None:
+        """The planning run beside the offline answer ended: ``(late, waiting)`` — the
+        person had stopped waiting, or was still waiting for the model — or None when
+        neither (a later planning run, shown as any)."""
+        late, self._late = self._late, False
+        waiting, self.waiting_model = self.waiting_model, False
+        if not (late or waiting):
+            return None
+        self.planning_over()
+        self.refresh_bindings()
+        return late, waiting
+
     def hold_back(self, prepared: Prepared) -> bool:
         """Called with every plan a planner finishes: True when it must not be shown now.
         Only the planning run that showed the offline answer is concerned; a later one (a
         fix after the offline answer ran) is shown as any plan."""
         if self.offline is None:
             return False
-        late, self._late = self._late, False
-        waiting, self.waiting_model = self.waiting_model, False
-        if not (late or waiting):
+        ended = self._end_of_wait()
+        if ended is None:
             return False
-        self.planning_over()
-        self.refresh_bindings()
+        late, waiting = ended
         if prepared is self.offline:  # the model failed: the same offline answer stands
             if waiting:
                 reason = prepared.outcome.offline_reason if prepared.outcome else None
@@ -159,12 +169,10 @@ class WaitingApp(TuiWorkers):
         failure is handled here)."""
         if self.offline is None or message.stage != "plan":
             return False
-        late, self._late = self._late, False
-        waiting, self.waiting_model = self.waiting_model, False
-        if not (late or waiting):
+        ended = self._end_of_wait()
+        if ended is None:
             return False
-        self.planning_over()
-        self.refresh_bindings()
+        _, waiting = ended
         if waiting:
             line = f"{message.code}: {inert(message.message, max_chars=200)}"
             self.notify(line, title="the model failed", severity="warning", markup=False)
