@@ -20,8 +20,11 @@ Where leaves go: beneath the daemon's own cgroup, nowhere else.
 A run joins its leaf through descriptors of the leaf's ``cgroup.procs`` opened here and passed
 to the helper, whose forked child writes itself in before any wall or command: the command's
 view of /sys/fs/cgroup is read-only and Landlock forbids it every write, so it can neither
-leave the leaf nor change its limits. Where no leaf can be made, :class:`Unavailable` says why
-and the caller decides (:func:`annad.confine.runner.run_confined` refuses a uid-0 run).
+leave the leaf nor change its limits. Where no leaf can be made, :class:`Unavailable` says why,
+and a run with a uid-0 process is refused (:func:`annad.confine.runner.run_confined` for a
+check or an INFO step, :func:`annad.confine.runner.run_overlay` for a preview with a root
+step): never silently less confined. Runs of the owner's own uid still go, bounded by its
+``RLIMIT_NPROC``.
 """
 
 from __future__ import annotations
@@ -284,6 +287,11 @@ def _limit(version: int, directory: Path, processes: int, memory: int) -> set[st
     return written
 
 
+def _needed(exc: Unavailable) -> Unavailable:
+    return Unavailable(f"a uid-0 run needs a cgroup of its own to bound its processes and "
+                       f"memory (the kernel does not count uid 0's), and {exc}")
+
+
 @contextlib.contextmanager
 def run_cgroup(processes: int, memory: int, *, required: bool) -> Iterator[tuple[int, ...]]:
     """A leaf for one run, removed after it: yields its ``cgroup.procs`` descriptors (closed
@@ -294,8 +302,7 @@ def run_cgroup(processes: int, memory: int, *, required: bool) -> Iterator[tuple
         fds = tuple(leaf.procs_fds())
     except Unavailable as exc:
         if required:
-            raise Unavailable(f"a uid-0 run needs a cgroup of its own to bound its processes "
-                              f"and memory, and {exc}") from None
+            raise _needed(exc) from None
         yield ()
         return
     except OSError as exc:
@@ -324,12 +331,15 @@ def joining(leaf: Leaf | None) -> list[str]:
 
 
 @contextlib.contextmanager
-def leaf_or_none(limits: RunLimits) -> Iterator[Leaf | None]:
-    """A leaf with ``limits`` (processes, run memory) where one can be made, else None;
-    removed (whatever is left in it killed) on leaving."""
+def leaf_for(limits: RunLimits, *, required: bool) -> Iterator[Leaf | None]:
+    """A leaf with ``limits`` (processes, run memory), removed (whatever is left in it
+    killed) on leaving. No leaf possible: Unavailable when ``required`` (a preview with a
+    uid-0 step), else None (the steps' uids' RLIMIT_NPROC then bound their processes)."""
     try:
         leaf = make_leaf(limits.processes, limits.run_memory)
-    except Unavailable:
+    except Unavailable as exc:
+        if required:
+            raise _needed(exc) from None
         yield None
         return
     try:

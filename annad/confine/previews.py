@@ -41,6 +41,18 @@ def walled_spec(spec: str, *, timeout: float, required_abi: int) -> str:
     return json.dumps(data)
 
 
+def runs_as_root(spec: str) -> bool:
+    """Whether a preview spec (JSON) runs any step as uid 0; a uid that cannot be read
+    counts as 0 (a wrong answer must never drop the bound a root step needs)."""
+    for step in json.loads(spec).get("steps", []):
+        try:
+            if int(str(step["uid"])) == 0:
+                return True
+        except (KeyError, TypeError, ValueError):
+            return True
+    return False
+
+
 class Slots:
     """Running previews per member."""
 

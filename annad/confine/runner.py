@@ -30,7 +30,7 @@ from annad.confine import cgroups
 from annad.confine.credentials import Identity
 from annad.confine.filters import FilterUnavailable, compiled
 from annad.confine.landlock import REQUIRED_ABI
-from annad.confine.previews import PER_OWNER, PREVIEWS, walled_spec
+from annad.confine.previews import PER_OWNER, PREVIEWS, runs_as_root, walled_spec
 from annad.confine.readverbs import bus_sockets, needs_bus
 from annad.confine.results import RunResult as RunResult  # noqa: PLC0414 - its callers import it here
 from annad.confine.results import Tail
@@ -308,22 +308,30 @@ def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | Non
 
     The report travels through a memfd (on no file system; close-on-exec, so the steps can
     neither see nor forge it). The steps get the walls of a check (``walled_spec``), and the
-    whole preview a cgroup where one can be made (:func:`annad.confine.cgroups.joining`).
-    When the confinement cannot be built nothing ran: ``error`` says why, ``exit_code`` is
-    None. ``owner``'s previews are capped (``PER_OWNER``): one member's hanging previews
-    never hold another member's."""
+    whole preview a cgroup (:func:`annad.confine.cgroups.joining`): one with a root step is
+    refused where none can be made (the kernel does not count uid 0's processes), the
+    owner's own steps run bounded by their uid's RLIMIT_NPROC. When the confinement cannot
+    be built nothing ran: ``error`` says why, ``refused`` is set, ``exit_code`` is None.
+    ``owner``'s previews are capped (``PER_OWNER``): one member's hanging previews never
+    hold another member's."""
     try:
         spec = walled_spec(spec, timeout=timeout, required_abi=required_abi)
+        root = runs_as_root(spec)
     except (FilterUnavailable, ValueError) as exc:
         return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
                          f"confinement could not be set up: {exc}"), b""
-    with PREVIEWS.slot(owner) as admitted, cgroups.leaf_or_none(RunLimits()) as leaf:
+    with PREVIEWS.slot(owner) as admitted:
         if not admitted:
             return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
                              f"confinement refused: {PER_OWNER} preview(s) of this member "
                              "already running"), b""
-        return _overlay(spec, timeout=timeout, max_output=max_output, python=python,
-                        join=cgroups.joining(leaf))
+        try:
+            with cgroups.leaf_for(RunLimits(), required=root) as leaf:
+                return _overlay(spec, timeout=timeout, max_output=max_output, python=python,
+                                join=cgroups.joining(leaf))
+        except cgroups.Unavailable as exc:
+            return RunResult(exit_code=None, output="", refused=True, error="the preview "
+                             f"confinement refused, so the preview did not run: {exc}"), b""
 
 
 def _overlay(spec: str, *, timeout: float, max_output: int, python: str | None,

@@ -10,6 +10,7 @@ the uid-0 run must be refused instead, saying so — never run without the bound
 
 from __future__ import annotations
 
+import contextlib
 import json
 import os
 import secrets
@@ -163,3 +164,69 @@ def test_the_helper_itself_refuses_a_uid0_run_without_its_cgroup(
     refused = run_confined("id -u", owner, root_read=True, timeout=30)
     assert refused.refused and refused.exit_code is None and refused.output == ""
     assert "needs a cgroup of its own" in str(refused.error), refused.error
+
+
+def _preview_spec(uid: int) -> str:
+    step = {"uid": uid, "gid": uid, "groups": "", "env": {"PATH": "/usr/bin:/bin"},
+            "cwd": "/", "command": "id -u", "validate": []}
+    return json.dumps({"steps": [step], "plan": tree_plan(userns=False)[0], "userns": False,
+                       "limits": {"file": 4096, "total": 65536, "entries": 10,
+                                  "tmpfs": 1 << 20, "output": 4096}})
+
+
+def test_without_a_cgroup_a_root_steps_preview_is_refused(
+        owner: Identity, monkeypatch: pytest.MonkeyPatch) -> None:
+    """Previews too: a root step's processes are not counted by the kernel, so without a
+    cgroup the preview does not run (never silently less confined); an owner's step still
+    previews, bounded by its uid's RLIMIT_NPROC."""
+    del owner
+    monkeypatch.setattr(cgroups, "_PREPARED", "no cgroup here (the test says so)")
+    refused, report = run_overlay(_preview_spec(0), timeout=60, max_output=4096)
+    assert refused.refused and refused.exit_code is None and report == b""
+    assert "uid-0 run needs a cgroup" in str(refused.error), refused.error
+    assert "no cgroup here" in str(refused.error)
+    ran, report = run_overlay(_preview_spec(NOBODY), timeout=60, max_output=4096)
+    assert ran.error is None, ran.error
+    assert json.loads(report.splitlines()[0])["output"].strip() == str(NOBODY)
+
+
+@pytest.mark.parametrize("uid", ["0", None, "root", 0.0, True])
+def test_a_step_whose_uid_cannot_be_read_counts_as_root(uid: object) -> None:
+    """Fail closed: a spec whose uid is a string, missing or not a number needs the bound."""
+    from annad.confine.previews import runs_as_root
+
+    step: dict[str, object] = {"command": "id -u"} if uid is None else {"uid": uid}
+    assert runs_as_root(json.dumps({"steps": [{"uid": NOBODY}, step]}))
+    assert not runs_as_root(json.dumps({"steps": [{"uid": NOBODY}, {"uid": str(NOBODY)}]}))
+
+
+READONLY = Path(__file__).with_name("readonly_cgroups.sh")
+
+
+def test_a_daemon_whose_cgroups_are_read_only_refuses_a_root_preview() -> None:
+    """The real daemon, where no cgroup can be made (every hierarchy read-only in its own
+    mount namespace, as in a container without delegation): a root step's preview is refused
+    saying why, the step's file untouched — and the daemon answers on."""
+    from anna_common.plan import ActionPlan
+    from tests.daemonfix import make_plan, new_daemon, stop_and_remove
+
+    daemon = new_daemon(user_mode=False)
+    daemon.argv = ["unshare", "-m", "--propagation", "private", "/bin/sh", str(READONLY),
+                   *daemon.argv]
+    target = daemon.base / "conf"
+    target.write_text("before\n")
+    try:
+        daemon.start()
+        plan = ActionPlan.model_validate(make_plan([("s1", f"echo after > {target}", "LOW")]))
+        with contextlib.closing(daemon.client()) as client:
+            submitted = client.submit(plan)
+            assert submitted.preview is not None
+            step = submitted.preview.steps[0]
+            assert step.files == [], step
+            reason = step.reason or ""
+            assert "confinement refused" in reason and "needs a cgroup" in reason, reason
+            assert "may not make cgroups" in reason, reason  # the daemon's own finding
+            assert client.health().mode == "system"
+        assert target.read_text() == "before\n"
+    finally:
+        stop_and_remove(daemon)

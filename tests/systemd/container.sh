@@ -21,13 +21,26 @@ for f in /etc/apt/sources.list /etc/apt/sources.list.d/*.list /etc/apt/sources.l
 done
 
 # nspawn --keep-unit puts its payload/ and supervisor/ cgroups under the caller's cgroup:
-# give this script a cgroup of its own in each hierarchy nspawn uses, and remove it after
+# give this script a cgroup of its own in each hierarchy nspawn uses, and remove it after.
+# On a hybrid host the pids and memory hierarchies too, beneath the cgroup this script is in:
+# the container's cgroup namespace is rooted there, so what the container's systemd makes in
+# them (init.sh makes them writable) stays inside this scratch cgroup.
 own_cgroup() {
     CGROUPS=""
     for h in /sys/fs/cgroup/systemd /sys/fs/cgroup/unified /sys/fs/cgroup; do
         [ -f "$h/cgroup.procs" ] || continue
         [ "$h" = /sys/fs/cgroup ] && [ -n "$CGROUPS" ] && continue  # hybrid: done above
         d="$h/anna-ci-$1-$$"
+        mkdir -p "$d" && echo $$ > "$d/cgroup.procs" && CGROUPS="$CGROUPS $d"
+    done
+    for c in pids memory; do
+        h="/sys/fs/cgroup/$c"
+        [ -f "$h/cgroup.procs" ] || continue
+        # (the v1 line for this controller in /proc/self/cgroup: ID:CONTROLLERS:PATH)
+        at="$(awk -F: -v c="$c" '{ n = split($2, l, ","); for (i = 1; i <= n; i++)
+            if (l[i] == c) print $3 }' /proc/$$/cgroup)"
+        [ -n "$at" ] || continue
+        d="$h${at%/}/anna-ci-$1-$$"
         mkdir -p "$d" && echo $$ > "$d/cgroup.procs" && CGROUPS="$CGROUPS $d"
     done
 }

@@ -4,7 +4,9 @@
 minbase + systemd + Python, and a wheelhouse of Anna's dependencies), installs this
 worktree's Anna into ``/opt/anna/venv`` *before* booting (``/usr/bin/annad`` and
 ``/usr/bin/annactl`` point there, as a package would put them), boots it with
-``systemd-nspawn -b --private-network --register=no --keep-unit`` and runs commands inside
+``systemd-nspawn --private-network --register=no --keep-unit`` and systemd as PID 1 (through
+``init.sh``, which first hands the container its cgroup v1 controllers on a hybrid host, so
+that annad.service's ``Delegate=`` works as on a real machine) and runs commands inside
 with ``nsenter`` (there is no machined or system bus on the machine, so ``machinectl`` and
 ``systemd-run -M`` cannot be used). :meth:`Container.stop` powers it off from inside and
 removes everything it made; the cached rootfs is never written after it is built.
@@ -100,21 +102,26 @@ class Container:
             else:
                 shutil.copy2(origin, src / part)
         shutil.copy2(HERE / "install.sh", self.root / "opt" / "anna-install.sh")
+        shutil.copy2(HERE / "init.sh", self.root / "opt" / "anna-init.sh")
         with self.log.open("ab") as log:
             subprocess.run(self._nspawn("/bin/sh", "/opt/anna-install.sh"), check=True,
                            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                            timeout=RUN_TIMEOUT_S)
 
     def boot(self) -> None:
-        """Boot with systemd as PID 1 and wait until it has finished starting up."""
+        """Boot with systemd as PID 1 and wait until it has finished starting up.
+
+        PID 1 is ``init.sh`` for a moment: it makes the cgroup v1 pids and memory hierarchies
+        (rooted at the test's scratch cgroup) writable, then becomes systemd, so that
+        annad.service gets its ``Delegate=pids memory`` as on a real machine."""
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
-                self._nspawn("-b", "--private-network", "--console=read-only",
+                self._nspawn("--private-network", "--console=read-only",
                              # nspawn's own syscall allowlist (systemd 252) lacks Landlock,
                              # which Anna's confinement requires (it refuses to run without)
                              "--system-call-filter=landlock_create_ruleset landlock_add_rule "
                              "landlock_restrict_self",
-                             f"--machine={self.name}"),
+                             f"--machine={self.name}", "/bin/sh", "/opt/anna-init.sh"),
                 stdin=subprocess.DEVNULL, stdout=log, stderr=log, start_new_session=True)
         self.pid1 = wait_until(self._find_pid1, "the container's systemd to start",
                                saw=lambda: self.log.read_text(errors="replace")[-2000:])

@@ -1,0 +1,127 @@
+"""The runs' cgroups on a real systemd: annad.service's Delegate= gives each run a leaf.
+
+annad.service asks for ``Delegate=pids memory``; the container's systemd hands it its own
+cgroup there (tests/systemd/init.sh makes the container's controller hierarchies its own),
+and annad makes one leaf per confined run beneath it, with ``pids.max`` and a memory cap.
+A capless-root check and a root step's preview run here only because of that leaf (without
+one both are refused): what they print of their own cgroup shows it, and the limits read
+from outside while the check waits are the daemon's, written into it.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import re
+import subprocess
+import tempfile
+from pathlib import Path
+
+from tests.daemonfix import make_plan
+from tests.systemd.machine import RUN_TIMEOUT_S, Container
+from tests.waiting import wait_until
+
+PROCESSES = 256
+"""RunLimits().processes: a check's and a preview's pids.max."""
+MEMORY = 1024 ** 3
+"""RunLimits().run_memory: their memory cap."""
+UNIT = "/system.slice/annad.service"
+LEAF = re.compile(rf"^\d+:(pids|memory|):{re.escape(UNIT)}/anna-run-(\d+)-(\d+)$", re.M)
+"""A line of /proc/self/cgroup in a run's leaf (v1 pids or memory, or the v2 unified one)."""
+
+
+def _leaves(machine: Container) -> list[str]:
+    """The run leaves beneath annad.service now, seen from outside annad."""
+    found = machine.run(["find", "/sys/fs/cgroup", "-maxdepth", "6", "-type", "d",
+                         "-path", f"*{UNIT}/anna-run-*"])
+    return found.stdout.split()
+
+
+def _main_pid(machine: Container) -> str:
+    return machine.ok(["systemctl", "show", "--value", "--property=MainPID",
+                       "annad.service"]).strip()
+
+
+def test_annad_service_gets_its_delegated_cgroups(machine: Container) -> None:
+    props = machine.ok(["systemctl", "show", "annad.service", "--property=Delegate",
+                        "--property=DelegateControllers"])
+    assert "Delegate=yes" in props and "pids" in props and "memory" in props, props
+    own = machine.ok(["cat", f"/proc/{_main_pid(machine)}/cgroup"])
+    # hybrid: its own cgroup in the pids and memory hierarchies; v2: the unified one
+    assert re.search(rf"^\d+:pids:{UNIT}(/anna-daemon)?$", own, re.M) or \
+        re.search(rf"^0::{UNIT}/anna-daemon$", own, re.M), own
+    assert "cgroup" not in machine.ok(["journalctl", "-u", "annad.service", "--no-pager",
+                                       "-o", "cat", "-p", "warning"]), "annad warned"
+
+
+def _open_gate(path: Path) -> bool:
+    """Write ``go`` into the FIFO once the check reads it (False while nobody does)."""
+    try:
+        fd = os.open(path, os.O_WRONLY | os.O_NONBLOCK | os.O_CLOEXEC)
+    except OSError as exc:
+        if exc.errno == errno.ENXIO:  # no reader yet
+            return False
+        raise
+    try:
+        os.write(fd, b"go\n")
+    finally:
+        os.close(fd)
+    return True
+
+
+def test_a_capless_root_check_runs_in_a_leaf_with_its_limits(machine: Container) -> None:
+    """Root's check of a FIFO only root may read (so it reads as capless root) waits there
+    while its leaf is read from outside (annad makes leaves 0700 under its UMask: the run
+    itself cannot look in), then goes on once the test writes."""
+    machine.ok(["mkdir", "--mode=0700", "/srv/anna-root"])
+    machine.ok(["mkfifo", "--mode=0600", "/srv/anna-root/gate"])
+    gate = Path(f"/proc/{machine.pid1}/root/srv/anna-root/gate")
+    plan = make_plan([("s1", "true", "INFO")],
+                     checks=[("c1", "id -u; cat /proc/self/cgroup /srv/anna-root/gate")])
+    with tempfile.TemporaryFile() as stdin:
+        stdin.write(json.dumps(plan).encode())
+        stdin.seek(0)
+        apply = subprocess.Popen(machine.argv(["annactl", "apply", "-", "--json"]),
+                                 stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                                 text=True)
+    try:
+        leaves = wait_until(lambda: _leaves(machine), "the check's leaf",
+                            saw=lambda: machine.run(["find", "/sys/fs/cgroup", "-maxdepth",
+                                                     "6", "-path", f"*{UNIT}*"]).stdout)
+        # one leaf (a directory in each hierarchy with the controllers), made by this annad
+        assert len({leaf.rsplit("/", 1)[1] for leaf in leaves}) == 1, leaves
+        assert leaves[0].rsplit("/", 1)[1].startswith(f"anna-run-{_main_pid(machine)}-")
+        limits = {}
+        for leaf in leaves:
+            for name in ("pids.max", "memory.limit_in_bytes", "memory.max"):
+                read = machine.run(["cat", f"{leaf}/{name}"])
+                if read.returncode == 0:
+                    limits[name] = int(read.stdout)
+        assert limits in ({"pids.max": PROCESSES, "memory.limit_in_bytes": MEMORY},
+                          {"pids.max": PROCESSES, "memory.max": MEMORY}), (leaves, limits)
+    finally:
+        # (never blocks: once the check is gone there is no reader, and the wait fails)
+        wait_until(lambda: _open_gate(gate), "the check to read its FIFO", saw=apply.poll)
+        out, err = apply.communicate(timeout=RUN_TIMEOUT_S)
+    assert apply.returncode == 0, out + err
+    result = json.loads(out)["checks"][0]
+    assert result["ran"], result
+    output = result["output"]
+    assert output.startswith("0\n") and output.endswith("\ngo\n"), output  # uid 0; the gate
+    shown = {m.group(0).rsplit("/", 1)[1] for m in LEAF.finditer(output)}
+    assert shown == {leaves[0].rsplit("/", 1)[1]}, output  # its own leaf
+    assert _leaves(machine) == [], "the run's leaf was left behind"
+
+
+def test_a_root_steps_preview_runs_in_a_leaf(machine: Container) -> None:
+    """The preview's step writes its own cgroup into a file of /etc: the diff shows it."""
+    plan = make_plan([("s1", "cat /proc/self/cgroup > /etc/anna-cgroup", "MEDIUM")])
+    proc = machine.run(["annactl", "apply", "-"], user="alice", stdin=json.dumps(plan))
+    assert proc.returncode == 4, proc.stdout + proc.stderr  # shown, then declined
+    assert "/etc/anna-cgroup" in proc.stdout, proc.stdout
+    shown = [line.lstrip("+ ") for line in proc.stdout.splitlines()
+             if f"{UNIT}/anna-run-" in line]
+    assert any(LEAF.match(line) for line in shown), proc.stdout
+    assert machine.run(["test", "-e", "/etc/anna-cgroup"]).returncode == 1, "the preview wrote"
+    assert _leaves(machine) == [], "the preview's leaf was left behind"
