@@ -15,9 +15,10 @@ import json
 import os
 import secrets
 import shutil
+import subprocess
 import threading
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -26,7 +27,7 @@ from annad.confine.credentials import Identity
 from annad.confine.runner import RunResult, run_confined, run_overlay
 from annad.confine.spec import RunLimits
 from annad.preview.overlay import tree_plan
-from tests.waiting import wait_until
+from tests.waiting import WAIT_S, wait_until
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -154,7 +155,6 @@ def test_without_a_cgroup_a_uid0_run_is_refused_and_the_owners_runs(
 def test_the_helper_itself_refuses_a_uid0_run_without_its_cgroup(
         owner: Identity, monkeypatch: pytest.MonkeyPatch) -> None:
     """Defence in depth: a daemon that failed to pass the cgroup gets a refusal, not a run."""
-    import contextlib
 
     @contextlib.contextmanager
     def nothing(*_: object, **__: object) -> Iterator[tuple[int, ...]]:
@@ -203,30 +203,52 @@ def test_a_step_whose_uid_cannot_be_read_counts_as_root(uid: object) -> None:
 READONLY = Path(__file__).with_name("readonly_cgroups.sh")
 
 
-def test_a_daemon_whose_cgroups_are_read_only_refuses_a_root_preview() -> None:
+def _submit_as_nobody(socket: Path, plan: dict[str, object]) -> dict[str, Any]:
+    """POST /v1/plans as ``nobody`` (a member here: ANNAD_GROUP=nogroup), through curl."""
+    proc = subprocess.run(
+        ["setpriv", f"--reuid={NOBODY}", f"--regid={NOBODY}", "--clear-groups", "curl", "-s",
+         "--unix-socket", str(socket), "-H", "Content-Type: application/json",
+         "--data-binary", json.dumps({"plan": plan}), "http://annad/v1/plans"],
+        capture_output=True, text=True, timeout=WAIT_S, check=True)
+    answer: dict[str, Any] = json.loads(proc.stdout)
+    return answer
+
+
+@pytest.mark.skipif(not shutil.which("setpriv") or not shutil.which("curl"),
+                    reason="needs setpriv and curl to act as a member")
+def test_a_daemon_whose_cgroups_are_read_only_refuses_only_a_root_preview() -> None:
     """The real daemon, where no cgroup can be made (every hierarchy read-only in its own
-    mount namespace, as in a container without delegation): a root step's preview is refused
-    saying why, the step's file untouched — and the daemon answers on."""
-    from anna_common.plan import ActionPlan
+    mount namespace, as in a container without delegation). A member's plan that writes
+    in their home is previewed as before (their uid's RLIMIT_NPROC bounds it); one with a
+    root step is not, saying why — and the daemon answers on."""
     from tests.daemonfix import make_plan, new_daemon, stop_and_remove
 
-    daemon = new_daemon(user_mode=False)
+    daemon = new_daemon(user_mode=False, env={"ANNAD_GROUP": "nogroup"})
     daemon.argv = ["unshare", "-m", "--propagation", "private", "/bin/sh", str(READONLY),
                    *daemon.argv]
-    target = daemon.base / "conf"
-    target.write_text("before\n")
     try:
+        os.chown(daemon.home, NOBODY, NOBODY)
         daemon.start()
-        plan = ActionPlan.model_validate(make_plan([("s1", f"echo after > {target}", "LOW")]))
-        with contextlib.closing(daemon.client()) as client:
-            submitted = client.submit(plan)
-            assert submitted.preview is not None
-            step = submitted.preview.steps[0]
-            assert step.files == [], step
-            reason = step.reason or ""
-            assert "confinement refused" in reason and "needs a cgroup" in reason, reason
-            assert "may not make cgroups" in reason, reason  # the daemon's own finding
-            assert client.health().mode == "system"
-        assert target.read_text() == "before\n"
+        for directory in (daemon.base, daemon.socket.parent):
+            directory.chmod(0o755)
+        daemon.socket.chmod(0o666)
+        own = _submit_as_nobody(daemon.socket, make_plan([
+            ("s1", f"echo mine > {daemon.home}/mine.txt", "LOW")]))
+        assert own["annotated"]["steps"][0]["scope"] == "user", own["annotated"]
+        step = own["preview"]["steps"][0]
+        assert [f["path"] for f in step["files"]] == [f"{daemon.home}/mine.txt"], step
+        assert step["reason"] is None, step
+
+        root = _submit_as_nobody(daemon.socket, make_plan([
+            ("s1", "echo after > /etc/anna-cgroup-test", "MEDIUM")]))
+        assert root["annotated"]["steps"][0]["scope"] == "system", root["annotated"]
+        step = root["preview"]["steps"][0]
+        assert step["files"] == [], step
+        reason = step["reason"] or ""
+        assert "confinement refused" in reason and "needs a cgroup" in reason, reason
+        assert "may not make cgroups" in reason, reason  # the daemon's own finding
+        assert daemon.client().health().mode == "system"
+        assert not (daemon.home / "mine.txt").exists()
+        assert not Path("/etc/anna-cgroup-test").exists()
     finally:
         stop_and_remove(daemon)
