@@ -70,26 +70,53 @@ def _open_gate(path: Path) -> bool:
     return True
 
 
+GATE = "/srv/anna-root/gate"
+"""A FIFO only root may read: a check that reads it reads as capless root, and waits there."""
+
+
+class GatedCheck:
+    """Root's check, run by annad in the background; one that reads :data:`GATE` waits
+    there until released."""
+
+    def __init__(self, machine: Container, command: str) -> None:
+        self.machine = machine
+        machine.ok(["mkdir", "-p", "--mode=0700", GATE.rsplit("/", 1)[0]])
+        if machine.run(["test", "-p", GATE]).returncode != 0:
+            machine.ok(["mkfifo", "--mode=0600", GATE])
+        self.gate = Path(f"/proc/{machine.pid1}/root{GATE}")
+        plan = make_plan([("s1", "true", "INFO")], checks=[("c1", command)])
+        with tempfile.TemporaryFile() as stdin:
+            stdin.write(json.dumps(plan).encode())
+            stdin.seek(0)
+            self.apply = subprocess.Popen(machine.argv(["annactl", "apply", "-", "--json"]),
+                                          stdin=stdin, stdout=subprocess.PIPE,
+                                          stderr=subprocess.PIPE, text=True)
+
+    def leaves(self) -> list[str]:
+        """The run's leaf (a directory per hierarchy with the controllers), once it is made."""
+        return wait_until(lambda: _leaves(self.machine), "the check's leaf",
+                          saw=lambda: self.machine.run(["find", "/sys/fs/cgroup", "-maxdepth",
+                                                        "6", "-path", f"*{UNIT}*"]).stdout)
+
+    def release(self, *, gate: bool = True) -> dict[str, object]:
+        """Let the check go on (``gate``) and wait for it; annactl's record of it."""
+        # (never blocks: once the check is gone there is no reader, and the wait fails)
+        if gate:
+            wait_until(lambda: _open_gate(self.gate), "the check to read its FIFO",
+                       saw=self.apply.poll)
+        out, err = self.apply.communicate(timeout=RUN_TIMEOUT_S)
+        assert self.apply.returncode == 0, out + err
+        result: dict[str, object] = json.loads(out)["checks"][0]
+        assert result["ran"], result
+        return result
+
+
 def test_a_capless_root_check_runs_in_a_leaf_with_its_limits(machine: Container) -> None:
-    """Root's check of a FIFO only root may read (so it reads as capless root) waits there
-    while its leaf is read from outside (annad makes leaves 0700 under its UMask: the run
-    itself cannot look in), then goes on once the test writes."""
-    machine.ok(["mkdir", "--mode=0700", "/srv/anna-root"])
-    machine.ok(["mkfifo", "--mode=0600", "/srv/anna-root/gate"])
-    gate = Path(f"/proc/{machine.pid1}/root/srv/anna-root/gate")
-    plan = make_plan([("s1", "true", "INFO")],
-                     checks=[("c1", "id -u; cat /proc/self/cgroup /srv/anna-root/gate")])
-    with tempfile.TemporaryFile() as stdin:
-        stdin.write(json.dumps(plan).encode())
-        stdin.seek(0)
-        apply = subprocess.Popen(machine.argv(["annactl", "apply", "-", "--json"]),
-                                 stdin=stdin, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-                                 text=True)
+    """The check waits while its leaf is read from outside (annad makes leaves 0700 under
+    its UMask: the run itself cannot look in)."""
+    check = GatedCheck(machine, f"id -u; cat /proc/self/cgroup {GATE}")
     try:
-        leaves = wait_until(lambda: _leaves(machine), "the check's leaf",
-                            saw=lambda: machine.run(["find", "/sys/fs/cgroup", "-maxdepth",
-                                                     "6", "-path", f"*{UNIT}*"]).stdout)
-        # one leaf (a directory in each hierarchy with the controllers), made by this annad
+        leaves = check.leaves()
         assert len({leaf.rsplit("/", 1)[1] for leaf in leaves}) == 1, leaves
         assert leaves[0].rsplit("/", 1)[1].startswith(f"anna-run-{_main_pid(machine)}-")
         limits = {}
@@ -101,17 +128,44 @@ def test_a_capless_root_check_runs_in_a_leaf_with_its_limits(machine: Container)
         assert limits in ({"pids.max": PROCESSES, "memory.limit_in_bytes": MEMORY},
                           {"pids.max": PROCESSES, "memory.max": MEMORY}), (leaves, limits)
     finally:
-        # (never blocks: once the check is gone there is no reader, and the wait fails)
-        wait_until(lambda: _open_gate(gate), "the check to read its FIFO", saw=apply.poll)
-        out, err = apply.communicate(timeout=RUN_TIMEOUT_S)
-    assert apply.returncode == 0, out + err
-    result = json.loads(out)["checks"][0]
-    assert result["ran"], result
-    output = result["output"]
+        result = check.release()
+    output = str(result["output"])
+    assert result["exit_code"] == 0, result
     assert output.startswith("0\n") and output.endswith("\ngo\n"), output  # uid 0; the gate
     shown = {m.group(0).rsplit("/", 1)[1] for m in LEAF.finditer(output)}
     assert shown == {leaves[0].rsplit("/", 1)[1]}, output  # its own leaf
     assert _leaves(machine) == [], "the run's leaf was left behind"
+
+
+def test_a_capless_root_fork_bomb_stops_at_pids_max(machine: Container) -> None:
+    """uid 0 is exempt from RLIMIT_NPROC: only the leaf's pids.max refuses these forks. The
+    children live long enough for any machine to reach the cap; bash gives up its retries,
+    or the check's time limit ends it — either way with every process of the leaf."""
+    # (listing the directory only root may read makes it a capless-root read)
+    check = GatedCheck(machine, f"id -u; ls {GATE.rsplit('/', 1)[0]}; "
+                                f"for i in $(seq {PROCESSES + 50}); do sleep 20 & done; wait")
+    try:
+        pids = next(leaf for leaf in check.leaves()
+                    if machine.run(["test", "-e", f"{leaf}/pids.max"]).returncode == 0)
+        wait_until(lambda: _counter(machine, f"{pids}/pids.events", "max") > 0,
+                   "a fork refused at pids.max",
+                   saw=lambda: machine.run(["cat", f"{pids}/pids.current"]).stdout)
+        assert int(machine.ok(["cat", f"{pids}/pids.max"])) == PROCESSES
+        assert int(machine.ok(["cat", f"{pids}/pids.current"])) <= PROCESSES
+    finally:
+        result = check.release(gate=False)
+    output = str(result["output"])
+    assert output.startswith("0\ngate\n"), output
+    assert "fork: retry: Resource temporarily unavailable" in output, output  # EAGAIN
+    assert _leaves(machine) == [], "the run's leaf was left behind"
+
+
+def _counter(machine: Container, path: str, name: str) -> int:
+    for line in machine.run(["cat", path]).stdout.splitlines():
+        key, _, value = line.partition(" ")
+        if key == name:
+            return int(value)
+    return 0
 
 
 def test_a_root_steps_preview_runs_in_a_leaf(machine: Container) -> None:
