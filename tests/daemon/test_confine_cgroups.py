@@ -252,3 +252,33 @@ def test_a_daemon_whose_cgroups_are_read_only_refuses_only_a_root_preview() -> N
         assert not Path("/etc/anna-cgroup-test").exists()
     finally:
         stop_and_remove(daemon)
+
+
+ESCAPE = """for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/*/cgroup.procs; do
+    [ -e "$f" ] && echo 0 > "$f" && echo "joined $f"
+done
+for p in $(sed -n 's/^[0-9]*:[a-z,]*pids[a-z,]*:\\(.*\\)$/pids\\1/p; s/^0::\\(.*\\)$/\\1/p' \\
+           /proc/self/cgroup); do
+    echo max > "/sys/fs/cgroup/${p#/}/pids.max" && echo "raised $p"
+done
+cat /proc/self/cgroup"""
+"""A root step's attempts to leave its leaf (into any hierarchy's root) and to lift its own
+``pids.max`` (v1 pids or v2 leaf), each saying so where it succeeds."""
+
+
+@pytest.mark.usefixtures("leaves_here")
+def test_a_root_preview_step_can_neither_leave_its_leaf_nor_lift_its_limit() -> None:
+    step = {"uid": 0, "gid": 0, "groups": "", "env": {"PATH": "/usr/bin:/bin"}, "cwd": "/",
+            "command": ESCAPE, "validate": []}
+    spec = {"steps": [step], "plan": tree_plan(userns=False)[0], "userns": False,
+            "limits": {"file": 4096, "total": 65536, "entries": 10, "tmpfs": 1 << 20,
+                       "output": 8192}}
+    result, report = run_overlay(json.dumps(spec), timeout=60, max_output=8192)
+    assert result.error is None, result.error
+    output = json.loads(report.splitlines()[0])["output"]
+    assert "joined" not in output and "raised" not in output, output
+    assert "cgroup.procs: Read-only file system" in output, output  # both were tried
+    assert f"{cgroups.RUN_PREFIX}{os.getpid()}-1/pids.max: Read-only file system" in output \
+        or "pids.max: Read-only file system" in output, output
+    assert f"/{cgroups.RUN_PREFIX}{os.getpid()}-" in output, output  # still in its leaf
+    assert cgroups.leaves() == []
