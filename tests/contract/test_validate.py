@@ -86,8 +86,9 @@ def test_schema_is_generated_from_the_models_and_strict() -> None:
 def test_every_schema_property_is_described_by_its_field_docstring() -> None:
     """The docstrings reach the model's schema when it is generated (not when the classes are
     made, issue 23.7): pydantic's own reader of attribute docstrings is the oracle."""
-    import anna_common.plan as plan_models
     from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    import anna_common.plan as plan_models
 
     schema = model_json_schema(bounded=False)
     models = {"ActionPlan": schema, **schema["$defs"]}
