@@ -14,9 +14,13 @@ plan that is too big gets a precise finding instead of a generic schema error.
 
 from __future__ import annotations
 
+import ast
 import hashlib
+import inspect
 import json
+import sys
 from functools import cache
+from itertools import pairwise
 from typing import Any, Literal
 
 from pydantic import BaseModel, ConfigDict, Field, SerializerFunctionWrapHandler, model_serializer
@@ -65,7 +69,39 @@ PLAN_ONLY_FIELDS = frozenset({"verify_commands"})
 """Optional plan fields the daemon accepts that the model-facing schema leaves out."""
 
 
-_STRICT = ConfigDict(extra="forbid", use_attribute_docstrings=True, frozen=True)
+def _describe_fields(schema: dict[str, Any], cls: type[Any]) -> None:
+    """Field docstrings as the schema's ``description``s, read when a schema is made.
+
+    ``use_attribute_docstrings`` read every model's source when its class was made (frames,
+    ``inspect``, the tokenizer): a twentieth of answering "how is my system?" offline (issue
+    23.7). Here the module is parsed once, when the first schema is generated; pydantic sorts
+    the keys afterwards, so the schema is byte for byte what ``use_attribute_docstrings`` gave.
+    An explicit ``Field(description=…)`` wins, as it did there.
+    """
+    docs = _field_docstrings(cls.__module__).get(cls.__qualname__, {})
+    for name, prop in schema.get("properties", {}).items():
+        if name in docs and isinstance(prop, dict):
+            prop.setdefault("description", docs[name])
+
+
+@cache
+def _field_docstrings(module: str) -> dict[str, dict[str, str]]:
+    """``{class: {field: docstring}}``: the string right after a class-level annotated
+    assignment, cleaned like a docstring."""
+    found: dict[str, dict[str, str]] = {}
+    for node in ast.parse(inspect.getsource(sys.modules[module])).body:
+        if isinstance(node, ast.ClassDef):
+            found[node.name] = {
+                before.target.id: inspect.cleandoc(after.value.value)
+                for before, after in pairwise(node.body)
+                if isinstance(before, ast.AnnAssign) and isinstance(before.target, ast.Name)
+                and isinstance(after, ast.Expr) and isinstance(after.value, ast.Constant)
+                and isinstance(after.value.value, str)}
+    return found
+
+
+_STRICT = ConfigDict(extra="forbid", frozen=True, defer_build=True,
+                     json_schema_extra=_describe_fields)
 
 
 class NecessaryCheck(BaseModel):

@@ -11,6 +11,20 @@ holds ``--plans`` plans. The first call of each is not counted (the first teleme
 Also reports which heavy modules each command imported (there should be none; ``apply``
 of a stored plan included, ``tests/ui/test_apply_fast.py``).
 
+The offline answer (issue 23.7, 2026-11-27; 2 cores shared with other work, load 11-15, so
+wall figures are noisy and the instruction counts, which load does not change, are the
+firm ones). Instructions of one ``annactl "how is my system?"`` (valgrind cachegrind; a
+bare ``python -c pass`` is 88M): main 1.41G (16.0x) with Anna's bytecode present, 2.05G
+(23x) without; now 1.34G (15.2x) and 1.92G (21.8x). Side by side with main in one run
+(10 rounds, medians): CPU 712 -> 629 ms with bytecode (14.3x a bare interpreter's CPU),
+910 -> 835 ms without (15.5x); wall 13.3x and 15.0x at load 13-15 (a loaded machine
+squeezes the ratios: the bare interpreter slows most). This bench at load 11:
+22.4x without bytecode (PYTHONDONTWRITEBYTECODE=1, every run compiles ~600 kB of Anna's
+source), 13.8x with it. What is left, with bytecode, in instructions over a bare
+interpreter: importing pydantic ~406M, making the ~60 model classes ~195M, building the
+validated ones' schemas ~130M, pydantic's plugin discovery (importlib.metadata) ~133M,
+rich ~171M, the plan's JSON Schema for the packet's ``schema_sha256`` ~35M.
+
 Run: .venv/bin/python bench/startup.py [--rounds N] [--plans N]
 """
 

@@ -20,7 +20,7 @@ class PolicyMark(BaseModel):
     """Which policy rule decided an item, and what it decided."""
 
     # no use_attribute_docstrings: see anna_common/findings.py
-    model_config = ConfigDict(extra="forbid", frozen=True)
+    model_config = ConfigDict(extra="forbid", frozen=True, defer_build=True)
 
     action: PolicyAction
     """The effect on this item."""

@@ -95,7 +95,7 @@ __all__ = [
 # Field docstrings stay documentation only: no use_attribute_docstrings, whose source
 # parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
 # Only the model-facing ActionPlan schema carries them (anna_common/plan.py).
-_MODEL = ConfigDict(extra="forbid")
+_MODEL = ConfigDict(extra="forbid", defer_build=True)
 
 
 class SessionEnv(BaseModel):

@@ -18,7 +18,7 @@ from anna_common.protocol.records import PlanStatus
 # Field docstrings stay documentation only: no use_attribute_docstrings, whose source
 # parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
 # Only the model-facing ActionPlan schema carries them (anna_common/plan.py).
-_MODEL = ConfigDict(extra="forbid")
+_MODEL = ConfigDict(extra="forbid", defer_build=True)
 
 RECIPE_NAME_PATTERN = r"^[a-z0-9][a-z0-9_-]{0,63}$"
 """A recipe's name: its file name without ``.toml`` (never a path)."""

@@ -14,10 +14,8 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
-from annactl.commands.needs_root import refuse_before_asking
 from annactl.commands.spinner import interrupted, plan_with_spinner
 from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
-from annactl.ui import confirm
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -26,6 +24,7 @@ if TYPE_CHECKING:
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
     from annactl.planning.piped import Piped
+    from annactl.ui import confirm
     from annactl.ui.console import Consoles
 
 @dataclass
@@ -116,15 +115,18 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
 
 
 def _run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
-    from annactl.ui import render
-    from annactl.ui.render_preview import preview_view
-
     plan = prepared.annotated
     offline_note(consoles, prepared)
     piped_note(consoles, prepared, as_json=opts.as_json)
     offer_memory(flow, consoles, prepared, opts)
     if not plan.steps:
         return _answer(consoles, prepared, opts)
+    # imported past the answer: an answer (the offline "how is my system?") needs none of them
+    # (issue 23.7, bench/startup.py)
+    from annactl.commands.needs_root import refuse_before_asking
+    from annactl.ui import confirm, render
+    from annactl.ui.render_preview import preview_view
+
     if plan.checks and not prepared.checks:
         flow.run_checks(prepared)
     if not opts.as_json:
@@ -171,8 +173,12 @@ def offer_memory(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
     from annactl.commands import memory
 
     asks = consoles.interactive and not opts.as_json and not opts.yes
-    memory.offer(consoles, flow.settings.state_dir, prepared.outcome,
-                 confirm.TerminalPrompter(consoles.err) if asks else None)
+    prompter = None
+    if asks:
+        from annactl.ui.confirm import TerminalPrompter
+
+        prompter = TerminalPrompter(consoles.err)
+    memory.offer(consoles, flow.settings.state_dir, prepared.outcome, prompter)
 
 
 def offline_note(consoles: Consoles, prepared: Prepared) -> None:
@@ -201,12 +207,12 @@ def piped_note(consoles: Consoles, prepared: Prepared, *, as_json: bool) -> None
 
 
 def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
-    from annactl.ui import render
-
     if opts.as_json:
         _emit(consoles, opts, {**prepared.summary_json(), "status": "answered"})
     else:
-        consoles.out.print(render.notes_only(
+        from annactl.ui.render_plan import notes_only  # not render: its events are for steps
+
+        consoles.out.print(notes_only(
             prepared.annotated, telemetry=prepared.answer_telemetry,
             contradictions=prepared.contradictions,
             citations=prepared.outcome.citations if prepared.outcome is not None else ()))
@@ -217,6 +223,7 @@ def _dry_run(flow: Flow, consoles: Consoles, prepared: Prepared, req: confirm.Re
              opts: RunOptions) -> int:
     from rich.text import Text
 
+    from annactl.ui import confirm
 
     if prepared.plan_id and req.tier != confirm.Tier.BANNED:
         # the journal records what happened: shown, checks run, nothing executed

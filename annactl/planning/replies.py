@@ -12,7 +12,6 @@ from typing import TYPE_CHECKING
 from anna_common.errors import ErrorCode
 from anna_common.findings import FindingCode
 from anna_common.plan import canonical_json, model_json_schema, schema_sha256
-from anna_common.positional import positional_schema
 from annactl.planning import prompt
 from annactl.planning.forms import SMALL_FORMS
 from annactl.planning.forms import schema as form_schema
@@ -73,6 +72,9 @@ def chat_request(settings: ClientSettings, messages: list[dict[str, str]],
     positional = settings.llm_ids == "positional"
     compact = positional and (settings.llm_compact or compact)
     tag = ("+positional" if positional else "") + ("+compact" if compact else "")
+    # imported here: only a model request needs it, not the offline answer (issue 23.7)
+    from anna_common.positional import positional_schema
+
     strict = positional_schema(memory_keys=MEMORY_KEYS, compact=compact)
     return ChatRequest(messages=tuple(dict(m) for m in messages),
                        schema=model_json_schema(),

@@ -83,6 +83,29 @@ def test_schema_is_generated_from_the_models_and_strict() -> None:
     assert schema["$defs"]["RiskLevel"]["enum"] == ["INFO", "LOW", "MEDIUM", "HIGH"]
 
 
+def test_every_schema_property_is_described_by_its_field_docstring() -> None:
+    """The docstrings reach the model's schema when it is generated (not when the classes are
+    made, issue 23.7): pydantic's own reader of attribute docstrings is the oracle."""
+    from pydantic._internal._docs_extraction import extract_docstrings_from_cls
+
+    import anna_common.plan as plan_models
+
+    schema = model_json_schema(bounded=False)
+    models = {"ActionPlan": schema, **schema["$defs"]}
+    described = 0
+    for name, node in models.items():
+        if "properties" not in node:
+            continue  # an enum
+        docs = extract_docstrings_from_cls(getattr(plan_models, name), use_inspect=True)
+        assert docs, name
+        for field, prop in node["properties"].items():
+            assert prop["description"] == docs[field], (name, field)
+            described += 1
+    assert described == 29  # every field of the seven models but verify_commands (not sent)
+    assert schema["$defs"]["CommandStep"]["properties"]["command"]["description"] == \
+        "The exact shell command."
+
+
 def test_risk_levels_are_ordered() -> None:
     assert RiskLevel.INFO < RiskLevel.LOW < RiskLevel.MEDIUM < RiskLevel.HIGH
     assert RiskLevel.max_of(RiskLevel.LOW, RiskLevel.HIGH, RiskLevel.INFO) == RiskLevel.HIGH

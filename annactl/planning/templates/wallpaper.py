@@ -12,7 +12,6 @@ from annactl.planning.templates.base import (
     TemplateMatch,
     safe_path,
 )
-from annactl.planning.templates.wallpaper_backends import BACKENDS
 
 _WALLPAPER = re.compile(r"(?i)^(?:please )?(?:change|set|switch|make)(?: my| the)?(?: desktop)? "
                         r"(?:wallpaper|background)(?: image)? (?:to|as) (.+?)[.! ]*$")
@@ -59,6 +58,9 @@ def change_wallpaper(ctx: Context) -> TemplateMatch | None:
         return None  # the environment is unclear: the model can add detection checks
     builder = PlanBuilder(ctx, f"{RECORDING_PREFIX}{backend}_v1", [f"Set the wallpaper to {path}"])
     builder.check("check_file", "Verify the image exists", f"test -f {shlex.quote(path)}")
+    # imported here: only a wallpaper request needs the backends (issue 23.7)
+    from annactl.planning.templates.wallpaper_backends import BACKENDS
+
     persist = BACKENDS[backend](builder, path, ctx.recorded)
     undone = all(step.rollback_id for step in builder.steps
                  if step.id != "write_config")  # the daemon's backup undoes the file
