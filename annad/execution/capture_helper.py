@@ -34,7 +34,7 @@ are the step's change set, read back by the daemon. Any failure before the comma
 reported as ``E:reason``; nothing falls back to running live.
 """
 
-# ruff: noqa: PTH101, PTH103, PTH110 - no pathlib: start-up time
+# ruff: noqa: PTH101, PTH102, PTH103, PTH110 - no pathlib: start-up time
 from __future__ import annotations
 
 import _socket
@@ -46,6 +46,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # noqa: PTH100, PTH120
 from annad.confine import helper, mounts, walls
 from annad.preview.overlay_helper import OPTIONS
+from annad.preview.tree import USERNS_OPTIONS
 
 DROPPED = (2, 16, 17, 19, 21, 22, 27, 32, 33, 38, 39)
 """dac_read_search, sys_module, sys_rawio, sys_ptrace, sys_admin, sys_boot, mknod,
@@ -56,27 +57,43 @@ EXIT_REFUSED = 125
 BASH = "/bin/bash"
 
 
-def _overlay(index: int, point: str, root: str, layers: str) -> None:
+def _overlay(index: int, point: str, root: str, layers: str, userns: bool) -> None:
     upper, work = f"{layers}/{index}/u", f"{layers}/{index}/w"
     os.makedirs(upper, mode=0o700)
     os.makedirs(work, mode=0o700)
     info = mounts.overlay_point(point, root + point)
     if info is None:
         return  # gone since the daemon read the mount table: the parent's layer captures it
-    # the merged root shows the upper's owner and mode: those of the real directory
-    os.chown(upper, info.st_uid, info.st_gid)
-    os.chmod(upper, info.st_mode & 0o7777)
+    # the merged root shows the upper's owner and mode: those of the real directory; in a
+    # user namespace the owner stays the daemon's, so it gets the bits the real one gives it
+    if userns:
+        os.chmod(upper, _as_seen(info))
+    else:
+        os.chown(upper, info.st_uid, info.st_gid)
+        os.chmod(upper, info.st_mode & 0o7777)
     mounts.mount("anna-capture", root + point, "overlay", 0,
-              f"lowerdir={point},upperdir={upper},workdir={work},{OPTIONS}")
+                 f"lowerdir={point},upperdir={upper},workdir={work},"
+                 f"{USERNS_OPTIONS if userns else OPTIONS}")
+
+
+def _as_seen(info: os.stat_result) -> int:
+    """The mode of a real directory as its owner bits would be for this uid (a directory of
+    someone else's shown as this uid's own must not let it write where it may not)."""
+    mode = info.st_mode & 0o7777
+    if info.st_uid == os.getuid():
+        return mode
+    bits = (mode >> 3) & 0o7 if info.st_gid in os.getgroups() or info.st_gid == os.getgid() \
+        else mode & 0o7
+    return (mode & ~0o700) | (bits << 6)
 
 
 def _assemble(spec: dict[str, object]) -> None:
-    root, layers = str(spec["root"]), str(spec["layers"])
+    root, layers, userns = str(spec["root"]), str(spec["layers"]), bool(spec.get("userns"))
     mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE, None)
     for op in list(spec["plan"]):  # type: ignore[call-overload]
         kind, point = str(op[0]), str(op[1])
         if kind == "overlay":
-            _overlay(int(op[2]), point, root, layers)
+            _overlay(int(op[2]), point, root, layers, userns)
         elif kind == "dev":  # the confinement's, with a writable /dev/shm of its own
             mounts.minimal_dev(root + "/dev", mounts.device_clones(), shm=True)
         elif os.path.exists(root + point):  # a mount point the new tree does not show
@@ -102,7 +119,8 @@ def _become(spec: dict[str, object]) -> None:
             data[word].inheritable &= mask
         mounts.check(mounts.libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
         return
-    os.setgroups([int(g) for g in list(spec["groups"])])  # type: ignore[call-overload]
+    if not spec.get("userns"):  # in the user namespace: the daemon's own groups, unchangeable
+        os.setgroups([int(g) for g in list(spec["groups"])])  # type: ignore[call-overload]
     os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
     if os.getuid() != uid or os.getgid() != gid:
@@ -117,7 +135,8 @@ def _child(spec: dict[str, object], out: int, status_w: int) -> None:
         os.dup2(devnull, 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
-        mounts.check(mounts.libc.unshare(mounts.CLONE_NEWNS), "unshare the mount namespace")
+        # a per-user daemon: a user namespace of its own, its uid and gid mapped to themselves
+        mounts.namespaces(mounts.CLONE_NEWNS, bool(spec.get("userns")))
         _assemble(spec)
         _become(spec)
         # after the identity change, which clears it: the helper's death ends the step
@@ -134,12 +153,35 @@ def _child(spec: dict[str, object], out: int, status_w: int) -> None:
     os._exit(EXIT_REFUSED)
 
 
+def _probe(top: str, status_w: int) -> None:
+    """In the forked child: whether this uid can capture here (a per-user daemon asks once):
+    a user namespace, an overlay with ``userxattr`` in ``top`` (an empty directory of the
+    daemon's on its state disk), a write through it seen in the upper layer. Exits 0 if so."""
+    try:
+        mounts.namespaces(mounts.CLONE_NEWNS, True)
+        mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE, None)
+        for name in ("l", "u", "w", "m"):
+            os.mkdir(f"{top}/{name}", 0o700)
+        mounts.mount("anna-capture", f"{top}/m", "overlay", 0,
+                     f"lowerdir={top}/l,upperdir={top}/u,workdir={top}/w,{USERNS_OPTIONS}")
+        os.close(os.open(f"{top}/m/f", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+        if not os.path.exists(f"{top}/u/f"):
+            raise mounts.Refused("a write through the overlay did not reach its upper layer")
+    except BaseException as exc:
+        os.write(status_w, f"E:{exc}".encode())
+        os._exit(EXIT_REFUSED)
+    os._exit(0)
+
+
 def prepare(data: bytes, extra: list[int]) -> helper.Child:
     """The child of one request (a spec in JSON and its output descriptor only; ValueError,
-    KeyError, TypeError: bad)."""
+    KeyError, TypeError: bad). A spec ``{"probe": DIR}`` asks :func:`_probe` instead."""
     if extra:
         raise ValueError("a captured step takes one descriptor")
     spec = json.loads(data)
+    if set(spec) == {"probe"}:
+        top = str(spec["probe"])
+        return lambda _out, status_w: _probe(top, status_w)
     for key in ("root", "layers", "plan", "uid", "gid", "groups", "env", "cwd", "command"):
         if key not in spec:
             raise KeyError(key)
