@@ -6,7 +6,9 @@ that mode shape the mount plan (:func:`user_plan`):
 
 - overlayfs refuses a lower layer that holds other mounts (they are locked to the namespace
   that made them): such a mount point is bound read-only and each of its directories that
-  holds none is overlaid instead (a write under a directory holding a mount fails, EROFS);
+  holds none is overlaid instead (a write under a directory holding a mount fails, EROFS),
+  if an overlay there could capture anything at all (:func:`_writable`: every overlay costs
+  its mount and its read-back);
 - a directory is copied up with its owner, and an owner the namespace does not map (root,
   another user, a group that is not the daemon's own) cannot be given in the namespace, so a
   write below a directory of someone else's fails (EOVERFLOW) unless an overlay starts below
@@ -53,6 +55,21 @@ def _children(point: str, device: int) -> list[str]:
     return sorted(out)
 
 
+def _writable(directory: str) -> bool:
+    """Whether an overlay at ``directory`` could capture anything: this uid may write in it,
+    or owns something directly in it (deeper, a directory of someone else's could not be
+    copied up anyway). Otherwise it stays read-only, and a write fails as it would live."""
+    if os.access(directory, os.W_OK):
+        return True
+    uid, groups = os.getuid(), {os.getgid(), *os.getgroups()}
+    try:
+        with os.scandir(directory) as entries:
+            return any(e.stat(follow_symlinks=False).st_uid == uid and
+                       e.stat(follow_symlinks=False).st_gid in groups for e in entries)
+    except OSError:
+        return False
+
+
 def user_plan(plan: list[list[object]], home: str
               ) -> tuple[list[list[object]], dict[int, str]]:
     """The plan of :func:`annad.execution.capture.mount_plan` made for a user namespace (see
@@ -71,18 +88,20 @@ def user_plan(plan: list[list[object]], home: str
             return [["bind", point]]
         out: list[list[object]] = [["bind", point]]
         for child in _children(point, device):
-            if child not in points:
+            if child not in points and (_has_mounts_below(child, points) or _writable(child)):
                 out += split(child)
         return out
 
     staged: list[list[object]] = []
+    local = {str(op[1]) for op in plan if op[0] == "overlay"}
+    """The points of the writable local file systems (overlaid, or split above)."""
     for op in plan:
         staged += split(str(op[1])) if op[0] == "overlay" else [op]
     extra = [p for p in (home, *WRITABLE) if p.startswith("/") and Path(p).is_dir()]
     for path in sorted({os.path.normpath(p) for p in extra}, key=lambda p: p.count("/")):
-        parent = max((o for o in overlays if _inside(path, o)), key=len, default=None)
-        if parent is None or parent == path or _has_mounts_below(path, points):
-            continue  # not in an overlay (/run, read-only: a write fails), already one, or locked
+        mount = max((p for p in points if _inside(path, p)), key=len, default="")
+        if mount not in local or path in overlays or _has_mounts_below(path, points):
+            continue  # read-only or virtual (/run: a write fails), an overlay already, locked
         overlays.append(path)
         staged.append(["overlay", path])
     # parents before children, as mount_plan orders them: an overlay on top of its parent's

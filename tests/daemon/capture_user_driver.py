@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import json
 import sys
+import time
 from pathlib import Path
 
 from anna_common.plan import ActionPlan
@@ -24,10 +25,11 @@ def run(client: DaemonClient, steps: list[tuple[str, str, str]]) -> dict[str, ob
     response = client.submit(ActionPlan.model_validate(make_plan(steps)))
     annotated = response.annotated
     high = annotated.final_risk == "HIGH"
+    started = time.perf_counter()
     events = list(client.execute(response.plan_id, response.digest, confirmed=True,
                                  high_confirmed=high,
                                  confirm_word=tiers.plan_word(annotated) if high else None))
-    return {"plan_id": response.plan_id, "final_risk": str(annotated.final_risk),
+    return {"plan_id": response.plan_id, "execute_s": time.perf_counter() - started, "final_risk": str(annotated.final_risk),
             "rollback_status": annotated.rollback_status,
             "reasons": [r for s in annotated.steps for r in s.reasons],
             "events": [{"type": str(e.type), "status": e.status, "code": e.code,
