@@ -28,6 +28,13 @@ approved, ``systemctl status`` or ``ss`` must tell the truth):
    ``sys_module``, ``bpf``…) leave the bounding set; a user-scope step becomes its owner;
 5. ``bash -c`` is executed in this very process.
 
+A per-user daemon's helper (not root; ``userns`` in the spec) makes a **user** namespace with
+the mount namespace, its uid and gid mapped to themselves, and mounts the overlays there with
+``userxattr`` (:mod:`annad.execution.unprivileged` made the plan for that); the upper root of
+an overlay keeps the daemon's owner and shows the real directory's bits as this uid gets them;
+the step runs as the daemon's own uid and groups, with no capability left after ``exec``.
+``{"probe": DIR}`` asks whether this kernel lets it (:func:`_probe`).
+
 When the last process of the namespace has ended (the helper killed and reaped them all
 before its ``X``), the overlays are gone and the upper layers stay on the state disk: they
 are the step's change set, read back by the daemon. Any failure before the command is
