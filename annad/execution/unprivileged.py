@@ -98,7 +98,8 @@ def user_plan(plan: list[list[object]], home: str
     for op in plan:
         staged += split(str(op[1])) if op[0] == "overlay" else [op]
     extra = [p for p in (home, *WRITABLE) if p.startswith("/") and Path(p).is_dir()]
-    for path in sorted({os.path.normpath(p) for p in extra}, key=lambda p: p.count("/")):
+    # at its real place (a home under a link, /home → /var/home): the commit walks real paths
+    for path in sorted({os.path.realpath(p) for p in extra}, key=lambda p: p.count("/")):
         mount = max((p for p in points if _inside(path, p)), key=len, default="")
         if mount not in local or path in overlays or _has_mounts_below(path, points):
             continue  # read-only or virtual (/run: a write fails), an overlay already, locked

@@ -1,5 +1,6 @@
-"""The mount plan of a per-user daemon's capture (annad/execution/unprivileged.py), on this
-machine's real mount table, as the unprivileged uid that would use it."""
+"""A per-user daemon's capture in parts: its mount plan (annad/execution/unprivileged.py) on
+this machine's real mount table as the unprivileged uid that would use it, the cleanup of
+what overlayfs leaves, and the fallback where it cannot capture (annad/execution/runs_live.py)."""
 
 from __future__ import annotations
 
@@ -9,12 +10,21 @@ import shutil
 import subprocess
 import sys
 import tempfile
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
 
+from anna_common.annotate import annotate
+from anna_common.findings import AnnotatedPlan
+from anna_common.levels import RiskLevel
+from anna_common.plan import ActionPlan
+from anna_common.risk.rules.base import AssessContext
 from annad.backups.trash import remove_tree
-from tests.daemonfix import REPO
+from annad.execution.runs_live import RUNS_LIVE, mark_live, not_approved_live
+from annad.execution.stepspec import StepSpec
+from annad.journal.records import step_specs
+from tests.daemonfix import REPO, make_plan
 
 NOBODY = 65534
 _PLAN = """
@@ -85,3 +95,37 @@ def test_remove_tree_opens_up_what_this_uid_may_not_list() -> None:
     else:
         remove_tree(top)
     assert not top.exists()
+
+
+def _annotated(steps: list[tuple[str, str, str]]) -> AnnotatedPlan:
+    annotated, _, _ = annotate(ActionPlan.model_validate(make_plan(steps)),
+                               AssessContext(home="/home/u"))
+    return annotated
+
+
+def test_without_capture_every_file_step_is_high_and_runs_live() -> None:
+    """A daemon that cannot capture: file steps are HIGH with the words, marked
+    ``uncaptured_write`` (their undo never claims them); INFO and live kinds are not."""
+    plan = _annotated([("w", "echo x > ~/f", "LOW"), ("i", "cat ~/f", "INFO"),
+                       ("u", "systemctl --user restart foo.service", "MEDIUM")])
+    assert mark_live(plan, None) == plan
+    marked = mark_live(plan, "user namespaces are disabled")
+    write, read, unit = marked.steps
+    assert write.final_risk == RiskLevel.HIGH and write.confirm_word
+    assert any(r.startswith(RUNS_LIVE) and "user namespaces are disabled" in r
+               for r in write.reasons)
+    assert "uncaptured_write" in write.codes
+    assert step_specs(marked)[0].uncaptured
+    assert read == plan.steps[1] and unit == plan.steps[2]
+    assert marked.final_risk == RiskLevel.HIGH and marked.rollback_status != "available"
+
+
+def test_a_file_step_not_approved_live_never_runs_live() -> None:
+    """Approved while the daemon could capture, run when it cannot: refused, never live."""
+    step = StepSpec(index=0, step_id="s", command="echo x > ~/f", scope="user", tier="LOW")
+    assert not_approved_live(step, None) is None
+    refusal = not_approved_live(step, "user namespaces are disabled")
+    assert refusal is not None and "did not run" in refusal
+    assert not_approved_live(replace(step, uncaptured=True), "off") is None
+    assert not_approved_live(replace(step, confined=True), "off") is None
+    assert not_approved_live(replace(step, command="systemctl --user restart x"), "off") is None
