@@ -64,7 +64,8 @@ EXIT_REFUSED = 125
 BASH = "/bin/bash"
 
 
-def _overlay(index: int, point: str, root: str, layers: str, userns: bool) -> None:
+def _overlay(index: int, point: str, root: str, layers: str, seen: dict[str, int] | None
+             ) -> None:
     upper, work = f"{layers}/{index}/u", f"{layers}/{index}/w"
     os.makedirs(upper, mode=0o700)
     os.makedirs(work, mode=0o700)
@@ -73,34 +74,44 @@ def _overlay(index: int, point: str, root: str, layers: str, userns: bool) -> No
         return  # gone since the daemon read the mount table: the parent's layer captures it
     # the merged root shows the upper's owner and mode: those of the real directory; in a
     # user namespace the owner stays the daemon's, so it gets the bits the real one gives it
-    if userns:
-        os.chmod(upper, _as_seen(info))
+    if seen is not None:
+        os.chmod(upper, seen.get(point, info.st_mode & 0o7777))
     else:
         os.chown(upper, info.st_uid, info.st_gid)
         os.chmod(upper, info.st_mode & 0o7777)
     mounts.mount("anna-capture", root + point, "overlay", 0,
                  f"lowerdir={point},upperdir={upper},workdir={work},"
-                 f"{USERNS_OPTIONS if userns else OPTIONS}")
+                 f"{OPTIONS if seen is None else USERNS_OPTIONS}")
 
 
-def _as_seen(info: os.stat_result) -> int:
-    """The mode of a real directory as its owner bits would be for this uid (a directory of
-    someone else's shown as this uid's own must not let it write where it may not)."""
-    mode = info.st_mode & 0o7777
-    if info.st_uid == os.getuid():
-        return mode
-    bits = (mode >> 3) & 0o7 if info.st_gid in os.getgroups() or info.st_gid == os.getgid() \
-        else mode & 0o7
-    return (mode & ~0o700) | (bits << 6)
+def _as_seen(plan: list[list[object]]) -> dict[str, int]:
+    """Each overlaid real directory's mode with its owner bits as this uid gets them (a
+    directory of someone else's shown as this uid's own must not let it write where it may
+    not). Read before the user namespace, where an unmapped owner reads as the overflow id."""
+    uid, groups = os.getuid(), {os.getgid(), *os.getgroups()}
+    out = {}
+    for op in plan:
+        try:
+            info = os.stat(str(op[1])) if op[0] == "overlay" else None  # noqa: PTH116
+        except OSError:
+            continue
+        if info is None:
+            continue
+        mode = info.st_mode & 0o7777
+        if info.st_uid != uid:
+            bits = (mode >> 3) & 0o7 if info.st_gid in groups else mode & 0o7
+            mode = (mode & ~0o700) | (bits << 6)
+        out[str(op[1])] = mode
+    return out
 
 
-def _assemble(spec: dict[str, object]) -> None:
-    root, layers, userns = str(spec["root"]), str(spec["layers"]), bool(spec.get("userns"))
+def _assemble(spec: dict[str, object], seen: dict[str, int] | None) -> None:
+    root, layers = str(spec["root"]), str(spec["layers"])
     mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE, None)
     for op in list(spec["plan"]):  # type: ignore[call-overload]
         kind, point = str(op[0]), str(op[1])
         if kind == "overlay":
-            _overlay(int(op[2]), point, root, layers, userns)
+            _overlay(int(op[2]), point, root, layers, seen)
         elif kind == "dev":  # the confinement's, with a writable /dev/shm of its own
             mounts.minimal_dev(root + "/dev", mounts.device_clones(), shm=True)
         elif os.path.exists(root + point):  # a mount point the new tree does not show
@@ -143,8 +154,10 @@ def _child(spec: dict[str, object], out: int, status_w: int) -> None:
         os.dup2(out, 1)
         os.dup2(out, 2)
         # a per-user daemon: a user namespace of its own, its uid and gid mapped to themselves
-        mounts.namespaces(mounts.CLONE_NEWNS, bool(spec.get("userns")))
-        _assemble(spec)
+        userns = bool(spec.get("userns"))
+        seen = _as_seen(list(spec["plan"])) if userns else None  # type: ignore[call-overload]
+        mounts.namespaces(mounts.CLONE_NEWNS, userns)
+        _assemble(spec, seen)
         _become(spec)
         # after the identity change, which clears it: the helper's death ends the step
         walls.prctl(walls.PR_SET_PDEATHSIG, walls.SIGKILL)

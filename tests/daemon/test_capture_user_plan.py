@@ -129,3 +129,27 @@ def test_a_file_step_not_approved_live_never_runs_live() -> None:
     assert not_approved_live(replace(step, uncaptured=True), "off") is None
     assert not_approved_live(replace(step, confined=True), "off") is None
     assert not_approved_live(replace(step, command="systemctl --user restart x"), "off") is None
+
+
+def test_an_overlay_root_of_someone_else_shows_only_the_bits_this_uid_gets(
+        tmp_path: Path) -> None:
+    """The upper root of an overlay is this uid's own in a user namespace: it gets the real
+    directory's owner bits replaced by what this uid may do there, so no write the real
+    directory refuses is allowed in the capture."""
+    from annad.execution.capture_helper import _as_seen
+
+    mine, theirs, group = tmp_path / "mine", tmp_path / "theirs", tmp_path / "group"
+    for path, mode in ((mine, 0o700), (theirs, 0o1755), (group, 0o770)):
+        path.mkdir()
+        path.chmod(mode)
+    other = os.getuid() + 4242
+    if os.geteuid() == 0:  # (another uid's directories need root to make)
+        os.chown(theirs, other, other)
+        os.chown(group, other, os.getgid())
+    seen = _as_seen([["overlay", str(mine), 0], ["overlay", str(theirs), 1],
+                     ["overlay", str(group), 2], ["bind", "/"]])
+    assert seen[str(mine)] == 0o700
+    if os.geteuid() == 0:
+        assert seen[str(theirs)] == 0o1555, oct(seen[str(theirs)])
+        assert seen[str(group)] == 0o770, oct(seen[str(group)])
+    assert "/" not in seen
