@@ -166,6 +166,16 @@ CASES: list[tuple[str, str]] = [
     ("delete", "rm {T}/f"),
     ("replace_tree", "rm -rf {T}/sub && mkdir {T}/sub && echo n > {T}/sub/new"),
     ("chmod", "chmod 600 {T}/f"),
+    ("tilde_minus", "cd {T}/sub && cd {T} && rm -f ~-/keep1"),
+    ("awk_system", "awk 'BEGIN {{ system(\"echo hi > {T}/a\") }}'"),
+    ("python_rename", "python3 -c \"import os; r=os.rename; r('{T}/f', '{T}/g')\""),
+    ("gzip", "gzip -9 {T}/src"),
+    ("dd", "dd if={T}/src of={T}/f conv=notrunc status=none"),
+    ("truncate", "truncate -s 3 {T}/f"),
+    ("ln_symlink", "ln -sf {T}/src {T}/lnk"),
+    ("hard_link", "ln {T}/src {T}/hard"),
+    ("mkfifo", "mkfifo {T}/fifo"),
+    ("touch_mtime", "touch -d 2001-01-01 {T}/f"),
 ]
 
 
