@@ -4,7 +4,8 @@ A per-user daemon serves its owner only (the kernel's peer uid), so its requests
 by this script, run as that uid: ``capture_user_driver.py SOCKET run STEPS_JSON`` submits and
 executes the plan (HIGH steps with the daemon's own word) and prints what happened as JSON;
 ``capture_user_driver.py SOCKET rollback PLAN_ID`` rolls a plan back; ``health`` says
-whether it answers its owner.
+whether it answers its owner; ``submit STEPS_JSON``, ``execute PLAN_ID DIGEST WORD`` and
+``status PLAN_ID`` do one thing each (the fault trials kill the daemon between them).
 """
 
 from __future__ import annotations
@@ -41,6 +42,17 @@ def main(argv: list[str]) -> int:
     client = DaemonClient(Path(argv[1]))
     if argv[2] == "health":
         out = {"ok": client.health().running_plan is None}
+    elif argv[2] == "submit":
+        response = client.submit(ActionPlan.model_validate(make_plan(
+            [tuple(s) for s in json.loads(argv[3])])))  # type: ignore[misc]
+        out = {"plan_id": response.plan_id, "digest": response.digest,
+               "word": tiers.plan_word(response.annotated)}
+    elif argv[2] == "execute":
+        events = list(client.execute(argv[3], argv[4], confirmed=True, high_confirmed=True,
+                                     confirm_word=argv[5] or None))
+        out = {"status": events[-1].status}
+    elif argv[2] == "status":
+        out = {"status": str(client.get_plan(argv[3]).status)}
     elif argv[2] == "run":
         out = run(client, [tuple(s) for s in json.loads(argv[3])])  # type: ignore[misc]
     else:
