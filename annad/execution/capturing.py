@@ -17,6 +17,7 @@ on a daemon that can build the capture (root). In order:
 from __future__ import annotations
 
 import contextlib
+import logging
 import os
 from dataclasses import dataclass
 from pathlib import Path
@@ -48,6 +49,8 @@ if TYPE_CHECKING:
     from annad.backups.trash import Trash
     from annad.execution.stepspec import Limits, StepSpec, Who
 
+
+log = logging.getLogger(__name__)
 
 PROBE_TIMEOUT_S = 30.0
 """Bound on the one probe of a per-user daemon's capture (a helper's start and a mount)."""
@@ -103,7 +106,11 @@ def availability(state: Path, *, enabled: bool, python: str | None) -> str | Non
         why = probe_userns(top, timeout=PROBE_TIMEOUT_S, python=python)
     finally:
         remove_tree(top)
-    return None if why is None else f"no overlay in a user namespace here: {printable(why)}"
+    if why is None:
+        return None
+    log.warning("this per-user daemon cannot capture its steps (%s): its file steps are HIGH, "
+                "they run live and Anna cannot undo them", why)
+    return f"no overlay in a user namespace here: {printable(why)}"
 
 
 def discard(directory: Path, trash: Trash | None = None) -> None:

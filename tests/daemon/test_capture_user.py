@@ -244,17 +244,25 @@ def test_no_write_escapes_through_another_process_root(owner: RunningDaemon) -> 
     assert fingerprint(top) == before, "a write reached the real tree outside the capture"
 
 
-def test_without_the_capture_a_file_step_is_high_and_never_rolled_back() -> None:
-    """``capture_userns = false`` (as where the kernel forbids user namespaces): the step is
-    HIGH, "runs live; Anna cannot undo it"; it runs, and its rollback says it is not undone."""
-    daemon = _owned_daemon(env={"ANNAD_CAPTURE_USERNS": "false"})
+@pytest.mark.parametrize(("env", "why"), [
+    ({"ANNAD_CAPTURE_USERNS": "false"}, "turned off"),
+    # the probe itself fails (no helper can start): detected, not configured
+    ({"ANNAD_CONFINE_PYTHON": "/nonexistent/python3"}, "no overlay in a user namespace here"),
+], ids=["setting", "probe"])
+def test_without_the_capture_a_file_step_is_high_and_never_rolled_back(
+        env: dict[str, str], why: str) -> None:
+    """A daemon that cannot capture (``capture_userns = false``, or a probe that fails, as
+    where the kernel forbids user namespaces): the step is HIGH, "runs live; Anna cannot undo
+    it"; it runs, and its rollback says it is not undone."""
+    daemon = _owned_daemon(env=env)
     try:
         start(daemon)
         top = workdir(daemon, "live")
         ran = call(daemon, "run", json.dumps([["s", f"python3 -c \"f=open; f('{top}/new','w')"
                                                     ".write('x')\"", "LOW"]]))
         assert ran["final_risk"] == "HIGH"
-        assert any("runs live; Anna cannot undo it" in r for r in ran["reasons"]), ran["reasons"]
+        assert any("runs live; Anna cannot undo it" in r and why in r
+                   for r in ran["reasons"]), ran["reasons"]
         assert finished(ran["events"])["status"] == "succeeded", ran["events"]
         assert (top / "new").read_text() == "x"
         rolled = call(daemon, "rollback", ran["plan_id"])
