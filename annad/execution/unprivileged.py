@@ -93,8 +93,8 @@ def user_plan(plan: list[list[object]], home: str
         return out
 
     staged: list[list[object]] = []
+    # the points of the writable local file systems (overlaid, or split below)
     local = {str(op[1]) for op in plan if op[0] == "overlay"}
-    """The points of the writable local file systems (overlaid, or split above)."""
     for op in plan:
         staged += split(str(op[1])) if op[0] == "overlay" else [op]
     extra = [p for p in (home, *WRITABLE) if p.startswith("/") and Path(p).is_dir()]
