@@ -11,6 +11,7 @@ says ``rolled_back``.
 
 from __future__ import annotations
 
+import functools
 import json
 import os
 import shutil
@@ -46,6 +47,7 @@ def _as_owner(argv: list[str], **kwargs: Any) -> subprocess.CompletedProcess[str
                           text=True, cwd="/", **kwargs)
 
 
+@functools.cache
 def _owner_python() -> tuple[str, str] | None:
     """An interpreter the owner may run that imports Anna's dependencies, and its
     PYTHONPATH: the system one with the tests' site-packages (the same version: the venv's
@@ -60,6 +62,7 @@ def _owner_python() -> tuple[str, str] | None:
     return None
 
 
+@functools.cache
 def _skip_reason() -> str | None:
     if os.geteuid() != 0 or not shutil.which("setpriv"):
         return "needs root and setpriv to run a daemon as another uid"
