@@ -100,6 +100,10 @@ class DaemonSettings(BaseSettings):
     confine_python: str | None = None
     """Interpreter that runs the confinement helper of checks and INFO steps (default: the
     daemon's own). If it cannot build the confinement, those commands do not run."""
+    capture_userns: bool = True
+    """A per-user daemon (not root) captures its steps' writes in overlays in a user
+    namespace of its own. False (or a kernel that forbids it): it does not, and its file
+    steps are HIGH, "runs live; Anna cannot undo it"."""
     policy_file: Path = Path("/etc/anna/policy.toml")
     """The administrator's policy (docs/policy.md); a malformed one stops the daemon."""
     user_policy: bool = True

@@ -190,7 +190,8 @@ def assemble(settings: DaemonSettings, policy: PolicyStore) -> PlanService:
                     backup_max_files=settings.backup_max_files,
                     confine_python=settings.confine_python)
     executor = Executor(journal=journal, backups=state / "backups", runner=runner,
-                        limits=limits, root_daemon=os.geteuid() == 0)
+                        limits=limits, root_daemon=os.geteuid() == 0,
+                        capture_userns=settings.capture_userns)
     telemetry = open_telemetry(pacman_dbpath=settings.pacman_dbpath,
                                refresh_s=settings.telemetry_refresh_s)
     return PlanService(settings, journal=journal, executor=executor, telemetry=telemetry,

@@ -53,6 +53,7 @@ from annad.execution.checks import run_checks
 from annad.execution.confirmations import check_confirmations, check_rollback_word
 from annad.execution.recovery import StartupRecovery
 from annad.execution.runs import RunManager
+from annad.execution.runs_live import mark_live
 from annad.journal.records import bound_row, home_of, plan_record, plan_summary, submitted_row
 from annad.peer import Peer
 from annad.policy_load import PolicyStore, asked_checks, journal_fields, judge
@@ -89,6 +90,8 @@ class PlanService:
         self.telemetry_provider = telemetry
         self.runner = runner
         self.runs = RunManager(journal=journal, executor=executor, user_mode=self.user_mode)
+        self.capture_problem = executor.capture_problem
+        """Why this daemon cannot capture its steps (its file steps are then HIGH)."""
         # what a step really changed is judged with the same context and policy as its plan
         executor.context = self.context
         executor.policy = self._policy_denies
@@ -273,6 +276,7 @@ class PlanService:
         self._judged(result.plan, peer.uid, home, ctx, None, "submit")
         annotated, warnings, preview = engine.at_submit(  # may raise tiers: before the seal
             result.plan, result.warnings, owner=peer.uid, home=home, settings=self.settings)
+        annotated = mark_live(annotated, self.capture_problem)
         annotated = self._judged(annotated, peer.uid, home, ctx, None, "submit")
         row = submitted_row(annotated, body, uid=peer.uid, home=home)
         if revises is None:
@@ -297,7 +301,8 @@ class PlanService:
         ctx = self.context(home)
         result = approved.accepted(body, ctx)
         assert result.plan is not None  # accepted() raised otherwise
-        annotated = self._judged(result.plan, peer.uid, home, ctx, None, "judge")
+        annotated = self._judged(mark_live(result.plan, self.capture_problem), peer.uid, home,
+                                 ctx, None, "judge")
         return JudgeResponse(digest=annotated.digest, annotated=annotated,
                              warnings=result.warnings)
 

@@ -5,6 +5,9 @@ Run from the repository root:
     .venv/bin/python bench/executor.py [--steps 50] [--plans 6] [--mode user|system]
     .venv/bin/python bench/executor.py --big [--size-mib 256] [--mode user|system]
     .venv/bin/python bench/executor.py --captured [--steps 10] [--plans 3]   (as root)
+    .venv/bin/python bench/executor.py --captured --owner [--steps 10] [--plans 3]
+        (as root: the same small captured step through a per-user daemon run as uid 65534,
+        whose capture is in a user namespace, beside the root daemon's)
 
 Prints, with the goals of issue 3:
 
@@ -167,6 +170,43 @@ def captured(plans: int, steps: int) -> None:
               f"ratio {daemon_ms / bare_ms:5.1f}x")
 
 
+def captured_owner(plans: int, steps: int) -> None:
+    """The small captured step through a per-user daemon that is not root (uid 65534: the
+    capture in a user namespace), beside bare bash run by the same uid."""
+    import json
+    import os
+
+    from tests.daemon.test_capture_user import OWNER, _as_owner, _owned_daemon, call, start
+    from tests.daemonfix import stop_and_remove
+
+    daemon = _owned_daemon()
+    try:
+        start(daemon)
+        target = daemon.home / "bench.txt"
+        write = f"echo x > {target}"
+        call(daemon, "run", json.dumps([["w", write, "LOW"]]))  # warm-up
+        per_step, bare = [], []
+        for _ in range(plans):
+            started = time.perf_counter()
+            done = _as_owner(["/bin/bash", "--noprofile", "--norc", "-c",
+                              f"for i in $(seq {steps}); do /bin/bash -c '{write}'; done"])
+            assert done.returncode == 0, done.stderr
+            bare.append((time.perf_counter() - started) / steps)
+            ran = call(daemon, "run", json.dumps([[f"s{i}", write, "LOW"]
+                                                  for i in range(steps)]))
+            assert ran["events"][-1]["status"] == "succeeded", ran["events"][-1]
+            assert not any("runs live" in r for r in ran["reasons"]), ran["reasons"]
+            per_step.append(float(ran["execute_s"]) / steps)
+        step_ms, bare_ms = statistics.median(per_step) * 1000, statistics.median(bare) * 1000
+        print(f"captured steps ({plans} plans x {steps} steps), per-user daemon as uid "
+              f"{OWNER} (user namespace), pid {os.getpid()}:")
+        print(f"  small file step       {step_ms:8.1f} ms  bare bash {bare_ms:6.1f} ms  "
+              f"overhead {step_ms - bare_ms:6.1f} ms  goal <= 30 ms  "
+              f"{'OK' if step_ms - bare_ms <= 30 else 'MISSED'}")
+    finally:
+        stop_and_remove(daemon)
+
+
 def main() -> None:
     """Run the measurements and print them."""
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
@@ -178,9 +218,13 @@ def main() -> None:
     parser.add_argument("--size-mib", type=int, default=256, help="size of the --big file")
     parser.add_argument("--captured", action="store_true",
                         help="only: captured file steps (root) against bare bash")
+    parser.add_argument("--owner", action="store_true",
+                        help="with --captured: also a non-root per-user daemon's captured step")
     args = parser.parse_args()
     if args.captured:
         captured(args.plans, args.steps)
+        if args.owner:
+            captured_owner(args.plans, args.steps)
         return
     if args.big:
         from bench.bigfile import report

@@ -11,6 +11,7 @@ read again; what a daemon that died left there goes with the next throw.
 
 from __future__ import annotations
 
+import contextlib
 import itertools
 import logging
 import os
@@ -43,10 +44,10 @@ class Trash:
             path.rename(target)
         except FileNotFoundError:
             if path.exists():
-                shutil.rmtree(path, ignore_errors=True)
+                remove_tree(path)
             return
         except OSError:
-            shutil.rmtree(path, ignore_errors=True)
+            remove_tree(path)
             return
         with self._lock:
             if self._worker is None:
@@ -61,7 +62,7 @@ class Trash:
         except OSError:
             return
         for entry in entries:
-            shutil.rmtree(entry, ignore_errors=True)
+            remove_tree(entry)
 
     def _run(self) -> None:
         while True:
@@ -71,3 +72,34 @@ class Trash:
                 self.empty()
             except Exception:  # never let the thread die: the trash would only grow
                 log.exception("emptying the trash failed")
+
+
+def remove_tree(path: Path) -> None:
+    """Remove ``path`` and all below it, as far as can be. A directory this uid may not
+    list or empty (overlayfs leaves its work directory ``work/work`` with mode 000; a step
+    may leave a read-only directory in an upper layer) is opened up first: root never needs
+    it, a per-user daemon does."""
+    try:
+        shutil.rmtree(path)
+    except FileNotFoundError:
+        return
+    except NotADirectoryError:
+        path.unlink(missing_ok=True)
+        return
+    except OSError:
+        _open_up(str(path))
+        shutil.rmtree(path, ignore_errors=True)
+
+
+def _open_up(directory: str) -> None:
+    """Give this uid rwx on ``directory`` and every directory below it (links not followed)."""
+    with contextlib.suppress(OSError):
+        os.chmod(directory, 0o700)  # noqa: PTH101 - a str walk
+    try:
+        entries = list(os.scandir(directory))
+    except OSError:
+        return
+    for entry in entries:
+        with contextlib.suppress(OSError):
+            if entry.is_dir(follow_symlinks=False):
+                _open_up(entry.path)

@@ -8,6 +8,7 @@ runs it in a private mount namespace over overlays whose upper layers are on the
 
 from __future__ import annotations
 
+import json
 import sys
 import threading
 import time
@@ -53,3 +54,15 @@ def run_capture(spec: str, *, timeout: float, max_output: int,
         result.error = outcome.error if outcome.started else \
             f"the capture could not be set up, so the step did not run: {outcome.error}"
     return result
+
+
+def probe_userns(directory: Path, *, timeout: float, python: str | None = None) -> str | None:
+    """Why this (non-root) uid cannot capture steps here, or None: a capture helper mounts an
+    overlay in a user namespace in ``directory`` (a new, empty directory on the state disk,
+    which the caller removes) and writes through it. A kernel without unprivileged user
+    namespaces or overlays in them, or one that forbids them, answers with its reason."""
+    result = run_capture(json.dumps({"probe": str(directory)}), timeout=timeout,
+                         max_output=4096, python=python)
+    if result.ok:
+        return None
+    return result.error or f"the probe exited with status {result.exit_code}"

@@ -23,6 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from annad.confine.capture_run import run_capture
 from annad.confine.stepenv import step_environment, sudo_shims
+from annad.execution.unprivileged import user_plan
 
 if TYPE_CHECKING:
     import threading
@@ -44,8 +45,6 @@ overlayfs (a container booted on an image) is a lower layer like any disk: overl
 on it; only an *upper* layer cannot be on one (:data:`UPPER_UNFIT`)."""
 _UNSAFE = frozenset(",:\\\n\0=")
 """Characters an overlay option cannot carry."""
-OPAQUE = "trusted.overlay.opaque"
-"""The xattr of a directory whose lower contents the step removed (rm -r; mkdir again)."""
 LAYERS = "layers"
 """In a step's backup dir: the upper layers (``N/u``) and work dirs (``N/w``)."""
 ROOT = "root"
@@ -169,6 +168,9 @@ def run_step(step: StepSpec, who: Who, directory: Path, *, timeout: float, max_o
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     (directory / LAYERS / ROOT).mkdir(mode=0o700, parents=True, exist_ok=True)
     plan, layers = mount_plan(Path("/proc/self/mountinfo").read_text(), str(directory))
+    userns = os.geteuid() != 0
+    if userns:  # a per-user daemon: overlays in a user namespace of its own
+        plan, layers = user_plan(plan, who.home)
     (directory / PLAN_FILE).write_text(json.dumps({str(k): v for k, v in layers.items()}))
     user = step.scope == "user"
     if user:
@@ -180,7 +182,8 @@ def run_step(step: StepSpec, who: Who, directory: Path, *, timeout: float, max_o
     spec = {"root": str(directory / LAYERS / ROOT), "layers": str(directory / LAYERS), "plan": plan,
             "uid": who.uid if user else 0, "gid": who.gid if user else 0,
             "groups": list(who.groups) if user else [], "env": env,
-            "cwd": cwd if Path(cwd).is_dir() else "/", "command": step.command}
+            "cwd": cwd if Path(cwd).is_dir() else "/", "command": step.command,
+            "userns": userns}
     result = run_capture(json.dumps(spec), timeout=timeout, max_output=max_output,
                          on_output=on_output, cancel=cancel, on_spawn=on_spawn, python=python)
     return Capture(result=result, layers=layers, directory=directory)
@@ -195,6 +198,13 @@ def layers_of(directory: Path) -> dict[int, str]:
         return {}
 
 
+def markers() -> str:
+    """The prefix of overlayfs's own xattrs in this daemon's upper layers: ``user.overlay.``
+    in the user namespace of a per-user daemon (``userxattr``), ``trusted.overlay.`` for
+    root (which keeps a file's own ``user.overlay.*`` as the file's)."""
+    return "trusted.overlay." if os.geteuid() == 0 else "user.overlay."
+
+
 def _xattrs(path: str) -> dict[str, bytes]:
     try:
         names = os.listxattr(path, follow_symlinks=False)
@@ -202,7 +212,7 @@ def _xattrs(path: str) -> dict[str, bytes]:
         return {}
     out = {}
     for name in names:
-        if name.startswith("trusted.overlay."):
+        if name.startswith(markers()):
             continue
         try:
             out[name] = os.getxattr(path, name, follow_symlinks=False)
@@ -265,6 +275,7 @@ def _change(upper: str, real: str, info: os.stat_result, opaque: bool) -> Change
 def read_back(directory: Path, layers: dict[int, str]) -> list[Change]:
     """The change set in the upper layers, parents before children."""
     out: list[Change] = []
+    opaque_name = markers() + "opaque"  # a directory whose lower contents the step removed
     for index, point in sorted(layers.items()):
         top = str(directory / LAYERS / str(index) / "u")
         if not Path(top).is_dir():
@@ -279,7 +290,7 @@ def read_back(directory: Path, layers: dict[int, str]) -> list[Change]:
                 if stat.S_ISDIR(info.st_mode):
                     try:
                         opaque = here in replaced or \
-                            os.getxattr(upper, OPAQUE, follow_symlinks=False) == b"y"
+                            os.getxattr(upper, opaque_name, follow_symlinks=False) == b"y"
                     except OSError:
                         opaque = False
                     if opaque:

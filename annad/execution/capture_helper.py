@@ -28,13 +28,20 @@ approved, ``systemctl status`` or ``ss`` must tell the truth):
    ``sys_module``, ``bpf``…) leave the bounding set; a user-scope step becomes its owner;
 5. ``bash -c`` is executed in this very process.
 
+A per-user daemon's helper (not root; ``userns`` in the spec) makes a **user** namespace with
+the mount namespace, its uid and gid mapped to themselves, and mounts the overlays there with
+``userxattr`` (:mod:`annad.execution.unprivileged` made the plan for that); the upper root of
+an overlay keeps the daemon's owner and shows the real directory's bits as this uid gets them;
+the step runs as the daemon's own uid and groups, with no capability left after ``exec``.
+``{"probe": DIR}`` asks whether this kernel lets it (:func:`_probe`).
+
 When the last process of the namespace has ended (the helper killed and reaped them all
 before its ``X``), the overlays are gone and the upper layers stay on the state disk: they
 are the step's change set, read back by the daemon. Any failure before the command is
 reported as ``E:reason``; nothing falls back to running live.
 """
 
-# ruff: noqa: PTH101, PTH103, PTH110 - no pathlib: start-up time
+# ruff: noqa: PTH101, PTH102, PTH103, PTH110 - no pathlib: start-up time
 from __future__ import annotations
 
 import _socket
@@ -46,6 +53,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # noqa: PTH100, PTH120
 from annad.confine import helper, mounts, walls
 from annad.preview.overlay_helper import OPTIONS
+from annad.preview.tree import USERNS_OPTIONS
 
 DROPPED = (2, 16, 17, 19, 21, 22, 27, 32, 33, 38, 39)
 """dac_read_search, sys_module, sys_rawio, sys_ptrace, sys_admin, sys_boot, mknod,
@@ -56,27 +64,54 @@ EXIT_REFUSED = 125
 BASH = "/bin/bash"
 
 
-def _overlay(index: int, point: str, root: str, layers: str) -> None:
+def _overlay(index: int, point: str, root: str, layers: str, seen: dict[str, int] | None
+             ) -> None:
     upper, work = f"{layers}/{index}/u", f"{layers}/{index}/w"
     os.makedirs(upper, mode=0o700)
     os.makedirs(work, mode=0o700)
     info = mounts.overlay_point(point, root + point)
     if info is None:
         return  # gone since the daemon read the mount table: the parent's layer captures it
-    # the merged root shows the upper's owner and mode: those of the real directory
-    os.chown(upper, info.st_uid, info.st_gid)
-    os.chmod(upper, info.st_mode & 0o7777)
+    # the merged root shows the upper's owner and mode: those of the real directory; in a
+    # user namespace the owner stays the daemon's, so it gets the bits the real one gives it
+    if seen is not None:
+        os.chmod(upper, seen.get(point, info.st_mode & 0o7777))
+    else:
+        os.chown(upper, info.st_uid, info.st_gid)
+        os.chmod(upper, info.st_mode & 0o7777)
     mounts.mount("anna-capture", root + point, "overlay", 0,
-              f"lowerdir={point},upperdir={upper},workdir={work},{OPTIONS}")
+                 f"lowerdir={point},upperdir={upper},workdir={work},"
+                 f"{OPTIONS if seen is None else USERNS_OPTIONS}")
 
 
-def _assemble(spec: dict[str, object]) -> None:
+def _as_seen(plan: list[list[object]]) -> dict[str, int]:
+    """Each overlaid real directory's mode with its owner bits as this uid gets them (a
+    directory of someone else's shown as this uid's own must not let it write where it may
+    not). Read before the user namespace, where an unmapped owner reads as the overflow id."""
+    uid, groups = os.getuid(), {os.getgid(), *os.getgroups()}
+    out = {}
+    for op in plan:
+        try:
+            info = os.stat(str(op[1])) if op[0] == "overlay" else None  # noqa: PTH116
+        except OSError:
+            continue
+        if info is None:
+            continue
+        mode = info.st_mode & 0o7777
+        if info.st_uid != uid:
+            bits = (mode >> 3) & 0o7 if info.st_gid in groups else mode & 0o7
+            mode = (mode & ~0o700) | (bits << 6)
+        out[str(op[1])] = mode
+    return out
+
+
+def _assemble(spec: dict[str, object], seen: dict[str, int] | None) -> None:
     root, layers = str(spec["root"]), str(spec["layers"])
     mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE, None)
     for op in list(spec["plan"]):  # type: ignore[call-overload]
         kind, point = str(op[0]), str(op[1])
         if kind == "overlay":
-            _overlay(int(op[2]), point, root, layers)
+            _overlay(int(op[2]), point, root, layers, seen)
         elif kind == "dev":  # the confinement's, with a writable /dev/shm of its own
             mounts.minimal_dev(root + "/dev", mounts.device_clones(), shm=True)
         elif os.path.exists(root + point):  # a mount point the new tree does not show
@@ -102,7 +137,8 @@ def _become(spec: dict[str, object]) -> None:
             data[word].inheritable &= mask
         mounts.check(mounts.libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
         return
-    os.setgroups([int(g) for g in list(spec["groups"])])  # type: ignore[call-overload]
+    if not spec.get("userns"):  # in the user namespace: the daemon's own groups, unchangeable
+        os.setgroups([int(g) for g in list(spec["groups"])])  # type: ignore[call-overload]
     os.setresgid(gid, gid, gid)
     os.setresuid(uid, uid, uid)
     if os.getuid() != uid or os.getgid() != gid:
@@ -117,8 +153,11 @@ def _child(spec: dict[str, object], out: int, status_w: int) -> None:
         os.dup2(devnull, 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
-        mounts.check(mounts.libc.unshare(mounts.CLONE_NEWNS), "unshare the mount namespace")
-        _assemble(spec)
+        # a per-user daemon: a user namespace of its own, its uid and gid mapped to themselves
+        userns = bool(spec.get("userns"))
+        seen = _as_seen(list(spec["plan"])) if userns else None  # type: ignore[call-overload]
+        mounts.namespaces(mounts.CLONE_NEWNS, userns)
+        _assemble(spec, seen)
         _become(spec)
         # after the identity change, which clears it: the helper's death ends the step
         walls.prctl(walls.PR_SET_PDEATHSIG, walls.SIGKILL)
@@ -134,12 +173,35 @@ def _child(spec: dict[str, object], out: int, status_w: int) -> None:
     os._exit(EXIT_REFUSED)
 
 
+def _probe(top: str, status_w: int) -> None:
+    """In the forked child: whether this uid can capture here (a per-user daemon asks once):
+    a user namespace, an overlay with ``userxattr`` in ``top`` (an empty directory of the
+    daemon's on its state disk), a write through it seen in the upper layer. Exits 0 if so."""
+    try:
+        mounts.namespaces(mounts.CLONE_NEWNS, True)
+        mounts.mount("none", "/", None, mounts.MS_REC | mounts.MS_PRIVATE, None)
+        for name in ("l", "u", "w", "m"):
+            os.mkdir(f"{top}/{name}", 0o700)
+        mounts.mount("anna-capture", f"{top}/m", "overlay", 0,
+                     f"lowerdir={top}/l,upperdir={top}/u,workdir={top}/w,{USERNS_OPTIONS}")
+        os.close(os.open(f"{top}/m/f", os.O_CREAT | os.O_WRONLY | os.O_CLOEXEC, 0o600))
+        if not os.path.exists(f"{top}/u/f"):
+            raise mounts.Refused("a write through the overlay did not reach its upper layer")
+    except BaseException as exc:
+        os.write(status_w, f"E:{exc}".encode())
+        os._exit(EXIT_REFUSED)
+    os._exit(0)
+
+
 def prepare(data: bytes, extra: list[int]) -> helper.Child:
     """The child of one request (a spec in JSON and its output descriptor only; ValueError,
-    KeyError, TypeError: bad)."""
+    KeyError, TypeError: bad). A spec ``{"probe": DIR}`` asks :func:`_probe` instead."""
     if extra:
         raise ValueError("a captured step takes one descriptor")
     spec = json.loads(data)
+    if set(spec) == {"probe"}:
+        top = str(spec["probe"])
+        return lambda _out, status_w: _probe(top, status_w)
     for key in ("root", "layers", "plan", "uid", "gid", "groups", "env", "cwd", "command"):
         if key not in spec:
             raise KeyError(key)

@@ -17,7 +17,8 @@ on a daemon that can build the capture (root). In order:
 from __future__ import annotations
 
 import contextlib
-import shutil
+import logging
+import os
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -26,6 +27,8 @@ from anna_common.errors import ErrorCode
 from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore, Budget
 from annad.backups.manifest import printable
+from annad.backups.trash import remove_tree
+from annad.confine.capture_run import probe_userns
 from annad.confine.runner import RunResult
 from annad.execution import commit
 from annad.execution.capture import (
@@ -45,6 +48,12 @@ if TYPE_CHECKING:
     from annad.backups.manifest import StepManifest
     from annad.backups.trash import Trash
     from annad.execution.stepspec import Limits, StepSpec, Who
+
+
+log = logging.getLogger(__name__)
+
+PROBE_TIMEOUT_S = 30.0
+"""Bound on the one probe of a per-user daemon's capture (a helper's start and a mount)."""
 
 
 @dataclass
@@ -79,13 +88,38 @@ class StepRun:
     """Where the step's layers go when done with (None: removed at once)."""
 
 
+def availability(state: Path, *, enabled: bool, python: str | None) -> str | None:
+    """Why this daemon cannot capture its steps, or None. Root can; a per-user daemon asks
+    a capture helper to try (:func:`annad.confine.capture_run.probe_userns`) in a fresh
+    directory of its state disk, once, unless the setting ``capture_userns`` says not to."""
+    if os.geteuid() == 0:
+        return None
+    if not enabled:
+        return "the capture in a user namespace is turned off (capture_userns = false)"
+    top = state / f"capture-probe-{os.getpid()}"
+    try:
+        remove_tree(top)
+        top.mkdir(mode=0o700, parents=True)
+    except OSError as exc:
+        return f"no room to try the capture on the state disk: {printable(str(exc))}"
+    try:
+        why = probe_userns(top, timeout=PROBE_TIMEOUT_S, python=python)
+    finally:
+        remove_tree(top)
+    if why is None:
+        return None
+    log.warning("this per-user daemon cannot capture its steps (%s): its file steps are HIGH, "
+                "they run live and Anna cannot undo them", why)
+    return f"no overlay in a user namespace here: {printable(why)}"
+
+
 def discard(directory: Path, trash: Trash | None = None) -> None:
     """Drop a capture that must not land or has landed: its layers go into ``trash`` (one
     rename; a background thread removes them) or, without one, are removed here."""
     if trash is not None:
         trash.throw(directory / LAYERS)
     else:
-        shutil.rmtree(directory / LAYERS, ignore_errors=True)
+        remove_tree(directory / LAYERS)
     with contextlib.suppress(OSError):
         (directory / ROOT).rmdir()  # where a daemon before the layers held it put it
     (directory / PLAN_FILE).unlink(missing_ok=True)

@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from annad.backups import manifest as manifests
 from annad.backups import safefs
 from annad.backups.backup import snapshot
-from annad.execution.capture import Change
+from annad.execution.capture import Change, markers
 
 if TYPE_CHECKING:
     from annad.backups.backup import BlobStore, Budget
@@ -242,7 +242,7 @@ def _strip_overlay_xattrs(pfd: int, name: str) -> None:
     path = f"/proc/self/fd/{pfd}/{name}"
     with contextlib.suppress(OSError):
         for attr in os.listxattr(path, follow_symlinks=False):
-            if attr.startswith("trusted.overlay."):
+            if attr.startswith(markers()):
                 os.removexattr(path, attr, follow_symlinks=False)
 
 

@@ -16,7 +16,6 @@ from __future__ import annotations
 
 import json
 import logging
-import os
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -45,6 +44,7 @@ from annad.confine.spec import unasked_identity
 from annad.execution import capturing, commit
 from annad.execution.judge import Approval
 from annad.execution.livekinds import live_kind
+from annad.execution.runs_live import not_approved_live
 from annad.execution.stepspec import Limits, StepSpec, Who
 from annad.execution.verify import Checker, describe, no_expectations
 from annad.execution.verifying import Owner, RunOptions, after_plan, after_step
@@ -80,7 +80,7 @@ class Executor:
     """Runs plans and undoes them; one instance per daemon."""
 
     def __init__(self, *, journal: Journal, backups: Path, runner: Runner, limits: Limits,
-                 root_daemon: bool) -> None:
+                 root_daemon: bool, capture_userns: bool = True) -> None:
         self.journal = journal
         self.backups = backups
         self.runner = runner
@@ -88,9 +88,11 @@ class Executor:
         self.root_daemon = root_daemon
         self.trash = Trash(backups.parent / "trash")
         """Where captured steps' layers go when done with (removed in the background)."""
-        self.capture = os.geteuid() == 0
-        """Approved file steps run captured (:mod:`annad.execution.capturing`): it needs
-        root to mount the overlays."""
+        self.capture_problem = capturing.availability(
+            backups.parent, enabled=capture_userns, python=limits.confine_python)
+        """Why this daemon cannot capture (None: it can): :mod:`annad.execution.runs_live`."""
+        self.capture = self.capture_problem is None
+        """Approved file steps run captured (:mod:`annad.execution.capturing`)."""
         self.context: Callable[[str], AssessContext] = lambda home: AssessContext(home=home)
         """The assessment context for a home (the service sets its telemetry's)."""
         self.policy: PolicyHook | None = None
@@ -104,19 +106,15 @@ class Executor:
         file hashes), checked after the step (:mod:`annad.execution.verify`)."""
 
     def captures(self, step: StepSpec) -> bool:
-        """Whether ``step`` runs captured: a root daemon, approved, not a live kind."""
+        """Whether ``step`` runs captured: a daemon that can, approved, not a live kind."""
         return self.capture and not step.confined and live_kind(step.command) is None
 
     def approval(self, plan_id: str, step: StepSpec, who: Who) -> Approval:
         """What the person approved for ``step``, as the judge of its change set needs it."""
-        ctx = self.context(who.home)
-        policy = self.policy
-
-        def denied(command: str) -> str | None:
-            return policy(command, ctx, who.uid, who.home) if policy is not None else None
-
+        ctx, policy = self.context(who.home), self.policy
         return Approval(tier=RiskLevel(step.tier), system=step.scope != "user", ctx=ctx,
-                        state_dir=str(self.backups.parent), policy=denied,
+                        state_dir=str(self.backups.parent), policy=lambda command: policy(
+                            command, ctx, who.uid, who.home) if policy is not None else None,
                         previewed=self.previewed(plan_id, step.index))
 
     def step_dir(self, plan_id: str, index: int) -> Path:
@@ -239,6 +237,9 @@ class Executor:
         emit(_event(ExecEventType.STEP_STARTED, plan_id, step.step_id, number, total,
                     status="running", message=step.command))
         captured = self.captures(step)
+        if (refused := not_approved_live(step, self.capture_problem)) is not None:
+            return self._step_failed(plan_id, step, total, emit, None, refused,
+                                     ErrorCode.CAPTURE_UNAVAILABLE)
         try:
             record = prepare(plan_id, step, who, backups=self.backups, limits=self.limits,
                              runner=self.runner, predict=not captured)

@@ -1,0 +1,62 @@
+"""File steps a daemon cannot capture: HIGH, "runs live; Anna cannot undo it".
+
+A per-user daemon captures its steps in a user namespace (:mod:`annad.execution.unprivileged`);
+on a kernel that forbids that (or with ``capture_userns = false``) it cannot see what a step
+writes, so it cannot back it up or undo it either. Such a step is never offered with a
+rollback Anna cannot do: at submit every step that changes files (not INFO, not a live kind
+with its own typed undo) is raised to HIGH with the words below and marked
+``uncaptured_write``, so its undo never reports it restored on Anna's word
+(:func:`annad.backups.undo.undo_step`). A step approved before the daemon lost its capture
+is refused at run time (:func:`not_approved_live`).
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING
+
+from anna_common.annotate import raise_to_high
+from anna_common.levels import RiskLevel
+from anna_common.risk.rules.base import Code
+from anna_common.shell.grammar import analyse
+from annad.execution.livekinds import live_kind
+
+if TYPE_CHECKING:
+    from anna_common.findings import AnnotatedPlan
+    from annad.execution.stepspec import StepSpec
+
+RUNS_LIVE = "runs live; Anna cannot undo it"
+"""The words every such step carries."""
+
+
+def mark_live(annotated: AnnotatedPlan, problem: str | None) -> AnnotatedPlan:
+    """``annotated`` with every file step raised as the module text says (unchanged when
+    ``problem``, why the daemon cannot capture, is None)."""
+    if problem is None:
+        return annotated
+    raised = False
+    for index, step in enumerate(annotated.steps):
+        if step.final_risk == RiskLevel.INFO or live_kind(step.command) is not None:
+            continue
+        word = next((c.program for c in analyse(step.command).commands if c.program), None)
+        annotated = raise_to_high(annotated, index, f"{RUNS_LIVE}: {problem}", word=word)
+        marked = annotated.steps[index]
+        codes = marked.codes if Code.UNCAPTURED_WRITE in marked.codes else \
+            [*marked.codes, str(Code.UNCAPTURED_WRITE)]
+        steps = list(annotated.steps)
+        steps[index] = marked.model_copy(update={"codes": codes})
+        annotated = annotated.model_copy(update={"steps": steps})
+        raised = raised or marked.rollback_id is None
+    if raised and annotated.rollback_status == "available":
+        # a step with no rollback of its own is now one nothing undoes
+        annotated = annotated.model_copy(update={"rollback_status": "partial"})
+    return annotated
+
+
+def not_approved_live(step: StepSpec, problem: str | None) -> str | None:
+    """Why ``step`` may not run at all on a daemon that cannot capture (``problem``): a file
+    step not approved as one that runs live and cannot be undone (approved before the daemon
+    lost its capture). It never runs live instead."""
+    if problem is None or step.confined or step.uncaptured or live_kind(step.command):
+        return None
+    return (f"this daemon cannot capture what the step writes ({problem}) and it was not "
+            "approved to run live; the step did not run")
