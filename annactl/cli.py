@@ -191,6 +191,23 @@ def _mistyped(args: list[str]) -> str | None:
     return args[0] if all(a.startswith("-") for a in args[1:]) else None
 
 
+def _piped_without_question(args: list[str]) -> BaseException | None:
+    """``… | annactl`` or ``… | annactl ask`` with no question: a usage error saying how to
+    ask about the piped text (which is never read, so this never waits on the writer), or
+    None. Piped text is context for a question, never the question itself: it is
+    untrusted, and a request is what the person says."""
+    if [a for a in args if a not in ("--json", "ask")] or args.count("ask") > 1:
+        return None
+    from annactl.commands.stdin_text import PIPED_EXAMPLE, piped_fd
+
+    if not piped_fd(0):
+        return None
+    from anna_common.errors import UsageError
+
+    return UsageError("text was piped in, but no question was asked about it",
+                      hint=f"say what you want to know: {PIPED_EXAMPLE}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
@@ -204,6 +221,8 @@ def main(argv: list[str] | None = None) -> int:
         watched = watch_stdout()
     if (word := _mistyped(args)) is not None:
         return _failed(unknown_command(word), watched)
+    if (unasked := _piped_without_question(args)) is not None:
+        return _failed(unasked, watched)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         args.insert(0, "ask")
     try:
