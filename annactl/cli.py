@@ -212,7 +212,8 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     args = list(sys.argv[1:] if argv is None else argv)
     if args[:1] == ["--version"]:
-        print(f"annactl {__version__}")
+        print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args[1:]
+              else f"annactl {__version__}")
         return 0
     watched = None
     if "--json" in args:
