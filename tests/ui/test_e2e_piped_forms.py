@@ -113,3 +113,41 @@ def test_without_a_terminal_or_a_pipe_the_hint_names_the_way_without(anna: Anna)
         assert proc.stderr.startswith("annactl: USAGE_ERROR: ")
         assert "stdin is not a terminal" in proc.stderr and f"hint: {hint}" in proc.stderr
         assert proc.stdout == ""
+
+
+NOWHERE = {"ANNA_LLM_URL": "http://127.0.0.1:9"}
+"""No model answers here."""
+SECRET_LINE = "Nov 27 10:00:30 box app[7]: login with password=hunter2secret failed\n"
+
+
+def test_offline_anna_counts_the_piped_log_lines_and_says_it_is_a_count(anna: Anna) -> None:
+    proc = anna.run("what is wrong?", stdin=JOURNAL + SECRET_LINE, extra_env=NOWHERE)
+    assert proc.returncode == 8, proc.stderr  # nothing answered the question
+    assert proc.stderr.startswith("annactl: LLM_UNAVAILABLE")
+    words = " ".join(proc.stdout.split())
+    assert "No model read the piped text; Anna counted it (a count, not a diagnosis): " \
+        "10 of 10 lines are log lines, from 2 programs, 3 kinds of message" in words
+    assert "8× kernel usb 1-2: error -71" in words
+    assert "[bold red]LOOK[/]" in words and "password=***" in words  # inert, masked
+    assert "hunter2secret" not in proc.stdout + proc.stderr
+    assert "\x1b" not in proc.stdout + proc.stderr
+    # --json: one document, the count in the error's detail
+    code, doc = anna.json("ask", "what is wrong?", stdin=JOURNAL + SECRET_LINE,
+                          extra_env=NOWHERE)
+    assert code == 8 and doc["code"] == "LLM_UNAVAILABLE"
+    counted = doc["detail"]["piped"]["tally"]
+    assert (counted["log_lines"], counted["programs"], counted["kinds"]) == (10, 2, 3)
+    assert counted["top"][0] == {"count": 8, "program": "kernel",
+                                 "example": "usb 1-2: error -71"}
+    assert "hunter2secret" not in json.dumps(doc)
+    # text that is not a log: no count, only the error
+    proc = anna.run("what is wrong?", stdin="some words\nmore words\n", extra_env=NOWHERE)
+    assert proc.returncode == 8 and proc.stdout == ""
+    assert anna.llm.chat_bodies() == []
+
+
+def test_with_a_model_there_is_no_count(anna: Anna) -> None:
+    anna.llm.push(ANSWER)
+    proc = anna.run("what is wrong?", stdin=JOURNAL)
+    assert proc.returncode == 0, proc.stderr
+    assert "Anna counted" not in proc.stdout and "USB 1-2 fails" in proc.stdout
