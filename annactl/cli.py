@@ -184,6 +184,18 @@ def _failed(error: BaseException, watched: WatchedStdout | None) -> int:
     return _report(error)
 
 
+def _flags_last(args: list[str]) -> list[str]:
+    """``annactl --json "TEXT"`` as ``annactl "TEXT" --json``: ask's flags typed before the
+    words go after them, so the words are routed (a request, a command, a typo) as if typed
+    first instead of Typer's root refusing ``--json``."""
+    lead = 0
+    while lead < len(args) and args[lead] in ASK_FLAGS:
+        lead += 1
+    if 0 < lead < len(args) and not args[lead].startswith("-"):
+        return args[lead:] + args[:lead]
+    return args
+
+
 def _mistyped(args: list[str]) -> str | None:
     """``annactl WORD [--OPTION…]`` where WORD is no command: the word (never a request)."""
     if not args or not _WORD.fullmatch(args[0]) or args[0] in COMMANDS:
@@ -210,7 +222,7 @@ def _piped_without_question(args: list[str]) -> BaseException | None:
 
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _flags_last(list(sys.argv[1:] if argv is None else argv))
     if args[:1] == ["--version"]:
         print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args[1:]
               else f"annactl {__version__}")

@@ -41,6 +41,12 @@ def test_the_bare_form_reads_the_pipe_like_ask(anna: Anna) -> None:
     assert "error -71" in block["text"] and "[bold red]LOOK[/]" in block["text"]
     assert "\x1b" not in json.dumps(body) and "\x07" not in json.dumps(body)
     assert "\x1b" not in proc.stdout + proc.stderr
+    # --json typed first is the same request, and one document
+    anna.llm.push(ANSWER)
+    proc = anna.run("--json", "what is wrong?", stdin=JOURNAL)
+    assert proc.returncode == 0, proc.stderr
+    doc = json.loads(proc.stdout)
+    assert doc["status"] == "answered" and doc["piped"]["lines"] == 9
 
 
 def test_a_pipe_without_a_question_says_how_to_ask(anna: Anna) -> None:

@@ -57,6 +57,8 @@ def test_every_command_prints_one_document_with_a_code(anna: Anna) -> None:
         (("validate", "/nonexistent"), "USAGE_ERROR", 2),
         (("ask", "how is my system?"), "OK", 0),
         (("ask", "--dry-run", "how is my system?"), "OK", 0),
+        (("--dry-run", "how is my system?"), "OK", 0),  # ask's flags before the words
+        (("--yes", "stauts"), "UNKNOWN_COMMAND", 12),
         (("ask", "--no-templates", "frobnicate the thing"), "LLM_UNAVAILABLE", 8),
         (("plan", "how is my system?"), "OK", 0),
         (("plan", "--telemetry-file", "/nonexistent", "x"), "USAGE_ERROR", 2),
