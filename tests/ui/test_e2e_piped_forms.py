@@ -146,6 +146,12 @@ def test_offline_anna_counts_the_piped_log_lines_and_says_it_is_a_count(anna: An
     assert counted["top"][0] == {"count": 8, "program": "kernel",
                                  "example": "usb 1-2: error -71"}
     assert "hunter2secret" not in json.dumps(doc)
+    # a template answered instead: the count follows its note, and is in --json's piped
+    proc = anna.run("how is my system?", stdin=JOURNAL, extra_env=NOWHERE)
+    assert proc.returncode == 0, proc.stderr
+    assert "Anna counted it (a count, not a diagnosis)" in " ".join(proc.stdout.split())
+    code, doc = anna.json("how is my system?", stdin=JOURNAL, extra_env=NOWHERE)
+    assert code == 0 and doc["template"] and doc["piped"]["tally"]["log_lines"] == 9
     # text that is not a log: no count, only the error
     proc = anna.run("what is wrong?", stdin="some words\nmore words\n", extra_env=NOWHERE)
     assert proc.returncode == 8 and proc.stdout == ""
