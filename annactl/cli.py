@@ -184,6 +184,18 @@ def _failed(error: BaseException, watched: WatchedStdout | None) -> int:
     return _report(error)
 
 
+def _flags_last(args: list[str]) -> list[str]:
+    """``annactl --json "TEXT"`` as ``annactl "TEXT" --json``: ask's flags typed before the
+    words go after them, so the words are routed (a request, a command, a typo) as if typed
+    first instead of Typer's root refusing ``--json``."""
+    lead = 0
+    while lead < len(args) and args[lead] in ASK_FLAGS:
+        lead += 1
+    if 0 < lead < len(args) and not args[lead].startswith("-"):
+        return args[lead:] + args[:lead]
+    return args
+
+
 def _mistyped(args: list[str]) -> str | None:
     """``annactl WORD [--OPTION…]`` where WORD is no command: the word (never a request)."""
     if not args or not _WORD.fullmatch(args[0]) or args[0] in COMMANDS:
@@ -191,11 +203,29 @@ def _mistyped(args: list[str]) -> str | None:
     return args[0] if all(a.startswith("-") for a in args[1:]) else None
 
 
+def _piped_without_question(args: list[str]) -> BaseException | None:
+    """``… | annactl`` or ``… | annactl ask`` with no question: a usage error saying how to
+    ask about the piped text (which is never read, so this never waits on the writer), or
+    None. Piped text is context for a question, never the question itself: it is
+    untrusted, and a request is what the person says."""
+    if [a for a in args if a not in ("--json", "ask")] or args.count("ask") > 1:
+        return None
+    from annactl.commands.stdin_text import PIPED_EXAMPLE, piped_fd
+
+    if not piped_fd(0):
+        return None
+    from anna_common.errors import UsageError
+
+    return UsageError("text was piped in, but no question was asked about it",
+                      hint=f"say what you want to know: {PIPED_EXAMPLE}")
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
-    args = list(sys.argv[1:] if argv is None else argv)
+    args = _flags_last(list(sys.argv[1:] if argv is None else argv))
     if args[:1] == ["--version"]:
-        print(f"annactl {__version__}")
+        print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args[1:]
+              else f"annactl {__version__}")
         return 0
     watched = None
     if "--json" in args:
@@ -204,6 +234,8 @@ def main(argv: list[str] | None = None) -> int:
         watched = watch_stdout()
     if (word := _mistyped(args)) is not None:
         return _failed(unknown_command(word), watched)
+    if (unasked := _piped_without_question(args)) is not None:
+        return _failed(unasked, watched)
     if args and not args[0].startswith("-") and args[0] not in COMMANDS:
         args.insert(0, "ask")
     try:

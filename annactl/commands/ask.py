@@ -204,6 +204,10 @@ def piped_note(consoles: Consoles, prepared: Prepared, *, as_json: bool) -> None
     else:
         said += "; the model read it as data"
     consoles.err.print("note: " + said, style="yellow", markup=False, highlight=False)
+    if outcome.template:
+        from annactl.commands.piped_count import count_piped
+
+        count_piped(consoles, outcome.piped, as_json=False)
 
 
 def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
@@ -369,24 +373,30 @@ def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bo
             return flow.plan_text(request, mode="one-shot", piped=piped,
                                   use_templates=use_templates and settings.templates, **hooks)
 
-        with showing_rejections(consoles, as_json=opts.as_json), _saying_piped(piped):
+        with showing_rejections(consoles, as_json=opts.as_json), \
+                _saying_piped(consoles, piped, as_json=opts.as_json):
             prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
         return run_prepared(flow, consoles, prepared, opts)
 
 
 @contextmanager
-def _saying_piped(piped: Piped | None) -> Iterator[None]:
+def _saying_piped(consoles: Consoles, piped: Piped | None, *, as_json: bool
+                  ) -> Iterator[None]:
     """A request with piped text that could not be planned still says what was read (the
-    error's hint; ``piped`` in its JSON ``detail``), and that no model read it."""
+    error's hint; ``piped`` in its JSON ``detail``), that no model read it, and Anna's own
+    count of its log lines (:mod:`annactl.commands.piped_count`)."""
     try:
         yield
     except AnnaError as exc:
         if piped is not None:
             from annactl.planning.outcome import OFFLINE_CODES
 
-            if isinstance(exc.detail, dict):
-                exc.detail.setdefault("piped", piped.to_dict())
+            doc = exc.detail.setdefault("piped", piped.to_dict()) \
+                if isinstance(exc.detail, dict) else {}
             if exc.code in OFFLINE_CODES:
+                from annactl.commands.piped_count import count_piped
+
+                doc["tally"] = count_piped(consoles, piped, as_json=as_json)
                 said = f"{piped.summary()}; no model read it"
                 exc.hint = said + (f"; {exc.hint}" if exc.hint else "")
         raise

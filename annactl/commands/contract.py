@@ -133,10 +133,13 @@ def read_plan_text(source: str) -> str:
 
 
 def validation_json(result: ValidationResult) -> dict[str, Any]:
-    """``{"ok", "errors", "warnings", "plan"}`` as documented."""
+    """``{"ok", "code", "errors", "warnings", "plan"}`` as documented (``code``: ``OK``, or
+    ``PLAN_BANNED`` / ``PLAN_INVALID`` as the plan would be refused)."""
     data = result.model_dump(mode="json")
-    return {"ok": data["ok"], "errors": data["errors"], "warnings": data["warnings"],
-            "plan": data["plan"]}
+    code = "OK" if result.ok else "PLAN_BANNED" if result.plan is not None and \
+        result.plan.banned else "PLAN_INVALID"
+    return {"ok": data["ok"], "code": code, "errors": data["errors"],
+            "warnings": data["warnings"], "plan": data["plan"]}
 
 
 def validate_file(source: str, *, distro: str | None, as_json: bool, consoles: Consoles) -> int:

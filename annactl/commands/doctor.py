@@ -54,6 +54,10 @@ FAIL_STATUS = {"config": ExitStatus.USAGE, "daemon": ExitStatus.DAEMON_UNAVAILAB
                "model_server": ExitStatus.MODEL_UNAVAILABLE, "model": ExitStatus.MODEL_UNAVAILABLE,
                "structured_output": ExitStatus.MODEL_UNAVAILABLE, "pacman": ExitStatus.ERROR}
 """The exit status of ``doctor`` when that check fails (the first failure decides)."""
+FAIL_CODE = {"config": "CONFIG_INVALID", "daemon": "DAEMON_UNAVAILABLE",
+             "model_server": "LLM_UNAVAILABLE", "model": "LLM_MODEL_NOT_FOUND",
+             "structured_output": "LLM_BAD_REPLY"}
+"""``--json``'s ``code`` when that check fails first (others: ``INTERNAL_ERROR``)."""
 
 
 def check_config() -> tuple[Check, ClientSettings]:
@@ -249,8 +253,11 @@ def run(consoles: Consoles, *, as_json: bool) -> int:
     checks = collect()
     status = exit_status(checks)
     if as_json:
-        emit_json(consoles, {"status": "ok" if status == ExitStatus.SUCCESS else "failed",
-                             "checks": [asdict(c) for c in checks]})
+        failed = next((c.name for c in checks if c.status == "fail"), None)
+        emit_json(consoles, {"status": "ok" if failed is None else "failed",
+                             "code": "OK" if failed is None else
+                             FAIL_CODE.get(failed, "INTERNAL_ERROR"),
+                             "failed": failed, "checks": [asdict(c) for c in checks]})
         return status
     consoles.out.print(_table(checks))
     return status

@@ -114,7 +114,8 @@ class Flow:
                   cancel: threading.Event | None = None,
                   continuation: list[dict[str, str]] | None = None,
                   piped: Piped | None = None,
-                  on_offline: Callable[[Prepared], None] | None = None) -> Prepared:
+                  on_offline: Callable[[Prepared], None] | None = None,
+                  on_offline_checks: Callable[[Prepared], None] | None = None) -> Prepared:
         """Ask the planner for a plan and store it in the daemon (``continuation``: the
         turns of a fix request, :mod:`annactl.planning.fix`; ``piped``: text piped in with
         the request).
@@ -122,6 +123,9 @@ class Flow:
         ``on_offline`` (issue 24.1): gets Anna's offline answer, stored, while the model is
         still working (in the planner's thread). When the model then fails and that template
         answers after all, the same plan is returned (the same object), never stored twice.
+        ``on_offline_checks``: gets that plan again, its ``checks`` filled, when the planner
+        ran them itself (a question's, for the model to read; ``outcome.checks_follow``), so
+        a front end never runs them a second time.
         """
         early: list[Prepared] = []
 
@@ -137,12 +141,21 @@ class Flow:
             early.append(prepared)
             on_offline(prepared)
 
+        def offline_checks(first: PlanOutcome) -> None:
+            assert on_offline_checks is not None
+            for prepared in early:
+                if prepared.outcome is first:
+                    prepared.checks = list(first.checks)
+                    on_offline_checks(prepared)
+
         outcome = self.planner().plan(request, mode=mode, telemetry=telemetry,
                                       use_templates=use_templates, turns=list(turns or []),
                                       preferences=preferences, on_progress=on_progress,
                                       cancel=cancel, continuation=continuation or (),
                                       piped=piped,
-                                      on_offline=offline if on_offline is not None else None)
+                                      on_offline=offline if on_offline is not None else None,
+                                      on_offline_checks=offline_checks
+                                      if on_offline_checks is not None else None)
         if outcome.plan is None or not outcome.result.ok:
             raise invalid_plan("the model's plan cannot be offered", outcome.result.errors,
                                outcome.result.plan)

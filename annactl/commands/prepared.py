@@ -82,4 +82,10 @@ class Prepared:
             for key in ("plan", "ok", "findings", "warnings", "checks"):
                 summary.pop(key, None)
             data.update(summary)
+            piped = self.outcome.piped
+            if piped is not None and self.outcome.template and isinstance(data["piped"], dict):
+                from annactl.planning.piped_tally import tally
+
+                counted = tally(piped.whole)  # no model read it: Anna's own count, as in text
+                data["piped"]["tally"] = counted.to_dict() if counted is not None else None
         return data

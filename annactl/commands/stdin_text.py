@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING
 if TYPE_CHECKING:
     from annactl.planning.piped import Piped
 
+PIPED_EXAMPLE = 'journalctl -b -p err | annactl "what is wrong?"'
+"""How to ask about piped text (said wherever piped text cannot be used as it is)."""
 WAIT_S = 20.0
 """Longest wait for the writer to close stdin (a slow ``journalctl`` takes seconds)."""
 _CHUNK = 65536
@@ -91,3 +93,19 @@ def _more_waiting(fd: int) -> bool:
         return bool(os.read(fd, 1))
     except OSError:
         return True
+
+
+def need_terminal(what: str, *, otherwise: str) -> None:
+    """A usage error unless stdin is a terminal (``what`` needs one): piped, the hint says how
+    to ask about piped text; else ``otherwise``. stdin is never read: no wait on a writer."""
+    try:
+        fd = sys.stdin.fileno() if sys.stdin is not None else -1
+    except (OSError, ValueError):  # closed, or replaced by something without a descriptor
+        fd = -1
+    if fd >= 0 and os.isatty(fd):
+        return
+    from anna_common.errors import UsageError
+
+    piped = fd >= 0 and piped_fd(fd)
+    raise UsageError(f"{what}, and stdin is " + ("a pipe" if piped else "not a terminal"),
+                     hint=f"to ask about piped text: {PIPED_EXAMPLE}" if piped else otherwise)

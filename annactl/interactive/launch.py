@@ -20,9 +20,13 @@ def run(consoles: Consoles, *, text: str | None, plan_file: Path | None, plan_id
     given = [x for x in (text, plan_file, plan_id) if x]
     if len(given) > 1:
         raise UsageError("give exactly one of TEXT, --plan-file FILE or --plan ID")
-    if not (sys.stdin.isatty() and sys.stdout.isatty()):
-        raise UsageError("the approval screen needs a terminal",
-                         hint="use annactl ask or annactl apply without a terminal")
+    from annactl.commands.stdin_text import need_terminal
+
+    without = "use annactl ask or annactl apply without a terminal"
+    need_terminal("the approval screen reads your keys at a terminal", otherwise=without)
+    if not sys.stdout.isatty():
+        raise UsageError("the approval screen draws on a terminal, and stdout is not one",
+                         hint=without)
     if not given:
         return _queue(use_templates=use_templates)
     if plan_file is not None and not plan_file.is_file():

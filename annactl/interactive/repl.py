@@ -355,6 +355,12 @@ def _turn_summary(prepared: Prepared) -> str:
 
 def run(consoles: Consoles, *, use_templates: bool = True) -> int:
     """The REPL loop; returns the exit status (0 after /quit or Ctrl-D)."""
+    from annactl.commands.stdin_text import need_terminal
+
+    # fed from a pipe, prompt-toolkit would run each line as typed (``ok`` approving a plan
+    # nobody saw) amid cursor codes
+    need_terminal("the REPL reads what you type at a terminal",
+                  otherwise='run annactl repl in a terminal, or annactl "REQUEST" without one')
     from prompt_toolkit import PromptSession
     from prompt_toolkit.history import FileHistory
 
@@ -379,3 +385,4 @@ def run(consoles: Consoles, *, use_templates: bool = True) -> int:
             return 0
         if not session.handle(line):
             return 0
+

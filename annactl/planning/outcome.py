@@ -148,6 +148,10 @@ class PlanOutcome:
     stored): the final plan is submitted as its revision, one stored plan per request."""
     piped: Piped | None = None
     """Text piped into ``annactl ask`` with the request (None: nothing was piped)."""
+    checks_follow: bool = False
+    """An offline answer shown while the model works whose checks the planner runs next
+    (a question's, for the model to read): the front end gets their results back
+    (``on_offline_checks``) and does not run them itself."""
 
     @property
     def confidence(self) -> float:

@@ -23,7 +23,7 @@ Bounds (what happens past them is said in the text itself, never silently):
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 from anna_common.redact import redact, redact_private_keys
@@ -55,6 +55,9 @@ class Piped:
     """Anna stopped reading at :data:`MAX_READ_BYTES`; more was waiting."""
     still_open: bool = False
     """The writer had not closed stdin when Anna stopped waiting for it."""
+    whole: str = field(default="", repr=False, compare=False)
+    """Every line read, cleaned but not masked or cut: only for Anna's own count
+    (:mod:`annactl.planning.piped_tally`), which masks what it shows; never sent."""
 
     @property
     def truncated(self) -> bool:
@@ -114,7 +117,7 @@ def bounded(raw: bytes, *, unread: bool = False, still_open: bool = False,
         sent += f"\n[… Anna stopped reading here, after {MAX_READ_BYTES:,} bytes …]"
     if still_open:
         sent += "\n[… stdin was still open; Anna used what had arrived …]"
-    return Piped(text=sent, lines=lines, size=len(raw), left_out_lines=left_out,
+    return Piped(text=sent, lines=lines, size=len(raw), left_out_lines=left_out, whole=text,
                  unread=unread, still_open=still_open)
 
 

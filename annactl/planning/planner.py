@@ -96,7 +96,8 @@ class Planner:
              cancel: threading.Event | None = None,
              continuation: Sequence[dict[str, str]] = (),
              piped: Piped | None = None,
-             on_offline: Callable[[PlanOutcome], None] | None = None) -> PlanOutcome:
+             on_offline: Callable[[PlanOutcome], None] | None = None,
+             on_offline_checks: Callable[[PlanOutcome], None] | None = None) -> PlanOutcome:
         """Plan one request. Raises a coded error when no plan could be made.
 
         ``continuation``: turns after the user message (a failed plan and the fix request,
@@ -104,12 +105,13 @@ class Planner:
         piped in with the request, sent as an untrusted document; a template, which cannot
         read it, then answers only when the model cannot. ``on_offline``: called (in this
         thread) with a weakly matching template's outcome before the model is asked, so a
-        front end can show it while the model works.
+        front end can show it while the model works; ``on_offline_checks``: called with it
+        again once this run ran its checks (when its ``checks_follow`` said so).
         """
         from annactl.planning.planner_run import Run
 
         run = Run(self, request, mode=mode, on_progress=on_progress, cancel=cancel)
-        run.on_offline = on_offline
+        run.on_offline, run.on_offline_checks = on_offline, on_offline_checks
         run.continuation = [dict(m) for m in continuation]
         run.piped = piped
         outcome: PlanOutcome | None = None

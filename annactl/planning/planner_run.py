@@ -39,6 +39,7 @@ from annactl.planning.packet import (
 )
 from annactl.planning.replies import failure
 from annactl.planning.run_calls import ModelCalls
+from annactl.planning.run_offline import OfflineBeside
 from annactl.planning.telemetry_trim import cut
 
 if TYPE_CHECKING:
@@ -54,8 +55,9 @@ log = logging.getLogger(__name__)
 
 Messages = list[dict[str, str]]
 
-class Run(ModelCalls):
-    """State of one request (its model calls: :class:`~annactl.planning.run_calls.ModelCalls`)."""
+class Run(ModelCalls, OfflineBeside):
+    """State of one request (its model calls: :class:`~annactl.planning.run_calls.ModelCalls`;
+    the offline answer beside the model: :class:`~annactl.planning.run_offline.OfflineBeside`)."""
 
     def __init__(self, planner: PlanningSession, request: str, *, mode: str,
                  on_progress: Callable[[Progress], None] | None,
@@ -88,11 +90,8 @@ class Run(ModelCalls):
         (and the final plan) revises it, so the request keeps one plan in history."""
         self.piped: Piped | None = None
         """Text piped in with the request (a document of the packet)."""
-        self.on_offline: Callable[[PlanOutcome], None] | None = None
-        """Gets a weak template's outcome before the model is asked (issue 24.1); a front
-        end that stores it sets the outcome's ``stored_id`` (kept in :attr:`offline_id`)."""
-        self.offline_id: str | None = None
         self.init_calls()
+        self.init_offline()
 
     # ------------------------------------------------------------------ the request
     def execute(self, telemetry: Telemetry | None, *, use_templates: bool,
@@ -121,10 +120,11 @@ class Run(ModelCalls):
                                                    started=self.started))
         if found is not None and found.plan is not None:
             self.fallback = found
-            self._offer_offline(found)  # first: before any check or model time
-            if (self.form == "answer" and found.plan.necessary_checks
-                    and self.planner.daemon is not None):
-                self.template_checks(found)
+            checks = (self.form == "answer" and bool(found.plan.necessary_checks)
+                      and self.planner.daemon is not None)
+            offered = self.offer_offline(found, checks_follow=checks)  # before checks, model
+            if checks:
+                self.template_checks(found, offered)
             if not self.settings.llm_url:
                 # a weak match and no model configured: one quick try, not three slow ones
                 self.planner.quick_model_probe()
@@ -136,24 +136,6 @@ class Run(ModelCalls):
             if exc.code not in FALLBACK_CODES or self.fallback is None:
                 raise
             return self._done(self._fall_back(exc, self.fallback))
-
-    def _offer_offline(self, found: TemplateMatch) -> None:
-        """The weak template's answer goes to the front end now, while the model works; a
-        failure to show it never stops the model (the template still answers if it fails)."""
-        if self.on_offline is None:
-            return
-        assert self.context is not None
-        outcome = template_outcome(found, self.context, offline_reason=None,
-                                   started=self.started)
-        if outcome.plan is None:
-            return
-        outcome.telemetry, outcome.trace_id = self.telemetry, self.tracer.trace_id
-        self.tracer.event("TEMPLATE_FIRST", template=found.template)
-        try:
-            self.on_offline(outcome)
-        except AnnaError as exc:
-            self.tracer.event("TEMPLATE_FIRST_FAILED", code=str(exc.code), message=exc.message)
-        self.offline_id = outcome.stored_id
 
     def _fall_back(self, exc: LLMError, found: TemplateMatch) -> PlanOutcome:
         """The template's answer, with a note saying why the model's was not used."""
@@ -360,29 +342,6 @@ class Run(ModelCalls):
         doc = check_results_document(rows).to_dict()
         doc["doc_id"] = f"doc:check_results:{self.stats.rounds + 1}"
         self.packet["context"]["documents"].append(doc)
-
-    def template_checks(self, found: TemplateMatch) -> None:
-        """Before a question is asked in the answer form: run the (weakly) matching template's
-        read-only checks on the daemon, so the model can answer from, and cite, their output
-        (``check:<id>``). Nothing runs without a daemon; a daemon error skips them. When the
-        same template's answer was stored and shown first, its checks are that plan's (not a
-        second stored copy's), and the model's answer is a plan of its own: the person saw the
-        first one, so it is never revised under them (docs/planning.md)."""
-        from anna_common.protocol.models import SessionEnv
-
-        daemon = self.planner.daemon
-        assert daemon is not None and found.plan is not None
-        self.progress("checks")
-        try:
-            plan_id = self.offline_id or self._store(found.plan, "template").plan_id
-            response = daemon.run_checks(plan_id,
-                                         session=SessionEnv.from_environ(dict(os.environ)))
-        except AnnaError as exc:
-            self.tracer.event("CHECKS_FAILED", code=str(exc.code), message=exc.message)
-            return
-        self.tracer.event("CHECKS_RUN", plan_id=plan_id, count=len(response.results),
-                          ran=sum(1 for r in response.results if r.ran), template=found.template)
-        self._store_checks(list(response.results))
 
     # ------------------------------------------------------------------ the end
     def finish(self, outcome: PlanOutcome | None, error: AnnaError | None) -> None:

@@ -41,6 +41,48 @@ def test_failures_print_one_document(anna: Anna, args: tuple[str, ...], code: st
     assert exit_status == status, doc
 
 
+def test_every_command_prints_one_document_with_a_code(anna: Anna) -> None:
+    """The walk: each command with --json, succeeding and failing, offline (no model)."""
+    good = anna.plan_file(make_plan([("look", "ls /tmp", "INFO")]), "good.json")
+    banned = anna.plan_file(make_plan([("wipe", "rm -rf /", "LOW")]), "banned.json")
+    broken = anna.work / "broken.json"
+    broken.write_text("{not json")
+    walk: list[tuple[tuple[str, ...], str, int]] = [
+        (("--version",), "OK", 0),
+        (("assess", "ls"), "OK", 0), (("assess",), "USAGE_ERROR", 2),
+        (("explain", "ls -la", "--no-model"), "OK", 0),
+        (("explain", "", "--no-model"), "USAGE_ERROR", 2),
+        (("validate", str(good)), "OK", 0), (("validate", str(broken)), "PLAN_INVALID", 3),
+        (("validate", str(banned)), "PLAN_BANNED", 3),
+        (("validate", "/nonexistent"), "USAGE_ERROR", 2),
+        (("ask", "how is my system?"), "OK", 0),
+        (("ask", "--dry-run", "how is my system?"), "OK", 0),
+        (("--dry-run", "how is my system?"), "OK", 0),  # ask's flags before the words
+        (("--yes", "stauts"), "UNKNOWN_COMMAND", 12),
+        (("ask", "--no-templates", "frobnicate the thing"), "LLM_UNAVAILABLE", 8),
+        (("plan", "how is my system?"), "OK", 0),
+        (("plan", "--telemetry-file", "/nonexistent", "x"), "USAGE_ERROR", 2),
+        (("doctor",), "LLM_UNAVAILABLE", 8),
+        (("memory", "set", "editor", "nvim"), "OK", 0),
+        (("memory", "set", "bogus", "x"), "USAGE_ERROR", 2),
+        (("memory", "forget", "editor"), "OK", 0),
+        (("recipe", "run", "nonexistent"), "BAD_REQUEST", 2),
+        (("audit", "verify"), "OK", 0),
+        (("fleet", "apply", "zzzz", "--inventory", "/nonexistent"), "PLAN_NOT_FOUND", 2),
+        (("queue", "show", "zzzz"), "PLAN_NOT_FOUND", 2),
+        (("policy", "check", "rm -rf /"), "OK", 0),
+        (("gc", "zzzz", "--yes"), "PLAN_NOT_FOUND", 2),
+        (("history", "--before", "zzzz"), "PLAN_NOT_FOUND", 2),
+        (("repl",), "USAGE_ERROR", 2), (("tui",), "USAGE_ERROR", 2),
+        (("export", "zzzz"), "USAGE_ERROR", 2), (("show",), "USAGE_ERROR", 2),
+    ]
+    nowhere = {"ANNA_LLM_URL": "http://127.0.0.1:9"}
+    for args, code, status in walk:
+        exit_status, doc = _one_document(anna, *args, extra_env=nowhere)
+        assert (doc["code"], exit_status) == (code, status), (args, doc)
+    assert anna.llm.chat_bodies() == []
+
+
 def test_stauts_is_a_mistyped_command_not_a_request(anna: Anna) -> None:
     _, doc = _one_document(anna, "stauts")
     assert "did you mean status?" in str(doc["message"])

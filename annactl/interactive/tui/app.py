@@ -165,9 +165,8 @@ class AnnaTui(WaitingApp):
         self.edit_plan(message.prepared, message.changes)
 
     def on_checks_done(self, message: ChecksDone) -> None:
-        """Keep the check output for the details view."""
-        if self.prepared is not None:
-            self.prepared.checks = list(message.results)
+        """Keep the check output for the details view, with the plan they ran for."""
+        message.prepared.checks = list(message.results)
 
     def on_work_failed(self, message: WorkFailed) -> None:
         """A notification with the code, and the state line says what failed."""

@@ -57,8 +57,10 @@ class OfflineAnswer(Message):
 
 @dataclass
 class ChecksDone(Message):
-    """The plan's read-only checks ran."""
+    """A plan's read-only checks ran."""
 
+    prepared: Prepared
+    """The plan they ran for (not always the one on screen by now)."""
     results: list[CheckResult]
 
 

@@ -116,7 +116,9 @@ class WaitingApp(TuiWorkers):
                                              id="offline"),
                                       before=self.query_one("#state", Static))
         else:
-            if prepared.annotated.checks and not prepared.checks and self._connect is not None:
+            follow = prepared.outcome is not None and prepared.outcome.checks_follow
+            if prepared.annotated.checks and not prepared.checks and not follow and \
+                    self._connect is not None:  # the planner's run comes back otherwise
                 self.run_checks(prepared)
             self._offline_box = ApprovalScreen(prepared, banner=label)
             self.push_screen(self._offline_box, self._offline_decided)

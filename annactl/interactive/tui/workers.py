@@ -113,7 +113,7 @@ class TuiWorkers(App[int]):
                 prepared = flow.plan_text(
                     self.source.text or "", mode="tui", use_templates=self.source.use_templates,
                     on_progress=self._progress, cancel=self.cancel_planning,
-                    on_offline=self._offline)
+                    on_offline=self._offline, on_offline_checks=self._offline_checks)
             self.post_message(PlanReady(prepared))
         except Exception as exc:  # reported as a notification
             self._show_banned(exc)
@@ -165,11 +165,17 @@ class TuiWorkers(App[int]):
     def _offline(self, prepared: Prepared) -> None:
         self.post_message(OfflineAnswer(prepared))
 
+    def _offline_checks(self, prepared: Prepared) -> None:
+        """The planner ran the offline answer's checks (for the model): the box shows
+        these results, never a second round of its own."""
+        self.post_message(ChecksDone(prepared, list(prepared.checks)))
+
     @work(thread=True, group="checks", exit_on_error=False)
     def run_checks(self, prepared: Prepared) -> None:
         """Run the plan's read-only checks (they need no approval)."""
         try:
-            self.post_message(ChecksDone(self._flow_or_connect().run_checks(prepared)))
+            self.post_message(ChecksDone(prepared,
+                                         self._flow_or_connect().run_checks(prepared)))
         except Exception as exc:  # reported as a notification
             self._failed("checks", exc)
 
