@@ -11,6 +11,8 @@ namespaces the step runs in:
 - ``{TCP}``: a listening TCP port on 127.0.0.1;
 - ``{PID}``: a ``sleep`` of root's with every capability, ``{BARE}``: one of root's with none
   (what ``/proc/PID/root`` and ptrace of a same-uid process need);
+- ``{SHMKEY}``: the key of a SysV shared memory segment of the driver's;
+- ``{L}``: a directory holding ``secret`` (mode 0600) from before the step;
 - ``{T}``: a scratch directory (its writes are captured, never committed: the layers are
   dropped at the end).
 
@@ -22,6 +24,7 @@ observed change set, and what each target saw.
 from __future__ import annotations
 
 import contextlib
+import ctypes
 import json
 import os
 import shutil
@@ -71,17 +74,26 @@ def main(argv: list[str]) -> int:
     subprocess.run(["mount", "-t", "tmpfs", "anna-probe", str(run_dir)], check=True)
     scratch = state / "scratch"
     scratch.mkdir()
+    lower = state / "lower"  # what was there before the step: the overlays' lower layer
+    lower.mkdir()
+    (lower / "secret").write_text("decoy secret\n")
+    (lower / "secret").chmod(0o600)
     unix = _listener(socket.AF_UNIX, str(run_dir / "sock"))
     abstract_name = f"anna-probe-{os.getpid()}"
     abstract = _listener(socket.AF_UNIX, "\0" + abstract_name)
     tcp = _listener(socket.AF_INET, ("127.0.0.1", 0))
+    libc = ctypes.CDLL(None, use_errno=True)
+    shm_key = 0x616E6E61  # a SysV segment of the driver's IPC namespace ("anna")
+    if libc.shmget(shm_key, 4096, 0o1000 | 0o600) < 0:  # IPC_CREAT
+        raise OSError(ctypes.get_errno(), "shmget")
     full = subprocess.Popen(["sleep", "600"])
     bare = subprocess.Popen(["setpriv", "--inh-caps=-all", "--bounding-set=-all",
                              "sleep", "600"])
     try:
         command = Path(spec["command_file"]).read_text().format(
             UNIX=run_dir / "sock", ABSTRACT=abstract_name, TCP=tcp.getsockname()[1],
-            PID=full.pid, BARE=bare.pid, T=scratch, RUN=run_dir)
+            PID=full.pid, BARE=bare.pid, T=scratch, RUN=run_dir, L=lower,
+            SHMKEY=shm_key)
         directory = state / "step"
         step = StepSpec(index=0, step_id="probe", command=command, scope="system")
         who = Who(uid=0, gid=0, groups=(), user="root", home=str(state))
@@ -111,8 +123,11 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGKILL)
             proc.wait()
-        subprocess.run(["umount", str(run_dir)], check=False)
-        shutil.rmtree(run_dir, ignore_errors=True)
+        for sock in (unix, abstract, tcp):
+            sock.close()
+        # the tmpfs is this namespace's; the directory under it is the machine's /run's
+        subprocess.run(["umount", str(run_dir)], check=True)
+        run_dir.rmdir()
         _drop_layers(state / "step")
     return 0
 
@@ -137,10 +152,9 @@ def _process(pid: int) -> bool:
 def _drop_layers(directory: Path) -> None:
     """The upper layers hold what the probe wrote: dropped, never committed (an immutable
     file a probe managed to make is made mutable first, or it could never be removed)."""
-    for path in directory.rglob("*"):
-        if path.is_file() and not path.is_symlink():
-            subprocess.run(["chattr", "-i", str(path)], check=False,
-                           stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    if directory.exists():
+        subprocess.run(["chattr", "-R", "-f", "-i", str(directory)], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
     shutil.rmtree(directory, ignore_errors=True)
 
 

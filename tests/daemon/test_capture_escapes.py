@@ -177,6 +177,15 @@ def test_keyrings_which_no_namespace_holds_are_refused(tmp_path: Path) -> None:
 # -- IPC out of the capture -----------------------------------------------------------------
 
 
+SHM = ("python3 -c \"import ctypes, sys; l=ctypes.CDLL(None); "
+       "sys.exit(l.shmget({SHMKEY}, 0, 0) < 0)\"")
+
+
+def test_sysv_ipc_of_the_machine_is_not_reached(tmp_path: Path) -> None:
+    # the capture's IPC namespace is its own: the key finds nothing there
+    refused(probe(tmp_path, SHM))
+
+
 UNIX = ("python3 -c \"import socket; s=socket.socket(socket.AF_UNIX); "
         "s.connect('WHERE'); s.send(b'hi')\"")
 
@@ -256,3 +265,18 @@ def test_file_capabilities_and_acls_are_observed(tmp_path: Path) -> None:
     xattrs = {Path(c["path"]).name: c["xattrs"] for c in report["changes"]}
     assert "security.capability" in xattrs["t"]
     assert "system.posix_acl_access" in xattrs["d"]
+
+
+def test_a_hard_link_shares_its_change_with_the_original(tmp_path: Path) -> None:
+    # the mode given through the new name is the original's: the judge sees it at its path
+    report = probe(tmp_path, "ln {L}/secret {T}/x && chmod 644 {T}/x")
+    assert report["exit"] == 0, report
+    modes = {Path(c["path"]).name: c["mode"] for c in report["changes"]}
+    assert modes["secret"] == 0o644, report
+
+
+@pytest.mark.parametrize("name", ["a\nb", "\xff\xfe", "-rf", "$(id)"])
+def test_any_name_is_observed_as_it_is(tmp_path: Path, name: str) -> None:
+    report = probe(tmp_path, "touch {T}/\"$(printf -- '" + name + "')\"")
+    assert report["exit"] == 0, report
+    assert len(report["changes"]) == 1, report
