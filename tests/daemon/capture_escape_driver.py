@@ -103,7 +103,7 @@ def main(argv: list[str]) -> int:
         left = [pid for pid in _pids_in(directory / LAYERS) if _process(pid)]
         report = {
             "exit": capture.result.exit_code, "output": capture.result.output,
-            "error": capture.result.error,
+            "error": capture.result.error, "timed_out": capture.result.timed_out,
             "changes": [{"path": c.path, "kind": c.kind, "mode": c.mode,
                          "xattrs": sorted(c.xattrs)} for c in changes],
             "unix": _reached(unix), "abstract": _reached(abstract), "tcp": _reached(tcp),

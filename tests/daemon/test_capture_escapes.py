@@ -41,8 +41,10 @@ def probe(tmp_path: Path, command: str) -> dict[str, Any]:
 
 
 def refused(report: dict[str, Any]) -> None:
-    """The step failed in the capture (so nothing of it would land)."""
+    """The step failed in the capture (so nothing of it would land) — on its own, not by
+    running into the driver's time limit."""
     assert report["exit"] not in (0, None), report
+    assert report["exit"] > 0 and not report["timed_out"], report
 
 
 SPELLINGS = ("{}", "env {}", "bash -c '{}'", "sudo {}", "bash <<< '{}'",
