@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from anna_common.plan import RiskLevel, Scope  # Scope lives with the plan models (light)
 from anna_common.risk import paths
 from anna_common.risk.knownvars import known_values
+from anna_common.risk.namedpaths import IN_PLACE, harmless, named_paths
 from anna_common.risk.rules.base import AssessContext, Code, Out, Reason, help_only
 from anna_common.risk.rules.builtins import judge_arithmetic, prepare
 from anna_common.risk.rules.code import (
@@ -52,8 +53,7 @@ from anna_common.risk.rules.packages import not_native
 from anna_common.risk.rules.reads import secrets as _secrets
 from anna_common.risk.rules.registry import rule_for
 from anna_common.risk.runtimename import named_at_run_time_only
-from anna_common.risk.writes import WriteTarget, write_targets
-from anna_common.shell.argv import operands
+from anna_common.risk.writes import write_targets
 from anna_common.shell.grammar import Analysis, SimpleCommand, analyse
 from anna_common.shell.unwrap import SHELLS, WRAPPERS, language_of
 
@@ -374,30 +374,7 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
     if not written and rule is not None and not cmd.code and out.readonly_marks == marks and (
             program in IN_PLACE or any(r.message == f"{program} changes files"
                                        for r in out.reasons[before:])):
-        written = _named_paths(cmd, out)
-    return written
-
-
-IN_PLACE = frozenset({"gzip", "xz", "zstd", "bzip2", "lz4", "lzma", "compress", "pigz",
-                      "pbzip2", "brotli"})
-"""Compressors: each file named is replaced (or joined) by its compressed twin in place."""
-
-
-def _named_paths(cmd: SimpleCommand, out: Out) -> list[str]:
-    """A file tool with no write rule (``split``, ``patch``, ``xz``…) may change any path it
-    names: each absolute or home-relative operand is judged as a write to it. What it only
-    reads is over-judged, never under: a step that really runs is judged on what it did
-    (the capture), but a rollback command, a live step and a per-user daemon's step run on
-    this prediction alone."""
-    written: list[str] = []
-    for word in operands(cmd.args):
-        if not word.text.startswith(("/", "~")):
-            continue
-        places = out.paths(word)
-        if not places or all(_harmless(p.path) for p in places):
-            continue
-        judge(WriteTarget(word, "edit", program=cmd.program), out)
-        written.extend(p.path for p in places)
+        written = named_paths(cmd, out)
     return written
 
 
@@ -405,13 +382,8 @@ def _writes(cmd: SimpleCommand, out: Out) -> list[str]:
     written: list[str] = []
     for target in write_targets(cmd):
         places = out.paths(target.word)
-        if all(_harmless(p.path) for p in places):
+        if all(harmless(p.path) for p in places):
             continue
         judge(target, out)
         written.extend(p.path for p in places)
     return written
-
-
-def _harmless(path: str) -> bool:
-    return path in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty") or path.startswith(
-        "/dev/fd/")
