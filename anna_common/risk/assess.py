@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 from anna_common.plan import RiskLevel, Scope  # Scope lives with the plan models (light)
 from anna_common.risk import paths
 from anna_common.risk.knownvars import known_values
+from anna_common.risk.namedpaths import IN_PLACE, harmless, named_paths
 from anna_common.risk.rules.base import AssessContext, Code, Out, Reason, help_only
 from anna_common.risk.rules.builtins import judge_arithmetic, prepare
 from anna_common.risk.rules.code import (
@@ -370,6 +371,10 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
                            "may change anything", target=program)
         elif rule is not None and not cmd.code:
             out.low(Code.HOME_WRITE, f"{program} changes files", target=program)
+    if not written and rule is not None and not cmd.code and out.readonly_marks == marks and (
+            program in IN_PLACE or any(r.message == f"{program} changes files"
+                                       for r in out.reasons[before:])):
+        written = named_paths(cmd, out)
     return written
 
 
@@ -377,13 +382,8 @@ def _writes(cmd: SimpleCommand, out: Out) -> list[str]:
     written: list[str] = []
     for target in write_targets(cmd):
         places = out.paths(target.word)
-        if all(_harmless(p.path) for p in places):
+        if all(harmless(p.path) for p in places):
             continue
         judge(target, out)
         written.extend(p.path for p in places)
     return written
-
-
-def _harmless(path: str) -> bool:
-    return path in ("/dev/null", "/dev/stdout", "/dev/stderr", "/dev/tty") or path.startswith(
-        "/dev/fd/")

@@ -54,10 +54,11 @@ CLONE_NEW = (0x00000080, 0x00020000, 0x02000000, 0x04000000, 0x08000000, 0x10000
 """CLONE_NEWTIME, NEWNS, NEWCGROUP, NEWUTS, NEWIPC, NEWUSER, NEWPID, NEWNET."""
 LOW32 = 0xFFFFFFFF
 """Integer arguments are compared on their low 32 bits: the kernel ignores the rest."""
-_OTHER_PROCESS = (("setpriority", 1), ("ioprio_set", 1), ("prlimit64", 0),
+OTHER_PROCESS = (("setpriority", 1), ("ioprio_set", 1), ("prlimit64", 0),
                   ("sched_setaffinity", 0), ("sched_setscheduler", 0), ("sched_setparam", 0),
                   ("sched_setattr", 0))
-"""(call, argument index of the target): allowed on the caller only (target 0)."""
+"""(call, argument index of the target): allowed on the caller only (target 0); the
+capture's filter (:mod:`annad.confine.capture_filter`) refuses the same."""
 
 
 class FilterUnavailable(Exception):
@@ -70,7 +71,7 @@ def compiled(*, unix: bool) -> bytes:
 
     Raises :class:`FilterUnavailable` with the reason when it cannot be built.
     """
-    sc = _binding()
+    sc = binding()
     try:
         filt = sc.SyscallFilter(sc.ALLOW)
         filt.set_attr(sc.Attr.ACT_BADARCH, sc.KILL_PROCESS)
@@ -80,16 +81,16 @@ def compiled(*, unix: bool) -> bytes:
         filt.add_rule(sc.ERRNO(errno.ENOSYS), "clone3")
         for flag in CLONE_NEW:
             filt.add_rule(deny, "clone", sc.Arg(0, sc.MASKED_EQ, flag, flag))
-        for name, index in _OTHER_PROCESS:
+        for name, index in OTHER_PROCESS:
             # a target other than 0 (the caller); upper bits set only make it refuse more
             filt.add_rule(deny, name, sc.Arg(index, sc.NE, 0))
         _sockets(sc, filt, unix=unix)
-        return _export(filt)
+        return export(filt)
     except OSError as exc:
         raise FilterUnavailable(f"the seccomp filter could not be built: {exc}") from None
 
 
-def _binding() -> Any:
+def binding() -> Any:
     """pyseccomp (PyPI, the daemon's dependency) or libseccomp's own binding (``seccomp``:
     Debian's python3-seccomp, Arch's python-libseccomp) — the same API over the same C
     library; a system Python without the first still builds the same filter."""
@@ -120,7 +121,8 @@ def _sockets(sc: Any, filt: Any, *, unix: bool) -> None:
                           sc.Arg(2, sc.MASKED_EQ, LOW32, protocol))
 
 
-def _export(filt: Any) -> bytes:
+def export(filt: Any) -> bytes:
+    """A built filter as its BPF program (the bytes a helper loads with one ``prctl``)."""
     fd = os.memfd_create("anna-seccomp", os.MFD_CLOEXEC)
     with os.fdopen(fd, "w+b") as handle:
         filt.export_bpf(handle)

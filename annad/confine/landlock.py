@@ -100,6 +100,31 @@ def restrict(writable_files: tuple[str, ...] = (), writable_trees: tuple[str, ..
         os.close(int(ruleset))
 
 
+def scope_only(*, required: int = REQUIRED_ABI) -> None:
+    """Put the calling thread (and all it starts) in a new Landlock domain that handles no
+    file or TCP right but scopes signals and abstract Unix sockets to the domain — and, as
+    every domain does, keeps processes outside it from being traced or read through
+    ``/proc/PID`` (``root``, ``cwd``, ``fd``, ``environ``, ``mem``). A captured step's
+    writes are its overlay's business; its reach to other processes is this. Raises
+    :class:`Unavailable` as :func:`restrict` does. Needs ``PR_SET_NO_NEW_PRIVS`` or
+    ``CAP_SYS_ADMIN``."""
+    abi = abi_version()
+    if abi < required:
+        raise Unavailable(f"this kernel's Landlock ABI is {abi}; a captured step needs ABI "
+                          f">= {required} (signals and abstract sockets scoped to the step)")
+    attr = _RulesetAttr(handled_access_fs=0, handled_access_net=0,
+                        scoped=SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL)
+    ruleset = _libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr),
+                            ctypes.c_uint32(0))
+    if ruleset < 0:
+        raise _fail("ruleset")
+    try:
+        if _libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
+            raise _fail("restrict")
+    finally:
+        os.close(int(ruleset))
+
+
 def _allow(ruleset: int, path: str, rights: int) -> None:
     """One rule: ``rights`` beneath ``path`` (opened O_PATH; a missing path is an error)."""
     try:

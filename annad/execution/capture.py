@@ -21,6 +21,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from annad.confine import capture_filter
 from annad.confine.capture_run import run_capture
 from annad.confine.stepenv import step_environment, sudo_shims
 from annad.execution.unprivileged import user_plan
@@ -164,7 +165,9 @@ def upper_problem(directory: Path, mountinfo: str) -> str | None:
 def run_step(step: StepSpec, who: Who, directory: Path, *, timeout: float, max_output: int,
              on_output: Callable[[str], None] | None, cancel: threading.Event | None,
              on_spawn: Callable[[int], None] | None, python: str | None) -> Capture:
-    """Run ``step`` captured; its upper layers end up in ``directory``."""
+    """Run ``step`` captured; its upper layers end up in ``directory``. Raises
+    :class:`annad.confine.filters.FilterUnavailable` when the capture's seccomp filter cannot
+    be built (the step must then not run)."""
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     (directory / LAYERS / ROOT).mkdir(mode=0o700, parents=True, exist_ok=True)
     plan, layers = mount_plan(Path("/proc/self/mountinfo").read_text(), str(directory))
@@ -183,7 +186,7 @@ def run_step(step: StepSpec, who: Who, directory: Path, *, timeout: float, max_o
             "uid": who.uid if user else 0, "gid": who.gid if user else 0,
             "groups": list(who.groups) if user else [], "env": env,
             "cwd": cwd if Path(cwd).is_dir() else "/", "command": step.command,
-            "userns": userns}
+            "userns": userns, "seccomp": capture_filter.program().hex()}
     result = run_capture(json.dumps(spec), timeout=timeout, max_output=max_output,
                          on_output=on_output, cancel=cancel, on_spawn=on_spawn, python=python)
     return Capture(result=result, layers=layers, directory=directory)

@@ -22,10 +22,11 @@ approved, ``systemctl status`` or ``ss`` must tell the truth):
    fails); ``/dev`` is the minimal one of the confinement (no disk, no memory device: a
    device write is not a file change);
 3. ``pivot_root`` into it and the old root detached, so no path reaches the real tree;
-4. capabilities that could leave the namespace or reach the disk below the file system
-   (``sys_admin``: ``setns``/``mount``; ``dac_read_search``: ``open_by_handle_at``;
-   ``sys_ptrace``: ``/proc/PID/root`` of a process outside; ``sys_rawio``, ``mknod``,
-   ``sys_module``, ``bpf``…) leave the bounding set; a user-scope step becomes its owner;
+4. the walls of :mod:`annad.confine.capture_walls`: what acts on the running system other
+   than through files is refused by the kernel (signals and abstract sockets scoped to the
+   step, its own IPC namespace, the seccomp program the daemon compiled — no Unix socket
+   client, no clock, no keyring, no mount —, and only the capabilities changing files needs
+   left in the bounding set); a user-scope step becomes its owner;
 5. ``bash -c`` is executed in this very process.
 
 A per-user daemon's helper (not root; ``userns`` in the spec) makes a **user** namespace with
@@ -45,19 +46,15 @@ reported as ``E:reason``; nothing falls back to running live.
 from __future__ import annotations
 
 import _socket
-import ctypes
 import json
 import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # noqa: PTH100, PTH120
-from annad.confine import helper, mounts, walls
+from annad.confine import capture_walls, helper, mounts, walls
 from annad.preview.overlay_helper import OPTIONS
 from annad.preview.tree import USERNS_OPTIONS
 
-DROPPED = (2, 16, 17, 19, 21, 22, 27, 32, 33, 38, 39)
-"""dac_read_search, sys_module, sys_rawio, sys_ptrace, sys_admin, sys_boot, mknod,
-mac_override, mac_admin, perfmon, bpf: each a way around the overlay."""
 READ_ONLY = mounts.MOUNT_ATTR_RDONLY | mounts.MOUNT_ATTR_NOSUID | mounts.MOUNT_ATTR_NODEV
 EXIT_REFUSED = 125
 """The exit status when the capture could not be built (the confinement helper's)."""
@@ -121,21 +118,10 @@ def _assemble(spec: dict[str, object], seen: dict[str, int] | None) -> None:
 
 
 def _become(spec: dict[str, object]) -> None:
-    """The step's identity: root without the escapes, anyone else as themselves."""
+    """The step's identity: root with the file capabilities only, anyone else as themselves."""
     uid, gid = int(str(spec["uid"])), int(str(spec["gid"]))
-    for cap in DROPPED:
-        walls.prctl(walls.PR_CAPBSET_DROP, cap)
+    capture_walls.keep_file_capabilities(uid)
     if uid == 0:
-        header = walls._CapHeader(version=walls.LINUX_CAPABILITY_VERSION_3, pid=0)
-        data = (walls._CapData * 2)()
-        mounts.check(mounts.libc.capget(ctypes.byref(header), ctypes.byref(data)), "capget")
-        for cap in DROPPED:
-            word, bit = divmod(cap, 32)
-            mask = ~(1 << bit) & 0xFFFFFFFF
-            data[word].effective &= mask
-            data[word].permitted &= mask
-            data[word].inheritable &= mask
-        mounts.check(mounts.libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
         return
     if not spec.get("userns"):  # in the user namespace: the daemon's own groups, unchangeable
         os.setgroups([int(g) for g in list(spec["groups"])])  # type: ignore[call-overload]
@@ -153,11 +139,13 @@ def _child(spec: dict[str, object], out: int, status_w: int) -> None:
         os.dup2(devnull, 0)
         os.dup2(out, 1)
         os.dup2(out, 2)
-        # a per-user daemon: a user namespace of its own, its uid and gid mapped to themselves
+        # a per-user daemon: a user namespace of its own, its uid and gid mapped to themselves;
+        # its own IPC namespace: SysV and POSIX IPC objects die with the step
         userns = bool(spec.get("userns"))
         seen = _as_seen(list(spec["plan"])) if userns else None  # type: ignore[call-overload]
-        mounts.namespaces(mounts.CLONE_NEWNS, userns)
+        mounts.namespaces(mounts.CLONE_NEWNS | mounts.CLONE_NEWIPC, userns)
         _assemble(spec, seen)
+        capture_walls.enclose(bytes.fromhex(str(spec["seccomp"])))
         _become(spec)
         # after the identity change, which clears it: the helper's death ends the step
         walls.prctl(walls.PR_SET_PDEATHSIG, walls.SIGKILL)
@@ -202,7 +190,8 @@ def prepare(data: bytes, extra: list[int]) -> helper.Child:
     if set(spec) == {"probe"}:
         top = str(spec["probe"])
         return lambda _out, status_w: _probe(top, status_w)
-    for key in ("root", "layers", "plan", "uid", "gid", "groups", "env", "cwd", "command"):
+    for key in ("root", "layers", "plan", "uid", "gid", "groups", "env", "cwd", "command",
+                "seccomp"):
         if key not in spec:
             raise KeyError(key)
     return lambda out, status_w: _child(spec, out, status_w)

@@ -29,6 +29,7 @@ from annad.backups.backup import BackupRefused, BlobStore, Budget
 from annad.backups.manifest import printable
 from annad.backups.trash import remove_tree
 from annad.confine.capture_run import probe_userns
+from annad.confine.filters import FilterUnavailable
 from annad.confine.runner import RunResult
 from annad.execution import commit
 from annad.execution.capture import (
@@ -142,6 +143,11 @@ def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
         discard(run_.directory, run_.trash)
         return Captured(RunResult(exit_code=None, output="", error="the capture could not be "
                                   f"set up, so the step did not run: {printable(str(exc))}"))
+    except FilterUnavailable as exc:  # never less confined: the step does not run at all
+        discard(run_.directory, run_.trash)
+        why = f"the step did not run: {exc}"
+        return Captured(RunResult(exit_code=None, output="", error=why), None, why,
+                        ErrorCode.CAPTURE_UNAVAILABLE)
     if not capture.result.ok:
         discard(run_.directory, run_.trash)
         return Captured(capture.result)

@@ -4,7 +4,9 @@ The person approved a step at a tier; the change set observed in its capture
 (:mod:`annad.execution.capture`) is judged again with Anna's own rules and the policy, on
 the real paths: each change is spelled as the plain command that would make it
 (``tee -- PATH`` for a file written, ``rm -rf -- PATH`` for a deletion, ``chmod MODE``
-for a setuid bit, ``ln -s`` for a link…) and assessed by :func:`anna_common.risk.assess.assess`
+for a setuid bit, ``setcap``/``setfacl`` for a file capability or an ACL the step set
+(:mod:`annad.execution.judge_xattrs`), ``ln -s`` for a link…) and assessed by
+:func:`anna_common.risk.assess.assess`
 — so the secret, persistence, identity, boot and system-path classifiers are the same ones
 that judged the plan, now on paths the kernel resolved rather than words bash had yet to
 expand. A change is refused when it is banned, above the approved tier, denied by the
@@ -25,7 +27,7 @@ from typing import TYPE_CHECKING
 from anna_common.levels import RiskLevel
 from anna_common.risk import paths
 from anna_common.risk.assess import assess
-from annad.execution import versus_preview
+from annad.execution import judge_xattrs, versus_preview
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -92,7 +94,7 @@ def _commands(change: Change, system: bool) -> list[str]:
     out = [first]
     if change.mode & SETID:
         out.append(f"{sudo}chmod {change.mode:04o} -- {path}")
-    return out
+    return out + judge_xattrs.commands(change, sudo)
 
 
 def _special(change: Change, approval: Approval, owner: int,
@@ -130,7 +132,8 @@ def _representative(change: Change) -> bool:
     """Whether a new file's own name matters to the rules (else its directory speaks for
     it: 5,000 files unpacked in one directory are judged once, not 5,000 times)."""
     path = change.path
-    return change.kind != "file" or bool(change.mode & SETID) or paths.is_secret(path) or \
+    return change.kind != "file" or bool(change.mode & SETID) or \
+        bool(judge_xattrs.JUDGED & change.xattrs.keys()) or paths.is_secret(path) or \
         paths.is_persistence(path) or paths.is_sensitive_etc(path) or paths.is_boot(path) or \
         paths.is_system(path) or path in paths.IDENTITY_DB
 

@@ -25,6 +25,9 @@ LIVE_PROGRAMS = frozenset({
     "nmcli", "ip", "iw", "iwctl", "wg", "wg-quick", "ufw", "iptables", "ip6tables", "nft",
     "firewall-cmd", "sysctl", "modprobe", "rmmod", "insmod", "mount", "umount", "swapon",
     "swapoff", "tc", "ethtool", "rfkill", "docker", "podman",
+    # other processes: a captured step may not signal or renice one (its Landlock scope and
+    # seccomp filter refuse it, :mod:`annad.confine.capture_walls`), so asking is live
+    "kill", "pkill", "killall", "renice",
 })
 """Programs whose effect is on the running system (matched on the command word)."""
 

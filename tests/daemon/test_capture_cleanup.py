@@ -97,6 +97,7 @@ def test_a_mount_gone_since_the_plan_was_read_does_not_stop_the_capture(tmp_path
     one test's daemon unmounted and removed its state dir while another captured)."""
     import json
 
+    from annad.confine import capture_filter
     from annad.confine.capture_run import run_capture
     from annad.execution.capture import mount_plan
 
@@ -108,7 +109,8 @@ def test_a_mount_gone_since_the_plan_was_read_does_not_stop_the_capture(tmp_path
     spec = {"root": str(state / "layers" / "root"), "layers": str(state / "layers"),
             "plan": plan, "uid": 0, "gid": 0, "groups": [], "cwd": "/",
             "env": {"PATH": "/usr/bin:/bin"},
-            "command": f"mkdir -p {gone} && echo made > {gone}/f && cat {gone}/f"}
+            "command": f"mkdir -p {gone} && echo made > {gone}/f && cat {gone}/f",
+            "seccomp": capture_filter.program().hex()}
     result = run_capture(json.dumps(spec), timeout=60, max_output=4096)
     assert result.error is None and result.exit_code == 0, result
     assert result.output.strip() == "made"

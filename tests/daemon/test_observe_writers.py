@@ -163,10 +163,12 @@ def refused_before_landing(daemon: RunningDaemon, command: str, where: Path,
 REFUSED = [
     ("python_aliased_sudoers", "python3 -c \"f=open; f('/etc/sudoers.d/x','w').write("
                                "'u ALL=(ALL) NOPASSWD: ALL')\"", "/etc/sudoers.d/x"),
-    ("split_into_sudoers", "split -b 100 {T}/src /etc/sudoers.d/a", "/etc/sudoers.d/aa"),
-    ("xz_passwd", "xz -k /etc/passwd", "/etc/passwd.xz"),
+    # relative to a cd: the prediction judges the absolute paths these tools name
+    # (anna_common/risk/namedpaths.py) but not these, which only the capture sees
+    ("split_into_sudoers", "cd /etc/sudoers.d && split -b 100 {T}/src a", "/etc/sudoers.d/aa"),
+    ("xz_passwd", "cd /etc && xz -k passwd", "/etc/passwd.xz"),
     ("patch_sshd", "printf '%s\\n' '--- a' '+++ b' '@@ -1 +1 @@' '-PermitRootLogin no' "
-                   "'+PermitRootLogin yes' > {T}/p.diff && patch /etc/ssh/sshd_config "
+                   "'+PermitRootLogin yes' > {T}/p.diff && cd /etc/ssh && patch sshd_config "
                    "{T}/p.diff", "/etc/ssh/sshd_config"),
     ("setuid_copy", "cp -p /usr/bin/su {T}/t", "mode 4755"),
 ]

@@ -1,0 +1,60 @@
+"""The walls of a captured step beyond its overlays (standard library only: the capture helper
+runs as ``python -I -S``).
+
+The overlays catch what a step writes to files; these keep it from acting on the running
+system any other way, enforced by the kernel whatever program or spelling tries it:
+
+- :func:`enclose`: a Landlock domain scoping signals and abstract Unix sockets to the step
+  (no ``kill`` of a process outside, however it is spelled; and, as every Landlock domain, no
+  ptrace of one and no way through its ``/proc/PID/root``, ``fd`` or ``environ``), then the
+  seccomp program of :mod:`annad.confine.capture_filter`;
+- :func:`keep_file_capabilities`: a root step keeps only :data:`KEPT_CAPABILITIES`, what
+  changing files as root needs. Everything else — the clock (``sys_time``), network
+  configuration (``net_admin``, ``net_raw``), modules, raw I/O, mounts and namespaces
+  (``sys_admin``), signals to anyone (``kill``), immutable flags (``linux_immutable``: an
+  upper-layer file that could be neither committed nor thrown away), ptrace, ``mknod``… —
+  leaves the bounding set, so no setuid or file-capability program gets it back either.
+"""
+
+# ruff: noqa: PTH - no pathlib: start-up time of the -I -S helper
+
+from __future__ import annotations
+
+import ctypes
+import os
+
+from annad.confine import landlock, mounts, walls
+
+KEPT_CAPABILITIES = (0, 1, 3, 4, 6, 7, 8, 31)
+"""chown, dac_override, fowner, fsetid, setgid, setuid, setpcap (a program dropping its own
+capabilities), setfcap (a file capability is an xattr the judge sees)."""
+
+
+def enclose(program: bytes) -> None:
+    """Landlock's scope, then the seccomp program: in the step's process, after its tree is
+    assembled and while it still has ``CAP_SYS_ADMIN`` (both need it, or no_new_privs —
+    which would also take a user step's ``sudo`` away). Raises; the step then never runs."""
+    landlock.scope_only()
+    walls.load_filter(program)
+
+
+def keep_file_capabilities(uid: int) -> None:
+    """Every capability but :data:`KEPT_CAPABILITIES` out of the bounding set, no ambient
+    ones; for a root step (``uid`` 0) the effective and permitted sets are exactly those kept
+    (a step of another uid loses them all when it becomes that uid)."""
+    fd = os.open("/proc/sys/kernel/cap_last_cap", os.O_RDONLY | os.O_CLOEXEC)
+    try:
+        last = int(os.read(fd, 32))
+    finally:
+        os.close(fd)
+    for cap in range(last + 1):
+        if cap not in KEPT_CAPABILITIES:
+            walls.prctl(walls.PR_CAPBSET_DROP, cap)
+    walls.prctl(walls.PR_CAP_AMBIENT, walls.PR_CAP_AMBIENT_CLEAR_ALL)
+    if uid != 0:
+        return
+    mask = sum(1 << cap for cap in KEPT_CAPABILITIES)
+    header = walls._CapHeader(version=walls.LINUX_CAPABILITY_VERSION_3, pid=0)
+    data = (walls._CapData * 2)()
+    data[0].effective = data[0].permitted = mask
+    mounts.check(mounts.libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")

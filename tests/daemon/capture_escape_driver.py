@@ -1,0 +1,162 @@
+"""Run one probe step through the real capture (a root step) and say what it reached.
+
+``unshare -n -u -i -m --propagation private PYTHON capture_escape_driver.py SPEC_FILE``: the
+driver lives in private network, UTS, IPC and mount namespaces, so an effect that leaks past
+the capture lands in *those* (a dummy link, a hostname, a forwarding sysctl) and dies with the
+driver — never on the machine. It owns every target a probe may aim at, all in the same
+namespaces the step runs in:
+
+- ``{UNIX}``: a listening pathname Unix socket in a directory under /run (the real /run is
+  what the capture binds) and ``{ABSTRACT}``: a listening abstract one;
+- ``{TCP}``: a listening TCP port on 127.0.0.1;
+- ``{PID}``: a ``sleep`` of root's with every capability, ``{BARE}``: one of root's with none
+  (what ``/proc/PID/root`` and ptrace of a same-uid process need);
+- ``{SHMKEY}``: the key of a SysV shared memory segment of the driver's;
+- ``{L}``: a directory holding ``secret`` (mode 0600) from before the step;
+- ``{T}``: a scratch directory (its writes are captured, never committed: the layers are
+  dropped at the end).
+
+The spec (JSON) names the state directory and the file holding the probe's command text (never
+handed to a shell by the test). The driver prints one JSON object: the step's result, the
+observed change set, and what each target saw.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import ctypes
+import json
+import os
+import shutil
+import signal
+import socket
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+
+from annad.execution.capture import LAYERS, read_back, run_step
+from annad.execution.stepspec import StepSpec, Who
+
+
+def _listener(family: int, address: object) -> socket.socket:
+    sock = socket.socket(family, socket.SOCK_STREAM)
+    sock.bind(address)
+    sock.listen(8)
+    sock.setblocking(False)
+    return sock
+
+
+def _reached(sock: socket.socket) -> bool:
+    """Whether anything connected (the connection is queued: no waiting needed)."""
+    try:
+        conn, _ = sock.accept()
+    except BlockingIOError:
+        return False
+    conn.close()
+    return True
+
+
+def _alive(proc: subprocess.Popen[bytes]) -> bool:
+    return proc.poll() is None
+
+
+def main(argv: list[str]) -> int:
+    """Run the probe of ``argv[1]`` and print what it reached."""
+    spec = json.loads(Path(argv[1]).read_text())
+    state = Path(spec["state"])
+    subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    run_dir = Path(tempfile.mkdtemp(prefix="anna-probe-", dir="/run"))
+    # a mount below /run, as a machine's /run is one: the capture then binds the real /run
+    # (read-only), where D-Bus and PID 1 have their sockets, instead of overlaying it
+    subprocess.run(["mount", "-t", "tmpfs", "anna-probe", str(run_dir)], check=True)
+    scratch = state / "scratch"
+    scratch.mkdir()
+    lower = state / "lower"  # what was there before the step: the overlays' lower layer
+    lower.mkdir()
+    (lower / "secret").write_text("decoy secret\n")
+    (lower / "secret").chmod(0o600)
+    unix = _listener(socket.AF_UNIX, str(run_dir / "sock"))
+    abstract_name = f"anna-probe-{os.getpid()}"
+    abstract = _listener(socket.AF_UNIX, "\0" + abstract_name)
+    tcp = _listener(socket.AF_INET, ("127.0.0.1", 0))
+    libc = ctypes.CDLL(None, use_errno=True)
+    shm_key = 0x616E6E61  # a SysV segment of the driver's IPC namespace ("anna")
+    if libc.shmget(shm_key, 4096, 0o1000 | 0o600) < 0:  # IPC_CREAT
+        raise OSError(ctypes.get_errno(), "shmget")
+    full = subprocess.Popen(["sleep", "600"])
+    bare = subprocess.Popen(["setpriv", "--inh-caps=-all", "--bounding-set=-all",
+                             "sleep", "600"])
+    try:
+        command = Path(spec["command_file"]).read_text().format(
+            UNIX=run_dir / "sock", ABSTRACT=abstract_name, TCP=tcp.getsockname()[1],
+            PID=full.pid, BARE=bare.pid, T=scratch, RUN=run_dir, L=lower,
+            SHMKEY=shm_key)
+        directory = state / "step"
+        step = StepSpec(index=0, step_id="probe", command=command, scope="system")
+        who = Who(uid=0, gid=0, groups=(), user="root", home=str(state))
+        capture = run_step(step, who, directory, timeout=60, max_output=1 << 16,
+                           on_output=None, cancel=None, on_spawn=None, python=None)
+        changes = read_back(directory, capture.layers)
+        left = [pid for pid in _pids_in(directory / LAYERS) if _process(pid)]
+        report = {
+            "exit": capture.result.exit_code, "output": capture.result.output,
+            "error": capture.result.error, "timed_out": capture.result.timed_out,
+            "changes": [{"path": c.path, "kind": c.kind, "mode": c.mode,
+                         "xattrs": sorted(c.xattrs)} for c in changes],
+            "unix": _reached(unix), "abstract": _reached(abstract), "tcp": _reached(tcp),
+            "full_alive": _alive(full), "bare_alive": _alive(bare),
+            "hostname": os.uname().nodename, "links": [n for _, n in socket.if_nameindex()],
+            "addresses": subprocess.run(["ip", "-o", "addr"], capture_output=True,
+                                        text=True, check=True).stdout,
+            "link_lines": subprocess.run(["ip", "-o", "link"], capture_output=True,
+                                         text=True, check=True).stdout,
+            "ip_forward": Path("/proc/sys/net/ipv4/ip_forward").read_text().strip(),
+            "escaped_files": sorted(p.name for p in run_dir.iterdir() if p.name != "sock"),
+            "left_running": left,
+        }
+        print(json.dumps(report))
+    finally:
+        for proc in (full, bare):
+            with contextlib.suppress(ProcessLookupError):
+                proc.send_signal(signal.SIGKILL)
+            proc.wait()
+        for sock in (unix, abstract, tcp):
+            sock.close()
+        # the tmpfs is this namespace's; the directory under it is the machine's /run's
+        subprocess.run(["umount", str(run_dir)], check=True)
+        run_dir.rmdir()
+        _drop_layers(state / "step")
+    return 0
+
+
+def _pids_in(layers: Path) -> list[int]:
+    """PIDs a probe wrote into files named ``bgpid`` (a process it tried to leave running)."""
+    out = []
+    for path in layers.rglob("bgpid"):
+        with contextlib.suppress(ValueError, OSError):
+            out.append(int(path.read_text().split()[0]))
+    return out
+
+
+def _process(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    return True
+
+
+def _drop_layers(directory: Path) -> None:
+    """The upper layers hold what the probe wrote: dropped, never committed (an immutable
+    file a probe managed to make is made mutable first, or it could never be removed)."""
+    if directory.exists():
+        subprocess.run(["chattr", "-R", "-f", "-i", str(directory)], check=False,
+                       stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    shutil.rmtree(directory, ignore_errors=True)
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))
