@@ -9,14 +9,12 @@ here-strings, ``$'…'``), and as checks, steps and rollback commands through ``
 from __future__ import annotations
 
 import copy
-import time
 from collections.abc import Sequence
 
 import pytest
 
 from anna_common.findings import FindingCode
 from anna_common.plan import RiskLevel
-from anna_common.risk import assess as risk
 from anna_common.risk.assess import AssessContext, assess
 from anna_common.validate import validate
 from tests.worst_inputs import worst_inputs
@@ -233,42 +231,7 @@ def test_benign_and_quoted_globs_keep_their_tiers(command: str, risk_level: Risk
 
 
 # ---------------------------------------------------------------- class 8: bounded cost
-
-def _machine_slowdown() -> float:
-    """How much slower than an idle reference machine this one runs right now (>= 1).
-
-    The machine is shared (two cores, several test runs): the 50 ms goal is for an idle
-    machine, so it is scaled by the time a fixed, cheap workload (parsing) takes now.
-    """
-    from anna_common.shell.grammar import bash_parser as _parser
-
-    parser = _parser()
-    sample = [f"ls -la /tmp/dir{i} | grep -v x{i} && echo {i}" for i in range(2000)]
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for text in sample:
-            parser.parse(text.encode())
-        best = min(best, time.perf_counter() - start)
-    return max(1.0, best / 0.025)  # 2,000 such parses take about 25 ms on an idle machine
-
-
-def test_the_worst_inputs_are_assessed_within_50_ms() -> None:
-    assess("cp x /e?c/shadow; cat ~/.ssh/id_rsa; (( a[0] ))", CTX)  # warm the caches
-    limit = 0.050 * _machine_slowdown()
-    slow: dict[str, float] = {}
-    for name, command in worst_inputs().items():
-        best = float("inf")
-        for _ in range(3):  # the best of three: the machine is shared
-            risk._assess_cached.cache_clear()
-            start = time.perf_counter()
-            verdict = assess(command, CTX)
-            best = min(best, time.perf_counter() - start)
-        assert verdict.risk >= RiskLevel.INFO
-        if best > limit:
-            slow[name] = round(best * 1000, 1)
-    assert not slow, f"assessed in more than {limit * 1000:.0f} ms: {slow}"
-
+# (the time goal, 50 ms for the worst input, is measured by bench/assess.py, not timed here)
 
 @pytest.mark.parametrize("name", ["brace chain x20", "brace chain x400", "huge sequence",
                                   "brace chain around $HOME", "glob deletes",
