@@ -16,7 +16,6 @@ system any other way, enforced by the kernel whatever program or spelling tries 
   leaves the bounding set, so no setuid or file-capability program gets it back either.
 """
 
-# ruff: noqa: PTH - no pathlib: start-up time of the -I -S helper
 
 from __future__ import annotations
 
