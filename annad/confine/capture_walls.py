@@ -16,7 +16,6 @@ system any other way, enforced by the kernel whatever program or spelling tries 
   leaves the bounding set, so no setuid or file-capability program gets it back either.
 """
 
-
 from __future__ import annotations
 
 import ctypes
