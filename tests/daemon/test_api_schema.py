@@ -1,6 +1,7 @@
 """Issue 22 item 3: every input error is a coded JSON error with a 4xx, never a 5xx.
 
-schemathesis generates requests from the daemon's own OpenAPI document and sends them to
+schemathesis generates requests from the daemon's own OpenAPI document (annad.api.openapi,
+built from the routes' declarations) and sends them to
 the real ASGI application (the service :func:`annad.main.assemble` builds: real journal,
 real SQLite, real policy store, in a temporary state directory), with the caller the
 kernel would report for this process. Routes that run commands (execute, checks, rollback,
@@ -86,7 +87,10 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def api_schema(app: Any) -> Any:
     """The app's OpenAPI document, loaded by schemathesis, calling the app in-process."""
-    schema = schemathesis.openapi.from_dict(app.app.openapi())
+    from annad.api.app import ENDPOINTS
+    from annad.api.openapi import document
+
+    schema = schemathesis.openapi.from_dict(document(ENDPOINTS))
     schema.app = app
     return schema
 
