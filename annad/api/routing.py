@@ -190,5 +190,8 @@ def route(endpoint: Endpoint) -> StarletteRoute:
             raise TypeError(f"{handler.__name__} returned {type(reply).__name__}")
         return Response(reply.model_dump_json(by_alias=True), media_type="application/json")
 
-    return StarletteRoute(endpoint.path, serve, methods=[endpoint.method],
-                          name=getattr(handler, "__name__", None))
+    served = StarletteRoute(endpoint.path, serve, methods=[endpoint.method],
+                            name=getattr(handler, "__name__", None))
+    assert served.methods is not None  # methods were given
+    served.methods.discard("HEAD")  # Starlette adds it to GET routes; the daemon serves none
+    return served
