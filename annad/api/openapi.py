@@ -28,9 +28,9 @@ def _reply(endpoint: Endpoint) -> type[BaseModel] | None:
 
 
 def _body(endpoint: Endpoint) -> type[BaseModel] | None:
-    """The body's model (a raw JSON body, which the service validates, is not described:
-    as under FastAPI, where it was read by a dependency)."""
-    return None if endpoint.body == "json" else endpoint.body
+    """The body's model (a raw JSON body, which the service validates itself, by the model
+    the endpoint documents it with, if any)."""
+    return endpoint.documented if endpoint.body == "json" else endpoint.body
 
 
 def document(endpoints: tuple[Endpoint, ...]) -> dict[str, Any]:

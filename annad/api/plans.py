@@ -8,17 +8,20 @@ from pydantic import BaseModel, Field
 from starlette.responses import StreamingResponse
 
 from anna_common.protocol.models import (
+    MAX_PLAN_REF,
     ChecksRequest,
     ChecksResponse,
     ExecuteRequest,
     GcRequest,
     GcResponse,
+    JudgeRequest,
     JudgeResponse,
     PlanList,
     PlanRecord,
     RollbackRequest,
     RollbackResponse,
     Route,
+    SubmitRequest,
     SubmitResponse,
 )
 from anna_common.protocol.preview import PlanPreview
@@ -27,7 +30,7 @@ from annad.api.routing import Call, Endpoint
 MAX_LIMIT = 1_000_000
 """Largest page of ``GET /v1/plans`` (0 asks for all): more than SQLite's integers hold is a
 coded 400, not an OverflowError."""
-MAX_ID = 256
+MAX_ID = MAX_PLAN_REF
 """Longest plan id accepted in a query (ids are 22 characters; a short id is a suffix)."""
 NDJSON = "application/x-ndjson"
 """Media type of the execution stream."""
@@ -130,8 +133,10 @@ def gc(call: Call) -> GcResponse:
 
 
 ENDPOINTS = (
-    Endpoint("POST", Route.PLANS, submit, body="json", body_required=True),
-    Endpoint("POST", Route.JUDGE, judge, body="json", body_required=True),
+    Endpoint("POST", Route.PLANS, submit, body="json", body_required=True,
+             documented=SubmitRequest),
+    Endpoint("POST", Route.JUDGE, judge, body="json", body_required=True,
+             documented=JudgeRequest),
     Endpoint("GET", Route.PLANS, list_plans, query=PlanListQuery),
     Endpoint("GET", Route.PLAN, get_plan),
     Endpoint("POST", Route.CHECKS, checks, body=ChecksRequest),

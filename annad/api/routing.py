@@ -60,6 +60,9 @@ class Endpoint:
     """The query string's model (unknown parameters are ignored)."""
     headers: tuple[str, ...] = ()
     """Optional request headers the handler reads (documented in the OpenAPI only)."""
+    documented: type[BaseModel] | None = None
+    """For a ``"json"`` body the service validates itself: the model describing it in the
+    OpenAPI document (annad.api.openapi), never used to validate."""
 
 
 @dataclass(frozen=True)
