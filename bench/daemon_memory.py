@@ -19,16 +19,20 @@ i.e. 0.88x of main after 10 rounds. Of the ~8.3 MB: FastAPI ~7.7 (55.8 / 59.1 / 
 and 56.3 / 59.4 / 60.0-60.1 system with the Starlette routes alone), the arena cap ~0.6 (run
 alternately with and without it twice, system daemon, load 11-15: 59.4 vs 60.0 after 10
 rounds both times).
-So the goal holds for this bench's work (10 rounds). It does NOT hold for a daemon that has
-analysed thousands of distinct commands: the analysis caches (anna_common/risk and
-anna_common/policy, ``lru_cache`` of 4,096 to 65,536 entries) keep ~3.2 kB of RSS per distinct
-command. ``--distinct 1500`` after 1 round (load ~12): 58.9, +500 commands 60.5, +1,000 62.0,
-+1,500 63.7, still linear; the same with those caches at 256 entries (an experiment, not
-committed: those modules are another engineer's): 58.9, 59.6, 59.8, 59.8, flat. 40 rounds of
-the bench (each has new commands) show the same slope: 59.3 after 10, 59.6 after 20, 61.5
-after 40. tracemalloc over 20 rounds sees only ~0.14 MB more live Python objects (the cache
-entries among them): the rest of the RSS growth is memory it does not see (C allocations, or
-allocator pools those small long-lived entries keep from being returned; not separated).
+So the goal holds for this bench's work (10 rounds). Analysed commands: until 1103206 the
+analysis caches (anna_common/risk and anna_common/policy, ``lru_cache`` of 4,096 to 65,536
+entries) kept ~3.2 kB of RSS per distinct command, linearly; they are now bounded
+(anna_common.plan.PLAN_COMMANDS = 256 risk assessments and policy subjects, a whole plan's
+150 commands at most; a command's paths and globs 512 to 4,096 entries; the policy's rules
+1,024). ``--distinct 1500 --rounds 1 --only user``, 2026-11-27, load ~11, idle after 1 round
+/ +500 / +1,000 / +1,500 distinct commands:
+- before (02b6c58): 59.0 / 60.4 / 62.0 / 63.7, still linear (the earlier run: 58.9 / 60.5 /
+  62.0 / 63.7; 40 rounds of this bench showed the same slope: 61.5 after 40);
+- after (1103206):  58.8 / 59.6 / 59.7 / 59.8, level.
+tracemalloc over 20 rounds saw only ~0.14 MB more live Python objects (the cache entries
+among them): the rest of the RSS growth was memory it does not see (allocator pools those
+small long-lived entries kept from being returned). What the smaller caches cost in speed is
+in bench/policy.py's docstring.
 
 What moved the floor: FastAPI (with opentelemetry, pydantic.v1, python-multipart and its
 OpenAPI models, imported whether or not the schema is served) cost ~8 MB; the routes are now
