@@ -28,7 +28,10 @@ entries) kept ~3.2 kB of RSS per distinct command, linearly; they are now bounde
 / +500 / +1,000 / +1,500 distinct commands:
 - before (02b6c58): 59.0 / 60.4 / 62.0 / 63.7, still linear (the earlier run: 58.9 / 60.5 /
   62.0 / 63.7; 40 rounds of this bench showed the same slope: 61.5 after 40);
-- after (1103206):  58.8 / 59.6 / 59.7 / 59.8, level.
+- after (1103206):  58.8 / 59.6 / 59.7 / 59.8, level; ``--distinct 4000`` (load ~8): 58.7
+  after 1 round, then 59.5, 59.6, 59.7 and 59.7 from 1,500 to 4,000 commands.
+Not measured: a daemon with a policy of many path rules (this bench's daemon has none), whose
+rule-path pair cache (4,096 entries) would be full too.
 tracemalloc over 20 rounds saw only ~0.14 MB more live Python objects (the cache entries
 among them): the rest of the RSS growth was memory it does not see (allocator pools those
 small long-lived entries kept from being returned). What the smaller caches cost in speed is
