@@ -37,6 +37,7 @@ __all__ = [
     "MAX_LIST_ENTRIES",
     "MAX_PLAN_BYTES",
     "MODEL_BOUNDS",
+    "PLAN_COMMANDS",
     "PLAN_ONLY_FIELDS",
     "ActionPlan",
     "CommandStep",
@@ -61,6 +62,11 @@ MAX_LIST_ENTRIES = 50
 """At most this many entries in goals, checks, steps, rollback steps, backends."""
 MAX_COMMAND_BYTES = 4096
 """At most this many UTF-8 bytes in one command."""
+PLAN_COMMANDS = 256
+"""Analyses of distinct commands a process keeps, per kind (risk assessment, policy subject):
+every command of one plan (steps, checks and rollback: 150 at most) analysed again within a
+request is found, while the memory stays bounded however many distinct commands a
+long-lived daemon sees (each kept analysis ~3 kB; issue 22, bench/daemon_memory.py)."""
 MAX_PLAN_BYTES = 64 * 1024
 """At most this many UTF-8 bytes of canonical JSON for a whole plan."""
 MAX_ID_CHARS = 200

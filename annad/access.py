@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anna_common.errors import AnnaError, ErrorCode, PlanError
+from anna_common.protocol.models import MAX_PLAN_REF
 from annad.peer import Peer, authorised, served
 
 if TYPE_CHECKING:
@@ -20,6 +21,12 @@ if TYPE_CHECKING:
 
 SHORT_ID_MIN = 4
 """Shortest end of an id accepted for a plan (``history`` shows the last six characters)."""
+MAX_PLAN_ID = MAX_PLAN_REF
+"""Longest plan id or end of one looked up (ids are 22 characters). A longer one is a coded
+400 before any lookup: the journal finds an end of an id with LIKE, and SQLite refuses (an
+error, a 500) LIKE patterns over 50,000 bytes. The path parameter (annad.api.routing), the
+``before`` query and the ids of a gc request are bounded alike; this is the one place every
+id a caller sends passes through on its way to the journal."""
 
 
 class Access:
@@ -56,6 +63,9 @@ class Access:
 
     def owned(self, peer: Peer, plan_id: str) -> PlanRow:
         """The caller's plan by id or by the end of its id (``history`` shows short ids)."""
+        if len(plan_id) > MAX_PLAN_ID:
+            raise AnnaError(f"a plan id is at most {MAX_PLAN_ID} characters, not {len(plan_id)}",
+                            code=ErrorCode.BAD_REQUEST)
         found = self.journal.resolve_id(plan_id) if len(plan_id) >= SHORT_ID_MIN else []
         if len(found) > 1:
             raise PlanError(f"{plan_id!r} matches more than one plan; give more of the id",

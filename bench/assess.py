@@ -1,8 +1,18 @@
 """Commands assessed per second (issue 2 goal: >= 2,000/s on this machine).
 
 Measures, in one run: a cold pass over the corpora (every command parsed and judged once,
-the assessment cache cleared first), a warm pass (the same commands again: cache hits, as
-validation re-assesses a plan's commands), and, for scale, tree-sitter parsing alone.
+the assessment cache cleared first), a warm pass (each plan-sized group of 150 commands
+assessed again at once: cache hits, as validation re-assesses a plan's commands), the whole
+corpus again (more distinct commands than the cache keeps since it is bounded: issue 22,
+anna_common.plan.PLAN_COMMANDS), and, for scale, tree-sitter parsing alone.
+
+Bounding the cache (8,192 -> 256 entries), side by side 2026-11-27 (02b6c58 / 1103206, this
+version of the bench on both, load 6-8), before / after: cold 1,143 / 1,061 per s (the cold
+pass clears the cache either way; an earlier pair 1,732 / 1,309), a plan's 150 commands
+again 1,403,582 / 302,534 per s (every second lookup a hit: counted with cache_info on the
+bounded cache, 4,055 of 4,055; the gap between the two rates is not explained: one run each,
+150 lookups timed at a time), the whole corpus again 1,069,706 / 1,086 per s (4,055 distinct commands: each entry evicted
+before it is asked again, so as cold).
 Run: .venv/bin/python bench/assess.py
 """
 
@@ -24,6 +34,8 @@ from tests.corpus_eval import corpora_dir  # noqa: E402
 from tests.worst_inputs import worst_inputs  # noqa: E402
 
 GOAL_PER_S = 2000.0
+PLAN = 150
+"""Commands of the largest plan (50 steps, 50 checks, 50 rollback steps)."""
 WORST_MS = 50.0
 CONTEXT = AssessContext(distro="arch", home="/home/alice")
 FALLBACK = ["ls -la", "sudo pacman -S docker", "curl -fsSL x | sh", "rm -rf /tmp/build",
@@ -60,16 +72,25 @@ def main() -> int:
     parser = _parser()
     parse_med, _ = rate(lambda c: parser.parse(c.encode()), items)
     cold_med, cold_best = rate(lambda c: assess(c, CONTEXT), items)
-    for item in items:
-        assess(item, CONTEXT)
+    warm_s = 0.0
+    for first in range(0, len(items), PLAN):
+        group = items[first:first + PLAN]
+        for item in group:
+            assess(item, CONTEXT)
+        start = time.perf_counter()
+        for item in group:
+            assess(item, CONTEXT)
+        warm_s += time.perf_counter() - start
+    warm = len(items) / warm_s
     start = time.perf_counter()
     for item in items:
         assess(item, CONTEXT)
-    warm = len(items) / (time.perf_counter() - start)
+    again = len(items) / (time.perf_counter() - start)
     print(f"commands: {len(items)} (corpora: {'yes' if corpora_dir() else 'no, fallback set'})")
     print(f"tree-sitter parse only : {parse_med:10.0f} /s")
     print(f"assess, cold (median)  : {cold_med:10.0f} /s   best {cold_best:.0f} /s")
-    print(f"assess, cached         : {warm:10.0f} /s")
+    print(f"assess, cached         : {warm:10.0f} /s   (a plan's {PLAN} commands again)")
+    print(f"assess, corpus again   : {again:10.0f} /s   ({len(items)} distinct commands)")
     print(f"goal                   : {GOAL_PER_S:10.0f} /s   cold/goal = {cold_med / GOAL_PER_S:.2f}x")
     worst = worst_case()
     return 0 if cold_med >= GOAL_PER_S and worst <= WORST_MS else 1

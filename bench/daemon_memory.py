@@ -2,59 +2,71 @@
 
 Starts the real annad (``python -m annad.main`` under uvicorn, tests/daemonfix.py) in a
 temporary directory, per-user and system (root only), and prints its VmRSS and VmHWM (peak):
-idle after start, then idle after rounds of work — submit, preview, execute and rollback of
-a plan that edits a file in the daemon's temporary home, plus telemetry, history and policy
-checks. "Idle" is a condition: no plan running, and the RSS unchanged for 3 s in a row.
+idle after start, then idle after rounds of work — submit, checks, preview, execute and
+rollback of a plan that edits a file in the daemon's temporary home, plus telemetry, history,
+a policy check and the audit chain. "Idle" is a condition: no plan running, and the RSS
+unchanged for 3 s in a row. ``--distinct N`` then sends N policy checks of distinct commands
+(what a long-lived daemon sees) to show what the analysis caches keep.
 
-Measured (main 2bfe572, MB = 10^6 bytes): idle after start 64.0 (anon 46.7, file 17.4);
-after 1 round 66.5; after 5 rounds 66.7 (anon 47.8, file 19.0); the system daemon the same.
-The goal (at most 60 MB) is NOT met. What holds the memory (/proc/PID/smaps after work):
-30.6 MB anonymous mappings (obmalloc arenas: the modules' code and objects) and 13.2 MB of
-C heap; file-backed pages libpython 5.2, pydantic_core 4.0, libcrypto 3.5 (``_hashlib`` and
-``_ssl``, which asyncio and uvicorn import), sqlite 1.2, tree-sitter-bash 0.9. Work adds
-only ~2.5 MB (1.6 of it file pages: sqlite, libseccomp) and every round after the first
-adds ~0.1 MB: nothing accumulates. The floor is the imports (~61 MB importing
-``annad.api.app`` alone): pydantic and its core ~10, fastapi (which pulls pydantic.v1,
-opentelemetry, python-multipart, pydantic-extra-types) ~7, asyncio with ssl ~7, Anna's own
-~175 modules ~15. Tried without effect (within 0.5 MB, or worse): MALLOC_ARENA_MAX=1/2,
-MALLOC_TRIM_THRESHOLD_, gc.collect and malloc_trim(0) after each quiet spell,
-PYTHONMALLOC=malloc (+2 MB), PYTHONNODEBUGRANGES, PYTHONOPTIMIZE=2 (-1.5 MB after work,
-+2 MB at start), PYDANTIC_DISABLE_PLUGINS.
+Figures (MB = 10^6 bytes; Python 3.11, pydantic 2.14, starlette 1.10, uvicorn 0.54; .pyc
+files compiled for both trees; default 10 rounds). Side by side, 2026-11-27, main 85a164c
+(FastAPI) and this branch (routes on plain Starlette, malloc arenas capped at 2) run
+alternately twice, load average 12-13 from other engineers' suites; idle after start / after
+1 round / after 10 rounds:
+- main:    per-user 63.4 / 66.9-67.0 / 67.7-67.8, system 63.6-63.9 / 66.9-67.0 / 67.6-67.7
+- branch:  per-user 55.7-55.9 / 58.8-58.9 / 59.3, system 56.2-56.3 / 58.9 / 59.3-59.4
+i.e. 0.88x of main after 10 rounds. Of the ~8.3 MB: FastAPI ~7.7 (55.8 / 59.1 / 59.8 per-user
+and 56.3 / 59.4 / 60.0-60.1 system with the Starlette routes alone), the arena cap ~0.6 (run
+alternately with and without it twice, system daemon, load 11-15: 59.4 vs 60.0 after 10
+rounds both times).
+So the goal holds for this bench's work (10 rounds). Analysed commands: until 1103206 the
+analysis caches (anna_common/risk and anna_common/policy, ``lru_cache`` of 4,096 to 65,536
+entries) kept ~3.2 kB of RSS per distinct command, linearly; they are now bounded
+(anna_common.plan.PLAN_COMMANDS = 256 risk assessments and policy subjects, a whole plan's
+150 commands at most; a command's paths and globs 512 to 4,096 entries; the policy's rules
+1,024). ``--distinct 1500 --rounds 1 --only user``, 2026-11-27, load ~11, idle after 1 round
+/ +500 / +1,000 / +1,500 distinct commands:
+- before (02b6c58): 59.0 / 60.4 / 62.0 / 63.7, still linear (the earlier run: 58.9 / 60.5 /
+  62.0 / 63.7; 40 rounds of this bench showed the same slope: 61.5 after 40);
+- after (1103206):  58.8 / 59.6 / 59.7 / 59.8, level; ``--distinct 4000`` (load ~8): 58.7
+  after 1 round, then 59.5, 59.6, 59.7 and 59.7 from 1,500 to 4,000 commands.
+Not measured: a daemon with a policy of many path rules (this bench's daemon has none), whose
+rule-path pair cache (4,096 entries) would be full too. The bound is in entries, not bytes:
+256 distinct ~4 KB commands of ~300 paths each, assessed and judged in-process, leave 1.6 MB
+of live objects (tracemalloc) in all the caches together.
+tracemalloc over 20 rounds saw only ~0.14 MB more live Python objects (the cache entries
+among them): the rest of the RSS growth was memory it does not see (allocator pools those
+small long-lived entries kept from being returned). What the smaller caches cost in speed is
+in bench/policy.py's docstring.
 
-Who imports what (``python -X importtime`` and an import hook printing the importer's
-stack; fastapi 0.165, pydantic 2.14, uvicorn 0.54, Python 3.11; ``--imports`` prints the RSS
-steps): none of these is avoidable from Anna's side without patching a library.
-- ``ssl`` (~4.9 MB with libcrypto, measured importing it alone): ``asyncio.base_events``
-  imports it whenever it is importable, and ``uvicorn/config.py`` imports it unconditionally,
-  so hiding it (``sys.modules["ssl"] = None``) would break uvicorn; the daemon never uses TLS.
-- ``opentelemetry`` (~0.4 MB): ``fastapi.telemetry._api``, imported by ``fastapi.background``
-  and ``fastapi.applications``; fastapi 0.165 requires opentelemetry-api and imports it
-  unconditionally (nothing in Anna or an entry point asks for it).
-- ``pydantic.v1`` (~2.0 MB): FastAPI's compat layer (``fastapi._compat.shared.
-  is_pydantic_v1_model_class``) imports it to test every route's response model while
-  ``APIRouter.add_api_route`` registers the route (here the first route in annad/api/plans.py).
-- FastAPI's own modules (~11 MB above starlette + pydantic): ``fastapi.openapi.models`` alone
-  builds dozens of pydantic models at import (~0.4 s); email, http.cookies, multipart come along.
-- Anna's own: importing ``annad.service`` costs ~10 MB above the protocol models
-  (``annad.policy_load``, i.e. the risk rules, shell grammar and tree-sitter, ~5 MB; the preview
-  engine ~1.8; telemetry with psutil ~0.9; the journal with sqlite3 ~1.5). Submit needs the
-  policy, risk and preview modules and the work round needs the rest, so importing them on first
-  use would lower only "idle after start", not the goal ("after any work"); and a module once
-  imported cannot be released (its functions and classes stay referenced). Only the recipes
-  and queue service (annad.recipes, used by no other route) is now made on first use: 4 pairs
-  run alternately (main 64.1-64.3 / 66.8-67.0 MB after start / after 1 round; this change
-  64.0-64.1 / 66.7-66.8), i.e. 0.1-0.3 MB, close to the noise.
-``--imports`` on the same machine (2026-11-27): with FastAPI, ``annad.api.app`` 60.1 MB;
-without FastAPI (asyncio, pydantic, starlette, uvicorn's h11 protocol, ``annad.service``)
-51.7 MB, i.e. FastAPI with opentelemetry and pydantic.v1 costs ~8.4 MB of the daemon's floor.
-So the goal of 60 MB after work (measured 67.0) is out of reach while the daemon is built on
-FastAPI: it would need the API served by Starlette directly (pydantic models kept for the
-bodies), which by the figures above (67.0 - 8.4) would put the daemon near 59 MB after work, still at
-the line (an estimate, not measured).
+What moved the floor: FastAPI (with opentelemetry, pydantic.v1, python-multipart and its
+OpenAPI models, imported whether or not the schema is served) cost ~8 MB; the routes are now
+declared as Endpoints served by one small Starlette adapter, and the OpenAPI document the
+schemathesis test fuzzes is built from the same declarations by a module the daemon never
+imports (annad/api/openapi.py). Tried without effect (within 0.3 MB, or worse):
+``defer_build=True`` on every pydantic model (55.5 vs 55.8 at start, 59.8 vs 59.3 after 3
+rounds: the daemon validates or sends nearly every protocol model in a round, so building
+on first use only moves the cost), ``malloc_trim(0)`` every second, and before (main
+2bfe572) MALLOC_TRIM_THRESHOLD_, gc.collect, PYTHONMALLOC=malloc (+2 MB), PYTHONNODEBUGRANGES,
+PYDANTIC_DISABLE_PLUGINS. .pyc files matter little: main without Anna's (this environment
+sets PYTHONDONTWRITEBYTECODE=1, so they are never written) 64.1 / 66.9, with them 63.3 /
+66.8 after start / 1 round.
 
-Run: .venv/bin/python bench/daemon_memory.py [--rounds N] [--env NAME=VALUE ...] [--imports]
-(``--env`` passes extra environment to the daemon, e.g. ``--env MALLOC_ARENA_MAX=2`` to try
-a setting before it goes in the unit.)
+What the floor is now (``--imports``, the RSS after each layer in a fresh interpreter, load
+12): the interpreter 11.2, asyncio with ssl +9.8 (``asyncio.base_events`` imports ssl
+whenever it can), pydantic +4.9, starlette +4.6, uvicorn with its h11 protocol +3.4 (it
+imports click, logging.config and multiprocessing unconditionally), the protocol models +7.2
+(with pydantic's schema machinery, built on the first model), annad.config +2.1
+(pydantic-settings), the policy, risk rules and shell grammar +4.9, preview +1.5, telemetry
++1.1, journal +1.2, service +0.8, the API +0.7: 53.4 in all.
+Work adds ~3 MB: ~1.7 MB of file-backed pages (shared libraries and files first touched) and
+~1.4 MB anonymous; it imports only 4 modules (pyseccomp, ctypes.util, anna_common.risk.planfetch,
+encodings.ascii). The recipes and queue service (annad.recipes) is made on first use.
+
+Run: .venv/bin/python bench/daemon_memory.py [--rounds N] [--distinct N] [--env NAME=VALUE
+...] [--only user|system] [--imports]
+(``--env`` passes extra environment to the daemon, e.g. ``--env MALLOC_ARENA_MAX=8`` to try
+a setting.)
 """
 
 from __future__ import annotations
@@ -133,8 +145,9 @@ def kb(fields: dict[str, int]) -> str:
             f" file {fields['RssFile'] * 1024 / 1e6:.1f}), peak {fields['VmHWM'] * 1024 / 1e6:.1f} MB")
 
 
-def measure(user_mode: bool, rounds: int, env: dict[str, str]) -> None:
-    """Print idle memory after start and after each batch of rounds."""
+def measure(user_mode: bool, rounds: int, env: dict[str, str], distinct: int = 0) -> None:
+    """Print idle memory after start, after rounds of work, and after each 500 of
+    ``distinct`` policy checks of commands not seen before."""
     name = "per-user" if user_mode else "system"
     with running_daemon(user_mode=user_mode, env=env) as daemon:
         print(f"{name}: idle after start: {kb(settled(daemon))}", flush=True)
@@ -143,19 +156,22 @@ def measure(user_mode: bool, rounds: int, env: dict[str, str]) -> None:
         for n in range(1, rounds):
             work_round(daemon, n)
         print(f"{name}: idle after {rounds} rounds: {kb(settled(daemon))}", flush=True)
+        client = daemon.client()
+        for batch in range(1, (distinct + 499) // 500 + 1):
+            for n in range((batch - 1) * 500, min(batch * 500, distinct)):
+                client.policy_check(f"sed -i s/volume={n}/v/ ~/.config/app{n}.conf")
+            print(f"{name}: idle after {min(batch * 500, distinct)} distinct policy checks: "
+                  f"{kb(settled(daemon))}", flush=True)
 
 
 IMPORT_LAYERS = {
-    "with FastAPI": ["asyncio", "pydantic", "starlette.applications", "opentelemetry.propagate",
-                     "pydantic.v1", "fastapi", "uvicorn.protocols.http.h11_impl",
-                     "anna_common.protocol.models", "annad.policy_load", "annad.preview.engine",
+    "the daemon's": ["asyncio", "pydantic", "starlette.applications", "uvicorn",
+                     "uvicorn.protocols.http.h11_impl", "anna_common.protocol.models",
+                     "annad.config", "annad.policy_load", "annad.preview.engine",
                      "annad.telemetry", "annad.journal.store", "annad.service", "annad.api.app"],
-    "without FastAPI": ["asyncio", "pydantic", "starlette.applications",
-                        "uvicorn.protocols.http.h11_impl", "anna_common.protocol.models",
-                        "annad.service"],
 }
-"""Import orders whose RSS steps ``--imports`` prints: what each layer costs, and what the
-daemon's own code needs once FastAPI (which brings opentelemetry and pydantic.v1) is left out."""
+"""Import orders whose RSS steps ``--imports`` prints: what each layer of the daemon costs."""
+
 
 _LAYER_PROBE = """
 import importlib, sys
@@ -183,6 +199,8 @@ def main() -> None:
     """Parse the arguments and measure both daemons."""
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--distinct", type=int, default=0, metavar="N",
+                        help="then N policy checks of distinct commands")
     parser.add_argument("--env", action="append", default=[], metavar="NAME=VALUE")
     parser.add_argument("--only", choices=["user", "system"])
     parser.add_argument("--imports", action="store_true",
@@ -193,9 +211,9 @@ def main() -> None:
         return
     env = dict(item.split("=", 1) for item in args.env)
     if args.only != "system":
-        measure(True, args.rounds, env)
+        measure(True, args.rounds, env, args.distinct)
     if args.only != "user" and os.geteuid() == 0:
-        measure(False, args.rounds, env)
+        measure(False, args.rounds, env, args.distinct)
 
 
 if __name__ == "__main__":

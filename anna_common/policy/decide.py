@@ -218,7 +218,7 @@ def _in_area(rule: Rule, place: str, subj: Subject, *, cautious: bool) -> bool:
     return False
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # the policy's rules
 def _areas(globs: tuple[str, ...], home: str | None, nocase: bool
            ) -> tuple[tuple[str, str], ...]:
     """Every form of a rule's globs (``/**/`` as ``/``, ``~`` as the home), with its
@@ -227,7 +227,7 @@ def _areas(globs: tuple[str, ...], home: str | None, nocase: bool
                  rule_variants(glob) for form in _forms_of(variant, home, nocase))
 
 
-@lru_cache(maxsize=16384)
+@lru_cache(maxsize=1024)  # a command's paths: bounded memory (issue 22)
 def _forms(place: str, home: str | None, nocase: bool) -> tuple[tuple[str, str], ...]:
     return tuple((form, literal_prefix(form)) for form in _forms_of(place, home, nocase))
 

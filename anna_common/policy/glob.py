@@ -69,7 +69,7 @@ _CLASSES: dict[str, tuple[tuple[int, int], ...]] = {
 }
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # rules' and commands' globs: bounded memory (issue 22)
 def tokens(pattern: str, *, crossing: bool) -> tuple[Tok, ...]:
     """The pattern as tokens; ``crossing``: a single ``*`` also crosses ``/``."""
     out: list[Tok] = []
@@ -242,7 +242,7 @@ class _Automaton:
         return bool(live & self.end)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # mostly the policy's rules
 def _automaton(pattern: str, *, flat: bool) -> _Automaton:
     return _Automaton(tokens(pattern, crossing=flat), flat=flat)
 
@@ -253,7 +253,7 @@ def flat_match(pattern: str, text: str) -> bool:
     return _automaton(pattern, flat=True).matches(text)
 
 
-@lru_cache(maxsize=65536)
+@lru_cache(maxsize=4096)  # rule x command path pairs: bounded memory (issue 22)
 def intersects(rule: str, path: str) -> bool:
     """Some path matches both the rule's glob and the command's path (pattern or not)."""
     # the literal heads must agree as far as both go: most pairs end here, cheaply
@@ -345,7 +345,7 @@ def is_valid_glob(pattern: str) -> bool:
     return glob_problem(pattern) is None
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=1024)  # the policy's rules
 def rule_variants(rule: str) -> tuple[str, ...]:
     """``/a/**/b`` also means ``/a/b``; ``/a/**`` also means ``/a`` itself."""
     found = [rule]

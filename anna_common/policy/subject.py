@@ -18,6 +18,7 @@ import re
 from dataclasses import dataclass
 from functools import lru_cache
 
+from anna_common.plan import PLAN_COMMANDS
 from anna_common.policy import writers
 from anna_common.risk import paths
 from anna_common.risk.rules.base import AssessContext, Out
@@ -94,7 +95,7 @@ def subject(command: str, context: AssessContext | None = None) -> Subject:
                                       f"({type(exc).__name__})"),), ctx.home)
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=PLAN_COMMANDS)
 def _subject_cached(command: str, ctx: AssessContext) -> Subject:
     collect = _Collector(ctx)
     collect.source(command, depth=0, origin="top")

@@ -13,7 +13,7 @@ comes from ``SO_PEERCRED``, never from a field.
 from __future__ import annotations
 
 from enum import StrEnum
-from typing import Literal
+from typing import Annotated, Literal
 
 from pydantic import BaseModel, ConfigDict, Field
 
@@ -54,6 +54,7 @@ __all__ = [
     "API_PREFIX",
     "API_VERSION",
     "GROUP",
+    "MAX_PLAN_REF",
     "SESSION_HEADER",
     "SESSION_KEYS",
     "SESSION_VALUE_CHARS",
@@ -96,6 +97,9 @@ __all__ = [
 # parsing at import cost every annactl command ~1/5 of its start-up (bench/startup.py).
 # Only the model-facing ActionPlan schema carries them (anna_common/plan.py).
 _MODEL = ConfigDict(extra="forbid", defer_build=True)
+MAX_PLAN_REF = 256
+"""Longest plan id (or end of one) a request may name (ids are 22 characters): the daemon
+refuses longer ones before any lookup (annad.access.MAX_PLAN_ID, the same bound)."""
 
 
 class SessionEnv(BaseModel):
@@ -341,8 +345,10 @@ class GcRequest(BaseModel):
     include_rollbackable: bool = False
     """The person agreed that plans that can still be rolled back lose their backups (they
     can then no longer be rolled back)."""
-    plan_ids: list[str] = Field(default_factory=list, max_length=1000)
-    """Only these plans (their backups go whatever their age); empty: the policy decides."""
+    plan_ids: list[Annotated[str, Field(max_length=MAX_PLAN_REF)]] = Field(
+        default_factory=list, max_length=1000)
+    """Only these plans (their backups go whatever their age), by id or end of id; empty:
+    the policy decides."""
 
 
 class GcRemoved(BaseModel):

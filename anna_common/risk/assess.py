@@ -22,7 +22,8 @@ from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
-from anna_common.plan import RiskLevel, Scope  # Scope lives with the plan models (light)
+# Scope lives with the plan models (light)
+from anna_common.plan import PLAN_COMMANDS, RiskLevel, Scope
 from anna_common.risk import paths
 from anna_common.risk.knownvars import known_values
 from anna_common.risk.namedpaths import IN_PLACE, harmless, named_paths
@@ -116,7 +117,7 @@ def _failed(command: str, why: str) -> Assessment:
                       codes=[str(Code.OPAQUE)], reasons=[why], parse_ok=False)
 
 
-@lru_cache(maxsize=8192)
+@lru_cache(maxsize=PLAN_COMMANDS)
 def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
     analysis = analyse(command)
     out, all_read_only, writes = _judge(command, analysis, Out(ctx))

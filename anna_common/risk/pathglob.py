@@ -59,7 +59,7 @@ def _tree() -> Tree:
     return root
 
 
-@lru_cache(maxsize=4096)
+@lru_cache(maxsize=512)  # a command's glob parts: bounded memory (issue 22)
 def _component(pattern: str, nocase: bool) -> re.Pattern[str]:
     """A bash glob component as a regex (``*``, ``?``, ``[...]`` with ``!``/``^`` and
     ``[:class:]``, backslash escapes). Unknown constructs match more, never less."""

@@ -1,4 +1,5 @@
-"""The FastAPI application: routes, error translation, a body limit, activity tracking.
+"""The ASGI application (Starlette, annad.api.routing): routes, error translation, a body
+limit, activity tracking.
 
 Built by :func:`create_app` around one :class:`~annad.service.PlanService`; the
 lifespan starts the service (crash recovery, telemetry) before the socket
@@ -12,17 +13,14 @@ import time
 from contextlib import asynccontextmanager
 from typing import TYPE_CHECKING
 
-from fastapi import FastAPI
+from starlette.applications import Starlette
 from starlette.concurrency import run_in_threadpool
+from starlette.middleware import Middleware
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.protocol.routes import Route
-from annad import __version__
-from annad.api import errors
-from annad.api.plans import router as plans_router
-from annad.api.policy import router as policy_router
-from annad.api.recipes import router as recipes_router
-from annad.api.system import router as system_router
+from annad.api import errors, plans, policy, recipes, system
+from annad.api.routing import Endpoint, route
 from annad.peer import PEER_KEY, Peer
 
 if TYPE_CHECKING:
@@ -45,6 +43,11 @@ head): a client that stops sending mid-body is cut off (a coded 400), never kept
 MAX_SUBMITS_PER_UID = 64
 """Submits one uid may have queued or in analysis at once. They wait for the analysis
 threads (two) without holding a worker, so more may queue; past this they are refused."""
+
+
+ENDPOINTS: tuple[Endpoint, ...] = (*system.ENDPOINTS, *plans.ENDPOINTS, *policy.ENDPOINTS,
+                                   *recipes.ENDPOINTS)
+"""Every route the daemon serves (annad.api.openapi describes them for the tests)."""
 
 
 class Activity:
@@ -120,24 +123,19 @@ class _Guard:
             self.activity.last = time.monotonic()
 
 
-def create_app(service: PlanService, activity: Activity | None = None) -> FastAPI:
+def create_app(service: PlanService, activity: Activity | None = None) -> Starlette:
     """The daemon's ASGI application around ``service``."""
 
     @asynccontextmanager
-    async def lifespan(app: FastAPI) -> AsyncIterator[None]:
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
         await run_in_threadpool(service.start)
         try:
             yield
         finally:
             await run_in_threadpool(service.stop)
 
-    app = FastAPI(title="annad", version=__version__, docs_url=None, redoc_url=None,
-                  openapi_url=None, lifespan=lifespan)
+    app = Starlette(routes=[route(endpoint) for endpoint in ENDPOINTS],
+                    middleware=[Middleware(_Guard, activity=activity or Activity())],
+                    exception_handlers=errors.HANDLERS, lifespan=lifespan)
     app.state.service = service
-    errors.install(app)
-    app.include_router(system_router)
-    app.include_router(plans_router)
-    app.include_router(policy_router)
-    app.include_router(recipes_router)
-    app.add_middleware(_Guard, activity=activity or Activity())
     return app

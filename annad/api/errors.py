@@ -10,14 +10,19 @@ from __future__ import annotations
 
 import logging
 from http import HTTPStatus
+from typing import TYPE_CHECKING
 
-from fastapi import FastAPI, Request
-from fastapi.exceptions import RequestValidationError
-from fastapi.responses import JSONResponse
 from starlette.exceptions import HTTPException as StarletteHTTPException
+from starlette.responses import JSONResponse
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.protocol.models import ErrorBody
+
+if TYPE_CHECKING:
+    from collections.abc import Awaitable, Callable
+
+    from starlette.requests import Request
+    from starlette.responses import Response
 
 log = logging.getLogger(__name__)
 
@@ -59,15 +64,6 @@ async def _anna(request: Request, exc: Exception) -> JSONResponse:
     return error_response(exc)
 
 
-async def _validation(request: Request, exc: Exception) -> JSONResponse:
-    assert isinstance(exc, RequestValidationError)
-    # where and why only: echoing the input back could reflect untrusted text
-    problems = [{"loc": [str(p) for p in e.get("loc", ())], "msg": str(e.get("msg", ""))[:200]}
-                for e in list(exc.errors())[:20]]
-    return error_response(AnnaError("the request does not match the protocol",
-                                    code=ErrorCode.BAD_REQUEST, detail={"errors": problems}))
-
-
 async def _http(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, StarletteHTTPException)
     if exc.status_code == 404:
@@ -93,9 +89,10 @@ async def _internal(request: Request, exc: Exception) -> JSONResponse:
                                     "log", code=ErrorCode.INTERNAL_ERROR))
 
 
-def install(app: FastAPI) -> None:
-    """Register the translations on an app."""
-    app.add_exception_handler(AnnaError, _anna)
-    app.add_exception_handler(RequestValidationError, _validation)
-    app.add_exception_handler(StarletteHTTPException, _http)
-    app.add_exception_handler(Exception, _internal)
+HANDLERS: dict[type[Exception], Callable[[Request, Exception], Awaitable[Response]]] = {
+    AnnaError: _anna,
+    StarletteHTTPException: _http,
+    Exception: _internal,
+}
+"""The translations, as Starlette's ``exception_handlers`` (request validation raises
+coded AnnaErrors itself: annad.api.routing)."""

@@ -3,35 +3,34 @@ confirm."""
 
 from __future__ import annotations
 
-from typing import Annotated
-
 import anyio.to_thread
-from fastapi import APIRouter, Query, Request
-from fastapi.responses import StreamingResponse
+from pydantic import BaseModel, Field
+from starlette.responses import StreamingResponse
 
 from anna_common.protocol.models import (
+    MAX_PLAN_REF,
     ChecksRequest,
     ChecksResponse,
     ExecuteRequest,
     GcRequest,
     GcResponse,
+    JudgeRequest,
     JudgeResponse,
     PlanList,
     PlanRecord,
     RollbackRequest,
     RollbackResponse,
     Route,
+    SubmitRequest,
     SubmitResponse,
 )
 from anna_common.protocol.preview import PlanPreview
-from annad.api.deps import ConnectionDep, JsonDep, PeerDep, ServiceDep
-
-router = APIRouter()
+from annad.api.routing import Call, Endpoint
 
 MAX_LIMIT = 1_000_000
 """Largest page of ``GET /v1/plans`` (0 asks for all): more than SQLite's integers hold is a
 coded 400, not an OverflowError."""
-MAX_ID = 256
+MAX_ID = MAX_PLAN_REF
 """Longest plan id accepted in a query (ids are 22 characters; a short id is a suffix)."""
 NDJSON = "application/x-ndjson"
 """Media type of the execution stream."""
@@ -41,98 +40,112 @@ the same cores, and a flood of submits must not take every worker thread the oth
 (health, plan status, execute) run in."""
 
 
-def _analysis_limiter(request: Request) -> anyio.CapacityLimiter:
+class PlanListQuery(BaseModel):
+    """``GET /v1/plans?limit=N&before=ID``: one page of the caller's plans."""
+
+    limit: int = Field(200, ge=0, le=MAX_LIMIT)
+    """How many (0: all)."""
+    before: str | None = Field(None, max_length=MAX_ID)
+    """Only plans older than this one."""
+
+
+def _analysis_limiter(call: Call) -> anyio.CapacityLimiter:
     """The app's own limiter for plan analysis, made on first use (inside the loop)."""
-    limiter = getattr(request.app.state, "analysis_limiter", None)
+    state = call.request.app.state
+    limiter = getattr(state, "analysis_limiter", None)
     if not isinstance(limiter, anyio.CapacityLimiter):
         limiter = anyio.CapacityLimiter(ANALYSIS_THREADS)
-        request.app.state.analysis_limiter = limiter
+        state.analysis_limiter = limiter
     return limiter
 
 
-@router.post(Route.PLANS)
-async def submit(request: Request, service: ServiceDep, peer: PeerDep,
-                 body: JsonDep) -> SubmitResponse:
+async def submit(call: Call) -> SubmitResponse:
     """Validate and classify a plan with the daemon's own context; store it.
 
     The analysis runs in worker threads of its own (at most :data:`ANALYSIS_THREADS`),
     never on the event loop and never in the shared pool the sync routes use: while a
     large submission is analysed, ``/v1/health`` and plan status keep answering.
     """
-    return await anyio.to_thread.run_sync(service.submit, peer, body,
-                                          limiter=_analysis_limiter(request))
+    return await anyio.to_thread.run_sync(call.service.submit, call.peer, call.body,
+                                          limiter=_analysis_limiter(call))
 
 
-@router.post(Route.JUDGE)
-async def judge(request: Request, service: ServiceDep, peer: PeerDep,
-                body: JsonDep) -> JudgeResponse:
+async def judge(call: Call) -> JudgeResponse:
     """What this daemon decides for a plan and its approved digest; nothing is stored or
     run (a fleet host under ``--check``). Analysed like a submit, in the same threads."""
-    return await anyio.to_thread.run_sync(service.judge, peer, body,
-                                          limiter=_analysis_limiter(request))
+    return await anyio.to_thread.run_sync(call.service.judge, call.peer, call.body,
+                                          limiter=_analysis_limiter(call))
 
 
-@router.get(Route.PLANS)
-def list_plans(service: ServiceDep, peer: PeerDep,
-               limit: Annotated[int, Query(ge=0, le=MAX_LIMIT)] = 200,
-               before: Annotated[str | None, Query(max_length=MAX_ID)] = None) -> PlanList:
+def list_plans(call: Call) -> PlanList:
     """The caller's plans, newest first: ``limit`` of them (0: all) older than ``before``."""
-    return service.list(peer, limit=limit, before=before)
+    query = call.query_as(PlanListQuery)
+    return call.service.list(call.peer, limit=query.limit, before=query.before)
 
 
-@router.get(Route.PLAN)
-def get_plan(service: ServiceDep, peer: PeerDep, plan_id: str) -> PlanRecord:
+def get_plan(call: Call) -> PlanRecord:
     """One plan with its steps and undo results."""
-    return service.get(peer, plan_id)
+    return call.service.get(call.peer, call.param("plan_id"))
 
 
-@router.post(Route.CHECKS)
-def checks(service: ServiceDep, peer: PeerDep, plan_id: str,
-           body: ChecksRequest | None = None) -> ChecksResponse:
+def checks(call: Call) -> ChecksResponse:
     """Run the plan's necessary checks that the daemon itself rates read-only."""
-    return service.checks(peer, plan_id, body or ChecksRequest())
+    return call.service.checks(call.peer, call.param("plan_id"),
+                               call.body_as(ChecksRequest) or ChecksRequest())
 
 
-@router.get(Route.PREVIEW)
-def preview(service: ServiceDep, peer: PeerDep, plan_id: str) -> PlanPreview:
+def preview(call: Call) -> PlanPreview:
     """What each step will do: diffs, packages, unit states, validator verdicts."""
-    return service.preview(peer, plan_id)
+    return call.service.preview(call.peer, call.param("plan_id"))
 
 
-@router.post(Route.EXECUTE)
-def execute(service: ServiceDep, peer: PeerDep, plan_id: str,
-            body: ExecuteRequest) -> StreamingResponse:
+def execute(call: Call) -> StreamingResponse:
     """Run an approved plan; events stream as NDJSON until ``plan_finished``."""
-    return StreamingResponse(service.execute(peer, plan_id, body), media_type=NDJSON)
+    return StreamingResponse(call.service.execute(call.peer, call.param("plan_id"),
+                                                  call.required_body(ExecuteRequest)),
+                             media_type=NDJSON)
 
 
-@router.post(Route.CANCEL)
-def cancel(service: ServiceDep, peer: PeerDep, plan_id: str) -> PlanRecord:
+def cancel(call: Call) -> PlanRecord:
     """Stop the running plan and undo it."""
-    return service.cancel(peer, plan_id)
+    return call.service.cancel(call.peer, call.param("plan_id"))
 
 
-@router.post(Route.ROLLBACK)
-def rollback(service: ServiceDep, peer: PeerDep, plan_id: str,
-             body: RollbackRequest | None = None) -> RollbackResponse:
+def rollback(call: Call) -> RollbackResponse:
     """Undo a succeeded or interrupted plan."""
-    return service.rollback(peer, plan_id, body or RollbackRequest())
+    return call.service.rollback(call.peer, call.param("plan_id"),
+                                 call.body_as(RollbackRequest) or RollbackRequest())
 
 
-@router.post(Route.DRY_RUN)
-def dry_run(service: ServiceDep, peer: PeerDep, plan_id: str) -> PlanRecord:
+def dry_run(call: Call) -> PlanRecord:
     """Record a submitted plan as a dry run: shown, checks run, nothing executed."""
-    return service.mark_dry_run(peer, plan_id)
+    return call.service.mark_dry_run(call.peer, call.param("plan_id"))
 
 
-@router.post(Route.CONFIRM)
-def confirm(service: ServiceDep, peer: PeerDep, connection: ConnectionDep,
-            plan_id: str) -> PlanRecord:
+def confirm(call: Call) -> PlanRecord:
     """Keep a plan the lock-out guard armed (only from a connection made after it ended)."""
-    return service.confirm(peer, plan_id, connection)
+    return call.service.confirm(call.peer, call.param("plan_id"), call.connection)
 
 
-@router.post(Route.GC)
-def gc(service: ServiceDep, peer: PeerDep, body: GcRequest | None = None) -> GcResponse:
+def gc(call: Call) -> GcResponse:
     """Remove backups the retention policy (or the person, for named plans) allows."""
-    return service.gc(peer, body or GcRequest())
+    return call.service.gc(call.peer, call.body_as(GcRequest) or GcRequest())
+
+
+ENDPOINTS = (
+    Endpoint("POST", Route.PLANS, submit, body="json", body_required=True,
+             documented=SubmitRequest),
+    Endpoint("POST", Route.JUDGE, judge, body="json", body_required=True,
+             documented=JudgeRequest),
+    Endpoint("GET", Route.PLANS, list_plans, query=PlanListQuery),
+    Endpoint("GET", Route.PLAN, get_plan),
+    Endpoint("POST", Route.CHECKS, checks, body=ChecksRequest),
+    Endpoint("GET", Route.PREVIEW, preview),
+    Endpoint("POST", Route.EXECUTE, execute, body=ExecuteRequest, body_required=True),
+    Endpoint("POST", Route.CANCEL, cancel),
+    Endpoint("POST", Route.ROLLBACK, rollback, body=RollbackRequest),
+    Endpoint("POST", Route.DRY_RUN, dry_run),
+    Endpoint("POST", Route.CONFIRM, confirm),
+    Endpoint("POST", Route.GC, gc, body=GcRequest),
+)
+"""This module's routes."""

@@ -2,23 +2,24 @@
 
 from __future__ import annotations
 
-from fastapi import APIRouter
-
 from anna_common.protocol.models import Route
 from anna_common.protocol.policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
-from annad.api.deps import PeerDep, ServiceDep
-
-router = APIRouter()
+from annad.api.routing import Call, Endpoint
 
 
-@router.get(Route.POLICY)
-def policy_show(service: ServiceDep, peer: PeerDep) -> PolicyView:
+def policy_show(call: Call) -> PolicyView:
     """The administrator's rules, then the caller's own, in evaluation order."""
-    return service.policy_view(peer)
+    return call.service.policy_view(call.peer)
 
 
-@router.post(Route.POLICY_CHECK)
-def policy_check(service: ServiceDep, peer: PeerDep,
-                 request: PolicyCheckRequest) -> PolicyCheckResponse:
+def policy_check(call: Call) -> PolicyCheckResponse:
     """The decision, matched rule and tier for one command as a plan step."""
-    return service.policy_check(peer, request)
+    return call.service.policy_check(call.peer, call.required_body(PolicyCheckRequest))
+
+
+ENDPOINTS = (
+    Endpoint("GET", Route.POLICY, policy_show),
+    Endpoint("POST", Route.POLICY_CHECK, policy_check, body=PolicyCheckRequest,
+             body_required=True),
+)
+"""This module's routes."""

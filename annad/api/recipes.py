@@ -5,30 +5,25 @@ from __future__ import annotations
 import threading
 from typing import TYPE_CHECKING
 
-from fastapi import APIRouter, Request
-
 from anna_common.protocol.models import Route
 from anna_common.protocol.queue import QueueEntry, QueueList, RecipeRunRequest, RecipeRunResponse
-from annad.api.deps import PeerDep
+from annad.api.routing import Call, Endpoint
 
 if TYPE_CHECKING:
     from annad.recipes.run import RecipeService
-
-router = APIRouter()
 
 _making = threading.Lock()
 """One RecipeService per app even when the first recipe requests arrive together (its queue's
 lock must be the only one)."""
 
 
-def get_recipes(request: Request) -> RecipeService:
+def get_recipes(call: Call) -> RecipeService:
     """The app's one RecipeService, made on the first recipe or queue request.
 
     Made on first use rather than with the app (issue 22): most daemons never run a recipe,
     and importing annad.recipes costs ~0.6 MB in a bare interpreter, 0.1-0.3 MB of the running
-    daemon's idle RSS (bench/daemon_memory.py). The endpoints call this
-    instead of declaring it a FastAPI dependency so the type is not needed at import time."""
-    state = request.app.state
+    daemon's idle RSS (bench/daemon_memory.py)."""
+    state = call.request.app.state
     with _making:
         recipes: RecipeService | None = getattr(state, "recipes", None)
         if recipes is None:
@@ -39,20 +34,25 @@ def get_recipes(request: Request) -> RecipeService:
     return recipes
 
 
-@router.post(Route.RECIPE_RUN)
-def run_recipe(request: Request, peer: PeerDep, name: str,
-               body: RecipeRunRequest | None = None) -> RecipeRunResponse:
+def run_recipe(call: Call) -> RecipeRunResponse:
     """Run the recipe unattended, or queue its plan for a person."""
-    return get_recipes(request).run(peer, name, body or RecipeRunRequest())
+    return get_recipes(call).run(call.peer, call.param("name"),
+                                 call.body_as(RecipeRunRequest) or RecipeRunRequest())
 
 
-@router.get(Route.QUEUE)
-def queue(request: Request, peer: PeerDep) -> QueueList:
+def queue(call: Call) -> QueueList:
     """Plans waiting for approval."""
-    return get_recipes(request).waiting(peer)
+    return get_recipes(call).waiting(call.peer)
 
 
-@router.post(Route.QUEUE_DISMISS)
-def dismiss(request: Request, peer: PeerDep, plan_id: str) -> QueueEntry:
+def dismiss(call: Call) -> QueueEntry:
     """Drop a plan from the queue (it stays in history)."""
-    return get_recipes(request).dismiss(peer, plan_id)
+    return get_recipes(call).dismiss(call.peer, call.param("plan_id"))
+
+
+ENDPOINTS = (
+    Endpoint("POST", Route.RECIPE_RUN, run_recipe, body=RecipeRunRequest),
+    Endpoint("GET", Route.QUEUE, queue),
+    Endpoint("POST", Route.QUEUE_DISMISS, dismiss),
+)
+"""This module's routes."""

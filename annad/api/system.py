@@ -2,30 +2,45 @@
 
 from __future__ import annotations
 
-from typing import Annotated
+from pydantic import BaseModel
 
-from fastapi import APIRouter, Query
+from anna_common.protocol.models import (
+    SESSION_HEADER,
+    AuditReport,
+    Health,
+    Route,
+    TelemetryResponse,
+)
+from annad.api.deps import session
+from annad.api.routing import Call, Endpoint
 
-from anna_common.protocol.models import AuditReport, Health, Route, TelemetryResponse
-from annad.api.deps import PeerDep, ServiceDep, SessionDep
 
-router = APIRouter()
+class TelemetryQuery(BaseModel):
+    """``GET /v1/telemetry?fresh=1``: recollect instead of answering from the cache."""
+
+    fresh: bool = False
 
 
-@router.get(Route.HEALTH)
-def health(service: ServiceDep, peer: PeerDep) -> Health:
+def health(call: Call) -> Health:
     """API version, daemon version, mode and the caller as the kernel sees it."""
-    return service.health(peer)
+    return call.service.health(call.peer)
 
 
-@router.get(Route.TELEMETRY)
-def telemetry(service: ServiceDep, peer: PeerDep, session: SessionDep,
-              fresh: Annotated[bool, Query()] = False) -> TelemetryResponse:
+def telemetry(call: Call) -> TelemetryResponse:
     """Cached telemetry (``?fresh=1`` recollects), desktop part from the caller's session."""
-    return service.telemetry(peer, session, fresh=fresh)
+    return call.service.telemetry(call.peer, session(call),
+                                  fresh=call.query_as(TelemetryQuery).fresh)
 
 
-@router.get(Route.AUDIT_VERIFY)
-def audit_verify(service: ServiceDep, peer: PeerDep) -> AuditReport:
+def audit_verify(call: Call) -> AuditReport:
     """Recompute the journal's hash chain."""
-    return service.audit_verify(peer)
+    return call.service.audit_verify(call.peer)
+
+
+ENDPOINTS = (
+    Endpoint("GET", Route.HEALTH, health),
+    Endpoint("GET", Route.TELEMETRY, telemetry, query=TelemetryQuery,
+             headers=(SESSION_HEADER,)),
+    Endpoint("GET", Route.AUDIT_VERIFY, audit_verify),
+)
+"""This module's routes."""

@@ -1,6 +1,7 @@
 """Issue 22 item 3: every input error is a coded JSON error with a 4xx, never a 5xx.
 
-schemathesis generates requests from the daemon's own OpenAPI document and sends them to
+schemathesis generates requests from the daemon's own OpenAPI document (annad.api.openapi,
+built from the routes' declarations) and sends them to
 the real ASGI application (the service :func:`annad.main.assemble` builds: real journal,
 real SQLite, real policy store, in a temporary state directory), with the caller the
 kernel would report for this process. Routes that run commands (execute, checks, rollback,
@@ -86,7 +87,10 @@ def app(tmp_path_factory: pytest.TempPathFactory) -> Iterator[Any]:
 @pytest.fixture(scope="module")
 def api_schema(app: Any) -> Any:
     """The app's OpenAPI document, loaded by schemathesis, calling the app in-process."""
-    schema = schemathesis.openapi.from_dict(app.app.openapi())
+    from annad.api.app import ENDPOINTS
+    from annad.api.openapi import document
+
+    schema = schemathesis.openapi.from_dict(document(ENDPOINTS))
     schema.app = app
     return schema
 
@@ -145,3 +149,25 @@ def test_a_deep_plan_is_judged_high_not_an_internal_error(app: Any) -> None:
     step = response.json()["annotated"]["steps"][0]
     assert step["final_risk"] == "HIGH"
     assert any("too complex" in r or "too large" in r for r in step["reasons"]), step
+
+
+@pytest.mark.parametrize(("method", "path"), [
+    ("GET", "/v1/plans/" + "x" * 257), ("POST", "/v1/plans/" + "x" * 257 + "/dry-run"),
+    ("POST", "/v1/queue/" + "x" * 257 + "/dismiss"),
+])
+def test_a_path_parameter_over_256_characters_is_a_coded_400(app: Any, method: str,
+                                                              path: str) -> None:
+    response = TestClient(app, raise_server_exceptions=False).request(method, path)
+    assert response.status_code == 400, response.text[:500]
+    body = response.json()
+    assert body["code"] == "BAD_REQUEST" and body["detail"]["errors"][0]["loc"] == ["path"]
+
+
+@pytest.mark.parametrize(("method", "path"), [("HEAD", "/v1/health"), ("DELETE", "/v1/plans"),
+                                              ("GET", "/v1/gc")])
+def test_a_method_a_route_does_not_serve_is_a_coded_405(app: Any, method: str,
+                                                        path: str) -> None:
+    response = TestClient(app, raise_server_exceptions=False).request(method, path)
+    assert response.status_code == 405
+    if method != "HEAD":  # a HEAD answer has no body
+        assert response.json()["code"] == "BAD_REQUEST"
