@@ -19,7 +19,7 @@ import hashlib
 import inspect
 import json
 import sys
-from functools import cache
+from functools import cache, lru_cache
 from itertools import pairwise
 from typing import Any, Literal
 
@@ -90,7 +90,7 @@ def _describe_fields(schema: dict[str, Any], cls: type[Any]) -> None:
             prop.setdefault("description", docs[name])
 
 
-@cache
+@lru_cache(maxsize=4)  # keyed by module name (only this one): bounded all the same
 def _field_docstrings(module: str) -> dict[str, dict[str, str]]:
     """``{class: {field: docstring}}``: the string right after a class-level annotated
     assignment, cleaned like a docstring."""

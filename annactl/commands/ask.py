@@ -23,7 +23,6 @@ if TYPE_CHECKING:
     from anna_common.protocol.models import ExecEvent, PlanRecord
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
-    from annactl.planning.piped import Piped
     from annactl.ui import confirm
     from annactl.ui.console import Consoles
 
@@ -117,6 +116,8 @@ def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOp
 def _run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     plan = prepared.annotated
     offline_note(consoles, prepared)
+    from annactl.commands.piped_count import piped_note
+
     piped_note(consoles, prepared, as_json=opts.as_json)
     offer_memory(flow, consoles, prepared, opts)
     if not plan.steps:
@@ -189,25 +190,6 @@ def offline_note(consoles: Consoles, prepared: Prepared) -> None:
     if reason:
         consoles.err.print("note: " + inert(reason, max_chars=300), style="yellow",
                            markup=False, highlight=False)
-
-
-def piped_note(consoles: Consoles, prepared: Prepared, *, as_json: bool) -> None:
-    """Say what became of text piped in: how much was read, and whether the model read it or
-    an offline template answered without it (stderr, one line; ``--json`` has ``piped``)."""
-    outcome = prepared.outcome
-    if as_json or outcome is None or outcome.piped is None:
-        return
-    said = outcome.piped.summary()
-    if outcome.template:
-        said += (f"; the offline answer ({outcome.template}) does not read it, a model "
-                 "would (ANNA_LLM_URL)")
-    else:
-        said += "; the model read it as data"
-    consoles.err.print("note: " + said, style="yellow", markup=False, highlight=False)
-    if outcome.template:
-        from annactl.commands.piped_count import count_piped
-
-        count_piped(consoles, outcome.piped, as_json=False)
 
 
 def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
@@ -361,6 +343,7 @@ def offer_confirm(flow: Flow, consoles: Consoles, record: PlanRecord, opts: RunO
 def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:
     """``annactl ask TEXT``: plan, then :func:`run_prepared`."""
     from annactl.commands.flow import connect_flow
+    from annactl.commands.piped_count import saying_piped
     from annactl.commands.stdin_text import read_piped
     from annactl.core.config import load_settings
 
@@ -374,29 +357,6 @@ def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bo
                                   use_templates=use_templates and settings.templates, **hooks)
 
         with showing_rejections(consoles, as_json=opts.as_json), \
-                _saying_piped(consoles, piped, as_json=opts.as_json):
+                saying_piped(consoles, piped, as_json=opts.as_json):
             prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
         return run_prepared(flow, consoles, prepared, opts)
-
-
-@contextmanager
-def _saying_piped(consoles: Consoles, piped: Piped | None, *, as_json: bool
-                  ) -> Iterator[None]:
-    """A request with piped text that could not be planned still says what was read (the
-    error's hint; ``piped`` in its JSON ``detail``), that no model read it, and Anna's own
-    count of its log lines (:mod:`annactl.commands.piped_count`)."""
-    try:
-        yield
-    except AnnaError as exc:
-        if piped is not None:
-            from annactl.planning.outcome import OFFLINE_CODES
-
-            doc = exc.detail.setdefault("piped", piped.to_dict()) \
-                if isinstance(exc.detail, dict) else {}
-            if exc.code in OFFLINE_CODES:
-                from annactl.commands.piped_count import count_piped
-
-                doc["tally"] = count_piped(consoles, piped, as_json=as_json)
-                said = f"{piped.summary()}; no model read it"
-                exc.hint = said + (f"; {exc.hint}" if exc.hint else "")
-        raise
