@@ -190,8 +190,14 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--templates", choices=("on", "off"), default="on")
     parser.add_argument("--budget", type=float, default=None,
                         help="ANNA_LLM_BUDGET in seconds (default: the product's)")
+    parser.add_argument("--only", type=int, nargs="*", metavar="N",
+                        help="run only these requests (1-10, in the order of REQUESTS): one "
+                             "request per process lets a caller bound each one's wall time")
     parser.add_argument("--json", action="store_true")
     args = parser.parse_args(argv)
+    if any(not 1 <= n <= len(REQUESTS) for n in args.only or ()):
+        parser.error(f"--only takes request numbers 1-{len(REQUESTS)}")
+    requests = [REQUESTS[n - 1] for n in args.only] if args.only else list(REQUESTS)
     if args.sim == bool(args.url):
         parser.error("give exactly one of --sim and --url")
     scale = args.speedup if args.sim else 1.0
@@ -213,7 +219,7 @@ def main(argv: list[str] | None = None) -> int:
     watch = Watch(make_provider(settings))
     planner = Planner(settings, daemon=None, provider=watch)
     try:
-        rows = [run(planner, watch, r, scale) for r in REQUESTS]
+        rows = [run(planner, watch, r, scale) for r in requests]
     finally:
         planner.close()
         if server is not None:

@@ -10,10 +10,13 @@ daemon: no check runs and nothing is ever executed) with its telemetry fixture, 
 final plan is scored against the task's predicates (docs/golden.md). The table shows, per
 task and in total: valid plans, accepted plans, refused-correctly, median latency, tokens.
 
-``--record FILE`` keeps every reply; ``--replay FILE`` answers from such a file without any
-server, by task id and call number (not by prompt bytes, so a prompt edit does not
-invalidate a recording; it replays what the model said then). CI replays committed
-recordings (tests/planner/test_golden.py).
+``--record FILE`` keeps every reply, and every call that ended in a coded error instead (a
+time budget spent, a server error: ``{"error": {"code", "message", "detail", "latency_s"}}``);
+``--replay FILE`` answers from such a file without any server, by task id and call number
+(not by prompt bytes, so a prompt edit does not invalidate a recording; it replays what the
+model said then), raising a recorded error again, so a task that ended at the budget replays
+as ``LLM_TIMEOUT``, not as a missing reply. CI replays committed recordings
+(tests/planner/test_golden.py).
 """
 
 from __future__ import annotations
@@ -73,12 +76,18 @@ class Golden:
         self.task = ""
         self.calls: list[ChatResult] = []
         self.forms: list[str] = []
+        self.failed_s = 0.0
+        """Seconds the current task's failed calls took (recorded, when replaying)."""
         self.recorded: dict[tuple[str, int], dict[str, Any]] = {}
+        self.ended: dict[str, dict[str, Any]] = {}
+        """Per task: how it ended live (its coded error and wall time), when recorded."""
         if replay is not None:
             for line in replay.read_text(encoding="utf-8").splitlines():
                 entry = json.loads(line)
-                if "task" in entry:
-                    self.recorded[(entry["task"], int(entry["call"]))] = entry["result"]
+                if "end" in entry:
+                    self.ended[entry["task"]] = entry["end"]
+                elif "task" in entry:
+                    self.recorded[(entry["task"], int(entry["call"]))] = entry
         self.record = record.open("a", encoding="utf-8") if record is not None else None
 
     def start(self, task: str) -> None:
@@ -86,32 +95,62 @@ class Golden:
         self.task = task
         self.calls = []
         self.forms = []
+        self.failed_s = 0.0
+
+    def _keep(self, call: int, purpose: str, outcome: dict[str, Any]) -> None:
+        if self.record is not None:
+            self.record.write(json.dumps({"task": self.task, "call": call, "purpose": purpose,
+                                          **outcome}, default=str) + "\n")
+            self.record.flush()
+
+    def _replayed(self, call: int) -> ChatResult:
+        stored = self.recorded.get((self.task, call))
+        end = self.ended.get(self.task) or {}
+        if stored is None and end.get("code"):
+            # the planner itself stopped before this call live (its deadline had passed)
+            raise llm_error(ErrorCode(end["code"]), "as recorded: the run ended here")
+        if stored is None:
+            raise llm_error(ErrorCode.LLM_REPLAY_MISS,
+                            f"no recorded reply for task {self.task} call {call}")
+        if "error" in stored:
+            error = stored["error"]
+            self.failed_s += float(error.get("latency_s") or 0.0)
+            raise llm_error(ErrorCode(error["code"]), str(error.get("message", "")),
+                            **dict(error.get("detail") or {}))
+        result = ChatResult.from_dict(stored["result"])
+        result.source = "replay"
+        return result
 
     def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
              cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
         """Answer from the recording, or ask the real provider (and record)."""
-        call = len(self.calls)
+        call = len(self.forms)  # attempts: a failed call has its number too
         self.forms.append(request.form)
         if self.inner is None:
-            stored = self.recorded.get((self.task, call))
-            if stored is None:
-                raise llm_error(ErrorCode.LLM_REPLAY_MISS,
-                                f"no recorded reply for task {self.task} call {call}")
-            result = ChatResult.from_dict(stored)
-            result.source = "replay"
+            result = self._replayed(call)
         else:
             if self.max_tokens:
                 request = dataclasses.replace(request, options={
                     **request.options, "max_tokens": self.max_tokens})
-            result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel,
-                                     events=events)
-            if self.record is not None:
-                self.record.write(json.dumps({"task": self.task, "call": call,
-                                              "purpose": request.purpose,
-                                              "result": result.to_dict()}) + "\n")
-                self.record.flush()
+            began = time.monotonic()
+            try:
+                result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel,
+                                         events=events)
+            except AnnaError as exc:  # kept, so the replay ends the same way
+                self._keep(call, request.purpose, {"error": {
+                    "code": str(exc.code), "message": exc.message, "detail": exc.detail,
+                    "latency_s": round(time.monotonic() - began, 3)}})
+                raise
+            self._keep(call, request.purpose, {"result": result.to_dict()})
         self.calls.append(result)
         return result
+
+    def end(self, code: str, seconds: float) -> None:
+        """Record how the current task ended: its coded error (or none) and wall time."""
+        if self.record is not None:
+            self.record.write(json.dumps({"task": self.task, "end": {
+                "code": code, "latency_s": round(seconds, 3)}}) + "\n")
+            self.record.flush()
 
     def close(self) -> None:
         """Close the recording and the real provider."""
@@ -153,7 +192,14 @@ def run_task(planner: Planner, golden: Golden, task: Task, *, live: bool) -> Sco
     score.tokens_in = sum(r.prompt_tokens for r in calls)
     score.tokens_out = sum(r.completion_tokens for r in calls)
     score.cached_calls = sum(1 for r in calls if r.cached_tokens > 0)
-    score.latency_s = elapsed if live else sum(r.latency_s for r in calls)
+    recorded_s = (golden.ended.get(task.id) or {}).get("latency_s")
+    if live:
+        score.latency_s = elapsed
+        golden.end(score.code or "", elapsed)
+    elif recorded_s is not None:
+        score.latency_s = float(recorded_s)
+    else:
+        score.latency_s = sum(r.latency_s for r in calls) + golden.failed_s
     score.closed = sum(1 for r in calls if r.finish_reason != "length")
     score.form = golden.forms[0] if golden.forms else ""
     return score

@@ -53,6 +53,8 @@ _PACKAGE = r"^[a-z0-9@_+][a-z0-9@._+-]{0,99}$"
 _UNIT = r"^[A-Za-z0-9_][A-Za-z0-9@._:-]{0,150}$"
 _ASKING = frozenset({"show", "list", "tell", "explain", "display", "check", "describe"})
 _WALLPAPER_WORDS = re.compile(r"(?i)\b(wallpaper|background|backdrop)\b")
+_WORD = re.compile(r"\w")
+"""A letter or digit, in any script: a value without one is punctuation, not a value."""
 
 
 @dataclass(frozen=True)
@@ -130,6 +132,11 @@ def _values(obj: dict[str, Any], names: tuple[str, ...]) -> list[str] | Finding:
         value = obj.get(name)
         if not isinstance(value, str) or not value.strip():
             return _finding(f"{name} must be a non-empty string", name)
+        # the form's own placeholder ("...") copied back: measured with the real Gemma 3
+        # 270M, 8 of 8 closed answers were {"answer": "..."}, and the person got "..."
+        if not _WORD.search(value):
+            return _finding(f"{name} must say something in words, not a placeholder such "
+                            "as ...", name)
         values.append(value.strip())
     return values
 

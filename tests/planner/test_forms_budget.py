@@ -272,3 +272,28 @@ def test_a_cut_plan_with_no_smaller_form_left_is_not_repaired(fake_llm, make_set
         _planner(make_settings(llm_url=fake_llm.ollama_url, **overrides)).plan(
             "tune my system", telemetry=make_telemetry())
     assert info.value.detail.get("truncated") and len(fake_llm.chat_bodies()) == 1
+
+
+@pytest.mark.parametrize("placeholder", ["...", "…", " - ", "?!"])
+def test_an_answer_that_copies_the_forms_placeholder_is_repaired_not_shown(
+        fake_llm, make_settings, placeholder):
+    """Measured with the real Gemma 3 270M (2026-11-27, docs/golden.md): every closed answer
+    was {"answer": "...", "citations": [{"doc": "memory:memory.percent", "quote": "..."}]},
+    the system message's own placeholder, and it was a valid plan shown to the person."""
+    copied = {"answer": placeholder,
+              "citations": [{"doc": "memory:memory.percent", "quote": placeholder}]}
+    fake_llm.push(json.dumps(copied), json.dumps(copied))
+    with pytest.raises(LLMError) as info:
+        _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
+            "what uses my memory?", telemetry=make_telemetry(), use_templates=False)
+    assert info.value.code == ErrorCode.LLM_BAD_REPLY
+    bodies = fake_llm.chat_bodies()
+    assert len(bodies) == 2 and "placeholder" in bodies[1]["messages"][-1]["content"]
+
+
+def test_an_answer_in_any_script_is_an_answer(fake_llm, make_settings):
+    fake_llm.push(json.dumps({"answer": "Память: 40 %.", "citations": []}))
+    outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
+        "what uses my memory?", telemetry=make_telemetry(), use_templates=False)
+    assert outcome.result.ok and outcome.plan is not None
+    assert outcome.plan.notes_for_user == "Память: 40 %."
