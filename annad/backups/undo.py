@@ -3,7 +3,7 @@
 1. restore the file snapshots (byte-exact; what was absent is deleted again),
    except what someone changed since the plan ran (:mod:`annad.backups.undofiles`);
 2. run the plan's rollback command for the step, if it has one: live when it is a live
-   kind (:mod:`annad.execution.livekinds`), else captured and judged like a step
+   kind and nothing else (:func:`annad.execution.livekinds.live_only`), else captured and judged like a step
    (:mod:`annad.execution.rollback_capture`, :attr:`UndoEnv.capture`), never live unseen;
    a step whose writes Anna could not capture (interpreter code) is never reported undone
    unless that command ran, and then the result says it relied on it;
@@ -34,7 +34,7 @@ from annad.backups.manifest import printable
 from annad.backups.undofiles import Progress, undo_targets
 from annad.confine.credentials import Identity
 from annad.confine.runner import RunResult
-from annad.execution.livekinds import live_kind
+from annad.execution.livekinds import live_only
 from annad.execution.prestate import HelperRunner, query_packages, unit_state
 
 if TYPE_CHECKING:
@@ -234,7 +234,7 @@ def _uncaptured(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
 
 def _rollback_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:
     command = manifest.rollback_command or ""
-    if live_kind(command) is None:  # files: judged on what it really changes, or not run
+    if live_only(command) is None:  # files: judged on what it really changes, or not run
         if env.capture is None:
             return _result(manifest, "rollback_command", command, False,
                            "the rollback command did not run: there is no capture to run it "

@@ -118,6 +118,8 @@ REFUSED = [
     ("xz_passwd_after_cd", "cd /etc && xz -k passwd", "/etc/passwd.xz"),
     ("split_into_sudoers", "cd /etc/sudoers.d && split -b 100 {T}/src a", "/etc/sudoers.d/aa"),
     ("nameref_xz", "cd /etc && declare -n r=F; F=passwd; xz -k \"$r\"", "/etc/passwd.xz"),
+    # a live program beside a file tool: not a live kind as a whole, so captured too
+    ("live_beside_xz", "systemctl --version; cd /etc && xz -k passwd", "/etc/passwd.xz"),
     ("here_string_python", "python3 <<< \"f=open; f('/etc/sudoers.d/y','w').write('x')\"",
      "/etc/sudoers.d/y"),
 ]
