@@ -3,8 +3,9 @@
 1. restore the file snapshots (byte-exact; what was absent is deleted again),
    except what someone changed since the plan ran (:mod:`annad.backups.undofiles`);
 2. run the plan's rollback command for the step, if it has one: live when it is a live
-   kind and nothing else (:func:`annad.execution.livekinds.live_only`), else captured and judged like a step
-   (:mod:`annad.execution.rollback_capture`, :attr:`UndoEnv.capture`), never live unseen;
+   kind and nothing else (:func:`annad.execution.livekinds.live_only`), else captured and
+   judged like a step (:mod:`annad.execution.rollback_capture`, :attr:`UndoEnv.capture`),
+   never live unseen;
    a step whose writes Anna could not capture (interpreter code) is never reported undone
    unless that command ran, and then the result says it relied on it;
 3. invert recognised actions: reinstall from the package cache what the step
