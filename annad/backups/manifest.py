@@ -224,6 +224,9 @@ class StepManifest(BaseModel):
     """The plan's rollback command for this step, if it has one."""
     rollback_scope: Literal["user", "system"] = "user"
     """Scope of the rollback command by the daemon's own assessment."""
+    rollback_tier: str = "HIGH"
+    """The tier the rollback command was approved at (what it really changes is judged
+    against it; HIGH for a record written before it was kept)."""
 
 
 def write_atomic(path: Path, data: bytes, mode: int = 0o600, *, flush: bool = True) -> None:

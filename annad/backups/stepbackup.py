@@ -76,6 +76,7 @@ def prepare(plan_id: str, step: StepSpec, who: Who, *, backups: Path, limits: Li
         groups=list(who.groups), user=who.user, home=who.home, session=who.session,
         rollback_command=step.rollback_command,
         rollback_scope="user" if step.rollback_scope == "user" else "system",
+        rollback_tier=step.rollback_tier,
         uncaptured=step.uncaptured and predict)
     if not predict:
         return record

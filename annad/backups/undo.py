@@ -2,8 +2,11 @@
 
 1. restore the file snapshots (byte-exact; what was absent is deleted again),
    except what someone changed since the plan ran (:mod:`annad.backups.undofiles`);
-2. run the plan's rollback command for the step, if it has one; a step whose
-   writes Anna could not capture (interpreter code) is never reported undone
+2. run the plan's rollback command for the step, if it has one: live when it is a live
+   kind and nothing else (:func:`annad.execution.livekinds.live_only`), else captured and
+   judged like a step (:mod:`annad.execution.rollback_capture`, :attr:`UndoEnv.capture`),
+   never live unseen;
+   a step whose writes Anna could not capture (interpreter code) is never reported undone
    unless that command ran, and then the result says it relied on it;
 3. invert recognised actions: reinstall from the package cache what the step
    removed or changed, remove only the packages it newly installed, and put
@@ -32,6 +35,7 @@ from annad.backups.manifest import printable
 from annad.backups.undofiles import Progress, undo_targets
 from annad.confine.credentials import Identity
 from annad.confine.runner import RunResult
+from annad.execution.livekinds import live_only
 from annad.execution.prestate import HelperRunner, query_packages, unit_state
 
 if TYPE_CHECKING:
@@ -71,6 +75,29 @@ class UndoEnv:
     """The caller's session now, for user-scope undo commands (else the one saved)."""
     progress: Progress = field(default_factory=Progress)
     """What this rollback restored or left in conflict so far (across its steps)."""
+    capture: CaptureRollback | None = None
+    """Runs a rollback command that is not a live kind captured and judged (None: no capture
+    here, so such a command does not run)."""
+
+
+class CaptureRollback(Protocol):
+    """What runs a rollback command captured (:mod:`annad.execution.rollback_capture`)."""
+
+    def __call__(self, manifest: StepManifest, session: dict[str, str] | None
+                 ) -> RollbackOutcome:
+        """Run ``manifest``'s rollback command captured, judged and committed."""
+
+
+class RollbackOutcome(Protocol):
+    """Whether the captured rollback command landed, and what to report."""
+
+    @property
+    def ok(self) -> bool:
+        """It ran, and what it changed was judged within its approval and landed."""
+
+    @property
+    def message(self) -> str:
+        """What it changed, or why nothing of it landed."""
 
 
 def identity_of(manifest: StepManifest) -> Identity:
@@ -208,6 +235,13 @@ def _uncaptured(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
 
 def _rollback_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:
     command = manifest.rollback_command or ""
+    if live_only(command) is None:  # files: judged on what it really changes, or not run
+        if env.capture is None:
+            return _result(manifest, "rollback_command", command, False,
+                           "the rollback command did not run: there is no capture to run it "
+                           "in, and Anna does not run it live unseen")
+        done = env.capture(manifest, env.session)
+        return _result(manifest, "rollback_command", command, done.ok, done.message)
     user = manifest.rollback_scope == "user"
     run = env.runner.run_shell(command, timeout=env.timeout, max_output=env.max_output,
                                identity=identity_of(manifest) if user else None,

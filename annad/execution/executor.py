@@ -1,12 +1,11 @@
 """Running an approved plan step by step, and undoing it.
 
-For each step, in order: journal "started" (on disk), save the undo record
-(file snapshots, package and unit pre-state, the step's rollback command) as a
-flushed manifest, run the command through the runner, journal the outcome. A
-step that fails, times out, is cancelled or cannot be backed up stops the plan,
-and that step plus every step before it are undone in reverse order. The same
-undo runs for ``rollback`` after success and after a crash, from the manifests
-alone.
+For each step, in order: journal "started" (on disk), save the undo record (file snapshots,
+package and unit pre-state, the step's rollback command) as a flushed manifest, run the
+command through the runner, journal the outcome. A step that fails, times out, is cancelled
+or cannot be backed up stops the plan, and that step plus every step before it are undone in
+reverse order. The same undo runs for ``rollback`` after success and after a crash, from the
+manifests alone.
 
 The undo record each step saves is taken and completed by :mod:`annad.backups.stepbackup`; the
 steps, whose they are and the limits are the values of :mod:`annad.execution.stepspec`.
@@ -41,7 +40,7 @@ from annad.backups.undo import (
 from annad.confine.orphans import kill_orphan_group, process_start_time
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
-from annad.execution import capturing, commit
+from annad.execution import capturing, commit, rollback_capture
 from annad.execution.judge import Approval
 from annad.execution.livekinds import live_kind
 from annad.execution.runs_live import not_approved_live
@@ -86,21 +85,18 @@ class Executor:
         self.runner = runner
         self.limits = limits
         self.root_daemon = root_daemon
-        self.trash = Trash(backups.parent / "trash")
-        """Where captured steps' layers go when done with (removed in the background)."""
+        self.trash = Trash(backups.parent / "trash")  # captured layers, removed in background
         self.capture_problem = capturing.availability(
             backups.parent, enabled=capture_userns, python=limits.confine_python)
         """Why this daemon cannot capture (None: it can): :mod:`annad.execution.runs_live`."""
-        self.capture = self.capture_problem is None
-        """Approved file steps run captured (:mod:`annad.execution.capturing`)."""
+        self.capture = self.capture_problem is None  # file steps run captured (capturing)
         self.context: Callable[[str], AssessContext] = lambda home: AssessContext(home=home)
         """The assessment context for a home (the service sets its telemetry's)."""
         self.policy: PolicyHook | None = None
-        """Why the policy denies a command, for the judge of observed changes (the service
-        sets it; None: no policy)."""
+        """Why the policy denies a command, for the judge of observed changes (None: none)."""
         self.previewed: Callable[[str, int], Mapping[str, FileChange] | None] = \
             lambda _plan, _index: None
-        """What the person saw a step change (the service reads the stored preview)."""
+        """What the person saw a step change (from the stored preview)."""
         self.expectations: ExpectationSource = no_expectations
         """The hook a preview fills in: what each step should leave (package versions,
         file hashes), checked after the step (:mod:`annad.execution.verify`)."""
@@ -123,9 +119,12 @@ class Executor:
 
     def undo_env(self, plan_id: str, session: dict[str, str] | None = None) -> UndoEnv:
         """What undo needs for a plan."""
+        capture = rollback_capture.RollbackCapture(
+            self.backups / plan_id, self.limits, str(self.backups.parent), self.context,
+            self.policy, self.capture_problem, self.trash)
         return UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
                        timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
-                       restrict_user_scope=self.root_daemon, session=session)
+                       restrict_user_scope=self.root_daemon, session=session, capture=capture)
 
     # ------------------------------------------------------------------ execute
 
@@ -284,8 +283,7 @@ class Executor:
                 session=who.session, cwd="/" if root_read else who.home, on_output=output,
                 cancel=cancel, on_spawn=spawned, python=self.limits.confine_python)
         else:
-            # a root step's HOME is the owner's home: the one Anna judged ``~`` to be and
-            # backed up, never the daemon's own (unset under systemd, /root otherwise)
+            # a root step's HOME is the owner's (the one Anna judged ``~`` to be), never root's
             result = self.runner.run_shell(
                 step.command, timeout=self.limits.step_timeout_s,
                 max_output=self.limits.max_output,
@@ -327,7 +325,9 @@ class Executor:
                 log.warning("plan %s: killed step process group %d left by a dead daemon",
                             plan_id, pid)
                 killed.append(pid)
-        for directory in sorted((self.backups / plan_id).glob("[0-9][0-9][0-9]")):
+        plan_dir = self.backups / plan_id  # steps' captures, then their rollback commands'
+        for directory in sorted(plan_dir.glob("[0-9][0-9][0-9]")) + sorted(
+                plan_dir.glob(f"[0-9][0-9][0-9]/{rollback_capture.DIRECTORY}")):
             if commit.recover(directory):
                 log.warning("plan %s: finished the commit of step %s a dead daemon left half "
                             "done", plan_id, directory.name)

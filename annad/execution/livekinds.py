@@ -4,12 +4,20 @@ A step whose effect is the running system — a service manager, the package man
 desktop IPC, network configuration, kernel state — cannot be captured in an overlay: what
 it changes lives in processes, not (only) in files. Such a step runs live through the typed
 adapters of :mod:`annad.execution.prestate` (pre-state recorded, undone by kind). Every other
-step of a root daemon runs captured (:mod:`annad.execution.capturing`).
+step of a root daemon runs captured (:mod:`annad.execution.capturing`). A rollback command is
+live only when it is nothing else (:func:`live_only`): one that names a live program beside a
+file tool (``kill -0 $$; cd /etc && xz -k passwd``) runs captured, and its live part fails there
+rather than its file part running unseen.
 """
 
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from anna_common.shell.grammar import analyse
+
+if TYPE_CHECKING:
+    from anna_common.shell.model import SimpleCommand
 
 LIVE_PROGRAMS = frozenset({
     # services and the session
@@ -38,3 +46,32 @@ def live_kind(command: str) -> str | None:
         if cmd.program in LIVE_PROGRAMS:
             return cmd.program
     return None
+
+
+INERT = frozenset({"cd", "true", "false", ":", "test", "[", "echo", "printf", "sleep"})
+"""Builtins a live command may carry beside its live programs: they change no file unless
+redirected to one."""
+
+
+def _quiet(cmd: SimpleCommand) -> bool:
+    """No redirection of ``cmd`` opens a file for writing (``2>/dev/null`` aside)."""
+    return not any(r.writes and not (r.target is not None and r.target.literal and
+                                     r.target.text == "/dev/null") for r in cmd.redirects)
+
+
+def live_only(command: str) -> str | None:
+    """The live program ``command`` runs when everything it runs is a live program or one of
+    :data:`INERT`, nothing embedded, nothing redirected into a file; None otherwise (then what
+    it does may be files: it runs captured)."""
+    analysis = analyse(command)
+    if analysis.too_large or analysis.opaque:
+        return None
+    found = None
+    for cmd in analysis.commands:
+        if cmd.program is None or cmd.code or not _quiet(cmd):
+            return None
+        if cmd.program in LIVE_PROGRAMS:
+            found = found or cmd.program
+        elif cmd.program not in INERT:
+            return None
+    return found

@@ -24,6 +24,9 @@ class StepSpec:
     """``user`` or ``system`` by the daemon's own assessment."""
     rollback_command: str | None = None
     rollback_scope: str = "user"
+    rollback_tier: str = "HIGH"
+    """The tier the rollback command was shown and approved at; what it really changes is
+    judged against it (:mod:`annad.execution.rollback_capture`)."""
     confined: bool = False
     """Runs without its own confirmation (INFO): in the runner's confinement, like a check."""
     uncaptured: bool = False

@@ -141,6 +141,7 @@ def step_specs(annotated: AnnotatedPlan) -> list[StepSpec]:
                               scope=str(step.scope),
                               rollback_command=back.command if back is not None else None,
                               rollback_scope=str(back.scope) if back is not None else "user",
+                              rollback_tier=str(back.final_risk) if back is not None else "HIGH",
                               confined=step.final_risk == RiskLevel.INFO,
                               tier=str(step.final_risk),
                               uncaptured=any(c.lower() == "uncaptured_write"

@@ -42,7 +42,9 @@ GATE = "until grep -qs open ~/gate-{n}; do sleep 0.02; done"
 """A command that ends once the test writes ``open`` into ``~/gate-N``. A step runs captured,
 over an overlay of the real tree: a file created there after its first look stays unseen
 (the overlay caches the miss), so a step's gate exists, empty, before the step starts
-(:func:`close_gates`) and opens by its content; an undo command runs live and sees either."""
+(:func:`close_gates`) and opens by its content; an undo command runs captured too (a
+rollback command is judged like a step), so its gate is made before the rollback
+(:func:`apply`)."""
 
 
 def wait_for(what: str, condition: Callable[[], Any], *, daemon: RunningDaemon | None = None,
@@ -101,6 +103,7 @@ def apply(daemon: RunningDaemon, plan: dict[str, Any]) -> str:
     events = list(client.execute(submitted.plan_id, submitted.digest, confirmed=True,
                                  high_confirmed=False))
     assert events[-1].status == "succeeded", events[-1]
+    close_gates(daemon.home, *range(1, STEPS + 1))  # the undo commands' gates, before the undo
     return submitted.plan_id
 
 
