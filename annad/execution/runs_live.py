@@ -8,6 +8,13 @@ with its own typed undo) is raised to HIGH with the words below and marked
 ``uncaptured_write``, so its undo never reports it restored on Anna's word
 (:func:`annad.backups.undo.undo_step`). A step approved before the daemon lost its capture
 is refused at run time (:func:`not_approved_live`).
+
+On every daemon, root included, a step that runs a live program *beside* other commands
+(``systemctl --version; cd /etc && xz -k passwd``) is the same case: it runs live (a captured
+step cannot reach the service manager), so its file part would land unseen. Only a step that
+is nothing but live programs and inert builtins (:func:`annad.execution.livekinds.live_only`)
+is a live kind with a typed undo; a mixed one is raised to HIGH with the same words and the
+advice to make the live command a step of its own.
 """
 
 from __future__ import annotations
@@ -18,7 +25,7 @@ from anna_common.annotate import raise_to_high
 from anna_common.levels import RiskLevel
 from anna_common.risk.rules.base import Code
 from anna_common.shell.grammar import analyse
-from annad.execution.livekinds import live_kind
+from annad.execution.livekinds import live_kind, live_only
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
@@ -29,16 +36,16 @@ RUNS_LIVE = "runs live; Anna cannot undo it"
 
 
 def mark_live(annotated: AnnotatedPlan, problem: str | None) -> AnnotatedPlan:
-    """``annotated`` with every file step raised as the module text says (unchanged when
-    ``problem``, why the daemon cannot capture, is None)."""
-    if problem is None:
-        return annotated
+    """``annotated`` with every step that would run live unseen raised as the module text says:
+    a file step when ``problem`` (why the daemon cannot capture) is not None, and a step mixing
+    a live program with other commands always."""
     raised = False
     for index, step in enumerate(annotated.steps):
-        if step.final_risk == RiskLevel.INFO or live_kind(step.command) is not None:
+        why = _why_live(step.command, problem) if step.final_risk != RiskLevel.INFO else None
+        if why is None:
             continue
         word = next((c.program for c in analyse(step.command).commands if c.program), None)
-        annotated = raise_to_high(annotated, index, f"{RUNS_LIVE}: {problem}", word=word)
+        annotated = raise_to_high(annotated, index, f"{RUNS_LIVE}: {why}", word=word)
         marked = annotated.steps[index]
         codes = marked.codes if Code.UNCAPTURED_WRITE in marked.codes else \
             [*marked.codes, str(Code.UNCAPTURED_WRITE)]
@@ -50,6 +57,17 @@ def mark_live(annotated: AnnotatedPlan, problem: str | None) -> AnnotatedPlan:
         # a step with no rollback of its own is now one nothing undoes
         annotated = annotated.model_copy(update={"rollback_status": "partial"})
     return annotated
+
+
+def _why_live(command: str, problem: str | None) -> str | None:
+    """Why ``command`` (not INFO) would run live with effects nobody sees, or None."""
+    kind = live_kind(command)
+    if kind is None:
+        return problem
+    if live_only(command) is None:
+        return (f"it runs {kind} beside other commands, and a step with a live program is not "
+                "captured; make the live command a step of its own")
+    return None
 
 
 def not_approved_live(step: StepSpec, problem: str | None) -> str | None:
