@@ -22,7 +22,15 @@ from anna_common.protocol.models import ExecEvent
 from anna_common.protocol.preview import FileChange
 from anna_common.risk import tiers
 from annactl.core.daemon_client import DaemonClient
-from tests.daemonfix import IS_ROOT, REPO, RunningDaemon, make_plan, new_daemon, stop_and_remove
+from tests.daemonfix import (
+    IS_ROOT,
+    REPO,
+    RunningDaemon,
+    layers_left,
+    make_plan,
+    new_daemon,
+    stop_and_remove,
+)
 from tests.treeprint import fingerprint
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="captured steps need a root daemon")
@@ -102,7 +110,7 @@ def test_a_path_the_preview_did_not_show_is_refused(decoy: RunningDaemon) -> Non
     finished = plan.execute()
     refused(finished, f"{top}/b", "the preview did not show a change there", "+data")
     assert fingerprint(top) == before
-    assert not list(decoy.state.rglob("layers"))
+    assert not layers_left(decoy.state)
 
 
 def test_a_name_chosen_at_run_time_lands_as_the_entry_shown(decoy: RunningDaemon) -> None:
