@@ -268,7 +268,9 @@ def _uncaptured_notes(plan: AnnotatedPlan) -> list[Text]:
         if _UNCAPTURED not in step.codes:
             continue
         index = step.codes.index(_UNCAPTURED)
-        reason = next((r for r in step.reasons if "Anna cannot back this up" in r),
+        # the analyser's words, or the daemon's "runs live; Anna cannot undo it: why"
+        reason = next((r for r in step.reasons
+                       if "Anna cannot back this up" in r or "Anna cannot undo it" in r),
                       step.reasons[index] if index < len(step.reasons) else "")
         lines.append(Text(f"step {number}: ", style="bold red") + inert_text(reason,
                                                                              max_chars=300))

@@ -50,7 +50,7 @@ def test_outside_group_anna_annactl_works_through_a_per_user_daemon(machine: Con
         # where this per-user daemon cannot capture (its user-namespace probe fails in the
         # container), the step is HIGH ("runs live; Anna cannot undo it") and runs only with
         # --allow-high
-        assert "HIGH" in proc.stdout, proc.stdout + proc.stderr
+        assert "runs live; Anna cannot undo it" in proc.stdout, proc.stdout + proc.stderr
         proc = machine.run(["annactl", "apply", "-", "--yes", "--allow-high"], user="bob",
                            stdin=json.dumps(plan))
     assert proc.returncode == 0, proc.stdout + proc.stderr

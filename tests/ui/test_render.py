@@ -100,3 +100,19 @@ def test_plan_view_says_when_anna_cannot_back_a_step_up() -> None:
     assert "step 2:" not in text
     # the journal stores the annotated plan as JSON: the reason travels with it
     assert "Anna cannot back this up" in plan.model_dump_json()
+
+
+def test_plan_view_says_which_step_runs_live_and_why() -> None:
+    """The daemon's "runs live; Anna cannot undo it: why" is the red line of a step it
+    marked, not the first location reason the step happens to have."""
+    from annad.execution.runs_live import mark_live
+
+    plan = mark_live(annotate_dict(plan_dict([
+        ("w", "touch ~/made-by-anna", "LOW"),
+        ("m", "systemctl --version; cd /etc && xz -k passwd", "LOW"),
+    ])), "user namespaces are disabled")
+    text = _render(render.plan_view(plan), colour=False)
+    lines = [line for line in text.splitlines() if line.startswith(("step 1:", "step 2:"))]
+    assert len(lines) == 2, text
+    assert "runs live; Anna cannot undo it: user namespaces are disabled" in lines[0]
+    assert "runs live; Anna cannot undo it: it runs systemctl beside" in lines[1]
