@@ -18,10 +18,7 @@ system any other way, enforced by the kernel whatever program or spelling tries 
 
 from __future__ import annotations
 
-import ctypes
-import os
-
-from annad.confine import landlock, mounts, walls
+from annad.confine import landlock, walls
 
 KEPT_CAPABILITIES = (0, 1, 3, 4, 6, 7, 8, 31)
 """chown, dac_override, fowner, fsetid, setgid, setuid, setpcap (a program dropping its own
@@ -40,19 +37,6 @@ def keep_file_capabilities(uid: int) -> None:
     """Every capability but :data:`KEPT_CAPABILITIES` out of the bounding set, no ambient
     ones; for a root step (``uid`` 0) the effective and permitted sets are exactly those kept
     (a step of another uid loses them all when it becomes that uid)."""
-    fd = os.open("/proc/sys/kernel/cap_last_cap", os.O_RDONLY | os.O_CLOEXEC)
-    try:
-        last = int(os.read(fd, 32))
-    finally:
-        os.close(fd)
-    for cap in range(last + 1):
-        if cap not in KEPT_CAPABILITIES:
-            walls.prctl(walls.PR_CAPBSET_DROP, cap)
-    walls.prctl(walls.PR_CAP_AMBIENT, walls.PR_CAP_AMBIENT_CLEAR_ALL)
-    if uid != 0:
-        return
-    mask = sum(1 << cap for cap in KEPT_CAPABILITIES)
-    header = walls._CapHeader(version=walls.LINUX_CAPABILITY_VERSION_3, pid=0)
-    data = (walls._CapData * 2)()
-    data[0].effective = data[0].permitted = mask
-    mounts.check(mounts.libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
+    walls.bound_capabilities(KEPT_CAPABILITIES)
+    if uid == 0:
+        walls.set_capabilities(KEPT_CAPABILITIES)

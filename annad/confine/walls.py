@@ -98,12 +98,8 @@ def set_limits(limits: Limits, uid: int, tasks: int | None = None, *, per_uid: b
                + limits.processes)
 
 
-def drop(uid: int, gid: int, groups: list[int], *, userns: bool, keep: tuple[int, ...] = ()
-         ) -> None:
-    """To ``uid``/``gid``/``groups``, no capability but ``keep``, no new privileges."""
-    if not userns:
-        os.setgroups(groups)
-        os.setresgid(gid, gid, gid)
+def bound_capabilities(keep: tuple[int, ...]) -> None:
+    """Every capability but ``keep`` out of the bounding set, and no ambient ones."""
     fd = os.open("/proc/sys/kernel/cap_last_cap", os.O_RDONLY | os.O_CLOEXEC)
     try:
         last = int(os.read(fd, 32))
@@ -113,14 +109,27 @@ def drop(uid: int, gid: int, groups: list[int], *, userns: bool, keep: tuple[int
         if cap not in keep:
             prctl(PR_CAPBSET_DROP, cap)
     prctl(PR_CAP_AMBIENT, PR_CAP_AMBIENT_CLEAR_ALL)
+
+
+def set_capabilities(keep: tuple[int, ...]) -> None:
+    """The effective and permitted sets exactly ``keep`` (none inheritable)."""
+    header = _CapHeader(version=LINUX_CAPABILITY_VERSION_3, pid=0)
+    data = (_CapData * 2)()
+    data[0].effective = data[0].permitted = sum(1 << cap for cap in keep)
+    check(libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
+
+
+def drop(uid: int, gid: int, groups: list[int], *, userns: bool, keep: tuple[int, ...] = ()
+         ) -> None:
+    """To ``uid``/``gid``/``groups``, no capability but ``keep``, no new privileges."""
+    if not userns:
+        os.setgroups(groups)
+        os.setresgid(gid, gid, gid)
+    bound_capabilities(keep)
     prctl(PR_SET_NO_NEW_PRIVS, 1)
     if not userns and uid != os.getuid():
         os.setresuid(uid, uid, uid)  # leaving uid 0 clears every capability set
-    mask = sum(1 << cap for cap in keep)
-    header = _CapHeader(version=LINUX_CAPABILITY_VERSION_3, pid=0)
-    data = (_CapData * 2)()
-    data[0].effective = data[0].permitted = mask
-    check(libc.capset(ctypes.byref(header), ctypes.byref(data)), "capabilities")
+    set_capabilities(keep)
     if os.getuid() != uid or (not userns and os.getgid() != gid):
         raise Refused("could not switch to the owner's identity")
 
