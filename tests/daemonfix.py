@@ -207,6 +207,22 @@ def kill_left_steps(daemon: RunningDaemon) -> list[int]:
     return killed
 
 
+def decoy_etc_daemon(env: dict[str, str] | None = None) -> RunningDaemon:
+    """A system daemon (not started) whose /etc is a copy in a private mount namespace
+    (tests/decoyns.py): the real one is out of its reach. The copy is ``extra["etc"]``, with
+    ``sudoers.d`` and an ``ssh/sshd_config`` for the writers to aim at."""
+    daemon = new_daemon(user_mode=False, env=env)
+    etc = daemon.base / "decoy-etc"
+    shutil.copytree("/etc", etc, symlinks=True)
+    (etc / "sudoers.d").mkdir(exist_ok=True)
+    (etc / "ssh").mkdir(exist_ok=True)
+    (etc / "ssh" / "sshd_config").write_text("PermitRootLogin no\n")
+    daemon.argv = ["unshare", "-m", "--propagation", "private", sys.executable,
+                   str(REPO / "tests" / "decoyns.py"), str(etc), "/etc", "--", *daemon.argv]
+    daemon.extra["etc"] = etc
+    return daemon
+
+
 def layers_left(state: Path) -> list[Path]:
     """The capture's upper layers still on the state disk, once the daemon's trash thread
     has emptied the trash (it removes thrown-away layers in the background: a scan while it

@@ -9,9 +9,7 @@ lands, is rolled back byte-exact, or is refused before anything landed.
 
 from __future__ import annotations
 
-import shutil
 import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -25,11 +23,10 @@ from anna_common.risk import tiers
 from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import (
     IS_ROOT,
-    REPO,
     RunningDaemon,
+    decoy_etc_daemon,
     layers_left,
     make_plan,
-    new_daemon,
     stop_and_remove,
 )
 from tests.treeprint import fingerprint
@@ -40,15 +37,7 @@ pytestmark = pytest.mark.skipif(not IS_ROOT, reason="captured steps need a root 
 @pytest.fixture(scope="module")
 def decoy() -> Iterator[RunningDaemon]:
     """A system daemon whose /etc is a copy (the real one is out of its reach)."""
-    daemon = new_daemon(user_mode=False)
-    etc = daemon.base / "decoy-etc"
-    shutil.copytree("/etc", etc, symlinks=True)
-    (etc / "sudoers.d").mkdir(exist_ok=True)
-    (etc / "ssh").mkdir(exist_ok=True)
-    (etc / "ssh" / "sshd_config").write_text("PermitRootLogin no\n")
-    daemon.argv = ["unshare", "-m", "--propagation", "private", sys.executable,
-                   str(REPO / "tests" / "decoyns.py"), str(etc), "/etc", "--", *daemon.argv]
-    daemon.extra["etc"] = etc
+    daemon = decoy_etc_daemon()
     try:
         yield daemon.start()
     finally:

@@ -10,8 +10,6 @@ where bash and python resolve them); only the capture sees that they write /etc.
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -23,11 +21,10 @@ from anna_common.risk import tiers
 from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import (
     IS_ROOT,
-    REPO,
     RunningDaemon,
+    decoy_etc_daemon,
     layers_left,
     make_plan,
-    new_daemon,
     stop_and_remove,
 )
 from tests.treeprint import fingerprint
@@ -36,16 +33,7 @@ pytestmark = pytest.mark.skipif(not IS_ROOT, reason="captured rollbacks need a r
 
 
 def _decoy_daemon(env: dict[str, str] | None = None) -> RunningDaemon:
-    daemon = new_daemon(user_mode=False, env=env)
-    etc = daemon.base / "decoy-etc"
-    shutil.copytree("/etc", etc, symlinks=True)
-    (etc / "sudoers.d").mkdir(exist_ok=True)
-    (etc / "ssh").mkdir(exist_ok=True)
-    (etc / "ssh" / "sshd_config").write_text("PermitRootLogin no\n")
-    daemon.argv = ["unshare", "-m", "--propagation", "private", sys.executable,
-                   str(REPO / "tests" / "decoyns.py"), str(etc), "/etc", "--", *daemon.argv]
-    daemon.extra["etc"] = etc
-    return daemon
+    return decoy_etc_daemon(env)
 
 
 @pytest.fixture(scope="module")

@@ -10,8 +10,6 @@ anything landed — and that the same effect as shown lands.
 
 from __future__ import annotations
 
-import shutil
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 
@@ -24,11 +22,10 @@ from anna_common.risk import tiers
 from annactl.core.daemon_client import DaemonClient
 from tests.daemonfix import (
     IS_ROOT,
-    REPO,
     RunningDaemon,
+    decoy_etc_daemon,
     layers_left,
     make_plan,
-    new_daemon,
     stop_and_remove,
 )
 from tests.treeprint import fingerprint
@@ -39,11 +36,7 @@ pytestmark = pytest.mark.skipif(not IS_ROOT, reason="captured steps need a root 
 @pytest.fixture(scope="module")
 def decoy() -> Iterator[RunningDaemon]:
     """A system daemon whose /etc is a copy (the real one is out of its reach)."""
-    daemon = new_daemon(user_mode=False)
-    etc = daemon.base / "decoy-etc"
-    shutil.copytree("/etc", etc, symlinks=True)
-    daemon.argv = ["unshare", "-m", "--propagation", "private", sys.executable,
-                   str(REPO / "tests" / "decoyns.py"), str(etc), "/etc", "--", *daemon.argv]
+    daemon = decoy_etc_daemon()
     try:
         yield daemon.start()
     finally:
