@@ -26,6 +26,11 @@ MIXED = [
     "systemctl status sshd > /etc/motd",
     "hyprctl reload && tee ~/.bashrc < /tmp/x",
     "kill -HUP 1; rm -rf ~+/*",
+    "bash -c \"systemctl restart x; xz /etc/passwd\"",
+    "command systemctl restart x; xz /etc/passwd",
+    "sudo env FOO=1 systemctl restart x && xz /etc/passwd",
+    "/usr/bin/systemctl restart x; xz /etc/passwd",
+    "systemctl restart x | tee /etc/motd",
 ]
 """Live programs beside a file change, spelled as bash allows (sudo, env, nameref,
 here-string, a redirect of the live command itself, tilde forms)."""
@@ -63,6 +68,14 @@ def test_a_step_of_live_programs_only_is_left_to_its_typed_undo(command: str) ->
     marked = mark_live(plan, None)  # type: ignore[arg-type]
     assert marked == plan
     assert not any(r.startswith(RUNS_LIVE) for r in marked.steps[0].reasons)
+
+
+def test_a_live_program_no_rule_can_name_runs_captured() -> None:
+    """``s=systemctl; $s …`` names no live program: not a live kind, so the step runs
+    captured, where the service manager is out of reach (capture_filter: no Unix socket)."""
+    from annad.execution.livekinds import live_kind
+
+    assert live_kind("s=systemctl; $s restart x; xz /etc/passwd") is None
 
 
 def test_the_daemon_judges_a_mixed_step_so_at_submit(user_daemon: RunningDaemon) -> None:
