@@ -220,6 +220,10 @@ class StepManifest(BaseModel):
     """Package pre-state per package-manager call."""
     units: list[UnitState] = Field(default_factory=list)
     """Unit pre-state per unit."""
+    unchecked: list[str] = Field(default_factory=list)
+    """Live programs the step ran to change the running system whose state Anna records none
+    of (``ip``, ``nmcli``, ``hyprctl``…): their undo is the plan's rollback command, and an
+    undo that relied on it is reported ``unverified``, never done."""
     rollback_command: str | None = None
     """The plan's rollback command for this step, if it has one."""
     rollback_scope: Literal["user", "system"] = "user"

@@ -7,7 +7,10 @@
    judged like a step (:mod:`annad.execution.rollback_capture`, :attr:`UndoEnv.capture`),
    never live unseen;
    a step whose writes Anna could not capture (interpreter code) is never reported undone
-   unless that command ran, and then the result says it relied on it;
+   unless that command ran, and then the result says it relied on it; the same for what a
+   live program with no typed pre-state changed (``ip``, ``nmcli``, ``hyprctl``…): the
+   result is ``unverified``, and such a rollback ends ``rollback_unverified``, never
+   ``rolled_back`` on the command's exit status;
 3. invert recognised actions: reinstall from the package cache what the step
    removed or changed, remove only the packages it newly installed, and put
    unit enablement and activity back.
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from anna_common.errors import ErrorCode
-from anna_common.protocol.models import PlanStatus, UndoResult
+from anna_common.protocol.models import UndoResult
 from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.identity import matches_snapshot
@@ -162,6 +165,8 @@ def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
         command_ok = results[-1].ok
     if manifest.uncaptured:
         results.append(_uncaptured(manifest, command_ok))
+    if manifest.unchecked:
+        results.append(_unchecked(manifest, command_ok))
     for state in reversed(manifest.packages):
         results.extend(_undo_packages(manifest, state, env.runner))
     for unit in reversed(manifest.units):
@@ -181,15 +186,6 @@ def _verified(manifest: StepManifest, done: list[UndoResult]) -> list[UndoResult
                            f"{printable(target.path)} is not as it was before the plan after "
                            f"the undo ({ErrorCode.ROLLBACK_INCOMPLETE})"))
     return out
-
-
-def undone_status(results: list[UndoResult]) -> tuple[PlanStatus, ErrorCode, list[str]]:
-    """How an undo that did not fully succeed ends: ``rollback_incomplete`` when the
-    comparison afterwards found paths not as they were (listed), else ``rollback_failed``."""
-    paths = [r.target for r in results if r.action == "verify" and not r.ok]
-    if paths:
-        return PlanStatus.ROLLBACK_INCOMPLETE, ErrorCode.ROLLBACK_INCOMPLETE, paths
-    return PlanStatus.ROLLBACK_FAILED, ErrorCode.ROLLBACK_FAILED, []
 
 
 def missing_backups(step_dirs: list[Path], blobs: BlobStore) -> list[UndoResult]:
@@ -231,6 +227,21 @@ def _uncaptured(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
     return _result(manifest, "uncaptured", "", False,
                    f"Anna could not back up what this step wrote, and {why}: what it changed "
                    "is not restored")
+
+
+def _unchecked(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
+    """What a live program with no typed pre-state changed is never reported undone: at most
+    the plan's rollback command ran, which Anna cannot check."""
+    programs = ", ".join(manifest.unchecked)
+    if command_ok:
+        return _result(manifest, "unverified", programs, True,
+                       f"Anna ran the rollback command for what {programs} changed on the "
+                       "running system and it exited 0, but Anna records no state of it to "
+                       "compare: the undo is not verified")
+    why = "its rollback command failed" if command_ok is False else \
+        "the plan gives no rollback command for it"
+    return _result(manifest, "unverified", programs, False,
+                   f"{programs} changed the running system and {why}: it is not undone")
 
 
 def _rollback_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:
