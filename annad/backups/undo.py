@@ -40,6 +40,7 @@ from annad.confine.credentials import Identity
 from annad.confine.runner import RunResult
 from annad.execution.livekinds import live_only
 from annad.execution.prestate import HelperRunner, query_packages, unit_state
+from annad.execution.prestate_values import restore_value
 
 if TYPE_CHECKING:
     import threading
@@ -171,6 +172,10 @@ def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
         results.extend(_undo_packages(manifest, state, env.runner))
     for unit in reversed(manifest.units):
         results.append(_undo_unit(manifest, unit, env.runner, env.session))
+    for value in reversed(manifest.values):
+        ok, message = restore_value(env.runner, value, identity=identity_of(manifest),
+                                    env=dict(env.session or manifest.session))
+        results.append(_result(manifest, "live_state", " ".join(value.key[-2:]), ok, message))
     return results
 
 

@@ -17,8 +17,9 @@ from anna_common.risk.rules.base import AssessContext, Out
 from anna_common.risk.rules.registry import rule_for
 from anna_common.shell.grammar import SimpleCommand, analyse
 from annad.backups.backup import BackupRefused
-from annad.backups.manifest import PackageState, UnitState
+from annad.backups.manifest import PackageState, UnitState, ValueState
 from annad.execution.livekinds import LIVE_PROGRAMS
+from annad.execution.prestate_values import value_calls, value_states
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -175,6 +176,12 @@ def unit_states(command: str, runner: HelperRunner, *, identity: Identity | None
 # --------------------------------------------------------------------------- the rest
 
 
+def values(command: str, runner: HelperRunner, *, identity: Identity | None,
+           env: Mapping[str, str]) -> list[ValueState]:
+    """Pre-state of every kernel parameter and desktop setting ``command`` sets."""
+    return value_states(analyse(command).commands, runner, identity=identity, env=env)
+
+
 def untyped_live(command: str) -> list[str]:
     """The live programs ``command`` runs to change the running system with no typed
     pre-state here (not a pacman transaction, not a unit change, not a read its rule proves
@@ -186,7 +193,8 @@ def untyped_live(command: str) -> list[str]:
         if program is None or program not in LIVE_PROGRAMS or program in found:
             continue
         try:
-            if pacman_call(cmd) is not None or unit_calls(cmd) is not None:
+            if pacman_call(cmd) is not None or unit_calls(cmd) is not None or \
+                    value_calls(cmd) is not None:
                 continue
         except BackupRefused:
             pass  # a pre-state that cannot be recorded: the step is refused before it runs
