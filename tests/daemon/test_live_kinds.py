@@ -191,3 +191,33 @@ def test_a_pip_install_is_captured_and_undone_byte_exact(user_daemon: RunningDae
     assert not (site / "annaprobe").exists()
     assert fingerprint(user_daemon.home) == before
     assert record.steps[0].status == "undone"
+
+
+UNTYPED = [
+    ("ip addr add 10.0.0.1/24 dev lo", ["ip"]), ("sudo ip link set lo up", ["ip"]),
+    ("nmcli connection up x", ["nmcli"]), ("kill -HUP 1", ["kill"]),
+    ("hyprctl keyword general:gaps_in 4", ["hyprctl"]), ("systemctl daemon-reload",
+                                                          ["systemctl"]),
+    ("sysctl -p /etc/sysctl.d/x.conf", ["sysctl"]), ("sysctl --system", ["sysctl"]),
+    ("sysctl --load=/tmp/x", ["sysctl"]), ("sysctl -w \"$K=1\"", ["sysctl"]),
+    ("gsettings reset-recursively org.gnome.desktop.background", ["gsettings"]),
+    ("gsettings set \"$S\" picture-uri x", ["gsettings"]),
+    ("bash -c 'nmcli radio wifi off'", ["nmcli"]), ("docker run alpine true", ["docker"]),
+    # typed or changing nothing: none
+    ("ip addr show", []), ("nmcli device status", []), ("kill -0 $$", []),
+    ("kill -s 0 $$", []), ("kill --signal=0 $$", []), ("kill -n 0 $$", []),
+    ("sysctl -w net.ipv4.ip_forward=1", []), ("sudo sysctl net.ipv4.ip_forward=1", []),
+    ("env GSETTINGS_BACKEND=keyfile gsettings set a.b c 'd'", []),
+    ("gsettings --schemadir /tmp/s reset a.b c", []), ("systemctl restart sshd", []),
+    ("pacman -S htop", []), ("sysctl net.ipv4.ip_forward", []),
+]
+"""Live programs with no typed pre-state (their undo is unverified), spelled through sudo,
+env, bash -c, a variable; and those Anna records or that change nothing."""
+
+
+@pytest.mark.parametrize(("command", "programs"), UNTYPED)
+def test_which_live_programs_have_no_typed_pre_state(command: str, programs: list[str]
+                                                     ) -> None:
+    from annad.execution.prestate import untyped_live
+
+    assert untyped_live(command) == programs, command
