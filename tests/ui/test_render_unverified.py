@@ -67,3 +67,21 @@ def test_the_state_has_its_words_colour_exit_status_and_code() -> None:
         ExitStatus.ROLLBACK_UNVERIFIED != ExitStatus.SUCCESS
     assert code_for_status("rollback_unverified", after_rollback=True) == \
         "ROLLBACK_UNVERIFIED"
+
+
+def test_the_plan_view_says_a_live_steps_undo_is_unverified_before_approval() -> None:
+    """The daemon marks the step (annad.execution.runs_live.mark_live); the plan view the
+    person approves from prints its words under the steps."""
+    from annactl.ui.render_plan import plan_view
+    from annad.execution.runs_live import mark_live
+
+    plan = ActionPlan.model_validate(make_plan(
+        [("net", "ip addr add 10.9.9.9/32 dev lo", "MEDIUM"), ("f", "touch ~/x", "LOW")],
+        rollback={"net": "ip addr del 10.9.9.9/32 dev lo"}))
+    annotated, _, _ = annotate(plan, AssessContext(home="/home/u"))
+    marked = mark_live(annotated, None)
+    buffer = io.StringIO()
+    Console(file=buffer, width=200, color_system=None).print(plan_view(marked))
+    shown = buffer.getvalue()
+    assert "step 1: Anna cannot check this step's undo: ip acts on the running system" in shown
+    assert "step 2:" not in shown  # a captured file step is checked
