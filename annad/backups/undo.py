@@ -308,7 +308,27 @@ def _undo_packages(manifest: StepManifest, state: PackageState, runner: HelperRu
                               timeout=1800)
         results.append(_result(manifest, "remove_packages", " ".join(remove), run.ok,
                                _summary(run)))
+    if (changed or remove) and all(r.ok for r in results):
+        results.extend(_packages_checked(manifest, state, runner, [*changed, *remove]))
     return results
+
+
+def _packages_checked(manifest: StepManifest, state: PackageState, runner: HelperRunner,
+                      names: list[str]) -> list[UndoResult]:
+    """The database read again after pacman said it restored ``names``: each is at its
+    version from before the step, or absent if it was (never on pacman's exit status)."""
+    try:
+        now = query_packages(runner, state.options)
+    except BackupRefused as exc:
+        return [_result(manifest, "packages_checked", "", False,
+                        f"cannot check the packages: {exc}")]
+    wrong = [f"{n} {now.get(n, 'absent')} (was {state.before.get(n, 'absent')})"
+             for n in names if now.get(n) != state.before.get(n)]
+    if not wrong:
+        return []
+    return [_result(manifest, "packages_checked", " ".join(names), False,
+                    "after the undo, the package database differs from before the step: "
+                    + ", ".join(wrong))]
 
 
 # --------------------------------------------------------------------------- units
