@@ -369,5 +369,13 @@ def _undo_unit(manifest: StepManifest, before: UnitState, runner: HelperRunner,
                               identity=identity, env=env)
         if not run.ok:
             failures.append(f"{verb}: {_summary(run)}")
-    message = "; ".join(failures) if failures else "ran " + ", ".join(verbs)
-    return _result(manifest, "unit_state", before.unit, not failures, message)
+    if failures:
+        return _result(manifest, "unit_state", before.unit, False, "; ".join(failures))
+    # read again: the verbs exiting 0 is systemctl's word, the state is the check
+    again = unit_state(runner, before.unit, user=before.user, identity=identity, env=env)
+    if (again.enabled, again.active) != (before.enabled, before.active):
+        return _result(manifest, "unit_state", before.unit, False,
+                       f"ran {', '.join(verbs)}, but it is {again.enabled}/{again.active} "
+                       f"now, not {before.enabled}/{before.active} as before the plan")
+    return _result(manifest, "unit_state", before.unit, True,
+                   f"ran {', '.join(verbs)}; read again: {again.enabled}/{again.active}")

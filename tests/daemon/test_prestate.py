@@ -135,3 +135,24 @@ def test_packages_are_read_again_after_the_undo(tmp_path: Path) -> None:
     assert not checked.ok and "htop 3.3-1 (was absent)" in checked.message, checked
     fake.installed.pop("htop")  # an honest pacman: nothing to report
     assert not [r for r in undo_step(manifest, env) if r.action == "packages_checked"]
+
+
+class StubbornSystemctl(FakeSystemctl):
+    """A unit whose ``start`` exits 0 and leaves it inactive (it exited at once)."""
+
+    def run_argv(self, argv: list[str], **kwargs: object) -> RunResult:  # type: ignore[override]
+        if "start" in argv:
+            self.calls.append(argv)
+            return RunResult(exit_code=0, output="")
+        return super().run_argv(argv, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_unit_is_read_again_after_its_undo(tmp_path: Path) -> None:
+    fake = StubbornSystemctl(enabled="enabled", active="active")
+    states = unit_states("systemctl stop foo.service", fake, identity=None, env={})
+    fake.active = "inactive"  # what the step did
+    env = UndoEnv(runner=fake, blobs=BlobStore(tmp_path), timeout=5, max_output=1024,
+                  restrict_user_scope=True)
+    (result,) = undo_step(_manifest(states), env)
+    assert result.action == "unit_state" and not result.ok, result
+    assert "enabled/inactive now, not enabled/active" in result.message
