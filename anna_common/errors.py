@@ -134,6 +134,10 @@ class ErrorCode(StrEnum):
     ROLLBACK_INCOMPLETE = "ROLLBACK_INCOMPLETE"
     """After an undo, a touched path is not as it was before the plan (compared with its
     recorded pre-state); ``detail`` lists the paths."""
+    ROLLBACK_UNVERIFIED = "ROLLBACK_UNVERIFIED"
+    """The undo ran without a failure, but what a live program changed (network, desktop,
+    containers…) was undone by a rollback command whose effect Anna cannot check;
+    ``detail.unverified`` lists those steps. Not a success claim."""
     CAPTURE_UNAVAILABLE = "CAPTURE_UNAVAILABLE"
     """A step's writes cannot be captured on this machine (Anna's state directory is on a
     file system that cannot hold the upper layers, such as overlayfs in a container booted

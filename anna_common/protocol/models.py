@@ -22,6 +22,7 @@ from anna_common.plan import ActionPlan
 from anna_common.protocol.preview import PlanPreview
 from anna_common.protocol.records import (
     UNCHANGED_STATES,
+    UNVERIFIED_ACTIONS,
     AuditReport,
     ErrorBody,
     ExecEvent,
@@ -61,6 +62,7 @@ __all__ = [
     "SYSTEM_SOCKET",
     "SYSTEM_STATE_DIR",
     "UNCHANGED_STATES",
+    "UNVERIFIED_ACTIONS",
     "AuditReport",
     "CheckResult",
     "ChecksRequest",

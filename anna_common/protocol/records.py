@@ -56,6 +56,12 @@ class PlanStatus(StrEnum):
     """Undone, but the comparison after the undo found touched paths that are not as they
     were before the plan (listed in ``error.detail.paths``); never ``rolled_back``. Journals
     written before this state say ``rollback_failed`` for it."""
+    ROLLBACK_UNVERIFIED = "rollback_unverified"
+    """Every undo action ran and reported success, but a step acted on the running system
+    through a program Anna records no state of (``ip``, ``nmcli``, ``hyprctl``, ``docker``…):
+    its undo was the plan's rollback command, which exited 0, and nobody checked what it left
+    (each such step is an undo result ``unverified``, listed in ``error.detail.unverified``).
+    Never ``rolled_back`` on a command's exit status alone."""
 
 
 UNCHANGED_STATES = frozenset({PlanStatus.SUBMITTED, PlanStatus.ANSWERED, PlanStatus.DRY_RUN,
@@ -155,13 +161,23 @@ class UndoResult(BaseModel):
     """``restore``, ``delete``, ``rollback_command``, ``reinstall_packages``,
     ``remove_packages``, ``unit_state``, ``conflict`` (changed since the plan ran: left as it
     is), ``uncaptured`` (writes Anna could not back up), ``verify`` (after the undo, the path
-    is not as it was before the plan: the plan ends ``rollback_incomplete``)."""
+    is not as it was before the plan: the plan ends ``rollback_incomplete``), ``unverified``
+    (a live program's effect, undone by the plan's rollback command that Anna cannot check:
+    the plan ends ``rollback_unverified`` when it is ``ok``), ``live_state`` (a recorded
+    value of the running system, a sysctl key or a desktop setting, put back and read again),
+    ``packages_checked`` (the package database, read again after the package undo, differs
+    from before the step)."""
     target: str = ""
     """File, package or unit."""
     ok: bool
     """Whether it worked."""
     message: str = ""
     """Detail."""
+
+
+UNVERIFIED_ACTIONS = frozenset({"unverified", "uncaptured"})
+"""Undo actions that can succeed only on a rollback command's exit status, with nothing Anna
+could compare afterwards: an ``ok`` one makes a rollback ``rollback_unverified``."""
 
 
 class VerifyResult(BaseModel):

@@ -37,7 +37,7 @@ NOTICE_EVERY_S = 10.0
 AFTER_END_WAIT_S = 10.0
 """After a whole stream: how long to wait for a daemon that stopped to answer again."""
 FINAL = frozenset({"succeeded", "failed", "rolled_back", "rollback_failed",
-                   "rollback_incomplete", "interrupted", "refused"})
+                   "rollback_incomplete", "rollback_unverified", "interrupted", "refused"})
 """Plan states that do not change without a new request."""
 
 

@@ -53,6 +53,10 @@ failed): the verdict in parentheses right after the status, in the failure messa
 VERDICT_FAILED = "rollback failed"
 """An undo failed on the host (``rollback_failed``/``rollback_incomplete``, or an undo result
 not ok)."""
+VERDICT_UNVERIFIED = "undone without a check"
+"""The host's Anna undid what ran, but a live step only by its rollback command, which it
+cannot check (``rollback_unverified``, or an ok ``unverified``/``uncaptured`` undo result):
+neither "rolled back" nor "rollback failed"."""
 VERDICT_NONE = "nothing to roll back"
 """Anything else (refused, invalid on that host, no answer): nothing ran."""
 
@@ -209,14 +213,20 @@ def _outcome_ok(var: str) -> str:
 
 
 def _reasons(var: str) -> str:
+    from anna_common.protocol.records import UNVERIFIED_ACTIONS
+
     return ("{% if " + _is_json(var) + " %}{% set o = " + _outcome(var) + " %}{% else %}"
             "{% set o = {} %}{% endif %}"
             "{% set r = o.record | default({}) %}"
             "{% set bad = (r.steps | default([]) | selectattr('status', 'equalto', "
             "'undo_failed') | list) + (r.undo | default([]) | rejectattr('ok') | list) %}"
+            "{% set unchecked = r.undo | default([]) | selectattr('ok') | selectattr('action', "
+            "'in', " + repr(sorted(UNVERIFIED_ACTIONS)) + ") | list %}"
             "Anna on {{ inventory_hostname }}: status {{ o.status | default('no answer') }} "
             "({% if o.status | default('') in ['rollback_failed', 'rollback_incomplete'] or bad %}"
             + VERDICT_FAILED +
+            "{% elif o.status | default('') == 'rollback_unverified' or (o.status | default('') "
+            "in ['failed', 'rolled_back'] and unchecked) %}" + VERDICT_UNVERIFIED +
             "{% elif o.status | default('') in ['failed', 'rolled_back'] %}" + VERDICT_UNDONE +
             "{% else %}" + VERDICT_NONE + "{% endif %})"
             "{% if o.code is defined %}; {{ o.code }}{% endif %}"

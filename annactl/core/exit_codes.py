@@ -16,6 +16,7 @@
 | OFF_REQUEST | 11 | the model did not address the request (``LLM_OFF_REQUEST``); nothing ran |
 | UNKNOWN_COMMAND | 12 | one bare word that is no command (``annactl version``); no model asked |
 | AUDIT_BROKEN | 13 | the journal was altered (``audit verify``; execute or rollback refused) |
+| ROLLBACK_UNVERIFIED | 14 | undone without a failure, but a live step's undo is unchecked |
 | INTERRUPTED | 130 | Ctrl-C |
 """
 
@@ -43,6 +44,7 @@ class ExitStatus(IntEnum):
     OFF_REQUEST = 11
     UNKNOWN_COMMAND = 12
     AUDIT_BROKEN = 13
+    ROLLBACK_UNVERIFIED = 14
     INTERRUPTED = 130
 
 
@@ -70,6 +72,7 @@ _BY_CODE: dict[ErrorCode, ExitStatus] = {
     ErrorCode.SCOPE_REQUIRES_ROOT: ExitStatus.PERMISSION_DENIED,
     ErrorCode.ROLLBACK_FAILED: ExitStatus.ROLLBACK_FAILED,
     ErrorCode.ROLLBACK_INCOMPLETE: ExitStatus.ROLLBACK_FAILED,
+    ErrorCode.ROLLBACK_UNVERIFIED: ExitStatus.ROLLBACK_UNVERIFIED,
     ErrorCode.DAEMON_UNAVAILABLE: ExitStatus.DAEMON_UNAVAILABLE,
     ErrorCode.API_VERSION_MISMATCH: ExitStatus.DAEMON_UNAVAILABLE,
     ErrorCode.PERMISSION_DENIED: ExitStatus.PERMISSION_DENIED,
@@ -105,6 +108,7 @@ _BY_PLAN_STATUS: dict[str, ExitStatus] = {
     "interrupted": ExitStatus.EXECUTION_FAILED,
     "rollback_failed": ExitStatus.ROLLBACK_FAILED,
     "rollback_incomplete": ExitStatus.ROLLBACK_FAILED,
+    "rollback_unverified": ExitStatus.ROLLBACK_UNVERIFIED,
     "refused": ExitStatus.PLAN_RUNNING,
 }
 

@@ -21,6 +21,8 @@ STATE_WORDS = {
     "rolled_back": "was already rolled back",
     "rollback_failed": "was rolled back only in part",
     "rollback_incomplete": "was rolled back, but some paths are not as they were before it",
+    "rollback_unverified": "was rolled back, but Anna could not check the undo of a step that "
+                           "acted on the running system",
     "interrupted": "was interrupted before it finished",
     "refused": "was never run because another plan was running",
 }

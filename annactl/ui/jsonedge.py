@@ -18,7 +18,8 @@ OK = "OK"
 
 PLAN_CODES = {"failed": "EXECUTION_FAILED", "rolled_back": "EXECUTION_FAILED",
               "interrupted": "EXECUTION_FAILED", "rollback_failed": "ROLLBACK_FAILED",
-              "rollback_incomplete": "ROLLBACK_INCOMPLETE", "refused": "PLAN_RUNNING"}
+              "rollback_incomplete": "ROLLBACK_INCOMPLETE", "refused": "PLAN_RUNNING",
+              "rollback_unverified": "ROLLBACK_UNVERIFIED"}
 """``code`` of a document about a plan that ended in one of these states."""
 
 

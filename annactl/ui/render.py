@@ -21,6 +21,7 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
+from anna_common.protocol.models import UNVERIFIED_ACTIONS
 from annactl.ui.console import inert_text
 from annactl.ui.render_events import OutputLines, event_view, output_line
 from annactl.ui.render_plan import (
@@ -105,6 +106,13 @@ def result_view(record: PlanRecord) -> Group:
         paths = [u.target for u in record.undo if u.action == "verify" and not u.ok]
         parts.append(Text("Rolled back, but not as it was before the plan: ", style="bold red")
                      + inert_text(", ".join(paths) or "see the undo results", max_chars=500))
+    if record.status == "rollback_unverified" or (
+            record.error is not None and record.error.detail.get("unverified")):
+        steps = sorted({u.step_id for u in record.undo if u.ok and u.action in UNVERIFIED_ACTIONS})
+        parts.append(Text("Not verified: Anna ran the rollback command for what these steps "
+                          "changed on the running system, but cannot check it: ",
+                          style="bold yellow") + inert_text(", ".join(steps) or "see the "
+                                                            "undo results", max_chars=500))
     undone = bool(record.undo) and all(u.ok for u in record.undo)
     if record.status == "failed" and undone:
         parts.append(Text("A step failed; every change made was undone.", style="yellow"))

@@ -200,6 +200,7 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
     if plan.steps:
         parts.append(ByWidth(lambda: step_table(plan), lambda: step_list(plan)))
         parts.extend(_uncaptured_notes(plan))
+        parts.extend(_unverified_notes(plan))
     parts.extend(policy_notes(plan))
     if plan.plan.notes_for_user.strip():
         parts.append(Text("Notes: ", style="bold") + inert_text(plan.plan.notes_for_user,
@@ -274,6 +275,21 @@ def _uncaptured_notes(plan: AnnotatedPlan) -> list[Text]:
                       step.reasons[index] if index < len(step.reasons) else "")
         lines.append(Text(f"step {number}: ", style="bold red") + inert_text(reason,
                                                                              max_chars=300))
+    return lines
+
+
+_UNVERIFIED = "unverified_undo"  # Code.UNVERIFIED_UNDO: a live step nobody can check
+
+
+def _unverified_notes(plan: AnnotatedPlan) -> list[Text]:
+    """One yellow line per live step whose undo Anna cannot check, in the daemon's words."""
+    lines: list[Text] = []
+    for number, step in enumerate(plan.steps, start=1):
+        if _UNVERIFIED not in step.codes:
+            continue
+        reason = next((r for r in step.reasons if r.startswith("Anna cannot check")), "")
+        lines.append(Text(f"step {number}: ", style="bold yellow") + inert_text(
+            reason or "Anna cannot check this step's undo", max_chars=300))
     return lines
 
 

@@ -8,6 +8,7 @@ RISK_STYLE = {"INFO": "bold white on blue", "LOW": "bold black on green",
 
 STATUS_STYLE = {"succeeded": "green", "failed": "red", "rolled_back": "yellow",
                 "rollback_failed": "bold red", "rollback_incomplete": "bold red",
+                "rollback_unverified": "bold yellow",
                 "interrupted": "magenta", "running": "cyan",
                 "submitted": "blue", "rolling_back": "yellow", "pending": "dim",
                 "answered": "green", "dry_run": "blue", "refused": "yellow",

@@ -182,6 +182,24 @@ class UnitState(BaseModel):
     """``systemctl is-active`` output (``active``, ``inactive``, ...)."""
 
 
+class ValueState(BaseModel):
+    """A live value before the step: a kernel parameter or a desktop setting
+    (:mod:`annad.execution.prestate_values`)."""
+
+    model_config = _MODEL
+
+    kind: Literal["sysctl", "gsettings"]
+    """Which program reads and writes it."""
+    key: list[str]
+    """``[KEY]`` for sysctl; ``[--schemadir DIR…, SCHEMA, KEY]`` for gsettings."""
+    env: dict[str, str] = Field(default_factory=dict)
+    """The step's own variables choosing the store (``GSETTINGS_BACKEND``…)."""
+    user: bool
+    """Read and written as the step's user (gsettings), else as root (sysctl)."""
+    before: str
+    """The value before the step, as the program prints it."""
+
+
 class StepManifest(BaseModel):
     """The undo record of one step."""
 
@@ -220,6 +238,12 @@ class StepManifest(BaseModel):
     """Package pre-state per package-manager call."""
     units: list[UnitState] = Field(default_factory=list)
     """Unit pre-state per unit."""
+    values: list[ValueState] = Field(default_factory=list)
+    """Live values the step sets, as they were before it (undo puts them back, reads again)."""
+    unchecked: list[str] = Field(default_factory=list)
+    """Live programs the step ran to change the running system whose state Anna records none
+    of (``ip``, ``nmcli``, ``hyprctl``…): their undo is the plan's rollback command, and an
+    undo that relied on it is reported ``unverified``, never done."""
     rollback_command: str | None = None
     """The plan's rollback command for this step, if it has one."""
     rollback_scope: Literal["user", "system"] = "user"

@@ -38,7 +38,8 @@ log = logging.getLogger(__name__)
 
 REMOVED_KIND = "backups_removed"
 """The journal event that records a removal (and makes a later rollback refuse)."""
-REMOVABLE = frozenset({PlanStatus.ROLLED_BACK, PlanStatus.FAILED, PlanStatus.REFUSED})
+REMOVABLE = frozenset({PlanStatus.ROLLED_BACK, PlanStatus.FAILED, PlanStatus.REFUSED,
+                       PlanStatus.ROLLBACK_UNVERIFIED})
 """States whose backups no rollback can use any more."""
 ROLLBACKABLE = frozenset({PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED,
                           PlanStatus.ROLLBACK_FAILED, PlanStatus.ROLLBACK_INCOMPLETE})

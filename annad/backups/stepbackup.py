@@ -26,7 +26,13 @@ from annad.backups.manifest import StepManifest, printable
 from annad.backups.targets import snapshot_targets
 from annad.backups.undo import identity_of
 from annad.backups.undofiles import after_tree, record_new_entries
-from annad.execution.prestate import package_states, query_packages, unit_states
+from annad.execution.prestate import (
+    package_states,
+    query_packages,
+    unit_states,
+    untyped_live,
+    values,
+)
 
 if TYPE_CHECKING:
     from annad.backups.undo import Runner
@@ -102,9 +108,11 @@ def prepare(plan_id: str, step: StepSpec, who: Who, *, backups: Path, limits: Li
     record.packages = package_states(step.command, runner)
     record.units = unit_states(step.command, runner, identity=identity_of(record),
                                env=who.session)
+    record.values = values(step.command, runner, identity=identity_of(record), env=who.session)
+    record.unchecked = untyped_live(step.command)
     directory = step_dir(backups, plan_id, step.index)
     if record.targets or record.packages or record.units or record.rollback_command or \
-            record.notes:
+            record.notes or record.unchecked or record.values:
         manifests.save(directory, record)  # flushed to disk before the step runs
     return record
 

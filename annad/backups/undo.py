@@ -7,7 +7,10 @@
    judged like a step (:mod:`annad.execution.rollback_capture`, :attr:`UndoEnv.capture`),
    never live unseen;
    a step whose writes Anna could not capture (interpreter code) is never reported undone
-   unless that command ran, and then the result says it relied on it;
+   unless that command ran, and then the result says it relied on it; the same for what a
+   live program with no typed pre-state changed (``ip``, ``nmcli``, ``hyprctl``…): the
+   result is ``unverified``, and such a rollback ends ``rollback_unverified``, never
+   ``rolled_back`` on the command's exit status;
 3. invert recognised actions: reinstall from the package cache what the step
    removed or changed, remove only the packages it newly installed, and put
    unit enablement and activity back.
@@ -27,7 +30,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from anna_common.errors import ErrorCode
-from anna_common.protocol.models import PlanStatus, UndoResult
+from anna_common.protocol.models import UndoResult
 from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.identity import matches_snapshot
@@ -37,6 +40,7 @@ from annad.confine.credentials import Identity
 from annad.confine.runner import RunResult
 from annad.execution.livekinds import live_only
 from annad.execution.prestate import HelperRunner, query_packages, unit_state
+from annad.execution.prestate_values import restore_value
 
 if TYPE_CHECKING:
     import threading
@@ -162,10 +166,16 @@ def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
         command_ok = results[-1].ok
     if manifest.uncaptured:
         results.append(_uncaptured(manifest, command_ok))
+    if manifest.unchecked:
+        results.append(_unchecked(manifest, command_ok))
     for state in reversed(manifest.packages):
         results.extend(_undo_packages(manifest, state, env.runner))
     for unit in reversed(manifest.units):
         results.append(_undo_unit(manifest, unit, env.runner, env.session))
+    for value in reversed(manifest.values):
+        ok, message = restore_value(env.runner, value, identity=identity_of(manifest),
+                                    env=dict(env.session or manifest.session))
+        results.append(_result(manifest, "live_state", " ".join(value.key[-2:]), ok, message))
     return results
 
 
@@ -181,15 +191,6 @@ def _verified(manifest: StepManifest, done: list[UndoResult]) -> list[UndoResult
                            f"{printable(target.path)} is not as it was before the plan after "
                            f"the undo ({ErrorCode.ROLLBACK_INCOMPLETE})"))
     return out
-
-
-def undone_status(results: list[UndoResult]) -> tuple[PlanStatus, ErrorCode, list[str]]:
-    """How an undo that did not fully succeed ends: ``rollback_incomplete`` when the
-    comparison afterwards found paths not as they were (listed), else ``rollback_failed``."""
-    paths = [r.target for r in results if r.action == "verify" and not r.ok]
-    if paths:
-        return PlanStatus.ROLLBACK_INCOMPLETE, ErrorCode.ROLLBACK_INCOMPLETE, paths
-    return PlanStatus.ROLLBACK_FAILED, ErrorCode.ROLLBACK_FAILED, []
 
 
 def missing_backups(step_dirs: list[Path], blobs: BlobStore) -> list[UndoResult]:
@@ -231,6 +232,21 @@ def _uncaptured(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
     return _result(manifest, "uncaptured", "", False,
                    f"Anna could not back up what this step wrote, and {why}: what it changed "
                    "is not restored")
+
+
+def _unchecked(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
+    """What a live program with no typed pre-state changed is never reported undone: at most
+    the plan's rollback command ran, which Anna cannot check."""
+    programs = ", ".join(manifest.unchecked)
+    if command_ok:
+        return _result(manifest, "unverified", programs, True,
+                       f"Anna ran the rollback command for what {programs} changed on the "
+                       "running system and it exited 0, but Anna records no state of it to "
+                       "compare: the undo is not verified")
+    why = "its rollback command failed" if command_ok is False else \
+        "the plan gives no rollback command for it"
+    return _result(manifest, "unverified", programs, False,
+                   f"{programs} changed the running system and {why}: it is not undone")
 
 
 def _rollback_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:
@@ -292,7 +308,27 @@ def _undo_packages(manifest: StepManifest, state: PackageState, runner: HelperRu
                               timeout=1800)
         results.append(_result(manifest, "remove_packages", " ".join(remove), run.ok,
                                _summary(run)))
+    if (changed or remove) and all(r.ok for r in results):
+        results.extend(_packages_checked(manifest, state, runner, [*changed, *remove]))
     return results
+
+
+def _packages_checked(manifest: StepManifest, state: PackageState, runner: HelperRunner,
+                      names: list[str]) -> list[UndoResult]:
+    """The database read again after pacman said it restored ``names``: each is at its
+    version from before the step, or absent if it was (never on pacman's exit status)."""
+    try:
+        now = query_packages(runner, state.options)
+    except BackupRefused as exc:
+        return [_result(manifest, "packages_checked", "", False,
+                        f"cannot check the packages: {exc}")]
+    wrong = [f"{n} {now.get(n, 'absent')} (was {state.before.get(n, 'absent')})"
+             for n in names if now.get(n) != state.before.get(n)]
+    if not wrong:
+        return []
+    return [_result(manifest, "packages_checked", " ".join(names), False,
+                    "after the undo, the package database differs from before the step: "
+                    + ", ".join(wrong))]
 
 
 # --------------------------------------------------------------------------- units
@@ -333,5 +369,13 @@ def _undo_unit(manifest: StepManifest, before: UnitState, runner: HelperRunner,
                               identity=identity, env=env)
         if not run.ok:
             failures.append(f"{verb}: {_summary(run)}")
-    message = "; ".join(failures) if failures else "ran " + ", ".join(verbs)
-    return _result(manifest, "unit_state", before.unit, not failures, message)
+    if failures:
+        return _result(manifest, "unit_state", before.unit, False, "; ".join(failures))
+    # read again: the verbs exiting 0 is systemctl's word, the state is the check
+    again = unit_state(runner, before.unit, user=before.user, identity=identity, env=env)
+    if (again.enabled, again.active) != (before.enabled, before.active):
+        return _result(manifest, "unit_state", before.unit, False,
+                       f"ran {', '.join(verbs)}, but it is {again.enabled}/{again.active} "
+                       f"now, not {before.enabled}/{before.active} as before the plan")
+    return _result(manifest, "unit_state", before.unit, True,
+                   f"ran {', '.join(verbs)}; read again: {again.enabled}/{again.active}")

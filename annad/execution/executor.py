@@ -35,8 +35,8 @@ from annad.backups.undo import (
     identity_of,
     missing_backups,
     undo_step,
-    undone_status,
 )
+from annad.backups.undostatus import after_failure
 from annad.confine.orphans import kill_orphan_group, process_start_time
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
@@ -180,20 +180,14 @@ class Executor:
     def _fail(self, plan_id: str, failure: _Failure, started: list[int], total: int,
               emit: Callable[[ExecEvent], None]) -> PlanStatus:
         results = self.undo(plan_id, list(reversed(started)), emit)
-        undo_ok = all(r.ok for r in results)
-        status, code, paths = undone_status(results)
-        if undo_ok:
-            code = failure.code
-            status = PlanStatus.ROLLED_BACK if code is ErrorCode.CANCELLED else PlanStatus.FAILED
-        error = {"code": str(code), "message": failure.message,
+        end = after_failure(results, failure.code)
+        error = {"code": str(end.code), "message": failure.message,
                  "detail": {"step_id": failure.step_id, "exit_code": failure.exit_code,
-                            "cause": str(failure.code), "undo_ok": undo_ok,
-                            **({"paths": paths} if paths else {})}}
-        self.journal.set_plan_status(plan_id, status, error=error)
-        emit(_event(ExecEventType.PLAN_FINISHED, plan_id, total=total, status=str(status),
-                    code=str(code), message=failure.message + (
-                        "; the plan was undone" if undo_ok else "; undoing it failed in part")))
-        return status
+                            "cause": str(failure.code), **end.detail}}
+        self.journal.set_plan_status(plan_id, end.status, error=error)
+        emit(_event(ExecEventType.PLAN_FINISHED, plan_id, total=total, status=str(end.status),
+                    code=str(end.code), message=failure.message + end.words))
+        return end.status
 
     def _verify_plan(self, plan_id: str, who: Who, emit: Callable[[ExecEvent], None],
                      options: RunOptions) -> _Failure | None:

@@ -190,9 +190,12 @@ class Guard:
                 log.exception("plan %s: the guard's rollback failed", plan_id)
                 self.journal.event(FAILED, plan_id, message=f"rollback failed: {exc}")
                 return
-            ok = result.status is PlanStatus.ROLLED_BACK
+            ok = result.status in (PlanStatus.ROLLED_BACK, PlanStatus.ROLLBACK_UNVERIFIED)
             self.journal.event(ROLLED_BACK if ok else FAILED, plan_id, status=str(result.status),
-                               message="rolled back by the lock-out guard" if ok else
+                               message=("rolled back by the lock-out guard" + (
+                                   "; not verified: a live step's rollback command Anna "
+                                   "cannot check" if result.status is not
+                                   PlanStatus.ROLLED_BACK else "")) if ok else
                                "the lock-out guard's rollback did not undo everything")
             log.warning("plan %s: no confirmation came; %s", plan_id, result.status)
             return

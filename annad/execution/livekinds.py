@@ -23,16 +23,22 @@ LIVE_PROGRAMS = frozenset({
     # services and the session
     "systemctl", "loginctl", "busctl", "hostnamectl", "timedatectl", "localectl",
     "resolvectl", "machinectl", "journalctl", "reboot", "shutdown", "poweroff",
-    # package managers (their database and hooks are the running system's)
+    # package managers (their database and hooks are the running system's); pip, pipx, npm,
+    # cargo, gem only write files, so they are not here: they run captured, their writes
+    # observed, judged, backed up and undone like any file step's
     "pacman", "yay", "paru", "pamac", "makepkg", "apt", "apt-get", "aptitude", "dpkg", "dnf",
-    "yum", "rpm", "zypper", "flatpak", "snap", "pip", "pipx",
+    "yum", "rpm", "zypper", "flatpak", "snap",
     # desktop IPC
     "gsettings", "dconf", "hyprctl", "swaymsg", "i3-msg", "qdbus", "gdbus", "dbus-send",
     "xdg-settings", "plasma-apply-wallpaperimage", "swww", "feh", "nitrogen", "notify-send",
     # network and kernel state
     "nmcli", "ip", "iw", "iwctl", "wg", "wg-quick", "ufw", "iptables", "ip6tables", "nft",
     "firewall-cmd", "sysctl", "modprobe", "rmmod", "insmod", "mount", "umount", "swapon",
-    "swapoff", "tc", "ethtool", "rfkill", "docker", "podman",
+    "swapoff", "tc", "ethtool", "rfkill",
+    # container and VM managers act through their daemon (a Unix socket a capture refuses);
+    # one with host access is HIGH, "runs live; Anna cannot undo it" (rules.containers)
+    "docker", "podman", "nerdctl", "docker-compose", "podman-compose", "lxc", "incus",
+    "virsh", "ctr", "crictl",
     # other processes: a captured step may not signal or renice one (its Landlock scope and
     # seccomp filter refuse it, :mod:`annad.confine.capture_walls`), so asking is live
     "kill", "pkill", "killall", "renice",

@@ -13,9 +13,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Protocol
 
+from anna_common.risk.rules.base import AssessContext, Out
+from anna_common.risk.rules.registry import rule_for
 from anna_common.shell.grammar import SimpleCommand, analyse
 from annad.backups.backup import BackupRefused
-from annad.backups.manifest import PackageState, UnitState
+from annad.backups.manifest import PackageState, UnitState, ValueState
+from annad.execution.livekinds import LIVE_PROGRAMS
+from annad.execution.prestate_values import value_calls, value_states
 
 if TYPE_CHECKING:
     from collections.abc import Mapping, Sequence
@@ -167,3 +171,61 @@ def unit_states(command: str, runner: HelperRunner, *, identity: Identity | None
                 states.append(unit_state(runner, unit, user=user,
                                          identity=identity if user else None, env=env))
     return states
+
+
+# --------------------------------------------------------------------------- the rest
+
+
+def values(command: str, runner: HelperRunner, *, identity: Identity | None,
+           env: Mapping[str, str]) -> list[ValueState]:
+    """Pre-state of every kernel parameter and desktop setting ``command`` sets."""
+    return value_states(analyse(command).commands, runner, identity=identity, env=env)
+
+
+def untyped_live(command: str) -> list[str]:
+    """The live programs ``command`` runs to change the running system with no typed
+    pre-state here (not a pacman transaction, not a unit change, not a read its rule proves
+    read-only): what they change, nothing Anna records can put back or check afterwards.
+    A part Anna cannot judge counts as changing."""
+    found: list[str] = []
+    for cmd in analyse(command).commands:
+        program = cmd.program
+        if program is None or program not in LIVE_PROGRAMS or program in found:
+            continue
+        try:
+            if pacman_call(cmd) is not None or unit_calls(cmd) is not None or \
+                    value_calls(cmd) is not None:
+                continue
+        except BackupRefused:
+            pass  # a pre-state that cannot be recorded: the step is refused before it runs
+        if not _reads_only(cmd):
+            found.append(program)
+    return found
+
+
+def _reads_only(cmd: SimpleCommand) -> bool:
+    """Its own rule proves ``cmd`` read-only (``ip addr show``, ``nmcli device status``), or
+    it is ``kill -0`` (signal 0 is only delivered as a question: does the process exist)."""
+    if cmd.program == "kill" and _signal_zero([w.text for w in cmd.args]):
+        return True
+    rule = rule_for(cmd.program or "")
+    if rule is None:
+        return False
+    out = Out(AssessContext())
+    try:
+        rule(cmd, out)
+    except Exception:  # a rule that cannot judge it proves nothing
+        return False
+    return out.readonly_marks > 0 and not out.reasons
+
+
+def _signal_zero(words: list[str]) -> bool:
+    """``kill -0 …``, ``kill -s 0 …``, ``kill --signal=0 …``: no signal is sent."""
+    if not words:
+        return False
+    first = words[0]
+    if first == "-0":
+        return True
+    if first in ("-s", "-n", "--signal") and len(words) > 1:
+        return words[1] == "0"
+    return first in ("-s0", "-n0", "--signal=0")

@@ -100,7 +100,7 @@ class RollbackCapture:
                         tier=manifest.rollback_tier)
         record = manifest.model_copy(update={
             "targets": [], "notes": [], "packages": [], "units": [], "uncaptured": False,
-            "rollback_command": None}, deep=True)
+            "unchecked": [], "values": [], "rollback_command": None}, deep=True)
 
         def spawned(pid: int) -> None:
             started_at = process_start_time(pid)

@@ -30,7 +30,7 @@ from anna_common.protocol.models import (
     StepStatus,
     UndoResult,
 )
-from annad.backups.undo import undone_status
+from annad.backups.undostatus import UNVERIFIED, rollback_status
 from annad.journal.records import step_specs, who_of
 
 if TYPE_CHECKING:
@@ -265,14 +265,8 @@ class RunManager:
                                                    status=PlanStatus.INTERRUPTED, undo=results)
                     return
                 results.extend(self.executor.undo(plan_id, [index], run.emit, env=env))
-            status, code, paths = undone_status(results)
-            status = PlanStatus.ROLLED_BACK if all(r.ok for r in results) else status
-            error = None if status is PlanStatus.ROLLED_BACK else {
-                "code": str(code), "message": "some undo actions failed" if not paths else
-                "after the undo, these paths are not as they were before the plan: "
-                + ", ".join(paths[:20]), "detail": {
-                    "failed": [r.model_dump() for r in results if not r.ok],
-                    **({"paths": paths} if paths else {})}}
+            status, code, listed = rollback_status(results)
+            error = None if code is None else _rollback_error(status, code, listed, results)
             self.journal.set_plan_status(plan_id, status, error=error, kind="rollback_finished")
             run.outcome = RollbackResponse(plan_id=plan_id, status=status, undo=results)
         except Exception as exc:  # the plan must not stay rolling_back while the daemon lives
@@ -366,3 +360,20 @@ def _stream(run: _Run) -> Iterator[bytes]:
             held.append(event)
             continue
         yield event.model_dump_json(exclude_defaults=False).encode("utf-8") + b"\n"
+
+
+def _rollback_error(status: PlanStatus, code: ErrorCode, listed: list[str],
+                    results: list[UndoResult]) -> dict[str, object]:
+    """The plan's error after a rollback that is not ``rolled_back``: what failed, the paths
+    not as they were, or the steps whose undo nobody could check."""
+    if status is PlanStatus.ROLLBACK_UNVERIFIED:
+        return {"code": str(code), "message": "every undo action ran, but what these steps "
+                "changed on the running system was undone by a rollback command Anna cannot "
+                "check: " + ", ".join(listed[:20]), "detail": {
+                    "unverified": listed,
+                    "actions": [r.model_dump() for r in results if r.action in UNVERIFIED]}}
+    return {"code": str(code), "message": "some undo actions failed" if not listed else
+            "after the undo, these paths are not as they were before the plan: "
+            + ", ".join(listed[:20]), "detail": {
+                "failed": [r.model_dump() for r in results if not r.ok],
+                **({"paths": listed} if listed else {})}}

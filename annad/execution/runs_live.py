@@ -23,16 +23,19 @@ from typing import TYPE_CHECKING
 
 from anna_common.annotate import raise_to_high
 from anna_common.levels import RiskLevel
+from anna_common.risk.rules import base
 from anna_common.risk.rules.base import Code
 from anna_common.shell.grammar import analyse
 from annad.execution.livekinds import live_kind, live_only
+from annad.execution.prestate import untyped_live
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
     from annad.execution.stepspec import StepSpec
 
-RUNS_LIVE = "runs live; Anna cannot undo it"
-"""The words every such step carries."""
+RUNS_LIVE = base.RUNS_LIVE
+"""The words every such step carries (one text with the rules': a container with host
+access says it too)."""
 
 
 def mark_live(annotated: AnnotatedPlan, problem: str | None) -> AnnotatedPlan:
@@ -53,10 +56,33 @@ def mark_live(annotated: AnnotatedPlan, problem: str | None) -> AnnotatedPlan:
         steps[index] = marked.model_copy(update={"codes": codes})
         annotated = annotated.model_copy(update={"steps": steps})
         raised = raised or marked.rollback_id is None
+    annotated = _mark_unverified(annotated)
     if raised and annotated.rollback_status == "available":
         # a step with no rollback of its own is now one nothing undoes
         annotated = annotated.model_copy(update={"rollback_status": "partial"})
     return annotated
+
+
+def _mark_unverified(annotated: AnnotatedPlan) -> AnnotatedPlan:
+    """Each live step whose effect Anna records no state of says, before it is approved, that
+    its undo cannot be checked (:func:`annad.execution.prestate.untyped_live`); a step already
+    marked as running live unseen says more than that already."""
+    steps = list(annotated.steps)
+    for index, step in enumerate(steps):
+        if step.final_risk == RiskLevel.INFO or Code.UNCAPTURED_WRITE in step.codes or \
+                live_only(step.command) is None:
+            continue
+        programs = untyped_live(step.command)
+        if not programs:
+            continue
+        undo = ("Anna runs the plan's rollback command for it, and nothing checks what that "
+                "leaves") if step.rollback_id else "the plan has no rollback command: nothing "\
+            "undoes it"
+        why = (f"{base.UNVERIFIED_UNDO_WORDS}: {', '.join(programs)} acts on the running "
+               f"system and Anna records no state of it; {undo}")
+        steps[index] = step.model_copy(update={
+            "reasons": [*step.reasons, why], "codes": [*step.codes, str(Code.UNVERIFIED_UNDO)]})
+    return annotated.model_copy(update={"steps": steps})
 
 
 def _why_live(command: str, problem: str | None) -> str | None:

@@ -12,7 +12,7 @@ import pytest
 from anna_common.errors import ErrorCode
 from anna_common.protocol.models import PlanStatus, UndoResult
 from annad.backups.trash import Trash
-from annad.backups.undo import undone_status
+from annad.backups.undostatus import undone_status
 from annad.execution.capture import upper_problem
 from tests.waiting import wait_until
 

@@ -99,3 +99,60 @@ def test_masked_unit_is_unmasked_then_restored(tmp_path: Path) -> None:
     assert results[0].ok and (fake.enabled, fake.active) == ("enabled", "active")
     verbs = [c[1] for c in fake.calls if c[1] not in ("is-enabled", "is-active")]
     assert verbs == ["unmask", "enable", "start"]
+
+
+class LyingPacman:
+    """Plays a ``pacman`` whose -R exits 0 and removes nothing (a hook that put it back, a
+    database another tool rewrote): undo must read the database again, not trust the exit."""
+
+    def __init__(self, installed: dict[str, str]) -> None:
+        self.installed = installed
+
+    def run_argv(self, argv: list[str], *, timeout: float = 10.0, max_output: int = 65536,
+                 identity: Identity | None = None, env: Mapping[str, str] | None = None
+                 ) -> RunResult:
+        if "-Q" in argv:
+            return RunResult(exit_code=0, output="".join(
+                f"{n} {v}\n" for n, v in sorted(self.installed.items())))
+        return RunResult(exit_code=0, output="")  # -R "succeeds"
+
+    def run_shell(self, command: str, **_: object) -> RunResult:
+        raise AssertionError("no shell command expected")
+
+
+def test_packages_are_read_again_after_the_undo(tmp_path: Path) -> None:
+    from annad.backups.manifest import PackageState
+
+    fake = LyingPacman({"base": "1-1", "htop": "3.3-1"})
+    state = PackageState(program="pacman", options=[], before={"base": "1-1"},
+                         after={"base": "1-1", "htop": "3.3-1"})
+    manifest = _manifest([]).model_copy(update={"packages": [state]})
+    env = UndoEnv(runner=fake, blobs=BlobStore(tmp_path), timeout=5, max_output=1024,
+                  restrict_user_scope=True)
+    results = undo_step(manifest, env)
+    assert ("remove_packages", True) in [(r.action, r.ok) for r in results]
+    (checked,) = [r for r in results if r.action == "packages_checked"]
+    assert not checked.ok and "htop 3.3-1 (was absent)" in checked.message, checked
+    fake.installed.pop("htop")  # an honest pacman: nothing to report
+    assert not [r for r in undo_step(manifest, env) if r.action == "packages_checked"]
+
+
+class StubbornSystemctl(FakeSystemctl):
+    """A unit whose ``start`` exits 0 and leaves it inactive (it exited at once)."""
+
+    def run_argv(self, argv: list[str], **kwargs: object) -> RunResult:  # type: ignore[override]
+        if "start" in argv:
+            self.calls.append(argv)
+            return RunResult(exit_code=0, output="")
+        return super().run_argv(argv, **kwargs)  # type: ignore[arg-type]
+
+
+def test_a_unit_is_read_again_after_its_undo(tmp_path: Path) -> None:
+    fake = StubbornSystemctl(enabled="enabled", active="active")
+    states = unit_states("systemctl stop foo.service", fake, identity=None, env={})
+    fake.active = "inactive"  # what the step did
+    env = UndoEnv(runner=fake, blobs=BlobStore(tmp_path), timeout=5, max_output=1024,
+                  restrict_user_scope=True)
+    (result,) = undo_step(_manifest(states), env)
+    assert result.action == "unit_state" and not result.ok, result
+    assert "enabled/inactive now, not enabled/active" in result.message

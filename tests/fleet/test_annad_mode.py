@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import json
 
-from annactl.commands.playbook import HOST_FAILED_TASK
+from annactl.commands.playbook import HOST_FAILED_TASK, VERDICT_UNVERIFIED
 from tests.daemonfix import make_plan
 
 from .conftest import Site, fleet_json
@@ -99,3 +99,19 @@ def test_check_mode_asks_the_hosts_annad_and_its_policy(site: Site) -> None:
     assert "no-work" in host["reason"]
     assert not target.exists()
     assert [p["status"] for p in site.plans()] == ["submitted"]  # the host stored nothing
+
+
+def test_a_live_step_undone_on_its_rollback_commands_word_is_not_called_rolled_back(
+        site: Site) -> None:
+    """The host undid a live step (a signal: nothing Anna records) only by running its
+    rollback command: the verdict says so, and the host does not count as rolled back."""
+    plan_id = site.store(make_plan(
+        [("sig", "kill -CONT $$", "LOW"),
+         ("boom", f"cp {site.work}/missing.txt {site.work}/never.txt", "LOW")],
+        rollback={"sig": "kill -CONT $$"}))  # HIGH: a signal to a pid known at run time
+    rc, out, err = fleet_json(site, plan_id, "--allow-high")
+    assert rc != 0 and "hosts" in out, json.dumps(out) + err
+    host = out["hosts"][0]
+    assert host["rolled_back"] is False, json.dumps(host)
+    assert host["reason"].startswith(
+        f"Anna on localhost: status failed ({VERDICT_UNVERIFIED});"), json.dumps(host)

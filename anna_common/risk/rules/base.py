@@ -109,12 +109,25 @@ class Code(StrEnum):
     """HIGH: code (an interpreter one-liner, a script) may write files the daemon cannot
     snapshot, so a rollback cannot restore them. Lower-case by agreement with the daemon's
     rollback, which keys on this exact value."""
+    UNVERIFIED_UNDO = "unverified_undo"
+    """Set by the daemon, not a rule: the step acts on the running system through a program
+    Anna records no state of, so its undo (the plan's rollback command) cannot be checked and
+    a rollback of it ends ``rollback_unverified``. Raises nothing by itself."""
     SHELL_STATE = "SHELL_STATE"
     """LOW/MEDIUM: a builtin changes the shell's state (variables, aliases, hashed paths)."""
     ARITHMETIC_EVAL = "ARITHMETIC_EVAL"
     """MEDIUM: bash evaluates non-literal text as arithmetic; ``$(...)`` in it would run."""
     TOO_LARGE = "TOO_LARGE"
     """HIGH: the command is beyond the analysis budget (size, expansion, nesting)."""
+
+
+RUNS_LIVE = "runs live; Anna cannot undo it"
+"""The words of every step whose effects Anna can neither capture nor put back (a container
+with host access, a file step on a daemon that cannot capture): HIGH, no claimed undo."""
+
+
+UNVERIFIED_UNDO_WORDS = "Anna cannot check this step's undo"
+"""The words a step with :attr:`Code.UNVERIFIED_UNDO` carries before it is approved."""
 
 
 HELP = frozenset({"--help", "-h", "--version", "-V", "-?", "--usage", "help", "version"})

@@ -61,9 +61,34 @@ def language_packages(cmd: SimpleCommand, out: Out) -> None:
         return
     user = "--user" in words or prog in ("pipx", "cargo") or (prog == "npm" and not {"-g",
                                                                                      "--global"}
-                                                               & set(words))
+                                                               & set(words)) or \
+        _into_home(cmd, out)
     if user and not cmd.privileged:
         out.low(Code.PACKAGE_CHANGE, f"{prog} {verb} changes your own packages", target=verb)
     else:
         out.medium(Code.PACKAGE_CHANGE, f"{prog} {verb} changes system-wide packages",
                    system=True, target=verb)
+
+
+_PIP_PLACES = ("--target", "-t", "--prefix", "--root")
+"""pip options naming where it installs."""
+
+
+def _into_home(cmd: SimpleCommand, out: Out) -> bool:
+    """pip installs only below the caller's home (``--target ~/site``, ``-t ~/x``): every
+    place it names resolves to ``~/…``; one it cannot resolve is not the home."""
+    if not (cmd.program or "").startswith("pip"):
+        return False
+    places = []
+    args = cmd.args
+    for index, word in enumerate(args):
+        name, eq, _ = word.text.partition("=")
+        if word.text in _PIP_PLACES and index + 1 < len(args):
+            places.append(args[index + 1])
+        elif eq and name in _PIP_PLACES:
+            return False  # ``--target=~/x``: the tilde is not expanded, a relative name
+    if not places:
+        return False
+    resolved = [r for word in places for r in out.paths(word)]
+    return bool(resolved) and all(r.path.startswith("~/") and not r.glob and ".." not in
+                                  r.path.split("/") for r in resolved)

@@ -1,4 +1,5 @@
-"""Interactive programs, schedulers, backups, containers and system maintenance tools."""
+"""Interactive programs, schedulers, backups, containers (:mod:`.containers`) and system
+maintenance tools."""
 
 from __future__ import annotations
 
@@ -7,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out, help_only
 from anna_common.risk.rules.code import untrusted_source
+from anna_common.risk.rules.containers import container
 from anna_common.shell.argv import options
 
 if TYPE_CHECKING:
@@ -76,59 +78,6 @@ def backup(cmd: SimpleCommand, out: Out) -> None:
                target=verb or cmd.program)
 
 
-_CONTAINER_READS = frozenset({"ps", "images", "inspect", "logs", "info", "version", "stats",
-                              "top", "port", "history", "search", "list", "ls", "status", ""})
-_VIRSH_READS = frozenset({"dominfo", "domstate", "dumpxml", "net-list", "pool-list", "vol-list",
-                          "capabilities", "nodeinfo", "domifaddr", "domblklist", "domiflist",
-                          "net-info", "pool-info", "vol-info", "hostname", "uri", "sysinfo",
-                          "snapshot-list", "list-all"})
-_HOST_ROOT = re.compile(r"(?:^|,)(?:src|source)=/(?:,|$)|^/:/|^--volume=/:|^-v/:")
-# a bind mount of a system path, the runtime's own socket, or host namespaces and devices:
-# the container can then change the host as root
-_HOST_MOUNT = re.compile(r"^(?:-v|--volume=?|--mount=?)?(?:.*(?:src|source)=)?"
-                         r"(?:/(?:etc|usr|boot|root|var|bin|sbin|lib|lib64|opt|srv|proc|sys|dev"
-                         r"|run)(?:/[^:,]*)?)(?::|,|$)")
-_HOST_FLAGS = ("--privileged", "--pid=host", "--net=host", "--network=host", "--ipc=host",
-               "--uts=host", "--userns=host", "--cgroupns=host", "--cap-add", "--device",
-               "--security-opt")
-
-
-def _host_access(texts: list[str]) -> bool:
-    if any(t.startswith(_HOST_FLAGS) for t in texts):
-        return True
-    values = [t for i, t in enumerate(texts) if i and texts[i - 1] in ("-v", "--volume",
-                                                                       "--mount")]
-    return any(_HOST_ROOT.search(t) or _HOST_MOUNT.match(t) for t in [*texts, *values]
-               if ":" in t or "=" in t)
-
-
-def container(cmd: SimpleCommand, out: Out) -> None:
-    """docker/podman/...: inspection reads; running with host access is HIGH."""
-    texts = [w.text for w in cmd.args]
-    verb = next((t for t in texts if not t.startswith("-")), "")
-    reads = _CONTAINER_READS | _VIRSH_READS if cmd.program == "virsh" else _CONTAINER_READS
-    if verb in reads or help_only(cmd):
-        out.read_only()
-        return
-    if _host_access(texts):
-        out.high(Code.CONTAINER, f"{cmd.program} runs a container with host access",
-                 system=True, target=verb)
-        return
-    if verb in ("exec", "attach", "proxy", "port-forward", "cp", "debug", "shell", "login",
-                "run-shell", "console") or \
-            any("0.0.0.0" in t for t in texts):  # noqa: S104 - detects a bind-all, binds nothing
-        out.high(Code.CONTAINER, f"{cmd.program} {verb} opens a way into a container or out of it",
-                 system=True, target=verb)
-        return
-    if verb in ("rm", "rmi", "prune", "system", "volume", "kill") and any(
-            t in ("prune", "rm", "-f", "--force", "-a", "--all") for t in texts):
-        out.high(Code.CONTAINER, f"{cmd.program} {verb} deletes containers, images or volumes",
-                 system=True, target=verb)
-        return
-    out.medium(Code.CONTAINER, f"{cmd.program} {verb} manages containers", system=True,
-               target=verb)
-
-
 def run_parts(cmd: SimpleCommand, out: Out) -> None:
     """run-parts runs every program in a directory."""
     if options(cmd.args) & {"--test", "--list"}:
@@ -184,7 +133,8 @@ TOOL_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
                      "rdiff-backup", "bupstash", "duplicacy"), backup),
     **dict.fromkeys(("docker", "podman", "nerdctl", "lxc", "lxd", "incus", "virsh", "vagrant",
                      "systemd-nspawn", "machinectl", "distrobox", "toolbox", "buildah", "k3s",
-                     "kubectl", "ctr", "crictl", "runc", "crun", "containerd"), container),
+                     "kubectl", "ctr", "crictl", "runc", "crun", "containerd", "docker-compose",
+                     "podman-compose"), container),
     "run-parts": run_parts,
     **dict.fromkeys(("locale-gen", "ldconfig", "update-ca-trust", "trust",
                      "update-ca-certificates", "mandb", "updatedb", "update-mime-database",

@@ -216,7 +216,8 @@ class AnnaTui(WaitingApp):
         status = str(message.response.status)
         self.status = exit_status_for_plan(status, after_rollback=True)
         self.notify(f"Rollback: {status}", severity="information" if status == "rolled_back"
-                    else "error", markup=False)
+                    else "warning" if status == "rollback_unverified" else "error",
+                    markup=False)
         self.push_screen(ResultScreen(message.record), self._result_chosen)
 
     # ------------------------------------------------------------------ decisions
