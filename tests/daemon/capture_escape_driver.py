@@ -8,7 +8,12 @@ namespaces the step runs in:
 
 - ``{UNIX}``: a listening pathname Unix socket in a directory under /run (the real /run is
   what the capture binds) and ``{ABSTRACT}``: a listening abstract one;
-- ``{TCP}``: a listening TCP port on 127.0.0.1;
+- ``{TCP}``: a listening TCP port on 127.0.0.1, ``{TCP6}`` one on ::1, ``{HOST}`` one on
+  192.0.2.1 and ``{HOST6}`` one on 2001:db8::1 (this namespace's own addresses on a veth
+  link, as a machine's LAN address is), ``{UDP}`` a bound UDP port on 127.0.0.1;
+- 198.51.100.0/24 and 2001:db8:1::/64 routed ``unreachable``: an address elsewhere, which
+  the kernel's routing refuses at once (``EHOSTUNREACH``/``ENETUNREACH``), never a packet
+  sent;
 - ``{PID}``: a ``sleep`` of root's with every capability, ``{BARE}``: one of root's with none
   (what ``/proc/PID/root`` and ptrace of a same-uid process need);
 - ``{SHMKEY}``: the key of a SysV shared memory segment of the driver's;
@@ -59,6 +64,15 @@ def _reached(sock: socket.socket) -> bool:
     return True
 
 
+def _received(sock: socket.socket) -> bool:
+    """Whether a datagram arrived (it is queued when the sender's call returned)."""
+    try:
+        sock.recv(64)
+    except BlockingIOError:
+        return False
+    return True
+
+
 def _alive(proc: subprocess.Popen[bytes]) -> bool:
     return proc.poll() is None
 
@@ -68,6 +82,13 @@ def main(argv: list[str]) -> int:
     spec = json.loads(Path(argv[1]).read_text())
     state = Path(spec["state"])
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    for command in (["link", "add", "anna0", "type", "veth", "peer", "name", "anna1"],
+                    ["link", "set", "anna0", "up"], ["link", "set", "anna1", "up"],
+                    ["addr", "add", "192.0.2.1/24", "dev", "anna0"],
+                    ["addr", "add", "2001:db8::1/64", "dev", "anna0", "nodad"],
+                    ["route", "add", "unreachable", "198.51.100.0/24"],
+                    ["-6", "route", "add", "unreachable", "2001:db8:1::/64"]):
+        subprocess.run(["ip", *command], check=True)
     run_dir = Path(tempfile.mkdtemp(prefix="anna-probe-", dir="/run"))
     # a mount below /run, as a machine's /run is one: the capture then binds the real /run
     # (read-only), where D-Bus and PID 1 have their sockets, instead of overlaying it
@@ -82,6 +103,12 @@ def main(argv: list[str]) -> int:
     abstract_name = f"anna-probe-{os.getpid()}"
     abstract = _listener(socket.AF_UNIX, "\0" + abstract_name)
     tcp = _listener(socket.AF_INET, ("127.0.0.1", 0))
+    tcp6 = _listener(socket.AF_INET6, ("::1", 0))
+    host = _listener(socket.AF_INET, ("192.0.2.1", 0))
+    host6 = _listener(socket.AF_INET6, ("2001:db8::1", 0))
+    udp = socket.socket(socket.AF_INET, socket.SOCK_DGRAM)
+    udp.bind(("127.0.0.1", 0))
+    udp.setblocking(False)
     libc = ctypes.CDLL(None, use_errno=True)
     shm_key = 0x616E6E61  # a SysV segment of the driver's IPC namespace ("anna")
     if libc.shmget(shm_key, 4096, 0o1000 | 0o600) < 0:  # IPC_CREAT
@@ -92,6 +119,8 @@ def main(argv: list[str]) -> int:
     try:
         command = Path(spec["command_file"]).read_text().format(
             UNIX=run_dir / "sock", ABSTRACT=abstract_name, TCP=tcp.getsockname()[1],
+            TCP6=tcp6.getsockname()[1], HOST=host.getsockname()[1],
+            HOST6=host6.getsockname()[1], UDP=udp.getsockname()[1],
             PID=full.pid, BARE=bare.pid, T=scratch, RUN=run_dir, L=lower,
             SHMKEY=shm_key)
         directory = state / "step"
@@ -107,6 +136,8 @@ def main(argv: list[str]) -> int:
             "changes": [{"path": c.path, "kind": c.kind, "mode": c.mode,
                          "xattrs": sorted(c.xattrs)} for c in changes],
             "unix": _reached(unix), "abstract": _reached(abstract), "tcp": _reached(tcp),
+            "tcp6": _reached(tcp6), "host": _reached(host), "host6": _reached(host6),
+            "udp": _received(udp),
             "full_alive": _alive(full), "bare_alive": _alive(bare),
             "hostname": os.uname().nodename, "links": [n for _, n in socket.if_nameindex()],
             "addresses": subprocess.run(["ip", "-o", "addr"], capture_output=True,
@@ -123,7 +154,7 @@ def main(argv: list[str]) -> int:
             with contextlib.suppress(ProcessLookupError):
                 proc.send_signal(signal.SIGKILL)
             proc.wait()
-        for sock in (unix, abstract, tcp):
+        for sock in (unix, abstract, tcp, tcp6, host, host6, udp):
             sock.close()
         # the tmpfs is this namespace's; the directory under it is the machine's /run's
         subprocess.run(["umount", str(run_dir)], check=True)

@@ -219,12 +219,68 @@ def test_socketpairs_inside_the_step_still_work(tmp_path: Path) -> None:
     assert report["output"].strip() == "ok"
 
 
-@pytest.mark.xfail(strict=True, reason="not closed: a captured step may download (TCP "
-                   "stays open) and the kernel gives no cheap way to tell loopback from the "
-                   "Internet; docs/security.md lists it")
-def test_a_loopback_service_is_not_reached(tmp_path: Path) -> None:
-    report = probe(tmp_path, "exec 3<>/dev/tcp/127.0.0.1/{TCP}")
-    assert not report["tcp"]
+PY_SEND = ("python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+           ".sendto(b'hi', ('127.0.0.1', {UDP}))\"")
+PY_FASTOPEN = ("python3 -c \"import socket; socket.socket().sendto(b'hi', "
+               "socket.MSG_FASTOPEN, ('127.0.0.1', {TCP}))\"")
+
+
+@pytest.mark.parametrize(("command", "target"), [
+    ("exec 3<>/dev/tcp/127.0.0.1/{TCP}", "tcp"),
+    ("exec 3<>/dev/tcp/127.9.9.9/{TCP}", "tcp"),
+    ("exec 3<>/dev/tcp/0.0.0.0/{TCP}", "tcp"),
+    ("exec 3<>/dev/tcp/::1/{TCP6}", "tcp6"),
+    ("exec 3<>/dev/tcp/::/{TCP6}", "tcp6"),
+    ("exec 3<>/dev/tcp/::ffff:127.0.0.1/{TCP}", "tcp"),
+    ("exec 3<>/dev/tcp/::ffff:0.0.0.0/{TCP}", "tcp"),
+    ("exec 3<>/dev/tcp/localhost/{TCP}", "tcp"),
+    ("exec 3<>/dev/tcp/192.0.2.1/{HOST}", "host"),
+    ("exec 3<>/dev/tcp/::ffff:192.0.2.1/{HOST}", "host"),
+    ("exec 3<>/dev/tcp/2001:db8::1/{HOST6}", "host6"),
+    ("echo hi > /dev/udp/127.0.0.1/{UDP}", "udp"),
+    (PY_SEND, "udp"),
+    (PY_FASTOPEN, "tcp"),
+    ("sudo bash -c 'exec 3<>/dev/tcp/127.0.0.1/{TCP}'", "tcp"),
+    ("env bash <<< 'exec 3<>/dev/tcp/127.0.0.1/{TCP}'", "tcp"),
+])
+def test_a_service_of_this_machine_is_not_reached(tmp_path: Path, command: str,
+                                                  target: str) -> None:
+    # loopback, "this host", v4-mapped, the machine's own address on another link, UDP
+    # connected or not, TCP Fast Open: the cgroup's BPF hooks answer EPERM before a packet
+    report = probe(tmp_path, command)
+    refused(report)
+    assert not report[target], report
+    assert not any(report[t] for t in ("tcp", "tcp6", "host", "host6", "udp")), report
+    assert "Operation not permitted" in report["output"], report
+
+
+@pytest.mark.parametrize("command", [
+    "exec 3<>/dev/tcp/198.51.100.7/80",
+    "exec 3<>/dev/tcp/2001:db8:1::7/443",
+    "exec 3<>/dev/tcp/::ffff:198.51.100.7/80",
+    "echo hi > /dev/udp/198.51.100.7/123",
+])
+def test_an_address_elsewhere_is_still_tried(tmp_path: Path, command: str) -> None:
+    # the driver routes these "unreachable": the kernel's routing answered, so the wall let
+    # the connection through (a download goes); no packet leaves the namespace
+    report = probe(tmp_path, command)
+    refused(report)
+    assert "not permitted" not in report["output"], report
+    assert "unreachable" in report["output"].lower() or "no route" in \
+        report["output"].lower(), report
+
+
+@pytest.mark.parametrize("command", [
+    "python3 -c \"import socket; socket.socket(socket.AF_INET, socket.SOCK_DGRAM)"
+    ".sendto(b'q', ('127.0.0.53', 53))\"",
+    "exec 3<>/dev/tcp/127.0.0.1/53",
+])
+def test_the_stub_resolver_port_stays_open(tmp_path: Path, command: str) -> None:
+    # name resolution asks 127.0.0.53:53 (systemd-resolved) or 127.0.0.1:53 (dnsmasq): the
+    # datagram goes out; TCP finds nothing listening here (refused by the peer, not the wall)
+    report = probe(tmp_path, command)
+    assert "not permitted" not in report["output"], report
+    assert report["exit"] == 0 or "Connection refused" in report["output"], report
 
 
 # -- processes left running -----------------------------------------------------------------
