@@ -11,6 +11,7 @@ The command texts are written to files and handed to the capture as data.
 from __future__ import annotations
 
 import json
+import platform
 import subprocess
 import sys
 from pathlib import Path
@@ -252,6 +253,45 @@ def test_a_service_of_this_machine_is_not_reached(tmp_path: Path, command: str,
     assert not report[target], report
     assert not any(report[t] for t in ("tcp", "tcp6", "host", "host6", "udp")), report
     assert "Operation not permitted" in report["output"], report
+
+
+SOCKET = "python3 -c \"import socket as s; s.socket(ARGS).connect(('127.0.0.1', {UDP}))\""
+
+
+@pytest.mark.parametrize("args", [
+    "s.AF_INET, s.SOCK_DGRAM, 136",  # UDP-Lite: its connect passes by the cgroup hook
+    "s.AF_INET6, s.SOCK_DGRAM, 136",
+    "s.AF_INET, s.SOCK_STREAM, 262",  # MPTCP
+    "s.AF_INET, s.SOCK_SEQPACKET, 0",  # SCTP, where its module is there
+    "s.AF_INET, s.SOCK_STREAM, 132",
+    "s.AF_INET6, s.SOCK_DGRAM, 58",  # ICMPv6 echo
+    "s.AF_INET, s.SOCK_DGRAM | s.SOCK_CLOEXEC, 1",
+])
+def test_no_transport_but_tcp_and_udp_is_made(tmp_path: Path, args: str) -> None:
+    report = probe(tmp_path, SOCKET.replace("ARGS", args))
+    refused(report)
+    assert "Protocol not supported" in report["output"], report
+    assert not report["udp"]
+
+
+WIDE = ("python3 -c \"import ctypes, errno, sys; l = ctypes.CDLL(None, use_errno=True); "
+        "r = l.syscall(41, 2, 2, ctypes.c_long(17 | 1 << 32)); "
+        "sys.exit(0 if r < 0 and ctypes.get_errno() == errno.EPROTONOSUPPORT else 1)\"")
+
+
+@pytest.mark.skipif(platform.machine() != "x86_64", reason="socket(2) is call 41 on x86_64")
+def test_a_protocol_spelled_wider_is_refused(tmp_path: Path) -> None:
+    # the kernel reads an int (UDP); the filter sees 64 bits and refuses what is not plain
+    assert probe(tmp_path, WIDE)["exit"] == 0
+
+
+@pytest.mark.parametrize("args", ["s.AF_INET, s.SOCK_STREAM | s.SOCK_NONBLOCK, 6",
+                                  "s.AF_INET6, s.SOCK_DGRAM | s.SOCK_CLOEXEC, 17",
+                                  "s.AF_INET, s.SOCK_DGRAM, 0"])
+def test_tcp_and_udp_sockets_are_made(tmp_path: Path, args: str) -> None:
+    report = probe(tmp_path, SOCKET.replace("ARGS", args).replace(".connect(('127.0.0.1', "
+                                                                  "{UDP}))", ""))
+    assert report["exit"] == 0, report
 
 
 @pytest.mark.parametrize("command", [
