@@ -67,6 +67,8 @@ _USER_IP4, _USER_IP6, _USER_PORT = 4, 8, 24
 """Offsets in ``struct bpf_sock_addr`` (the destination, in network byte order)."""
 _LOCK = threading.Lock()
 _LEAF: list[Path] = []
+_SAID: set[str] = set()
+"""Why the wall could not be built, each reason logged once (not once per step)."""
 _ATTACHED: list[dict[str, bytes]] = []
 """The programs on the leaf now: loaded again only when the machine's addresses changed."""
 
@@ -313,6 +315,8 @@ def walled(spec: str) -> str:
     try:
         data["network"] = {"join": str(prepare() / "cgroup.procs")}
     except Unavailable as exc:
-        log.warning("%s; captured steps run with no network", exc)
+        if str(exc) not in _SAID:
+            _SAID.add(str(exc))
+            log.warning("%s; captured steps run with no network at all", exc)
         data["network"] = {"none": str(exc)}
     return json.dumps(data)

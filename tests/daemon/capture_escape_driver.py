@@ -22,7 +22,10 @@ namespaces the step runs in:
   dropped at the end).
 
 The spec (JSON) names the state directory and the file holding the probe's command text (never
-handed to a shell by the test). The driver prints one JSON object: the step's result, the
+handed to a shell by the test); ``"no_cgroup_v2": true`` unmounts every cgroup v2 mount in the
+driver's mount namespace first (a machine where the loopback wall cannot be built);
+``"owner": UID`` runs the probe as a per-user daemon of that uid captures it (a user namespace,
+no cgroup wall: its changes and left processes are not reported). The driver prints one JSON object: the step's result, the
 observed change set, and what each target saw.
 """
 
@@ -38,12 +41,19 @@ import socket
 import subprocess
 import sys
 import tempfile
+import traceback
 from pathlib import Path
+from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from annad.confine import capture_filter
+from annad.confine.results import RunResult
 from annad.execution.capture import LAYERS, read_back, run_step
 from annad.execution.stepspec import StepSpec, Who
+
+OWNER_PYTHON = "/usr/bin/python3"
+"""The capture helper's interpreter for an owner (standard library only, ``-I -S``)."""
 
 
 def _listener(family: int, address: object) -> socket.socket:
@@ -82,6 +92,10 @@ def main(argv: list[str]) -> int:
     spec = json.loads(Path(argv[1]).read_text())
     state = Path(spec["state"])
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    if spec.get("no_cgroup_v2"):
+        for line in Path("/proc/self/mountinfo").read_text().splitlines():
+            if line.partition(" - ")[2].startswith("cgroup2 "):
+                subprocess.run(["umount", "-l", line.split()[4]], check=True)
     for command in (["link", "add", "anna0", "type", "veth", "peer", "name", "anna1"],
                     ["link", "set", "anna0", "up"], ["link", "set", "anna1", "up"],
                     ["addr", "add", "192.0.2.1/24", "dev", "anna0"],
@@ -124,15 +138,18 @@ def main(argv: list[str]) -> int:
             PID=full.pid, BARE=bare.pid, T=scratch, RUN=run_dir, L=lower,
             SHMKEY=shm_key)
         directory = state / "step"
-        step = StepSpec(index=0, step_id="probe", command=command, scope="system")
-        who = Who(uid=0, gid=0, groups=(), user="root", home=str(state))
-        capture = run_step(step, who, directory, timeout=60, max_output=1 << 16,
-                           on_output=None, cancel=None, on_spawn=None, python=None)
-        changes = read_back(directory, capture.layers)
-        left = [pid for pid in _pids_in(directory / LAYERS) if _process(pid)]
+        if spec.get("owner") is not None:
+            result, changes, left = _as_owner(int(spec["owner"]), command), [], []
+        else:
+            step = StepSpec(index=0, step_id="probe", command=command, scope="system")
+            who = Who(uid=0, gid=0, groups=(), user="root", home=str(state))
+            capture = run_step(step, who, directory, timeout=60, max_output=1 << 16,
+                               on_output=None, cancel=None, on_spawn=None, python=None)
+            result = _result(capture.result)
+            changes = read_back(directory, capture.layers)
+            left = [pid for pid in _pids_in(directory / LAYERS) if _process(pid)]
         report = {
-            "exit": capture.result.exit_code, "output": capture.result.output,
-            "error": capture.result.error, "timed_out": capture.result.timed_out,
+            **result,
             "changes": [{"path": c.path, "kind": c.kind, "mode": c.mode,
                          "xattrs": sorted(c.xattrs)} for c in changes],
             "unix": _reached(unix), "abstract": _reached(abstract), "tcp": _reached(tcp),
@@ -161,6 +178,44 @@ def main(argv: list[str]) -> int:
         run_dir.rmdir()
         _drop_layers(state / "step")
     return 0
+
+
+def _result(result: RunResult) -> dict[str, Any]:
+    return {"exit": result.exit_code, "output": result.output, "error": result.error,
+            "timed_out": result.timed_out}
+
+
+def _as_owner(owner: int, command: str) -> dict[str, Any]:
+    """The probe as a per-user daemon of uid ``owner`` (not root) captures it: in a forked
+    child that became that uid, a user-scope step, its layers in a directory of the owner's
+    (removed after), the system interpreter for the helper (the venv's may be out of reach)."""
+    home = Path(tempfile.mkdtemp(prefix="anna-owner-"))
+    os.chown(home, owner, owner)
+    capture_filter.program()  # built (and kept) while the interpreter's modules are reachable
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - the child reports through the pipe
+        try:
+            os.close(read)
+            os.setgroups([])
+            os.setresgid(owner, owner, owner)
+            os.setresuid(owner, owner, owner)
+            step = StepSpec(index=0, step_id="probe", command=command, scope="user")
+            who = Who(uid=owner, gid=owner, groups=(), user="nobody", home=str(home))
+            capture = run_step(step, who, home / "step", timeout=60, max_output=1 << 16,
+                               on_output=None, cancel=None, on_spawn=None,
+                               python=OWNER_PYTHON)
+            os.write(write, json.dumps(_result(capture.result)).encode())
+        except BaseException:
+            traceback.print_exc()
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        data = pipe.read()
+    os.waitpid(pid, 0)
+    _drop_layers(home)
+    return dict(json.loads(data))
 
 
 def _pids_in(layers: Path) -> list[int]:

@@ -26,13 +26,15 @@ pytestmark = pytest.mark.skipif(not IS_ROOT, reason="the capture needs root")
 DRIVER = REPO / "tests" / "daemon" / "capture_escape_driver.py"
 
 
-def probe(tmp_path: Path, command: str) -> dict[str, Any]:
-    """Run ``command`` (placeholders as the driver names them) captured; what it reached."""
+def probe(tmp_path: Path, command: str, **options: object) -> dict[str, Any]:
+    """Run ``command`` (placeholders as the driver names them) captured; what it reached
+    (``options``: the driver's, in its spec)."""
+    tmp_path.mkdir(exist_ok=True)
     (tmp_path / "command").write_text(command)
     state = tmp_path / "state"
     state.mkdir()
     (tmp_path / "spec.json").write_text(json.dumps(
-        {"state": str(state), "command_file": str(tmp_path / "command")}))
+        {"state": str(state), "command_file": str(tmp_path / "command"), **options}))
     done = subprocess.run(
         ["unshare", "-n", "-u", "-i", "-m", "--propagation", "private",
          sys.executable, str(DRIVER), str(tmp_path / "spec.json")],
@@ -308,6 +310,32 @@ def test_an_address_elsewhere_is_still_tried(tmp_path: Path, command: str) -> No
     assert "not permitted" not in report["output"], report
     assert "unreachable" in report["output"].lower() or "no route" in \
         report["output"].lower(), report
+
+
+@pytest.mark.parametrize("command", ["exec 3<>/dev/tcp/127.0.0.1/{TCP}",
+                                     "exec 3<>/dev/tcp/192.0.2.1/{HOST}",
+                                     "echo hi > /dev/udp/127.0.0.1/{UDP}",
+                                     "exec 3<>/dev/tcp/198.51.100.7/80"])
+def test_without_the_wall_a_step_has_no_network(tmp_path: Path, command: str) -> None:
+    # no cgroup v2 to hang the programs on: the step runs in an empty network namespace of
+    # its own (fail closed): nothing on the machine, nothing elsewhere either
+    report = probe(tmp_path, command, no_cgroup_v2=True)
+    refused(report)
+    assert not any(report[t] for t in ("tcp", "tcp6", "host", "host6", "udp")), report
+    assert "Network is unreachable" in report["output"], report
+
+
+@pytest.mark.skipif(not Path("/usr/bin/python3").exists(), reason="needs /usr/bin/python3")
+def test_a_per_user_step_reaches_what_its_owner_reaches(tmp_path: Path) -> None:
+    # a per-user daemon's step (not root: no cgroup BPF) reaches a TCP port on loopback as
+    # any program of its owner does — no more than the owner could already; a Unix socket
+    # (D-Bus, a service's control socket) stays refused by the same seccomp program
+    reached = probe(tmp_path, "exec 3<>/dev/tcp/127.0.0.1/{TCP}", owner=65534)
+    assert reached["exit"] == 0, reached
+    assert reached["tcp"]
+    unix = probe(tmp_path / "u", UNIX.replace("WHERE", "{UNIX}"), owner=65534)
+    refused(unix)
+    assert not unix["unix"]
 
 
 @pytest.mark.parametrize("command", [
