@@ -31,6 +31,7 @@ user's own step reaches on loopback the user reaches anyway (no escalation).
 
 from __future__ import annotations
 
+import atexit
 import ctypes
 import ipaddress
 import json
@@ -48,9 +49,11 @@ log = logging.getLogger(__name__)
 
 LEAF = "anna-capture-net-"
 """Name of this daemon's leaf (``anna-capture-net-<pid>``), beneath its own cgroup v2."""
-REFUSED_V4 = ("127.0.0.0/8", "0.0.0.0/8")
-REFUSED_V6 = ("::1/128", "::/128", "::ffff:127.0.0.0/104", "::ffff:0.0.0.0/104")
-"""Loopback and "this host" destinations, whatever the machine's addresses."""
+REFUSED_V4 = ("127.0.0.0/8", "0.0.0.0/8", "224.0.0.0/4", "255.255.255.255/32")
+REFUSED_V6 = ("::1/128", "::/128", "::ffff:127.0.0.0/104", "::ffff:0.0.0.0/104", "ff00::/8",
+              "::ffff:224.0.0.0/100", "::ffff:255.255.255.255/128")
+"""Loopback and "this host" destinations, whatever the machine's addresses; and multicast and
+broadcast, which the kernel loops back to the machine's own listeners too."""
 DNS_PORT = 53
 RESOLVER_V4 = ("127.0.0.0/8",)
 RESOLVER_V6 = ("::1/128", "::ffff:127.0.0.0/104")
@@ -61,8 +64,10 @@ MAX_ADDRESSES = 256
 _SYS_BPF = {"x86_64": 321, "aarch64": 280, "riscv64": 280, "armv7l": 386, "i686": 357}
 _BPF_PROG_LOAD, _BPF_PROG_ATTACH = 5, 8
 _CGROUP_SOCK_ADDR = 18
-_ATTACH = {"connect4": (10, 4), "connect6": (11, 6), "sendmsg4": (14, 4), "sendmsg6": (15, 6)}
+_ATTACH = {"connect4": (10, 4), "connect6": (11, 6), "sendmsg4": (14, 4), "sendmsg6": (15, 6),
+           "bind4": (8, 4), "bind6": (9, 6)}
 """Hook: (``BPF_CGROUP_*`` attach type, IP version)."""
+_IFF_BROADCAST = 0x2
 _USER_IP4, _USER_IP6, _USER_PORT = 4, 8, 24
 """Offsets in ``struct bpf_sock_addr`` (the destination, in network byte order)."""
 _LOCK = threading.Lock()
@@ -160,8 +165,25 @@ def program(version: int, refused: list[str], resolvers: list[str]) -> bytes:
     return asm.bytes()
 
 
+def bind_program() -> bytes:
+    """The bind hooks' instructions: ``EPERM`` for a port asked by number (a step would be
+    the service a local client expects there: a database, a resolver that is restarting);
+    port 0 — the kernel picks — allowed. Ports below 1024 need ``CAP_NET_BIND_SERVICE``,
+    which a step has not anyway."""
+    asm = _Assembler()
+    asm.emit(_LDX_W, 7, 1, _USER_PORT)
+    asm.emit(_JNE32_K, 7, off=_DENY, imm=0)
+    asm.emit(_MOV64_K, 0, imm=1)
+    asm.emit(_EXIT)
+    asm.label(_DENY)
+    asm.emit(_MOV64_K, 0, imm=0)
+    asm.emit(_EXIT)
+    return asm.bytes()
+
+
 def own_addresses() -> tuple[list[str], list[str]]:
-    """This machine's interface addresses now (``getifaddrs``): IPv4 and IPv6 as /32, /128."""
+    """This machine's interface addresses now (``getifaddrs``), IPv4 ones with their
+    broadcast address: IPv4 and IPv6 as /32, /128."""
     libc = ctypes.CDLL(None, use_errno=True)
 
     class _IfAddrs(ctypes.Structure):
@@ -185,6 +207,10 @@ def own_addresses() -> tuple[list[str], list[str]]:
                 family = ctypes.c_ushort.from_address(addr).value
                 if family == socket.AF_INET:
                     v4.add(f"{socket.inet_ntop(family, ctypes.string_at(addr + 4, 4))}/32")
+                    other = entry.contents.ifu  # the broadcast address, if the link has one
+                    if entry.contents.flags & _IFF_BROADCAST and other:
+                        raw = ctypes.string_at(other + 4, 4)
+                        v4.add(f"{socket.inet_ntop(family, raw)}/32")
                 elif family == socket.AF_INET6:
                     raw = ctypes.string_at(addr + 8, 16)
                     v6.add(f"{socket.inet_ntop(family, raw)}/128")
@@ -205,8 +231,12 @@ def programs() -> dict[str, bytes]:
     refused6 = list(REFUSED_V6) + v6 + mapped
     out = {}
     for hook, (_, version) in _ATTACH.items():
-        out[hook] = program(version, refused4, list(RESOLVER_V4)) if version == 4 else \
-            program(version, refused6, list(RESOLVER_V6))
+        if hook.startswith("bind"):
+            out[hook] = bind_program()
+        elif version == 4:
+            out[hook] = program(version, refused4, list(RESOLVER_V4))
+        else:
+            out[hook] = program(version, refused6, list(RESOLVER_V6))
     return out
 
 
@@ -287,7 +317,16 @@ def _leaf() -> Path:
     directory = base / f"{LEAF}{os.getpid()}"
     directory.mkdir(exist_ok=True)
     _LEAF.append(directory)
+    atexit.register(_remove, directory)
     return directory
+
+
+def _remove(directory: Path) -> None:
+    """At the daemon's exit: its leaf, empty by then (its programs go with it)."""
+    try:
+        directory.rmdir()
+    except OSError as exc:
+        log.warning("cannot remove the cgroup %s: %s", directory, exc.strerror)
 
 
 def prepare() -> Path:

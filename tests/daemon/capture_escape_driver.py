@@ -98,7 +98,7 @@ def main(argv: list[str]) -> int:
                 subprocess.run(["umount", "-l", line.split()[4]], check=True)
     for command in (["link", "add", "anna0", "type", "veth", "peer", "name", "anna1"],
                     ["link", "set", "anna0", "up"], ["link", "set", "anna1", "up"],
-                    ["addr", "add", "192.0.2.1/24", "dev", "anna0"],
+                    ["addr", "add", "192.0.2.1/24", "brd", "+", "dev", "anna0"],
                     ["addr", "add", "2001:db8::1/64", "dev", "anna0", "nodad"],
                     ["route", "add", "unreachable", "198.51.100.0/24"],
                     ["-6", "route", "add", "unreachable", "2001:db8:1::/64"]):

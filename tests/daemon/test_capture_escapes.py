@@ -257,6 +257,56 @@ def test_a_service_of_this_machine_is_not_reached(tmp_path: Path, command: str,
     assert "Operation not permitted" in report["output"], report
 
 
+def _udp(where: str) -> str:
+    return ("python3 -c \"import socket as s; u = s.socket(s.AF_INET, s.SOCK_DGRAM); "
+            f"u.setsockopt(s.SOL_SOCKET, s.SO_BROADCAST, 1); u.sendto(b'hi', {where})\"")
+
+
+@pytest.mark.parametrize("command", [
+    _udp("('255.255.255.255', {UDP})"),
+    _udp("('192.0.2.255', {UDP})"),  # the broadcast address of the driver's veth
+    _udp("('224.0.0.251', 5353)"),  # mDNS: multicast loops back to the machine's listeners
+    "python3 -c \"import socket as s; s.socket(s.AF_INET6, s.SOCK_DGRAM)"
+    ".sendto(b'hi', ('ff02::1', 9, 0, 1))\"",
+])
+def test_broadcast_and_multicast_do_not_loop_back(tmp_path: Path, command: str) -> None:
+    report = probe(tmp_path, command)
+    refused(report)
+    assert "Operation not permitted" in report["output"], report
+
+
+BIND = "python3 -c \"import socket as s; s.socket(FAMILY).bind(WHERE)\""
+
+
+@pytest.mark.parametrize(("family", "where"), [
+    ("s.AF_INET", "('127.0.0.1', 5432)"), ("s.AF_INET", "('0.0.0.0', 8080)"),
+    ("s.AF_INET6", "('::', 6379)"), ("s.AF_INET, s.SOCK_DGRAM", "('127.0.0.1', 5353)"),
+])
+def test_a_step_cannot_stand_in_for_a_service(tmp_path: Path, family: str, where: str) -> None:
+    # a local client expecting its database there would talk to the step instead
+    report = probe(tmp_path, BIND.replace("FAMILY", family).replace("WHERE", where))
+    refused(report)
+    assert "Operation not permitted" in report["output"], report
+
+
+def test_a_port_the_kernel_picks_is_bound(tmp_path: Path) -> None:
+    report = probe(tmp_path, BIND.replace("FAMILY", "s.AF_INET").replace(
+        "WHERE", "('127.0.0.1', 0)"))
+    assert report["exit"] == 0, report
+
+
+LEAVE = ("for f in /sys/fs/cgroup/cgroup.procs /sys/fs/cgroup/unified/cgroup.procs; do "
+         "echo $$ > $f; done; exec 3<>/dev/tcp/127.0.0.1/{TCP}")
+
+
+def test_the_step_cannot_leave_the_walled_cgroup(tmp_path: Path) -> None:
+    report = probe(tmp_path, LEAVE)
+    refused(report)
+    assert "Read-only file system" in report["output"], report
+    assert "Operation not permitted" in report["output"], report
+    assert not report["tcp"]
+
+
 SOCKET = "python3 -c \"import socket as s; s.socket(ARGS).connect(('127.0.0.1', {UDP}))\""
 
 
