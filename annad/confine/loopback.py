@@ -74,8 +74,22 @@ _LOCK = threading.Lock()
 _LEAF: list[Path] = []
 _SAID: set[str] = set()
 """Why the wall could not be built, each reason logged once (not once per step)."""
-_ATTACHED: list[dict[str, bytes]] = []
-"""The programs on the leaf now: loaded again only when the machine's addresses changed."""
+_ATTACHED: list[tuple[list[str], list[str]]] = []
+"""The addresses the leaf's programs refuse now: built and loaded again only when the
+machine's addresses changed (assembling them costs milliseconds; reading the addresses,
+tenths of one)."""
+_LIBC = ctypes.CDLL(None, use_errno=True)
+_LIBC.syscall.restype = ctypes.c_long
+
+
+class _IfAddrs(ctypes.Structure):
+    """``struct ifaddrs`` (the broadcast/destination union as one pointer)."""
+
+
+_IfAddrs._fields_ = [("next", ctypes.POINTER(_IfAddrs)), ("name", ctypes.c_char_p),
+                     ("flags", ctypes.c_uint), ("addr", ctypes.c_void_p),
+                     ("netmask", ctypes.c_void_p), ("ifu", ctypes.c_void_p),
+                     ("data", ctypes.c_void_p)]
 
 
 class Unavailable(Exception):
@@ -184,17 +198,8 @@ def bind_program() -> bytes:
 def own_addresses() -> tuple[list[str], list[str]]:
     """This machine's interface addresses now (``getifaddrs``), IPv4 ones with their
     broadcast address: IPv4 and IPv6 as /32, /128."""
-    libc = ctypes.CDLL(None, use_errno=True)
-
-    class _IfAddrs(ctypes.Structure):
-        pass
-
-    _IfAddrs._fields_ = [("next", ctypes.POINTER(_IfAddrs)), ("name", ctypes.c_char_p),
-                         ("flags", ctypes.c_uint), ("addr", ctypes.c_void_p),
-                         ("netmask", ctypes.c_void_p), ("ifu", ctypes.c_void_p),
-                         ("data", ctypes.c_void_p)]
     head = ctypes.POINTER(_IfAddrs)()
-    if libc.getifaddrs(ctypes.byref(head)) != 0:
+    if _LIBC.getifaddrs(ctypes.byref(head)) != 0:
         error = ctypes.get_errno()
         raise Unavailable(f"cannot list this machine's addresses: {os.strerror(error)}")
     v4: set[str] = set()
@@ -216,13 +221,13 @@ def own_addresses() -> tuple[list[str], list[str]]:
                     v6.add(f"{socket.inet_ntop(family, raw)}/128")
             entry = entry.contents.next
     finally:
-        libc.freeifaddrs(head)
+        _LIBC.freeifaddrs(head)
     return sorted(v4), sorted(v6)
 
 
-def programs() -> dict[str, bytes]:
-    """Each hook's instructions for this machine as it is now."""
-    v4, v6 = own_addresses()
+def programs(v4: list[str], v6: list[str]) -> dict[str, bytes]:
+    """Each hook's instructions for a machine with these addresses
+    (:func:`own_addresses`)."""
     if len(v4) + len(v6) > MAX_ADDRESSES:
         raise Unavailable(f"this machine has {len(v4) + len(v6)} addresses (at most "
                           f"{MAX_ADDRESSES} are walled off)")
@@ -247,10 +252,8 @@ def _bpf(command: int, attr: bytes) -> int:
     number = _SYS_BPF.get(os.uname().machine)
     if number is None:
         raise Unavailable(f"bpf(2) is not known on {os.uname().machine}")
-    libc = ctypes.CDLL(None, use_errno=True)
-    libc.syscall.restype = ctypes.c_long
     buffer = ctypes.create_string_buffer(attr, 128)  # the rest of union bpf_attr: zero
-    result = int(libc.syscall(ctypes.c_long(number), ctypes.c_int(command), buffer,
+    result = int(_LIBC.syscall(ctypes.c_long(number), ctypes.c_int(command), buffer,
                               ctypes.c_uint(128)))
     if result < 0:
         error = ctypes.get_errno()
@@ -334,11 +337,11 @@ def prepare() -> Path:
     with _LOCK:
         try:
             directory = _leaf()
-            codes = programs()
-            if [codes] != _ATTACHED:
+            addresses = own_addresses()
+            if [addresses] != _ATTACHED:
                 _ATTACHED.clear()
-                attach(directory, codes)
-                _ATTACHED.append(codes)
+                attach(directory, programs(*addresses))
+                _ATTACHED.append(addresses)
         except OSError as exc:
             raise Unavailable(f"the loopback wall could not be set up: {exc}") from None
         return directory
