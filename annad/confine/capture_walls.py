@@ -21,6 +21,7 @@ system any other way, enforced by the kernel whatever program or spelling tries 
 
 from __future__ import annotations
 
+import _socket
 import os
 
 from annad.confine import landlock, mounts, walls
@@ -52,7 +53,12 @@ def wall_network(spec: dict[str, object]) -> None:
     step): join the loopback wall's cgroup (``join``: its ``cgroup.procs``), or take an empty
     network namespace (``none``). First in the step's process, before it has a socket (a
     socket belongs to the cgroup it was made in) and while ``/sys`` is still writable; the
-    step's view of it is read-only afterwards, so it cannot leave. Raises; nothing runs."""
+    step's view of it is read-only afterwards, so it cannot leave. Raises; nothing runs.
+
+    Joined, the wall is tried before it is trusted (:func:`walled_here`): where the kernel
+    does not run it for this process's sockets — cgroup v2 socket matching switched off by a
+    v1 ``net_cls``/``net_prio`` in use, the programs gone — the step gets the empty network
+    namespace instead, and its output says so."""
     network = spec.get("network")
     if not isinstance(network, dict):
         return
@@ -62,5 +68,22 @@ def wall_network(spec: dict[str, object]) -> None:
             os.write(fd, b"0")
         finally:
             os.close(fd)
-    else:
-        mounts.namespaces(mounts.CLONE_NEWNET, userns=False)
+        if walled_here():
+            return
+        os.write(2, b"anna: the loopback wall does not hold here; this step has no network\n")
+    mounts.namespaces(mounts.CLONE_NEWNET, userns=False)
+
+
+def walled_here() -> bool:
+    """Whether this process's sockets meet the wall: a UDP ``connect`` to 127.0.0.1 (which
+    sends nothing) must be refused with ``EPERM``."""
+    probe = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        probe.connect(("127.0.0.1", 9))
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return False

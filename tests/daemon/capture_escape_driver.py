@@ -96,13 +96,13 @@ def main(argv: list[str]) -> int:
         for line in Path("/proc/self/mountinfo").read_text().splitlines():
             if line.partition(" - ")[2].startswith("cgroup2 "):
                 subprocess.run(["umount", "-l", line.split()[4]], check=True)
-    for command in (["link", "add", "anna0", "type", "veth", "peer", "name", "anna1"],
+    for argv in (["link", "add", "anna0", "type", "veth", "peer", "name", "anna1"],
                     ["link", "set", "anna0", "up"], ["link", "set", "anna1", "up"],
                     ["addr", "add", "192.0.2.1/24", "brd", "+", "dev", "anna0"],
                     ["addr", "add", "2001:db8::1/64", "dev", "anna0", "nodad"],
                     ["route", "add", "unreachable", "198.51.100.0/24"],
                     ["-6", "route", "add", "unreachable", "2001:db8:1::/64"]):
-        subprocess.run(["ip", *command], check=True)
+        subprocess.run(["ip", *argv], check=True)
     run_dir = Path(tempfile.mkdtemp(prefix="anna-probe-", dir="/run"))
     # a mount below /run, as a machine's /run is one: the capture then binds the real /run
     # (read-only), where D-Bus and PID 1 have their sockets, instead of overlaying it

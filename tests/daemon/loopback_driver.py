@@ -8,6 +8,11 @@ and a stand-in resolver on 127.0.0.53:53. A forked child joins the leaf, as a ca
 does, and sends to each: the ``connect``/``sendmsg`` hooks do not know the new addresses;
 the egress program sees the packets leave by ``lo`` and drops them. Prints one JSON object:
 the errno of each send (0: sent) and whether each listener got a datagram.
+
+Then the capture's own join (:func:`annad.confine.capture_walls.wall_network`) twice: into
+the wall's leaf, and into a bare leaf with no program (a wall the kernel does not run, as
+with v1 ``net_cls`` in use): the first stays walled (a UDP ``connect`` to 127.0.0.1 is
+``EPERM``), the second falls back to no network (``ENETUNREACH``), with ``wall_*`` the errnos.
 """
 
 from __future__ import annotations
@@ -17,11 +22,12 @@ import os
 import socket
 import subprocess
 import sys
+from collections.abc import Callable
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
-from annad.confine import loopback
+from annad.confine import capture_walls, cgroups, loopback
 
 
 def _bound(family: int, address: tuple[str, int]) -> socket.socket:
@@ -55,6 +61,32 @@ def _sends(procs: Path, targets: dict[str, tuple[int, tuple[str, int]]]) -> dict
     return out
 
 
+def _in_child(work: Callable[[], object]) -> object:
+    """``work()`` in a forked child; what it returned (JSON through a pipe)."""
+    read, write = os.pipe()
+    pid = os.fork()
+    if pid == 0:  # pragma: no cover - reports through the pipe
+        try:
+            os.write(write, json.dumps(work()).encode())
+        finally:
+            os._exit(0)
+    os.close(write)
+    with os.fdopen(read, "rb") as pipe:
+        out = json.loads(pipe.read())
+    os.waitpid(pid, 0)
+    return out
+
+
+def _joined(procs: Path) -> int:
+    """In the child: the capture's join, then a UDP connect to 127.0.0.1; its errno."""
+    capture_walls.wall_network({"network": {"join": str(procs)}})
+    try:
+        socket.socket(socket.AF_INET, socket.SOCK_DGRAM).connect(("127.0.0.1", 9))
+    except OSError as exc:
+        return exc.errno or -1
+    return 0
+
+
 def main() -> int:
     """Build the wall, add the addresses, send from the leaf; print what happened."""
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
@@ -64,20 +96,21 @@ def main() -> int:
     listeners = {"new_v4": _bound(socket.AF_INET, ("192.0.2.1", 0)),
                  "new_v6": _bound(socket.AF_INET6, ("2001:db8::1", 0)),
                  "resolver": _bound(socket.AF_INET, ("127.0.0.53", 53))}
-    targets = {name: (sock.family, sock.getsockname()[:2]) for name, sock in listeners.items()}
-    read, write = os.pipe()
-    pid = os.fork()
-    if pid == 0:  # pragma: no cover - reports through the pipe
-        try:
-            os.write(write, json.dumps(_sends(procs, targets)).encode())
-        finally:
-            os._exit(0)
-    os.close(write)
-    with os.fdopen(read, "rb") as pipe:
-        sent = json.loads(pipe.read())
-    os.waitpid(pid, 0)
-    print(json.dumps({"sent": sent,
-                      "received": {name: _received(s) for name, s in listeners.items()}}))
+    targets: dict[str, tuple[int, tuple[str, int]]] = {
+        name: (int(sock.family), sock.getsockname()[:2]) for name, sock in listeners.items()}
+    sent = _in_child(lambda: _sends(procs, targets))
+    received = {name: _received(s) for name, s in listeners.items()}
+    base = cgroups.v2_directory()
+    assert not isinstance(base, str), base
+    bare = base / f"anna-test-bare-{os.getpid()}"
+    bare.mkdir()
+    try:
+        walled = _in_child(lambda: _joined(procs))
+        unwalled = _in_child(lambda: _joined(bare / "cgroup.procs"))
+    finally:
+        bare.rmdir()
+    print(json.dumps({"sent": sent, "received": received, "wall_joined": walled,
+                      "wall_bare": unwalled}))
     return 0
 
 

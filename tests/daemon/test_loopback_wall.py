@@ -38,6 +38,19 @@ def test_an_address_added_after_the_wall_was_built_is_still_walled() -> None:
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="loading cgroup BPF needs root")
+def test_a_wall_the_kernel_does_not_run_leaves_the_step_no_network() -> None:
+    # the capture tries the wall after joining: held, the step stays (EPERM to loopback);
+    # a leaf whose programs the kernel does not run: an empty namespace, nothing reachable
+    done = subprocess.run(["unshare", "-n", sys.executable, str(DRIVER)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["wall_joined"] == errno.EPERM, report
+    assert report["wall_bare"] == errno.ENETUNREACH, report
+    assert "the loopback wall does not hold here" in done.stderr
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="loading cgroup BPF needs root")
 def test_the_most_addresses_walled_still_load_and_more_are_refused() -> None:
     # a machine with many addresses: every hook's program passes the kernel's verifier at
     # the bound; past it the wall is Unavailable (and the steps get no network at all)
