@@ -18,13 +18,22 @@ from pathlib import Path
 from annad.confine import loopback
 from annad.confine.results import RunResult, Tail
 from annad.confine.runner import collector, spawn_helper
-from annad.confine.session import Pool
+from annad.confine.session import Pool, Process
 
 CAPTURE_HELPER = Path(__file__).parent.parent / "execution" / "capture_helper.py"
 """The script that runs an approved step with its file writes captured in overlays."""
 
 
-CAPTURES = Pool(spawn_helper)
+def _spawn(argv: list[str], pass_fds: tuple[int, ...]) -> Process:
+    """A capture helper, moved into the loopback wall's leaf at once (a root daemon's): the
+    steps it forks are born there, instead of each moving itself — a move between cgroups
+    waits for an RCU grace period, milliseconds per step on a loaded machine."""
+    proc = spawn_helper(argv, pass_fds)
+    loopback.adopt(proc.pid)
+    return proc
+
+
+CAPTURES = Pool(_spawn)
 """The capture helpers of this daemon, kept from step to step (one per plan running)."""
 
 

@@ -63,15 +63,27 @@ def wall_network(spec: dict[str, object]) -> None:
     if not isinstance(network, dict):
         return
     if "join" in network:
-        fd = os.open(str(network["join"]), os.O_WRONLY | os.O_CLOEXEC)
-        try:
-            os.write(fd, b"0")
-        finally:
-            os.close(fd)
+        if not _inside(str(network["join"])):  # born there: the helper was moved in
+            fd = os.open(str(network["join"]), os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
         if walled_here():
             return
         os.write(2, b"anna: the loopback wall does not hold here; this step has no network\n")
     mounts.namespaces(mounts.CLONE_NEWNET, userns=False)
+
+
+def _inside(procs: str) -> bool:
+    """Whether this process is in the cgroup v2 leaf whose ``cgroup.procs`` is ``procs``
+    (leaf names are unique: the daemon's pid is in them)."""
+    leaf = os.path.basename(os.path.dirname(procs))  # noqa: PTH119, PTH120
+    with open("/proc/self/cgroup") as table:  # noqa: PTH123
+        for line in table:
+            if line.startswith("0::"):
+                return line.rstrip("\n").rsplit("/", 1)[-1] == leaf
+    return False
 
 
 def walled_here() -> bool:

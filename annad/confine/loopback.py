@@ -196,7 +196,7 @@ def _remove(directory: Path) -> None:
     try:
         directory.rmdir()
     except OSError as exc:
-        log.warning("cannot remove the cgroup %s: %s", directory, exc.strerror)
+        log.debug("cannot remove the cgroup %s: %s", directory, exc.strerror)  # busy: next start
 
 
 def prepare() -> Path:
@@ -212,6 +212,19 @@ def prepare() -> Path:
         except OSError as exc:
             raise Unavailable(f"the loopback wall could not be set up: {exc}") from None
         return directory
+
+
+def adopt(pid: int) -> None:
+    """A root daemon's capture helper ``pid`` into the leaf, so that its steps are born there;
+    where that fails, each step joins on its own (:func:`walled` still names the leaf)."""
+    if os.geteuid() != 0:
+        return
+    try:
+        with _LOCK:
+            directory = _leaf()
+        (directory / "cgroup.procs").write_text(str(pid))
+    except (OSError, Unavailable) as exc:
+        log.debug("capture helper %d not moved into the loopback wall: %s", pid, exc)
 
 
 def walled(spec: str) -> str:
