@@ -189,6 +189,14 @@ def _as_owner(owner: int, command: str) -> dict[str, Any]:
     """The probe as a per-user daemon of uid ``owner`` (not root) captures it: in a forked
     child that became that uid, a user-scope step, its layers in a directory of the owner's
     (removed after), the system interpreter for the helper (the venv's may be out of reach)."""
+    if os.readlink("/proc/self/ns/mnt") == os.readlink("/proc/1/ns/mnt"):
+        raise SystemExit("the driver runs in a mount namespace of its own (unshare -m)")
+    # other tests' mounts under /tmp (a daemon's state disk in a 0700 directory of root's)
+    # are not this probe's subject and the owner cannot reach them: gone from this namespace
+    for line in Path("/proc/self/mountinfo").read_text().splitlines():
+        point = line.split()[4]
+        if point.startswith("/tmp/"):
+            subprocess.run(["umount", "-l", point], check=False, capture_output=True)
     home = Path(tempfile.mkdtemp(prefix="anna-owner-"))
     os.chown(home, owner, owner)
     capture_filter.program()  # built (and kept) while the interpreter's modules are reachable
