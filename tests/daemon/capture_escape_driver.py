@@ -89,6 +89,9 @@ def _alive(proc: subprocess.Popen[bytes]) -> bool:
 
 def main(argv: list[str]) -> int:
     """Run the probe of ``argv[1]`` and print what it reached."""
+    for kind in ("net", "mnt"):  # its links, routes and mounts must never be the machine's
+        if os.readlink(f"/proc/self/ns/{kind}") == os.readlink(f"/proc/{os.getppid()}/ns/{kind}"):
+            raise SystemExit("run the driver as unshare -n -u -i -m --propagation private")
     spec = json.loads(Path(argv[1]).read_text())
     state = Path(spec["state"])
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
@@ -189,8 +192,6 @@ def _as_owner(owner: int, command: str) -> dict[str, Any]:
     """The probe as a per-user daemon of uid ``owner`` (not root) captures it: in a forked
     child that became that uid, a user-scope step, its layers in a directory of the owner's
     (removed after), the system interpreter for the helper (the venv's may be out of reach)."""
-    if os.readlink("/proc/self/ns/mnt") == os.readlink("/proc/1/ns/mnt"):
-        raise SystemExit("the driver runs in a mount namespace of its own (unshare -m)")
     # other tests' mounts under /tmp (a daemon's state disk in a 0700 directory of root's)
     # are not this probe's subject and the owner cannot reach them: gone from this namespace
     for line in Path("/proc/self/mountinfo").read_text().splitlines():
