@@ -89,6 +89,8 @@ def _joined(procs: Path) -> int:
 
 def main() -> int:
     """Build the wall, add the addresses, send from the leaf; print what happened."""
+    if os.readlink("/proc/self/ns/net") == os.readlink(f"/proc/{os.getppid()}/ns/net"):
+        raise SystemExit("run the driver as unshare -n: its addresses must not be the machine's")
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     procs = loopback.prepare() / "cgroup.procs"
     for address in ("192.0.2.1/32", "2001:db8::1/128"):
