@@ -20,10 +20,14 @@ capture helper (:mod:`annad.confine.capture_walls`):
   reaches nothing outside;
 - every socket family but Unix, IPv4, IPv6 and netlink (``NETLINK_ROUTE`` and
   ``NETLINK_SOCK_DIAG`` only, and without ``CAP_NET_ADMIN`` those only read): no raw or
-  packet sockets, and no family whose first use makes the kernel load a module.
+  packet sockets, and no family whose first use makes the kernel load a module;
+- in IPv4 and IPv6, every socket but TCP and UDP (``SOCK_STREAM``/``SOCK_DGRAM`` with
+  protocol 0, 6 or 17): UDP-Lite, SCTP, MPTCP, DCCP and ICMP pass by the cgroup hooks that
+  keep a step from this machine's own services, or connect where those do not look (an
+  MPTCP subflow to an address the peer announces).
 
-TCP and UDP stay: a file step may download what it writes. Its reach to services on the
-loopback address is the one way out this filter does not close (docs/security.md).
+TCP and UDP stay: a file step may download what it writes. Where they go is the loopback
+wall's to judge (:mod:`annad.confine.loopback`): nothing on this machine is reached.
 """
 
 from __future__ import annotations
@@ -43,6 +47,12 @@ LIVE_CALLS = ("settimeofday", "clock_settime", "clock_adjtime", "adjtimex", "set
               "setdomainname", "iopl", "ioperm", "vhangup")
 """System calls that set the machine's clock or name or reach hardware ports."""
 AF_INET, AF_INET6 = 2, 10
+SOCK_TYPE_MASK = 0xF
+"""The bits of ``socket``'s type that are the type (the rest: ``SOCK_NONBLOCK``/``CLOEXEC``)."""
+INET_TYPES = frozenset({1, 2})
+"""``SOCK_STREAM``, ``SOCK_DGRAM``."""
+INET_PROTOCOLS = frozenset({0, 6, 17})
+"""The default, TCP, UDP."""
 FAMILIES = frozenset({filters.AF_UNIX, AF_INET, AF_INET6, filters.AF_NETLINK})
 """Socket families a captured step may make (Unix through ``socketpair`` only)."""
 
@@ -77,6 +87,19 @@ def _sockets(sc: Any, filt: Any) -> None:
             filt.add_rule(no_family, "socket", sc.Arg(0, sc.MASKED_EQ, filters.LOW32, family))
     filt.add_rule(sc.ERRNO(errno.EACCES), "socket",
                   sc.Arg(0, sc.MASKED_EQ, filters.LOW32, filters.AF_UNIX))
+    no_protocol = sc.ERRNO(errno.EPROTONOSUPPORT)
+    for family in (AF_INET, AF_INET6):
+        inet = sc.Arg(0, sc.MASKED_EQ, filters.LOW32, family)
+        for kind in range(SOCK_TYPE_MASK + 1):
+            if kind not in INET_TYPES:
+                filt.add_rule(no_protocol, "socket", inet,
+                              sc.Arg(1, sc.MASKED_EQ, SOCK_TYPE_MASK, kind))
+        # above 17 compared on all 64 bits: garbage in the high half is refused, not allowed
+        filt.add_rule(no_protocol, "socket", inet, sc.Arg(2, sc.GT, max(INET_PROTOCOLS)))
+        for protocol in range(max(INET_PROTOCOLS)):
+            if protocol not in INET_PROTOCOLS:
+                filt.add_rule(no_protocol, "socket", inet,
+                              sc.Arg(2, sc.MASKED_EQ, filters.LOW32, protocol))
     for protocol in range(filters.NETLINK_PROTOCOLS):
         if protocol not in (filters.NETLINK_ROUTE, filters.NETLINK_SOCK_DIAG):
             filt.add_rule(no_family, "socket",

@@ -15,15 +15,25 @@ import time
 from collections.abc import Callable
 from pathlib import Path
 
+from annad.confine import loopback
 from annad.confine.results import RunResult, Tail
 from annad.confine.runner import collector, spawn_helper
-from annad.confine.session import Pool
+from annad.confine.session import Pool, Process
 
 CAPTURE_HELPER = Path(__file__).parent.parent / "execution" / "capture_helper.py"
 """The script that runs an approved step with its file writes captured in overlays."""
 
 
-CAPTURES = Pool(spawn_helper)
+def _spawn(argv: list[str], pass_fds: tuple[int, ...]) -> Process:
+    """A capture helper, moved into the loopback wall's leaf at once (a root daemon's): the
+    steps it forks are born there, instead of each moving itself — a move between cgroups
+    waits for an RCU grace period, milliseconds per step on a loaded machine."""
+    proc = spawn_helper(argv, pass_fds)
+    loopback.adopt(proc.pid)
+    return proc
+
+
+CAPTURES = Pool(_spawn)
 """The capture helpers of this daemon, kept from step to step (one per plan running)."""
 
 
@@ -43,6 +53,7 @@ def run_capture(spec: str, *, timeout: float, max_output: int,
     def argv_for(sock_fd: int) -> list[str]:
         return [python or sys.executable, "-I", "-S", str(CAPTURE_HELPER), "--", str(sock_fd)]
 
+    spec = loopback.walled(spec)  # a root step reaches no service on this machine
     outcome = CAPTURES.run((python,), spec.encode("utf-8", "surrogateescape"), argv_for,
                            deadline=started + timeout, cancel=cancel,
                            on_output=collector(tail, on_output), on_spawn=on_spawn)

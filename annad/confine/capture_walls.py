@@ -8,6 +8,9 @@ system any other way, enforced by the kernel whatever program or spelling tries 
   (no ``kill`` of a process outside, however it is spelled; and, as every Landlock domain, no
   ptrace of one and no way through its ``/proc/PID/root``, ``fd`` or ``environ``), then the
   seccomp program of :mod:`annad.confine.capture_filter`;
+- :func:`wall_network`: a root step's processes in the daemon's cgroup whose BPF programs
+  refuse every destination on this machine (:mod:`annad.confine.loopback`), or, where that
+  could not be built, in a network namespace of their own with no network at all;
 - :func:`keep_file_capabilities`: a root step keeps only :data:`KEPT_CAPABILITIES`, what
   changing files as root needs. Everything else — the clock (``sys_time``), network
   configuration (``net_admin``, ``net_raw``), modules, raw I/O, mounts and namespaces
@@ -18,7 +21,10 @@ system any other way, enforced by the kernel whatever program or spelling tries 
 
 from __future__ import annotations
 
-from annad.confine import landlock, walls
+import _socket
+import os
+
+from annad.confine import landlock, mounts, walls
 
 KEPT_CAPABILITIES = (0, 1, 3, 4, 6, 7, 8, 31)
 """chown, dac_override, fowner, fsetid, setgid, setuid, setpcap (a program dropping its own
@@ -40,3 +46,56 @@ def keep_file_capabilities(uid: int) -> None:
     walls.bound_capabilities(KEPT_CAPABILITIES)
     if uid == 0:
         walls.set_capabilities(KEPT_CAPABILITIES)
+
+
+def wall_network(spec: dict[str, object]) -> None:
+    """What the daemon decided for the step's network (``spec["network"]``, none for a per-user
+    step): join the loopback wall's cgroup (``join``: its ``cgroup.procs``), or take an empty
+    network namespace (``none``). First in the step's process, before it has a socket (a
+    socket belongs to the cgroup it was made in) and while ``/sys`` is still writable; the
+    step's view of it is read-only afterwards, so it cannot leave. Raises; nothing runs.
+
+    Joined, the wall is tried before it is trusted (:func:`walled_here`): where the kernel
+    does not run it for this process's sockets — cgroup v2 socket matching switched off by a
+    v1 ``net_cls``/``net_prio`` in use, the programs gone — the step gets the empty network
+    namespace instead, and its output says so."""
+    network = spec.get("network")
+    if not isinstance(network, dict):
+        return
+    if "join" in network:
+        if not _inside(str(network["join"])):  # born there: the helper was moved in
+            fd = os.open(str(network["join"]), os.O_WRONLY | os.O_CLOEXEC)
+            try:
+                os.write(fd, b"0")
+            finally:
+                os.close(fd)
+        if walled_here():
+            return
+        os.write(2, b"anna: the loopback wall does not hold here; this step has no network\n")
+    mounts.namespaces(mounts.CLONE_NEWNET, userns=False)
+
+
+def _inside(procs: str) -> bool:
+    """Whether this process is in the cgroup v2 leaf whose ``cgroup.procs`` is ``procs``
+    (leaf names are unique: the daemon's pid is in them)."""
+    leaf = os.path.basename(os.path.dirname(procs))  # noqa: PTH119, PTH120
+    with open("/proc/self/cgroup") as table:  # noqa: PTH123
+        for line in table:
+            if line.startswith("0::"):
+                return line.rstrip("\n").rsplit("/", 1)[-1] == leaf
+    return False
+
+
+def walled_here() -> bool:
+    """Whether this process's sockets meet the wall: a UDP ``connect`` to 127.0.0.1 (which
+    sends nothing) must be refused with ``EPERM``."""
+    probe = _socket.socket(_socket.AF_INET, _socket.SOCK_DGRAM)
+    try:
+        probe.connect(("127.0.0.1", 9))
+    except PermissionError:
+        return True
+    except OSError:
+        return False
+    finally:
+        probe.close()
+    return False

@@ -353,3 +353,19 @@ def leaves() -> list[Path]:
     if not isinstance(_PREPARED, list):
         return []
     return sorted(p for h in _PREPARED for p in h.base.glob(f"{RUN_PREFIX}{os.getpid()}-*"))
+
+
+def v2_directory() -> Path | str:
+    """The daemon's own cgroup v2 directory (the parent of :data:`DAEMON_LEAF` once it moved
+    there), or why there is none: where a leaf needing no controller goes (cgroup BPF)."""
+    try:
+        own = _own()
+        mounts = [m for m in _mounts() if m[2] == "cgroup2"]
+    except (OSError, ValueError) as exc:
+        return f"cannot read this process's cgroups: {exc}"
+    if "" not in own or not mounts:
+        return "there is no cgroup v2 hierarchy"
+    base = _under(mounts[0][0], mounts[0][1], own[""])
+    if base is None:
+        return "the daemon's cgroup is outside the mounted cgroup v2 tree"
+    return base.parent if base.name == DAEMON_LEAF else base

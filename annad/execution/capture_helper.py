@@ -142,6 +142,7 @@ def _child(spec: dict[str, object], out: int, status_w: int) -> None:
         # a per-user daemon: a user namespace of its own, its uid and gid mapped to themselves;
         # its own IPC namespace: SysV and POSIX IPC objects die with the step
         userns = bool(spec.get("userns"))
+        capture_walls.wall_network(spec)  # before any namespace: the cgroup is the machine's
         seen = _as_seen(list(spec["plan"])) if userns else None  # type: ignore[call-overload]
         mounts.namespaces(mounts.CLONE_NEWNS | mounts.CLONE_NEWIPC, userns)
         _assemble(spec, seen)

@@ -1,0 +1,66 @@
+"""The loopback wall of captured steps (annad/confine/loopback.py) beyond the escape matrix.
+
+tests/daemon/test_capture_escapes.py runs probes through the real capture; here the wall's
+backstop is shown on its own (tests/daemon/loopback_driver.py, in a network namespace of its
+own): packets to an address this machine got after the programs were built leave by the
+loopback device and are dropped, while the stub resolver's port 53 still answers.
+"""
+
+from __future__ import annotations
+
+import errno
+import json
+import os
+import subprocess
+import sys
+
+import pytest
+
+from annad.confine import loopback
+from tests.daemonfix import IS_ROOT, REPO
+
+DRIVER = REPO / "tests" / "daemon" / "loopback_driver.py"
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="loading cgroup BPF needs root")
+def test_an_address_added_after_the_wall_was_built_is_still_walled() -> None:
+    done = subprocess.run(["unshare", "-n", sys.executable, str(DRIVER)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["sent"]["new_v4"] == errno.EPERM, report
+    assert report["sent"]["new_v6"] == errno.EPERM, report
+    assert not report["received"]["new_v4"]
+    assert not report["received"]["new_v6"]
+    # an unconnected sendto: the program read the port from the packet, not the socket
+    assert report["sent"]["resolver"] == 0, report
+    assert report["received"]["resolver"]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="loading cgroup BPF needs root")
+def test_a_wall_the_kernel_does_not_run_leaves_the_step_no_network() -> None:
+    # the capture tries the wall after joining: held, the step stays (EPERM to loopback);
+    # a leaf whose programs the kernel does not run: an empty namespace, nothing reachable
+    done = subprocess.run(["unshare", "-n", sys.executable, str(DRIVER)],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    assert report["wall_joined"] == errno.EPERM, report
+    assert report["wall_bare"] == errno.ENETUNREACH, report
+    assert "the loopback wall does not hold here" in done.stderr
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="loading cgroup BPF needs root")
+def test_the_most_addresses_walled_still_load_and_more_are_refused() -> None:
+    # a machine with many addresses: every hook's program passes the kernel's verifier at
+    # the bound; past it the wall is Unavailable (and the steps get no network at all)
+    half = loopback.MAX_ADDRESSES // 2
+    v4 = [f"10.0.{n // 256}.{n % 256}/32" for n in range(half)]
+    v6 = [f"2001:db8::{n:x}/128" for n in range(half)]
+    codes = loopback.programs(v4, v6)
+    assert set(codes) == {"connect4", "connect6", "sendmsg4", "sendmsg6", "bind4", "bind6",
+                          "egress"}
+    for hook, code in codes.items():
+        os.close(loopback.load(hook, code))
+    with pytest.raises(loopback.Unavailable):
+        loopback.programs([*v4, "10.1.0.0/32"], v6)
