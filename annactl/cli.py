@@ -9,6 +9,7 @@ fast (``bench/startup.py``).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import TYPE_CHECKING
@@ -220,8 +221,17 @@ def _piped_without_question(args: list[str]) -> BaseException | None:
                       hint=f"say what you want to know: {PIPED_EXAMPLE}")
 
 
+PLUGINS_OFF = ("PYDANTIC_DISABLE_PLUGINS", "__all__")
+"""Pydantic looks for plugins (``importlib.metadata`` entry points of every installed
+distribution) when it builds its first validator: ~19M instructions, 2 % of answering "how is
+my system?" offline (bench/startup.py). Anna uses none, and a plugin would see every value
+validated (settings with the API key, telemetry, plans), so annactl turns them off unless
+the variable is set already (docs/usage.md)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
+    os.environ.setdefault(*PLUGINS_OFF)
     args = _flags_last(list(sys.argv[1:] if argv is None else argv))
     if args[:1] == ["--version"]:
         print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args[1:]
