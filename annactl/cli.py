@@ -197,6 +197,14 @@ def _flags_last(args: list[str]) -> list[str]:
     return args
 
 
+def _asks_version(args: list[str]) -> bool:
+    """``--version``, with ``--json`` before or after it (either order prints one document)."""
+    lead = 0
+    while lead < len(args) and args[lead] in ("--json", "--version"):
+        lead += 1
+    return "--version" in args[:lead]
+
+
 def _mistyped(args: list[str]) -> str | None:
     """``annactl WORD [--OPTION…]`` where WORD is no command: the word (never a request)."""
     if not args or not _WORD.fullmatch(args[0]) or args[0] in COMMANDS:
@@ -233,8 +241,8 @@ def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     os.environ.setdefault(*PLUGINS_OFF)
     args = _flags_last(list(sys.argv[1:] if argv is None else argv))
-    if args[:1] == ["--version"]:
-        print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args[1:]
+    if _asks_version(args):
+        print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args
               else f"annactl {__version__}")
         return 0
     watched = None
