@@ -26,6 +26,7 @@ answer not (bench/startup.py: each was a share of the offline answer's start-up)
 PROBE = ("import sys; sys.argv = ['annactl', *sys.argv[1:]]; from annactl.cli import main; "
          f"code = main(); names = {PAST_THE_ANSWER!r}; "
          "print('LOADED', *sorted(n for n in names if n in sys.modules), file=sys.stderr); "
+         "import gc; print('GC', gc.isenabled(), file=sys.stderr); "
          "raise SystemExit(code)")
 
 
@@ -42,6 +43,8 @@ def test_the_offline_answer_imports_nothing_past_the_answer(anna: Anna) -> None:
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout.startswith("CPU:") and "Memory:" in proc.stdout
     assert loaded == [], loaded
+    # the cycle collector, paused while the fast path started and planned, runs again
+    assert "GC True" in proc.stderr.splitlines(), proc.stderr
     assert anna.llm.chat_bodies() == []  # the template answered: no model was asked
     # the probe can see them: a plan with a step does load them
     anna.llm.push(plan_json(goals=["Print the kernel release"], command_plan=[
