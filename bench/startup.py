@@ -31,7 +31,8 @@ with bytecode 1.337G (15.1x) -> 1.140G (12.9x); without (PYTHONDONTWRITEBYTECODE
 run (10 rounds, medians, bytecode present): wall 12.2x -> 8.8x, CPU 676 -> 508 ms (13.4x
 -> 10.0x a bare interpreter's CPU); without bytecode (8 rounds) wall 15.2x -> 14.2x, CPU
 738 -> 600 ms; peak RSS unchanged (39.5 MB). This bench, bytecode present: 12.3x
-(13.4x on main an hour before, at a lighter load). What went: the cycle collector walking
+(13.4x on main an hour before, at a lighter load); without (bare 276 ms, a busier
+machine squeezing every ratio): 11.6x. What went: the cycle collector walking
 the growing heap every 700 allocations and at exit (paused while the fast path starts and
 plans, then what was built is frozen: -86M); the schema digest, kept in
 ``$XDG_CACHE_HOME/anna`` keyed by its sources (annactl/planning/schemahash.py, -34M);
