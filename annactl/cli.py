@@ -9,6 +9,7 @@ fast (``bench/startup.py``).
 
 from __future__ import annotations
 
+import os
 import re
 import sys
 from typing import TYPE_CHECKING
@@ -140,6 +141,13 @@ def _fast_ask(args: list[str]) -> int | None:
     text = " ".join(words).strip()
     if not text or not flags <= ASK_FLAGS:
         return None
+    import gc
+
+    # Python's cycle collector, run every 700 allocations, walks the ever larger heap of
+    # modules, classes and schemas being built: ~38M instructions, 3 % of the offline answer
+    # (bench/startup.py). Planning creates little cyclic garbage and is bounded (the model
+    # budget); the collector is on again once the plan is made (commands/ask.py).
+    gc.disable()
     from annactl.commands import ask as cmd_ask
     from annactl.ui.console import make_consoles
 
@@ -196,6 +204,14 @@ def _flags_last(args: list[str]) -> list[str]:
     return args
 
 
+def _asks_version(args: list[str]) -> bool:
+    """``--version``, with ``--json`` before or after it (either order prints one document)."""
+    lead = 0
+    while lead < len(args) and args[lead] in ("--json", "--version"):
+        lead += 1
+    return "--version" in args[:lead]
+
+
 def _mistyped(args: list[str]) -> str | None:
     """``annactl WORD [--OPTION…]`` where WORD is no command: the word (never a request)."""
     if not args or not _WORD.fullmatch(args[0]) or args[0] in COMMANDS:
@@ -220,11 +236,20 @@ def _piped_without_question(args: list[str]) -> BaseException | None:
                       hint=f"say what you want to know: {PIPED_EXAMPLE}")
 
 
+PLUGINS_OFF = ("PYDANTIC_DISABLE_PLUGINS", "__all__")
+"""Pydantic looks for plugins (``importlib.metadata`` entry points of every installed
+distribution) when it builds its first validator: ~19M instructions, 2 % of answering "how is
+my system?" offline (bench/startup.py). Anna uses none, and a plugin would see every value
+validated (settings with the API key, telemetry, plans), so annactl turns them off unless
+the variable is set already (docs/usage.md)."""
+
+
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
+    os.environ.setdefault(*PLUGINS_OFF)
     args = _flags_last(list(sys.argv[1:] if argv is None else argv))
-    if args[:1] == ["--version"]:
-        print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args[1:]
+    if _asks_version(args):
+        print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args
               else f"annactl {__version__}")
         return 0
     watched = None

@@ -25,6 +25,28 @@ interpreter: importing pydantic ~406M, making the ~60 model classes ~195M, build
 validated ones' schemas ~130M, pydantic's plugin discovery (importlib.metadata) ~133M,
 rich ~171M, the plan's JSON Schema for the packet's ``schema_sha256`` ~35M.
 
+Round two (2026-11-27, load 11-13; instructions: valgrind --tool=cachegrind, bare 88M):
+with bytecode 1.337G (15.1x) -> 1.140G (12.9x); without (PYTHONDONTWRITEBYTECODE=1, no
+``__pycache__``) 1.936G (22.0x) -> 1.719G (19.5x). Side by side with main's tree in one
+run (10 rounds, medians, bytecode present): wall 12.2x -> 8.8x, CPU 676 -> 508 ms (13.4x
+-> 10.0x a bare interpreter's CPU); without bytecode (8 rounds) wall 15.2x -> 14.2x, CPU
+738 -> 600 ms; peak RSS unchanged (39.5 MB). This bench, bytecode present: 12.3x
+(13.4x on main an hour before, at a lighter load); without (bare 276 ms, a busier
+machine squeezing every ratio): 11.6x. What went: the cycle collector walking
+the growing heap every 700 allocations and at exit (paused while the fast path starts and
+plans, then what was built is frozen: -86M); the schema digest, kept in
+``$XDG_CACHE_HOME/anna`` keyed by its sources (annactl/planning/schemahash.py, -34M);
+pydantic's plugin search (PYDANTIC_DISABLE_PLUGINS, -19M); patterns only the model's
+claims or "remember" sentences need, compiled on first use (annactl/core/lazyre.py),
+tomllib without a config file, and the modules only a model's reply needs (replies,
+citations, grounding, the provider interface: -20M together with the patterns ~40M).
+Tried and dropped: a ClientSettings built without validation when every value is plain
+(-6M: the first validator's one-time costs only move to the next model). What is left is
+mostly imports Anna needs for this answer: pydantic and its ~60 model classes and 11
+validators (telemetry, plan, annotated plan, the daemon's answers), rich, http.client
+(with email and ssl), ~90 dataclasses (pydantic's ~55; each ~2M, an exec of generated
+source), and redacting the history packet (~30M of regex substitution).
+
 Run: .venv/bin/python bench/startup.py [--rounds N] [--plans N]
 """
 

@@ -342,6 +342,8 @@ def offer_confirm(flow: Flow, consoles: Consoles, record: PlanRecord, opts: RunO
 
 def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:
     """``annactl ask TEXT``: plan, then :func:`run_prepared`."""
+    import gc
+
     from annactl.commands.flow import connect_flow
     from annactl.commands.piped_count import saying_piped
     from annactl.commands.stdin_text import read_piped
@@ -358,5 +360,12 @@ def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bo
 
         with showing_rejections(consoles, as_json=opts.as_json), \
                 saying_piped(consoles, piped, as_json=opts.as_json):
-            prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
+            try:
+                prepared = plan_with_spinner(consoles, make,
+                                             show_spinner=consoles.err.is_terminal)
+            finally:
+                # paused while annactl started and planned (cli._fast_ask): what was built
+                # until now stays (frozen: never walked again), the collector goes on
+                gc.freeze()
+                gc.enable()
         return run_prepared(flow, consoles, prepared, opts)

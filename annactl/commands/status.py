@@ -280,11 +280,14 @@ def status_view(data: dict[str, Any]) -> RenderableType:
     from rich.table import Table
     from rich.text import Text
 
+    from annactl.ui.units import Unsplit
+
     table = Table.grid(padding=(0, 2))
     table.add_column(style="bold", no_wrap=True)
     table.add_column()
     for label, value in _rows(data.get("telemetry", {})):
-        table.add_row(label, value)
+        # a narrow terminal folds a cell, never between a number and its unit (issue 23)
+        table.add_row(label, Unsplit(value) if isinstance(value, Text) else value)
     health = data.get("health", {})
     errors = data.get("telemetry", {}).get("errors", [])
     foot = Text(f"{health.get('mode', '?')} daemon at {data.get('socket', '?')}; telemetry "
@@ -292,7 +295,7 @@ def status_view(data: dict[str, Any]) -> RenderableType:
     if errors:
         foot.append("\n" + inert("collector errors: " + "; ".join(errors[:5]), max_chars=400),
                     style="yellow")
-    return Group(table, foot)
+    return Group(table, Unsplit(foot))
 
 
 def settings_problem() -> str | None:

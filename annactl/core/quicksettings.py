@@ -189,10 +189,12 @@ def raw_values() -> dict[str, Any] | None:
 def _toml_values(known: frozenset[str] = frozenset(KINDS)) -> dict[str, Any] | None:
     """The TOML file's settings ({} when there is no file), None when it is not plain (a key
     not in ``known``)."""
-    import tomllib
-
     try:
         with config_file().open("rb") as handle:
+            # imported only when there is a file: most runs have none, and tomllib's import
+            # (its patterns compiled) is ~1 % of answering "how is my system?" offline
+            import tomllib
+
             data = tomllib.load(handle)
     except FileNotFoundError:
         return {}

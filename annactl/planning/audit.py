@@ -21,8 +21,9 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anna_common import __version__ as _common_version
-from anna_common.plan import LLM_VERSION, schema_sha256
+from anna_common.plan import LLM_VERSION
 from annactl.planning.history import AuditStore
+from annactl.planning.schemahash import schema_sha256
 
 if TYPE_CHECKING:
     from anna_common.errors import AnnaError

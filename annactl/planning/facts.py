@@ -16,6 +16,8 @@ import re
 from dataclasses import asdict, dataclass
 from typing import TYPE_CHECKING, Any
 
+from annactl.core.lazyre import lazy
+
 if TYPE_CHECKING:
     from anna_common.plan import ActionPlan
     from anna_common.telemetry import Telemetry
@@ -50,31 +52,31 @@ class Contradiction:
         return asdict(self)
 
 
-_CPU = re.compile(r"\b(intel|amd|apple|arm|qualcomm)\b(?:[ \w()®™@-]|\.(?=\w)){0,40}",
+_CPU = lazy(r"\b(intel|amd|apple|arm|qualcomm)\b(?:[ \w()®™@-]|\.(?=\w)){0,40}",
                   re.IGNORECASE)
-_CPU_END = re.compile(r"\s+(?:with|and|at|on|running|has|having|is|which)\b.*", re.IGNORECASE)
-_MODEL_NO = re.compile(r"\b(?=[\w-]*\d)[a-z]+\d*-?\d{3,5}[a-z]{0,3}\b|\b(?:epyc|xeon|ryzen|"
+_CPU_END = lazy(r"\s+(?:with|and|at|on|running|has|having|is|which)\b.*", re.IGNORECASE)
+_MODEL_NO = lazy(r"\b(?=[\w-]*\d)[a-z]+\d*-?\d{3,5}[a-z]{0,3}\b|\b(?:epyc|xeon|ryzen|"
                        r"threadripper|celeron|pentium|atom|core|opteron)\b", re.IGNORECASE)
-_CORES = re.compile(r"\b(\d{1,4})\s*(?:-\s*)?(?:cpu\s+)?(cores?|threads?|cpus?|vcpus?|"
+_CORES = lazy(r"\b(\d{1,4})\s*(?:-\s*)?(?:cpu\s+)?(cores?|threads?|cpus?|vcpus?|"
                     r"logical (?:cpus?|cores?|processors?))\b", re.IGNORECASE)
-_MEM_OF = re.compile(r"\b(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb)\s*(?:of|/|out of)\s*"
+_MEM_OF = lazy(r"\b(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb)\s*(?:of|/|out of)\s*"
                      r"(\d+(?:\.\d+)?)\s*(gib|gb|g|mib|mb)\b", re.IGNORECASE)
-_MEM_TOTAL = re.compile(r"\b(\d+(?:\.\d+)?)\s*(gib|gb|g)\s*(?:of\s+)?(?:ram|memory|total "
+_MEM_TOTAL = lazy(r"\b(\d+(?:\.\d+)?)\s*(gib|gb|g)\s*(?:of\s+)?(?:ram|memory|total "
                         r"memory)\b", re.IGNORECASE)
-_MEM_PCT = re.compile(r"\bmemory\b[^.;\n%]{0,40}?(\d{1,3}(?:\.\d+)?)\s*%", re.IGNORECASE)
-_DISK = re.compile(r"(?:^|[\s(,:])(/[\w./-]*?)\s*(?::|is|at)?\s*(\d{1,3}(?:\.\d+)?)\s*%",
+_MEM_PCT = lazy(r"\bmemory\b[^.;\n%]{0,40}?(\d{1,3}(?:\.\d+)?)\s*%", re.IGNORECASE)
+_DISK = lazy(r"(?:^|[\s(,:])(/[\w./-]*?)\s*(?::|is|at)?\s*(\d{1,3}(?:\.\d+)?)\s*%",
                    re.IGNORECASE)
-_ROOT_DISK = re.compile(r"\broot (?:disk|filesystem|partition)\b[^.;\n%]{0,20}?"
+_ROOT_DISK = lazy(r"\broot (?:disk|filesystem|partition)\b[^.;\n%]{0,20}?"
                         r"(\d{1,3}(?:\.\d+)?)\s*%", re.IGNORECASE)
-_LOAD = re.compile(r"\bload(?: average)?\s*(?:is|of|:|=)?\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
-_NO_FAILED = re.compile(r"\bno failed (?:units|services)\b|\bno services? (?:have )?failed\b",
+_LOAD = lazy(r"\bload(?: average)?\s*(?:is|of|:|=)?\s*(\d+(?:\.\d+)?)", re.IGNORECASE)
+_NO_FAILED = lazy(r"\bno failed (?:units|services)\b|\bno services? (?:have )?failed\b",
                         re.IGNORECASE)
-_N_FAILED = re.compile(r"\b(\d+) failed (?:units?|services?)\b", re.IGNORECASE)
+_N_FAILED = lazy(r"\b(\d+) failed (?:units?|services?)\b", re.IGNORECASE)
 _NOT_NAMES = frozenset({"it", "this", "that", "nothing", "everything", "something", "what",
                         "which", "package", "software", "one", "program", "tool", "all",
                         "driver", "update", "version", "kernel", "already"})
 """Words before "is installed" that are not package names."""
-_PKG = re.compile(r"\b([a-z0-9][a-z0-9+._-]{1,60}) is (not )?(?:already )?installed\b",
+_PKG = lazy(r"\b([a-z0-9][a-z0-9+._-]{1,60}) is (not )?(?:already )?installed\b",
                   re.IGNORECASE)
 
 
@@ -99,14 +101,14 @@ def cpu_claims(text: str, where: str, t: Telemetry) -> list[Contradiction]:
     """The CPU model and core/thread count."""
     found: list[Contradiction] = []
     actual = (t.cpu.model or "").lower()
-    for m in _CPU.finditer(text) if actual else ():
-        claim = _CPU_END.sub("", m.group(0)).strip(" .,")
-        keys = [k.lower() for k in _MODEL_NO.findall(claim)]
+    for m in _CPU().finditer(text) if actual else ():
+        claim = _CPU_END().sub("", m.group(0)).strip(" .,")
+        keys = [k.lower() for k in _MODEL_NO().findall(claim)]
         vendor = m.group(1).lower()
         if vendor not in actual or any(k not in actual for k in keys):
             found.append(Contradiction("cpu_model", claim, _cpu_summary(t), where))
     counts = {c for c in (t.cpu.cores_logical, t.cpu.cores_physical) if c}
-    for m in _CORES.finditer(text) if counts else ():
+    for m in _CORES().finditer(text) if counts else ():
         if int(m.group(1)) not in counts:
             found.append(Contradiction("cpu_cores", m.group(0), _cpu_summary(t), where))
     return found
@@ -120,17 +122,17 @@ def memory_claims(text: str, where: str, t: Telemetry) -> list[Contradiction]:
     actual = f"{_gib(mem.used_bytes)} of {_gib(mem.total_bytes)} used ({mem.percent:.0f}%)"
     found: list[Contradiction] = []
     spans: list[tuple[int, int]] = []
-    for m in _MEM_OF.finditer(text):
+    for m in _MEM_OF().finditer(text):
         used, total = _bytes(m.group(1), m.group(2)), _bytes(m.group(3), m.group(4))
         spans.append(m.span())
         if not _near(total, mem.total_bytes) or not _near(used, mem.used_bytes):
             found.append(Contradiction("memory_used", m.group(0), actual, where))
-    for m in _MEM_TOTAL.finditer(text):
+    for m in _MEM_TOTAL().finditer(text):
         if any(a <= m.start() < b for a, b in spans):
             continue
         if not _near(_bytes(m.group(1), m.group(2)), mem.total_bytes):
             found.append(Contradiction("memory_total", m.group(0), actual, where))
-    for m in _MEM_PCT.finditer(text):
+    for m in _MEM_PCT().finditer(text):
         if abs(float(m.group(1)) - mem.percent) > PERCENT_TOLERANCE:
             found.append(Contradiction("memory_percent", m.group(0).strip(), actual, where))
     return found
@@ -142,8 +144,8 @@ def disk_claims(text: str, where: str, t: Telemetry) -> list[Contradiction]:
     if not disks:
         return []
     claims = [(m.group(1).rstrip(".:") or "/", m.group(2), m.group(0).strip())
-              for m in _DISK.finditer(text)]
-    claims += [("/", m.group(1), m.group(0)) for m in _ROOT_DISK.finditer(text)]
+              for m in _DISK().finditer(text)]
+    claims += [("/", m.group(1), m.group(0)) for m in _ROOT_DISK().finditer(text)]
     found: list[Contradiction] = []
     for mount, pct, said in claims:
         disk = disks.get(mount)
@@ -162,7 +164,7 @@ def load_claims(text: str, where: str, t: Telemetry) -> list[Contradiction]:
     """The load average (any of the 1, 5, 15 minute values, with slack)."""
     loads = (t.cpu.load_1, t.cpu.load_5, t.cpu.load_15)
     found = []
-    for m in _LOAD.finditer(text):
+    for m in _LOAD().finditer(text):
         claim = float(m.group(1))
         if all(abs(claim - x) > max(0.5, x * 0.5) for x in loads):
             found.append(Contradiction("load", m.group(0),
@@ -177,10 +179,10 @@ def service_claims(text: str, where: str, t: Telemetry) -> list[Contradiction]:
     failed = [u.name for u in t.services.failed]
     actual = f"{len(failed)} failed: {', '.join(failed[:5])}" if failed else "no failed units"
     found = []
-    none = _NO_FAILED.search(text)
+    none = _NO_FAILED().search(text)
     if failed and none is not None:
         found.append(Contradiction("failed_units", none.group(0), actual, where))
-    for m in _N_FAILED.finditer(text):
+    for m in _N_FAILED().finditer(text):
         if int(m.group(1)) != len(failed):
             found.append(Contradiction("failed_units", m.group(0), actual, where))
     return found
@@ -193,7 +195,7 @@ def package_claims(text: str, where: str, t: Telemetry) -> list[Contradiction]:
         return []
     names = {p.name.lower() for p in pk.packages}
     found = []
-    for m in _PKG.finditer(text):
+    for m in _PKG().finditer(text):
         name, negated = m.group(1).lower(), bool(m.group(2))
         if negated and name in names:
             found.append(Contradiction("package", m.group(0), f"{name} is installed", where))

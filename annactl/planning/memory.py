@@ -28,6 +28,7 @@ from pathlib import Path
 from anna_common.errors import AnnaError, ErrorCode, UsageError
 from anna_common.levels import canonical_json
 from anna_common.positional import MEMORY_VALUE_CHARS
+from annactl.core.lazyre import lazy
 
 log = logging.getLogger(__name__)
 
@@ -61,23 +62,23 @@ _KEY_WORDS = {
 }
 _KEYS = "|".join(sorted((re.escape(k) for k in _KEY_WORDS), key=len, reverse=True))
 _VALUE = r"([A-Za-z0-9][A-Za-z0-9 ._+-]{0,63}?)"
-_IS = re.compile(rf"(?i)^remember(?: that)? my ({_KEYS}) is {_VALUE}[.! ]*$")
-_USE = re.compile(rf"(?i)^remember(?: that)? i (?:use|prefer) {_VALUE} (?:as|for) my ({_KEYS})"
+_IS = lazy(rf"(?i)^remember(?: that)? my ({_KEYS}) is {_VALUE}[.! ]*$")
+_USE = lazy(rf"(?i)^remember(?: that)? i (?:use|prefer) {_VALUE} (?:as|for) my ({_KEYS})"
                   r"[.! ]*$")
-_DIR_IS = re.compile(r"(?i)^remember(?: that)? my wallpaper (?:directory|folder|dir) is "
+_DIR_IS = lazy(r"(?i)^remember(?: that)? my wallpaper (?:directory|folder|dir) is "
                      r"((?:~|/)[A-Za-z0-9 ._+/~-]{0,200}?)[.! ]*$")
 
 
 def parse_remember(text: str) -> tuple[str, str] | None:
     """(key, value) from a "remember ..." sentence about a whitelisted key, else None."""
     sentence = " ".join(text.split())
-    found = _DIR_IS.match(sentence)
+    found = _DIR_IS().match(sentence)
     if found:
         return "wallpaper_dir", found.group(1).strip()
-    found = _IS.match(sentence)
+    found = _IS().match(sentence)
     if found:
         return _KEY_WORDS[found.group(1).lower()], found.group(2).strip()
-    found = _USE.match(sentence)
+    found = _USE().match(sentence)
     if found:
         return _KEY_WORDS[found.group(2).lower()], found.group(1).strip()
     return None

@@ -16,9 +16,8 @@ from typing import TYPE_CHECKING, Any
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from anna_common.findings import ValidationResult
 from annactl.planning import forms, prompt, run_end
-from annactl.planning.citations import flagged, verify
 from annactl.planning.facts import contradictions
-from annactl.planning.llm.base import llm_error
+from annactl.planning.llm.errors import llm_error
 from annactl.planning.llm.trace import Tracer
 from annactl.planning.offrequest import off_request_findings
 from annactl.planning.outcome import (
@@ -37,7 +36,6 @@ from annactl.planning.packet import (
     piped_document,
     stored,
 )
-from annactl.planning.replies import failure
 from annactl.planning.run_calls import ModelCalls
 from annactl.planning.run_offline import OfflineBeside
 from annactl.planning.telemetry_trim import cut
@@ -259,6 +257,10 @@ class Run(ModelCalls, OfflineBeside):
                 # the time budget ran out during refinement: the plan from before stands
                 self.tracer.event("REFINE_SKIPPED", reason="time budget spent")
                 break
+        # the model's path only: a template's answer needs none of these (bench/startup.py)
+        from annactl.planning.citations import flagged, verify
+        from annactl.planning.replies import failure
+
         if result.ok and result.plan is not None and not self.built:
             off = off_request_findings(result.plan, self.request)
             if off:  # refinement ended early (checks could not run): still not an answer

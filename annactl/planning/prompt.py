@@ -26,7 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
-from anna_common.plan import canonical_json, schema_sha256
+from anna_common.plan import canonical_json
 from annactl.planning.packet import (
     TASKS,
     Document,
@@ -40,6 +40,7 @@ from annactl.planning.packet import (
     telemetry_document,
 )
 from annactl.planning.packet import untrusted_json as _untrusted_json
+from annactl.planning.schemahash import schema_sha256
 from annactl.planning.telemetry_trim import DEFAULT_BUDGET, cut, trim
 
 if TYPE_CHECKING:

@@ -22,21 +22,19 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError
-from anna_common.extract import ExtractError, extract_json
 from anna_common.findings import Finding, FindingCode, ValidationResult
 from anna_common.plan import canonical_json
 from anna_common.validate import validate
 from annactl.planning import forms, prompt
-from annactl.planning.grounding import echo_findings
-from annactl.planning.llm.base import ChatResult, check_cancel, llm_error
+from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.offrequest import off_request_findings
 from annactl.planning.outcome import PlanOutcome, Progress, is_banned
-from annactl.planning.replies import chat_request, failure
 
 if TYPE_CHECKING:
     from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
     from annactl.core.config import ClientSettings
+    from annactl.planning.llm.base import ChatResult
     from annactl.planning.llm.trace import Tracer
     from annactl.planning.outcome import PlanningSession
     from annactl.planning.templates import TemplateMatch
@@ -102,6 +100,8 @@ class ModelCalls:
     # ------------------------------------------------------------------ model calls
     def ask_valid(self, messages: Messages, purpose: str) -> tuple[ValidationResult, str]:
         """One call, and one repair call if it can help (see the module docstring)."""
+        from annactl.planning.replies import failure  # the model's path only
+
         reply = self.call(messages, purpose)
         result = self.check_reply(reply)
         if result.ok or is_banned(result):
@@ -151,6 +151,8 @@ class ModelCalls:
                 and settings.llm_ids == "positional")
 
     def _unusable(self, codes: list[str], message: str, **detail: Any) -> LLMError:
+        from annactl.planning.replies import failure
+
         code = failure(codes)[0] if not detail.get("truncated") else ErrorCode.LLM_BAD_REPLY
         return llm_error(code, message, "try a larger model or rephrase the request; "
                          + self.trace_hint(), trace_id=self.tracer.trace_id, **detail)
@@ -169,6 +171,9 @@ class ModelCalls:
     def check_reply(self, reply: ChatResult) -> ValidationResult:
         """Validate a reply in the request's form; a reply cut off at the token limit is a
         failure whatever it holds."""
+        from anna_common.extract import ExtractError, extract_json
+        from annactl.planning.grounding import echo_findings
+
         if reply.truncated:
             finding = Finding(code=FindingCode.PARSE_ERROR,
                               message="the reply was cut off at the token limit")
@@ -222,6 +227,8 @@ class ModelCalls:
 
     def call(self, messages: Messages, purpose: str) -> ChatResult:
         """One model call within the per-request and per-session budgets, traced."""
+        from annactl.planning.replies import chat_request
+
         stats = self.stats
         if stats.model_calls >= self.settings.max_model_calls:
             raise self._budget(f"all {self.settings.max_model_calls} model calls of this "

@@ -7,8 +7,8 @@ Ollama (:mod:`annactl.planning.llm.ollama`) and OpenAI-compatible servers
 :mod:`annactl.planning.llm.replay` wrap or replace them without the planner noticing.
 
 Every failure is an :class:`~anna_common.errors.LLMError` carrying one of the
-``LLM_*`` codes and a one-line hint. Nothing here imports httpx, so importing
-the interface stays cheap.
+``LLM_*`` codes and a one-line hint (:mod:`annactl.planning.llm.errors`). Nothing here
+imports httpx, so importing the interface stays cheap.
 """
 
 from __future__ import annotations
@@ -17,8 +17,6 @@ import threading
 from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from typing import Any, Protocol
-
-from anna_common.errors import AnnaError, ErrorCode, LLMError
 
 TokenCallback = Callable[[int], None]
 """Called with the number of tokens received so far while a reply streams in."""
@@ -153,20 +151,3 @@ class RetryPolicy:
     def delay(self, retry: int) -> float:
         """Seconds to wait before retry number ``retry`` (0-based)."""
         return float(min(self.base_s * (2**retry), self.cap_s))
-
-
-def llm_error(code: ErrorCode, message: str, hint: str | None = None,
-              **detail: Any) -> LLMError:
-    """A coded model error with a one-line hint."""
-    return LLMError(message, code=code, hint=hint, detail=detail)
-
-
-def cancelled() -> AnnaError:
-    """The error raised when the person cancels planning."""
-    return AnnaError("planning was cancelled", code=ErrorCode.CANCELLED)
-
-
-def check_cancel(cancel: threading.Event | None) -> None:
-    """Raise :func:`cancelled` when ``cancel`` is set."""
-    if cancel is not None and cancel.is_set():
-        raise cancelled()

@@ -28,7 +28,8 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import httpx
 
 from anna_common.errors import AnnaError, ErrorCode, LLMError
-from annactl.planning.llm.base import EventSink, RetryPolicy, check_cancel, llm_error, no_events
+from annactl.planning.llm.base import EventSink, RetryPolicy, no_events
+from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.llm.trace import mask, settings_secrets
 
 if TYPE_CHECKING:

@@ -14,15 +14,8 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import ErrorCode, LLMError
-from annactl.planning.llm.base import (
-    ChatRequest,
-    ChatResult,
-    EventSink,
-    TokenCallback,
-    check_cancel,
-    llm_error,
-    no_events,
-)
+from annactl.planning.llm.base import ChatRequest, ChatResult, EventSink, TokenCallback, no_events
+from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.llm.http import HttpProvider, parse_json_line
 
 if TYPE_CHECKING:

@@ -30,15 +30,8 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import ErrorCode, LLMError
 from anna_common.plan import without_bounds
-from annactl.planning.llm.base import (
-    ChatRequest,
-    ChatResult,
-    EventSink,
-    TokenCallback,
-    check_cancel,
-    llm_error,
-    no_events,
-)
+from annactl.planning.llm.base import ChatRequest, ChatResult, EventSink, TokenCallback, no_events
+from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.llm.http import UNAVAILABLE_STATUSES, HttpProvider, parse_json_line
 
 if TYPE_CHECKING:

@@ -23,15 +23,8 @@ from pathlib import Path
 from typing import Any
 
 from anna_common.errors import ErrorCode, UsageError
-from annactl.planning.llm.base import (
-    ChatRequest,
-    ChatResult,
-    EventSink,
-    TokenCallback,
-    check_cancel,
-    llm_error,
-    no_events,
-)
+from annactl.planning.llm.base import ChatRequest, ChatResult, EventSink, TokenCallback, no_events
+from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.llm.keys import request_key
 
 log = logging.getLogger(__name__)
