@@ -90,3 +90,16 @@ def test_a_real_admin_task_lands_and_rolls_back(owner: RunningDaemon, name: str,
     assert layers_left(owner.state) == []
     assert call(owner, "rollback", ran["plan_id"])["status"] == "rolled_back"
     assert not top.exists()
+
+
+def test_a_directory_the_step_made_unreadable_is_refused_not_skipped(
+        owner: RunningDaemon) -> None:
+    """The daemon (not root) cannot read a directory of the upper layer the step chmod-ed
+    to 0: what is in it cannot be judged, so nothing lands (it was skipped unseen)."""
+    top = owner.home / "bounds" / "shut"
+    last = run(owner, f"mkdir -p {top}/x && echo a > {top}/x/f && chmod 0 {top}/x"
+               )["events"][-1]
+    assert last["status"] == "failed" and last["code"] == "OBSERVED_CHANGE_REFUSED", last
+    assert "cannot be read back" in last["message"], last
+    assert not top.exists()
+    assert layers_left(owner.state) == []
