@@ -98,6 +98,13 @@ def availability(state: Path, *, enabled: bool, python: str | None) -> str | Non
         return None
     if not enabled:
         return "the capture in a user namespace is turned off (capture_userns = false)"
+    # a state disk that cannot hold upper layers (an overlay root: a container booted on an
+    # image) fails the probe with a bare EINVAL from mount: say the reason instead
+    problem = upper_problem(state, Path("/proc/self/mountinfo").read_text())
+    if problem is not None:
+        log.warning("this per-user daemon cannot capture its steps (%s): its file steps are "
+                    "HIGH, they run live and Anna cannot undo them", problem)
+        return f"no overlay in a user namespace here: {problem}"
     top = state / f"capture-probe-{os.getpid()}"
     try:
         remove_tree(top)
