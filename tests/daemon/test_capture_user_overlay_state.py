@@ -2,7 +2,7 @@
 cannot capture, and says why in those words, not the probe mount's bare ``Invalid argument``.
 
 The daemon of tests/daemon/test_capture_user.py (uid 65534), started in a private mount
-namespace where its state directory is an overlay (tests/daemon/overlay_state.sh): its file
+namespace where its state directory is an overlay (tests/daemon/overlay_mount.sh): its file
 step is HIGH, "runs live; Anna cannot undo it", with the reason naming the overlay.
 """
 
@@ -25,7 +25,7 @@ from tests.daemonfix import stop_and_remove
 
 __all__ = ["pytestmark"]
 
-SCRIPT = REPO / "tests" / "daemon" / "overlay_state.sh"
+SCRIPT = REPO / "tests" / "daemon" / "overlay_mount.sh"
 
 
 def test_a_state_dir_on_overlayfs_is_named_as_the_reason() -> None:
@@ -47,5 +47,28 @@ def test_a_state_dir_on_overlayfs_is_named_as_the_reason() -> None:
                    "state directory is on overlay" in r for r in ran["reasons"]), ran["reasons"]
         assert finished(ran["events"])["status"] == "succeeded", ran["events"]
         assert (top / "new").read_text() == "x\n"
+    finally:
+        stop_and_remove(daemon)
+
+
+def test_a_mount_the_daemon_cannot_reach_is_left_out_of_its_capture() -> None:
+    daemon = _owned_daemon()
+    try:
+        locked = daemon.base / "locked"
+        for name in ("l", "u", "w", "vol"):
+            (locked / name).mkdir(parents=True)
+        locked.chmod(0o700)  # root's: uid 65534 cannot search it
+        daemon.argv = ["unshare", "-m", "--propagation", "private", "sh", str(SCRIPT),
+                       str(locked / "l"), str(locked / "u"), str(locked / "w"),
+                       str(locked / "vol"), "--", *daemon.argv]
+        start(daemon)
+        top = workdir(daemon, "beside")
+        ran = call(daemon, "run", json.dumps([["s", f"echo x > {top}/new", "LOW"]]))
+        assert not any("runs live" in r for r in ran["reasons"]), ran["reasons"]
+        assert finished(ran["events"])["status"] == "succeeded", ran["events"]
+        assert (top / "new").read_text() == "x\n"
+        rolled = call(daemon, "rollback", ran["plan_id"])
+        assert rolled["status"] == "rolled_back", rolled["undo"]
+        assert not (top / "new").exists()
     finally:
         stop_and_remove(daemon)
