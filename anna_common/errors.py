@@ -142,6 +142,11 @@ class ErrorCode(StrEnum):
     """A step's writes cannot be captured on this machine (Anna's state directory is on a
     file system that cannot hold the upper layers, such as overlayfs in a container booted
     from an image); the step did not run, and never runs live instead."""
+    OBSERVED_CHANGE_TOO_LARGE = "OBSERVED_CHANGE_TOO_LARGE"
+    """A captured step changed more than Anna checks (``capture_max_files``,
+    ``capture_max_bytes``, ``capture_max_depth``, or half the state disk's free room while it
+    ran): it was stopped or its change set refused, nothing of it landed; ``message`` names
+    the counts and the limits."""
 
 
 class AnnaError(Exception):

@@ -100,6 +100,14 @@ class DaemonSettings(BaseSettings):
     confine_python: str | None = None
     """Interpreter that runs the confinement helper of checks and INFO steps (default: the
     daemon's own). If it cannot build the confinement, those commands do not run."""
+    capture_max_files: int = Field(default=20_000, ge=1, le=10_000_000)
+    """Most entries (files, directories, links, deletions) a captured step may change; past
+    it the step is refused (``OBSERVED_CHANGE_TOO_LARGE``), nothing of it lands."""
+    capture_max_bytes: int = Field(default=1 << 30, ge=1)
+    """Largest total apparent size of the files a captured step may write (a sparse file
+    counts whole); past it the step is refused, nothing of it lands."""
+    capture_max_depth: int = Field(default=64, ge=1, le=2048)
+    """Deepest directory level below a mount point a captured step may write at."""
     capture_userns: bool = True
     """A per-user daemon (not root) captures its steps' writes in overlays in a user
     namespace of its own. False (or a kernel that forbids it): it does not, and its file

@@ -197,6 +197,7 @@ def assemble(settings: DaemonSettings, policy: PolicyStore) -> PlanService:
     """The daemon's service and everything it drives (journal, executor, telemetry), as
     :func:`serve` runs it; tests build the same one around the ASGI app."""
     from annad.confine import runner
+    from annad.execution.capture_bounds import Bounds
     from annad.execution.executor import Executor
     from annad.execution.stepspec import Limits
     from annad.journal.store import Journal
@@ -208,7 +209,10 @@ def assemble(settings: DaemonSettings, policy: PolicyStore) -> PlanService:
     limits = Limits(step_timeout_s=settings.step_timeout_s, max_output=settings.max_output,
                     backup_max_bytes=settings.backup_max_bytes,
                     backup_max_files=settings.backup_max_files,
-                    confine_python=settings.confine_python)
+                    confine_python=settings.confine_python,
+                    capture=Bounds(max_files=settings.capture_max_files,
+                                   max_bytes=settings.capture_max_bytes,
+                                   max_depth=settings.capture_max_depth))
     executor = Executor(journal=journal, backups=state / "backups", runner=runner,
                         limits=limits, root_daemon=os.geteuid() == 0,
                         capture_userns=settings.capture_userns)

@@ -24,11 +24,12 @@ from typing import TYPE_CHECKING, Literal
 from annad.confine import capture_filter
 from annad.confine.capture_run import run_capture
 from annad.confine.stepenv import step_environment, sudo_shims
+from annad.execution.capture_bounds import Bounds, Tally
 from annad.execution.unprivileged import user_plan
 
 if TYPE_CHECKING:
     import threading
-    from collections.abc import Callable
+    from collections.abc import Callable, Iterator
 
     from annad.confine.runner import RunResult
     from annad.execution.stepspec import StepSpec, Who
@@ -275,33 +276,52 @@ def _change(upper: str, real: str, info: os.stat_result, opaque: bool) -> Change
     return Change(kind=kind, **common)  # type: ignore[arg-type]
 
 
-def read_back(directory: Path, layers: dict[int, str]) -> list[Change]:
-    """The change set in the upper layers, parents before children."""
-    out: list[Change] = []
+def _walk(top: str, tally: Tally) -> Iterator[tuple[str, str, os.stat_result, bool]]:
+    """Each entry of the upper layer ``top``, parents first: (upper path, path relative to
+    ``top``, its lstat, whether it replaced what was there whole). Counted by ``tally``
+    before it is yielded, so a layer past the limits stops the walk holding no more than
+    them (no recursion: a deep chain cannot exhaust the interpreter's stack)."""
     opaque_name = markers() + "opaque"  # a directory whose lower contents the step removed
+    stack: list[tuple[str, str, int, bool]] = [(top, ".", 0, False)]
+    while stack:
+        here, rel_dir, depth, replaced = stack.pop()
+        names: list[str] = []
+        with os.scandir(here) as entries:
+            for entry in entries:  # counted as they come: a directory of 10^6 names stops
+                tally.entry(entry.path, depth + 1)
+                names.append(entry.name)
+        below = []
+        for name in sorted(names):
+            upper = posixpath.join(here, name)
+            info = os.lstat(upper)
+            if stat.S_ISREG(info.st_mode):
+                tally.sized(info.st_size)
+            opaque = False
+            if stat.S_ISDIR(info.st_mode):
+                try:
+                    opaque = replaced or \
+                        os.getxattr(upper, opaque_name, follow_symlinks=False) == b"y"
+                except OSError:
+                    opaque = False
+                below.append((upper, posixpath.normpath(posixpath.join(rel_dir, name)),
+                              depth + 1, opaque))
+            yield upper, posixpath.normpath(posixpath.join(rel_dir, name)), info, opaque
+        stack.extend(reversed(below))
+
+
+def read_back(directory: Path, layers: dict[int, str],
+              bounds: Bounds | None = None) -> list[Change]:
+    """The change set in the upper layers, parents before children. Raises
+    :class:`annad.execution.capture_bounds.TooMuch` when the layers hold more than
+    ``bounds`` allow (before anything of them is compared with the real tree)."""
+    tally = Tally(bounds or Bounds())
+    found = []
     for index, point in sorted(layers.items()):
         top = str(directory / LAYERS / str(index) / "u")
-        if not Path(top).is_dir():
-            continue
-        replaced: set[str] = set()  # directories below a replaced one are replaced too
-        for here, dirs, files in os.walk(top):
-            rel_dir = posixpath.relpath(here, top)
-            for name in sorted(dirs + files):
-                upper = posixpath.join(here, name)
-                info = os.lstat(upper)
-                opaque = False
-                if stat.S_ISDIR(info.st_mode):
-                    try:
-                        opaque = here in replaced or \
-                            os.getxattr(upper, opaque_name, follow_symlinks=False) == b"y"
-                    except OSError:
-                        opaque = False
-                    if opaque:
-                        replaced.add(upper)
-                rel = posixpath.normpath(posixpath.join(rel_dir, name))
-                change = _change(upper, posixpath.join(point, rel), info, opaque)
-                if change is not None:
-                    out.append(change)
-            dirs.sort()
+        if Path(top).is_dir():
+            found += [(upper, posixpath.join(point, rel), info, opaque)
+                      for upper, rel, info, opaque in _walk(top, tally)]
+    out = [change for upper, real, info, opaque in found
+           if (change := _change(upper, real, info, opaque)) is not None]
     out.sort(key=lambda c: c.path.split("/"))
     return out

@@ -40,6 +40,7 @@ from annad.execution.capture import (
     run_step,
     upper_problem,
 )
+from annad.execution.capture_bounds import TooMuch, Watch
 from annad.execution.judge import Approval, Verdict, judge
 
 if TYPE_CHECKING:
@@ -97,6 +98,13 @@ def availability(state: Path, *, enabled: bool, python: str | None) -> str | Non
         return None
     if not enabled:
         return "the capture in a user namespace is turned off (capture_userns = false)"
+    # a state disk that cannot hold upper layers (an overlay root: a container booted on an
+    # image) fails the probe with a bare EINVAL from mount: say the reason instead
+    problem = upper_problem(state, Path("/proc/self/mountinfo").read_text())
+    if problem is not None:
+        log.warning("this per-user daemon cannot capture its steps (%s): its file steps are "
+                    "HIGH, they run live and Anna cannot undo them", problem)
+        return f"no overlay in a user namespace here: {problem}"
     top = state / f"capture-probe-{os.getpid()}"
     try:
         remove_tree(top)
@@ -126,6 +134,14 @@ def discard(directory: Path, trash: Trash | None = None) -> None:
     (directory / PLAN_FILE).unlink(missing_ok=True)
 
 
+def _too_much(result: RunResult, why: str) -> Captured:
+    """A step whose change set is past the limits: refused, nothing of it landed."""
+    result.exit_code, result.cancelled = None, False  # the watch's stop is not the person's
+    result.error = why
+    return Captured(result, None, f"{why}; nothing of it landed",
+                    ErrorCode.OBSERVED_CHANGE_TOO_LARGE)
+
+
 def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
     """Run one step captured; see the module text."""
     problem = upper_problem(run_.directory, Path("/proc/self/mountinfo").read_text())
@@ -133,12 +149,16 @@ def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
         why = f"the step did not run: {problem}"
         return Captured(RunResult(exit_code=None, output="", error=why), None, why,
                         ErrorCode.CAPTURE_UNAVAILABLE)
+    bounds = run_.limits.capture
     try:
-        capture = run_step(run_.step, run_.who, run_.directory,
-                           timeout=run_.limits.step_timeout_s,
-                           max_output=run_.limits.max_output, on_output=run_.on_output,
-                           cancel=run_.cancel, on_spawn=run_.on_spawn,
-                           python=run_.limits.confine_python)
+        run_.directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+        # the state disk is watched while the step runs: its layers cannot fill it
+        with Watch(run_.directory, bounds, run_.cancel) as watch:
+            capture = run_step(run_.step, run_.who, run_.directory,
+                               timeout=run_.limits.step_timeout_s,
+                               max_output=run_.limits.max_output, on_output=run_.on_output,
+                               cancel=watch.stop, on_spawn=run_.on_spawn,
+                               python=run_.limits.confine_python)
     except OSError as exc:  # no room on the state disk for the layers: the step never ran
         discard(run_.directory, run_.trash)
         return Captured(RunResult(exit_code=None, output="", error="the capture could not be "
@@ -148,10 +168,22 @@ def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
         why = f"the step did not run: {exc}"
         return Captured(RunResult(exit_code=None, output="", error=why), None, why,
                         ErrorCode.CAPTURE_UNAVAILABLE)
+    if watch.why is not None:  # stopped for its size: refused, whatever it printed
+        discard(run_.directory, run_.trash)
+        return _too_much(capture.result, watch.why)
     if not capture.result.ok:
         discard(run_.directory, run_.trash)
         return Captured(capture.result)
-    changes = read_back(run_.directory, capture.layers)
+    try:
+        changes = read_back(run_.directory, capture.layers, bounds)
+    except TooMuch as exc:
+        discard(run_.directory, run_.trash)
+        return _too_much(capture.result, str(exc))
+    except OSError as exc:  # a directory the step made unreadable to this uid (chmod 0)
+        discard(run_.directory, run_.trash)
+        return Captured(capture.result, None, "what the step changed cannot be read back "
+                        f"({printable(str(exc))}), so it cannot be checked; nothing of it "
+                        "landed")
     verdict = judge(changes, approval, run_.who.uid)
     if verdict.refused:
         discard(run_.directory, run_.trash)

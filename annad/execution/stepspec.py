@@ -11,6 +11,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from annad.confine.credentials import Identity
+from annad.execution.capture_bounds import Bounds
 
 
 @dataclass(frozen=True, slots=True)
@@ -63,3 +64,5 @@ class Limits:
     backup_max_files: int
     confine_python: str | None = None
     """Interpreter of the confinement helper (settings ``confine_python``)."""
+    capture: Bounds = field(default_factory=Bounds)
+    """How much a captured step may change (settings ``capture_max_*``)."""

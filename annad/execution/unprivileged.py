@@ -70,6 +70,20 @@ def _writable(directory: str) -> bool:
         return False
 
 
+def _unreachable(point: str) -> bool:
+    """Whether this uid cannot reach ``point`` (a directory on its path it may not search:
+    a mount in another user's 0700 home, under root's 0700 scratch directory). The step,
+    as this uid, cannot reach it either, so the capture leaves it out: mounting an overlay
+    there fails (EACCES) and would stop every captured step."""
+    try:
+        os.stat(point)  # noqa: PTH116
+    except PermissionError:
+        return True
+    except OSError:
+        return False  # gone since the mount table was read: the helper copes
+    return False
+
+
 def user_plan(plan: list[list[object]], home: str
               ) -> tuple[list[list[object]], dict[int, str]]:
     """The plan of :func:`annad.execution.capture.mount_plan` made for a user namespace (see
@@ -96,6 +110,8 @@ def user_plan(plan: list[list[object]], home: str
     # the points of the writable local file systems (overlaid, or split below)
     local = {str(op[1]) for op in plan if op[0] == "overlay"}
     for op in plan:
+        if op[0] != "dev" and op[1] != "/" and _unreachable(str(op[1])):
+            continue
         staged += split(str(op[1])) if op[0] == "overlay" else [op]
     extra = [p for p in (home, *WRITABLE) if p.startswith("/") and Path(p).is_dir()]
     # at its real place (a home under a link, /home → /var/home): the commit walks real paths

@@ -50,7 +50,8 @@ def main(argv: list[str]) -> int:
     elif argv[2] == "execute":
         events = list(client.execute(argv[3], argv[4], confirmed=True, high_confirmed=True,
                                      confirm_word=argv[5] or None))
-        out = {"status": events[-1].status}
+        out = {"status": events[-1].status, "code": events[-1].code,
+               "message": events[-1].message}
     elif argv[2] == "status":
         out = {"status": str(client.get_plan(argv[3]).status)}
     elif argv[2] == "run":

@@ -108,6 +108,12 @@ class Container:
                            stdin=subprocess.DEVNULL, stdout=log, stderr=log,
                            timeout=RUN_TIMEOUT_S)
 
+    def _home(self) -> Path:
+        """The host directory (the scratch tree's disk) bound at the container's /home."""
+        home = self.work / "home"
+        home.mkdir(mode=0o755, exist_ok=True)
+        return home
+
     def boot(self) -> None:
         """Boot with systemd as PID 1 and wait until it has finished starting up.
 
@@ -117,6 +123,10 @@ class Container:
         with self.log.open("ab") as log:
             self.proc = subprocess.Popen(
                 self._nspawn("--private-network", "--console=read-only",
+                             # /home on a local disk, as on a real machine: the root is an
+                             # overlay, which cannot hold a per-user daemon's upper layers
+                             # (its state dir is in the home), so it could not capture
+                             f"--bind={self._home()}:/home",
                              # nspawn's own syscall allowlist (systemd 252) lacks Landlock,
                              # which Anna's confinement requires (it refuses to run without)
                              "--system-call-filter=landlock_create_ruleset landlock_add_rule "
