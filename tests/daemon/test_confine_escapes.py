@@ -30,12 +30,15 @@ from annad.confine.credentials import Identity
 from annad.confine.runner import run_confined, run_overlay
 from annad.confine.stepenv import step_environment
 from annad.preview.overlay import tree_plan
+from tests.uids import private_uid
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="builds namespaces as root")
-NOBODY = 65534
+NOBODY = private_uid()
+"""The owner's uid: one of this test process's own (tests/uids.py), not ``nobody`` — the fork
+bomb below fills its RLIMIT_NPROC headroom, which is counted machine-wide per uid."""
 PROBE = Path(__file__).with_name("confine_probe.py")
 MODES = ("check", "root-check", "preview", "root-preview")
 

@@ -26,6 +26,7 @@ from annad.confine.previews import PER_OWNER, PREVIEWS
 from annad.confine.runner import RunResult, run_confined, run_overlay
 from annad.confine.spec import RunLimits
 from annad.preview.overlay import tree_plan
+from tests.uids import private_uid
 from tests.waiting import wait_until
 
 if TYPE_CHECKING:
@@ -115,7 +116,7 @@ def test_hanging_previews_of_one_member_never_hold_another(home: Path) -> None:
 def test_the_process_cap_counts_what_the_owner_already_runs(home: Path) -> None:
     """RLIMIT_NPROC counts a uid's tasks machine-wide: an owner already running more than the
     cap's headroom still runs a check and a preview (whose PID namespace hides their tasks)."""
-    uid = 65533  # a uid of its own, so other tests' processes do not blur the count
+    uid = private_uid()  # of its own, so no other run (a second suite beside) blurs the count
     busy = [subprocess.Popen(["sleep", "300"], user=uid, group=uid, extra_groups=[])
             for _ in range(RunLimits().processes + 20)]
     who = Identity(uid=uid, gid=uid, groups=(uid,), home=str(home), user="busy")
