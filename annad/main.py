@@ -135,7 +135,7 @@ def serve(settings: DaemonSettings) -> int:
 
     from annad.api import listen
     from annad.api.app import Activity, create_app
-    from annad.confine import cgroups
+    from annad.confine import cgroups, loopback
     from annad.confine.spec import protect
     from annad.peer import PeerH11Protocol, group_id
     from annad.policy_load import PolicyStore
@@ -159,6 +159,8 @@ def serve(settings: DaemonSettings) -> int:
     if why is not None:
         log.warning("confined runs get no cgroup of their own, so capless-root reads are "
                     "refused: %s", why)
+    if os.geteuid() == 0:  # the wall of captured steps, built once now (logged if it fails)
+        loopback.check()
     gid = group_id(settings.group) if system else None
     dir_fd = listen.prepare_dir(socket_path.parent, mode=0o750 if system else 0o700, gid=gid)
     lock_fd = listen.acquire_lock(socket_path, dir_fd)

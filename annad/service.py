@@ -47,6 +47,7 @@ from annad import __version__, policy_load
 from annad.access import Access
 from annad.backups import retention
 from annad.backups.statefs import state_problem
+from annad.confine import loopback
 from annad.execution import approved, revision
 from annad.execution.aftercare import Aftercare
 from annad.execution.checks import run_checks
@@ -187,7 +188,9 @@ class PlanService:
         return Health(api_version=API_VERSION, daemon_version=__version__, mode=self.mode,
                       caller_uid=peer.uid, caller_authorised=self.access.may_change(peer),
                       pid=os.getpid(), uptime_s=round(time.monotonic() - self.started_at, 3),
-                      running_plan=current, state_problem=self.state_problem())
+                      running_plan=current, state_problem=self.state_problem(),
+                      capture_problem=self.capture_problem,
+                      network_problem=loopback.problem() if os.geteuid() == 0 else None)
 
     def telemetry(self, peer: Peer | None, session: SessionEnv | None, *, fresh: bool
                   ) -> TelemetryResponse:

@@ -163,6 +163,12 @@ class Health(BaseModel):
     """Id of the plan executing now, if any."""
     state_problem: str | None = None
     """What the daemon's state disk lacks (full: plans are refused), or None."""
+    capture_problem: str | None = None
+    """Why this daemon cannot capture a step's file writes, or None. Then every file step is
+    HIGH, "runs live; Anna cannot undo it"."""
+    network_problem: str | None = None
+    """Why a root daemon's captured steps run with no network at all (the wall that keeps them
+    from this machine's own services could not be built), or None."""
 
 
 class SubmitRequest(BaseModel):

@@ -110,6 +110,19 @@ def check_daemon() -> tuple[Check, dict[str, Any] | None, Path | None]:
     return Check("daemon", "fail", "no daemon answered: " + "; ".join(tried), fix), None, None
 
 
+def check_capture(health: dict[str, Any]) -> Check:
+    """What the daemon says it cannot do with a step's files or its network."""
+    if "capture_problem" not in health:
+        return Check("capture", "skip", "this daemon does not say whether it captures steps")
+    if problem := health.get("capture_problem"):
+        return Check("capture", "warn", f"file steps run live (HIGH; Anna cannot undo them): "
+                     f"{problem}", "see docs/security.md §4.4, \"Anna judges what happened\"")
+    if problem := health.get("network_problem"):
+        return Check("capture", "warn", f"captured steps run with no network: {problem}",
+                     "see docs/security.md §4.4, \"Anna judges what happened\"")
+    return Check("capture", "ok", "file steps are captured, judged before they land, undone")
+
+
 def _http_get(settings: ClientSettings, path: str) -> Any:
     import httpx
 
@@ -218,8 +231,10 @@ def check_pacman(socket_path: Path | None) -> Check:
 def collect() -> list[Check]:
     """Every check, in order."""
     config, settings = check_config()
-    daemon, _health, socket_path = check_daemon()
+    daemon, health, socket_path = check_daemon()
     checks = [config, daemon]
+    if health is not None:
+        checks.append(check_capture(health))
     if settings.llm_replay is not None:
         checks.append(Check("model_server", "skip", f"replay mode: answers come from "
                             f"{settings.llm_replay}"))

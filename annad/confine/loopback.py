@@ -62,6 +62,8 @@ _LOCK = threading.Lock()
 _LEAF: list[Path] = []
 _SAID: set[str] = set()
 """Why the wall could not be built, each reason logged once (not once per step)."""
+_LAST: list[str | None] = []
+"""The last answer: why the wall could not be built, or None (it holds)."""
 _ATTACHED: list[tuple[list[str], list[str]]] = []
 """The addresses the leaf's programs refuse now: built and loaded again only when the
 machine's addresses changed (assembling them costs milliseconds; reading the addresses,
@@ -227,6 +229,31 @@ def adopt(pid: int) -> None:
         log.debug("capture helper %d not moved into the loopback wall: %s", pid, exc)
 
 
+def problem() -> str | None:
+    """Why the wall could not be built the last time a root step asked for it (or at the
+    daemon's start), or None while it holds: ``GET /v1/health`` says it."""
+    return _LAST[-1] if _LAST else None
+
+
+def check() -> str | None:
+    """At a root daemon's start: build the wall once, so that health and the log say before
+    any step whether captured steps will have a network; the reason, or None."""
+    try:
+        prepare()
+    except Unavailable as exc:
+        _said(str(exc))
+        return str(exc)
+    _LAST[:] = [None]
+    return None
+
+
+def _said(why: str) -> None:
+    _LAST[:] = [why]
+    if why not in _SAID:
+        _SAID.add(why)
+        log.warning("%s; captured steps run with no network at all", why)
+
+
 def walled(spec: str) -> str:
     """A step's spec (JSON) with its network wall: a root step's ``network`` is the leaf's
     ``cgroup.procs`` to join, or no network at all when the wall cannot be built. A per-user
@@ -236,9 +263,8 @@ def walled(spec: str) -> str:
         return spec
     try:
         data["network"] = {"join": str(prepare() / "cgroup.procs")}
+        _LAST[:] = [None]
     except Unavailable as exc:
-        if str(exc) not in _SAID:
-            _SAID.add(str(exc))
-            log.warning("%s; captured steps run with no network at all", exc)
+        _said(str(exc))
         data["network"] = {"none": str(exc)}
     return json.dumps(data)
