@@ -55,9 +55,9 @@ from annactl.planning.llm.base import (
     EventSink,
     Provider,
     TokenCallback,
-    llm_error,
     no_events,
 )
+from annactl.planning.llm.errors import llm_error
 from annactl.planning.planner import Planner
 
 

@@ -29,6 +29,9 @@ from anna_common.levels import RiskLevel
 
 RISK_FIELDS = frozenset({"final_risk", "floor", "model_risk", "risk_level"})
 """Keys whose values are :class:`RiskLevel` in the protocol models (a test checks the models)."""
+FREE_FORM = frozenset({"detail"})
+"""Keys whose values are free-form ``dict[str, Any]`` in the models (an error's ``detail``):
+read as the dict they are (``detail.get("unverified")``), not as a view."""
 OMITTED_WHEN_EMPTY = {"verify_commands": (), "memory_patch": None}
 """Plan keys the plan's serializer leaves out when empty, and the value the model has then."""
 
@@ -55,6 +58,8 @@ class Wire:
             raise ShapeError(name) from None
         if name in RISK_FIELDS and value is not None:
             return _level(name, value)
+        if name in FREE_FORM and isinstance(value, dict):
+            return copy.deepcopy(value)
         return wire(value)
 
     def model_dump(self, *, mode: str = "json", exclude: set[str] | None = None,

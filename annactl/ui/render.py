@@ -21,7 +21,6 @@ from rich.console import Group, RenderableType
 from rich.table import Table
 from rich.text import Text
 
-from anna_common.protocol.models import UNVERIFIED_ACTIONS
 from annactl.ui.console import inert_text
 from annactl.ui.render_events import OutputLines, event_view, output_line
 from annactl.ui.render_plan import (
@@ -108,6 +107,9 @@ def result_view(record: PlanRecord) -> Group:
                      + inert_text(", ".join(paths) or "see the undo results", max_chars=500))
     if record.status == "rollback_unverified" or (
             record.error is not None and record.error.detail.get("unverified")):
+        # (here, not at the top: the light apply path reads no pydantic module)
+        from anna_common.protocol.records import UNVERIFIED_ACTIONS
+
         steps = sorted({u.step_id for u in record.undo if u.ok and u.action in UNVERIFIED_ACTIONS})
         parts.append(Text("Not verified: Anna ran the rollback command for what these steps "
                           "changed on the running system, but cannot check it: ",

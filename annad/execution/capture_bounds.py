@@ -149,12 +149,38 @@ class Watch:
             return False
         grew, made = used - self._base[0], inodes - self._base[1]
         if grew > self._max_bytes or (self._base[1] > 0 and made > self._max_inodes):
+            # the disk says so; the step's own layers must say so too (another program
+            # filling the same disk meanwhile is not the step's change): what they hold is
+            # counted, no further than the limits
+            own_bytes, own_files = self._own()
+            if own_bytes <= self._max_bytes and own_files <= self._max_inodes:
+                self._base = (used - own_bytes, inodes - own_files)
+                return False
+            grew, made = own_bytes, own_files
             self.why = (f"the step changes too much to check: the state disk took {made} "
                         f"more files, {_size(max(grew, 0))} more while it ran, and it was "
                         f"stopped (limit {self._bounds.words()}; at most half the state "
                         "disk's free room)")
             return True
         return False
+
+    def _own(self) -> tuple[int, int]:
+        """(bytes on disk, entries) under the step's run directory, counted without
+        recursion and no further than just past the limits."""
+        size = files = 0
+        stack = [str(self._directory)]
+        while stack and size <= self._max_bytes and files <= self._max_inodes:
+            try:
+                with os.scandir(stack.pop()) as entries:
+                    for entry in entries:
+                        files += 1
+                        info = entry.stat(follow_symlinks=False)
+                        size += info.st_blocks * 512
+                        if entry.is_dir(follow_symlinks=False):
+                            stack.append(entry.path)
+            except OSError:
+                continue  # gone meanwhile, or unreadable: what was counted stands
+        return size, files
 
     def _run(self) -> None:
         while not self._done.wait(WATCH_PERIOD_S):

@@ -55,7 +55,7 @@ def _owner_python() -> tuple[str, str] | None:
     own, or None."""
     site = sysconfig.get_paths()["purelib"]
     for python, path in ((SYSTEM_PYTHON, f"{REPO}:{site}"), (sys.executable, str(REPO))):
-        done = _as_owner([python, "-c", "import fastapi, uvicorn, annad.main, annactl"],
+        done = _as_owner([python, "-c", "import starlette, uvicorn, annad.main, annactl"],
                          env={"PYTHONPATH": path, "PATH": "/usr/bin:/bin"})
         if done.returncode == 0:
             return python, path

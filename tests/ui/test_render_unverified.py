@@ -13,6 +13,7 @@ from anna_common.protocol.models import ErrorBody, PlanRecord, StepRecord, UndoR
 from anna_common.risk.rules.base import AssessContext
 from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 from annactl.core.plainwords import STATE_WORDS
+from annactl.core.wire import Wire
 from annactl.ui.jsonedge import code_for_status
 from annactl.ui.render import result_view
 from annactl.ui.styles import STATUS_STYLE
@@ -30,8 +31,15 @@ def _record(status: str, undo: list[UndoResult], error: ErrorBody | None) -> Pla
 
 
 def _text(record: PlanRecord) -> str:
+    """The result view of ``record``, which must read the same from the light apply path's
+    view of the daemon's JSON (annactl.core.wire) as from the model: an error's free-form
+    ``detail`` once raised ShapeError there ("internal error: ShapeError: get")."""
     buffer = io.StringIO()
     Console(file=buffer, width=200, color_system=None).print(result_view(record))
+    light = io.StringIO()
+    Console(file=light, width=200, color_system=None).print(
+        result_view(Wire(record.model_dump(mode="json"))))  # type: ignore[arg-type]
+    assert light.getvalue() == buffer.getvalue()
     return buffer.getvalue()
 
 
