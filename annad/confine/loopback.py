@@ -59,6 +59,8 @@ _BPF_PROG_LOAD, _BPF_PROG_ATTACH = 5, 8
 _CGROUP_SKB, _CGROUP_SOCK_ADDR = 8, 18
 _IFF_BROADCAST = 0x2
 _LOCK = threading.Lock()
+_INIT_PID_NS = 0xEFFFFFFC
+"""The initial PID namespace's inode number (the kernel's PROC_PID_INIT_INO)."""
 _LEAF: list[Path] = []
 _SAID: set[str] = set()
 """Why the wall could not be built, each reason logged once (not once per step)."""
@@ -179,7 +181,10 @@ def _leaf() -> Path:
     base = cgroups.v2_directory()
     if isinstance(base, str):
         raise Unavailable(base)
-    for stale in base.glob(f"{LEAF}*"):
+    # only from the machine's own PID namespace: a daemon in another (a container, a test's
+    # ``unshare --pid``) sees no process of a live daemon's pid and would take its leaf
+    sweep = Path("/proc/self/ns/pid").stat().st_ino == _INIT_PID_NS
+    for stale in base.glob(f"{LEAF}*") if sweep else ():
         owner = stale.name[len(LEAF):]
         if owner.isdigit() and not Path("/proc", owner).exists():
             try:
@@ -204,6 +209,9 @@ def _remove(directory: Path) -> None:
 def prepare() -> Path:
     """The leaf with this machine's programs on it now; Unavailable says why not."""
     with _LOCK:
+        if _LEAF and not _LEAF[0].is_dir():  # removed behind this daemon's back: made again
+            _LEAF.clear()
+            _ATTACHED.clear()
         try:
             directory = _leaf()
             addresses = own_addresses()

@@ -64,3 +64,24 @@ def test_the_most_addresses_walled_still_load_and_more_are_refused() -> None:
         os.close(loopback.load(hook, code))
     with pytest.raises(loopback.Unavailable):
         loopback.programs([*v4, "10.1.0.0/32"], v6)
+
+
+REMADE = """
+from annad.confine import loopback
+first = loopback.prepare()
+first.rmdir()  # empty: what another daemon's sweep of stale leaves once did to it
+again = loopback.prepare()
+print(again == first and again.is_dir() and bool(loopback.programs))
+"""
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="loading cgroup BPF needs root")
+def test_a_leaf_removed_behind_the_daemons_back_is_made_again() -> None:
+    """Two suites side by side: a daemon in a PID namespace of its own saw no process of
+    another daemon's pid, swept that daemon's empty leaf as stale, and the other's next
+    captured step failed ("No such file or directory: …/cgroup.procs"). The sweep now runs
+    only from the machine's own PID namespace, and a leaf found gone is made again."""
+    done = subprocess.run([sys.executable, "-c", REMADE], capture_output=True, text=True,
+                          check=False, cwd=REPO, timeout=60)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout.strip() == "True", done.stdout
