@@ -139,15 +139,15 @@ def small_plan(home: Path, name: str) -> dict[str, Any]:
     return make_plan([("write", f"echo hello > {home / name}", "LOW")])
 
 
-def annactl_doctor(daemon: RunningDaemon) -> dict[str, Any]:
-    """The real ``annactl doctor --json`` against this daemon: its ``daemon`` check."""
+def annactl_doctor(daemon: RunningDaemon, check: str = "daemon") -> dict[str, Any]:
+    """The real ``annactl doctor --json`` against this daemon: its ``check`` check."""
     env = {**daemon.env, "ANNA_SOCKET": str(daemon.socket),
            "ANNA_LLM_URL": "http://127.0.0.1:9", "ANNA_CONFIG": str(daemon.base / "none")}
     proc = subprocess.run([sys.executable, "-m", "annactl.cli", "doctor", "--json"],
                           capture_output=True, text=True, check=False, env=env, timeout=60)
     assert "Traceback" not in proc.stderr, proc.stderr
     checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
-    return dict(checks["daemon"])
+    return dict(checks[check])
 
 
 # --------------------------------------------------------------------------- tests

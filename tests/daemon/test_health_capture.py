@@ -5,9 +5,7 @@ Before, only the daemon's log said either, once."""
 
 from __future__ import annotations
 
-import json
 import os
-import subprocess
 import sys
 from pathlib import Path
 from typing import Any
@@ -15,20 +13,10 @@ from typing import Any
 import pytest
 
 from annactl.commands.doctor import check_capture
-from tests.daemonfix import REPO, RunningDaemon, new_daemon, stop_and_remove
+from tests.daemon.test_faults import annactl_doctor
+from tests.daemonfix import REPO, new_daemon, stop_and_remove
 
 pytestmark = pytest.mark.skipif(os.geteuid() != 0, reason="a root daemon builds the wall")
-
-
-def _doctor(daemon: RunningDaemon) -> dict[str, Any]:
-    """The real ``annactl doctor --json`` against this daemon: its ``capture`` check."""
-    env = {**daemon.env, "ANNA_SOCKET": str(daemon.socket),
-           "ANNA_LLM_URL": "http://127.0.0.1:9", "ANNA_CONFIG": str(daemon.base / "none")}
-    proc = subprocess.run([sys.executable, "-m", "annactl.cli", "doctor", "--json"],
-                          capture_output=True, text=True, check=False, env=env, timeout=60)
-    assert "Traceback" not in proc.stderr, proc.stderr
-    checks = {c["name"]: c for c in json.loads(proc.stdout)["checks"]}
-    return dict(checks["capture"])
 
 
 def test_a_root_daemon_whose_wall_holds_says_nothing_is_missing() -> None:
@@ -37,7 +25,7 @@ def test_a_root_daemon_whose_wall_holds_says_nothing_is_missing() -> None:
         health = daemon.start().client().health()
         assert health.capture_problem is None, health
         assert health.network_problem is None, health
-        assert _doctor(daemon)["status"] == "ok"
+        assert annactl_doctor(daemon, "capture")["status"] == "ok"
     finally:
         stop_and_remove(daemon)
 
@@ -55,7 +43,7 @@ def test_a_root_daemon_without_cgroup_v2_says_its_captured_steps_have_no_network
         health = daemon.start().client().health()
         assert health.network_problem is not None, health
         assert "loopback wall" in health.network_problem, health
-        doctor = _doctor(daemon)
+        doctor = annactl_doctor(daemon, "capture")
         assert doctor["status"] == "warn", doctor
         assert "no network" in doctor["detail"] and "loopback wall" in doctor["detail"], doctor
     finally:
