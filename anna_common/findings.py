@@ -17,7 +17,7 @@ _MODEL = ConfigDict(extra="forbid", defer_build=True)
 
 StepKind = Literal["check", "step", "rollback"]
 """Which list of the plan an annotated step came from."""
-RollbackStatus = Literal["available", "partial", "none"]
+RollbackStatus = Literal["available", "unverified", "partial", "none"]
 """How much of a plan's change can be undone."""
 
 
@@ -146,7 +146,8 @@ class AnnotatedPlan(BaseModel):
     :func:`anna_common.risk.tiers.plan_word`."""
     rollback_status: RollbackStatus = "none"
     """Whether every changing step can be undone (by its rollback command or the daemon's
-    snapshots and recorded pre-state), some can, or none."""
+    snapshots and recorded pre-state), every one can but some undo is one nothing checks
+    (``unverified``: a live program whose state Anna records none of), some can, or none."""
 
 
 class ValidationResult(BaseModel):

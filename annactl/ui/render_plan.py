@@ -87,8 +87,12 @@ def step_table(plan: AnnotatedPlan, *, title: str | None = "Steps") -> Table:
 
 
 def _rollback_cell(step: AnnotatedStep, plan: AnnotatedPlan) -> Text:
+    unchecked = "unverified_undo" in step.codes  # a live program Anna records no state of
     if step.rollback_id:
-        return inert_text(step.rollback_id, "green", max_chars=40)
+        cell = inert_text(step.rollback_id, "yellow" if unchecked else "green", max_chars=40)
+        return cell + Text("\nunchecked", style="yellow") if unchecked else cell
+    if unchecked:
+        return Text("none", style="red")
     if step.final_risk == "INFO":
         return Text("not needed", style="dim")
     if step.writes:
@@ -161,7 +165,7 @@ def check_list(plan: AnnotatedPlan, results: list[CheckResult] | None = None) ->
 
 
 def rollback_label(plan: AnnotatedPlan) -> str:
-    """``available``, ``partial`` or ``none``."""
+    """``available``, ``unverified``, ``partial`` or ``none``."""
     return str(plan.rollback_status)
 
 

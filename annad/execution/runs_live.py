@@ -56,11 +56,10 @@ def mark_live(annotated: AnnotatedPlan, problem: str | None) -> AnnotatedPlan:
         steps[index] = marked.model_copy(update={"codes": codes})
         annotated = annotated.model_copy(update={"steps": steps})
         raised = raised or marked.rollback_id is None
-    annotated = _mark_unverified(annotated)
     if raised and annotated.rollback_status == "available":
         # a step with no rollback of its own is now one nothing undoes
         annotated = annotated.model_copy(update={"rollback_status": "partial"})
-    return annotated
+    return _mark_unverified(annotated)
 
 
 def _mark_unverified(annotated: AnnotatedPlan) -> AnnotatedPlan:
@@ -68,6 +67,7 @@ def _mark_unverified(annotated: AnnotatedPlan) -> AnnotatedPlan:
     its undo cannot be checked (:func:`annad.execution.prestate.untyped_live`); a step already
     marked as running live unseen says more than that already."""
     steps = list(annotated.steps)
+    status = annotated.rollback_status
     for index, step in enumerate(steps):
         if step.final_risk == RiskLevel.INFO or Code.UNCAPTURED_WRITE in step.codes or \
                 live_only(step.command) is None:
@@ -82,7 +82,13 @@ def _mark_unverified(annotated: AnnotatedPlan) -> AnnotatedPlan:
                f"system and Anna records no state of it; {undo}")
         steps[index] = step.model_copy(update={
             "reasons": [*step.reasons, why], "codes": [*step.codes, str(Code.UNVERIFIED_UNDO)]})
-    return annotated.model_copy(update={"steps": steps})
+        # an undo nothing checks is no undo the summary may call available, and a step
+        # nothing undoes leaves the plan partly undoable at best
+        if step.rollback_id is None and status in ("available", "unverified"):
+            status = "partial"
+        elif status == "available":
+            status = "unverified"
+    return annotated.model_copy(update={"steps": steps, "rollback_status": status})
 
 
 def _why_live(command: str, problem: str | None) -> str | None:

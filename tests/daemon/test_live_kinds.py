@@ -114,6 +114,25 @@ def test_a_live_step_says_its_undo_is_unverified_before_approval(
     assert "unverified_undo" not in typed.codes
 
 
+@pytest.mark.shared_daemon
+def test_the_plan_summary_never_calls_an_unchecked_undo_available(
+        user_daemon: RunningDaemon) -> None:
+    """The summary line (``Rollback: …``) follows the steps: an undo nothing checks is
+    ``unverified``, a live step nothing undoes is ``none``, and a file step the daemon
+    captures keeps ``available``."""
+    from annactl.ui.render_plan import summary_line
+
+    client = user_daemon.client()
+    cases = {("kill -CONT $$", "kill -CONT $$"): "unverified", ("kill -CONT $$", None): "none",
+             ("sudo kill -s CONT $$", "kill -CONT $$"): "unverified"}
+    for (command, rollback), status in cases.items():
+        annotated = _submit(client, command, rollback).annotated  # type: ignore[attr-defined]
+        assert annotated.rollback_status == status, (command, rollback, annotated.steps[0])
+        assert f"Rollback: {status}" in summary_line(annotated).plain
+    touch = _submit(client, f"touch {user_daemon.base}/made").annotated  # type: ignore[attr-defined]
+    assert touch.rollback_status == "available", touch.steps[0].reasons
+
+
 def _runtime(base: Path) -> Path:
     """A stand-in ``docker``: it changes a file in the test's tree, as a container with a
     bind mount would, from outside anything Anna captures."""
