@@ -49,6 +49,7 @@ app = typer.Typer(
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     help=HELP,
+    context_settings={"help_option_names": ["-h", "--help"]},
 )
 
 

@@ -102,6 +102,15 @@ def test_a_one_word_mistake_never_reaches_the_model(anna: Anna, word: str,
     assert anna.llm.chat_bodies() == []
 
 
+@pytest.mark.parametrize("args", [["-h"], ["status", "-h"], ["ask", "-h"], ["history", "-h"],
+                                  ["policy", "show", "-h"]])
+def test_dash_h_is_help_as_everywhere_else(anna: Anna, args: list[str]) -> None:
+    short, long = anna.run(*args), anna.run(*args[:-1], "--help")
+    assert short.returncode == long.returncode == 0, short.stderr
+    assert short.stdout == long.stdout and "Usage: annactl" in short.stdout
+    assert anna.llm.chat_bodies() == []
+
+
 def _no_trailing_blanks(text: str) -> None:
     bad = [line for line in text.splitlines() if line != line.rstrip()]
     assert not bad, bad
