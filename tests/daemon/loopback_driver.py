@@ -93,8 +93,10 @@ def main() -> int:
         raise SystemExit("run the driver as unshare -n: its addresses must not be the machine's")
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
     procs = loopback.prepare() / "cgroup.procs"
-    for address in ("192.0.2.1/32", "2001:db8::1/128"):
-        subprocess.run(["ip", "addr", "add", address, "dev", "lo"], check=True)
+    # an IPv6 address is "tentative" (bind: EADDRNOTAVAIL) until duplicate address detection
+    # ends, which can take a while on a busy machine: nodad, as a lease's address is usable
+    for address, flags in (("192.0.2.1/32", []), ("2001:db8::1/128", ["nodad"])):
+        subprocess.run(["ip", "addr", "add", address, "dev", "lo", *flags], check=True)
     listeners = {"new_v4": _bound(socket.AF_INET, ("192.0.2.1", 0)),
                  "new_v6": _bound(socket.AF_INET6, ("2001:db8::1", 0)),
                  "resolver": _bound(socket.AF_INET, ("127.0.0.53", 53))}

@@ -200,8 +200,11 @@ async def test_an_offline_answer_without_steps_then_the_models_answer(anna: Anna
                   connect=lambda: Flow(settings, DaemonClient(anna.daemon.socket)))
     try:
         async with app.run_test(size=SIZE) as pilot:
-            label = await until(pilot, lambda: next(iter(app.query("#offline-label")), None),
-                                "the offline answer's label")
+            # mount() is asynchronous: the widgets are in the DOM before they are mounted
+            label = await until(pilot, lambda: next(
+                (w for w in app.query("#offline-label").results(Static) if w.is_mounted and all(
+                    o.is_mounted for o in app.query("#offline"))), None),
+                "the offline answer and its label, mounted")
             assert "Anna's offline answer" in _text(label) and "system_status_v1" in _text(label)
             assert app.query_one("#offline", Static).is_mounted
             assert not isinstance(app.screen, ApprovalScreen) and app.status == ExitStatus.SUCCESS
