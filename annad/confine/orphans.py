@@ -8,9 +8,14 @@ signalled.
 
 from __future__ import annotations
 
+import errno
+import json
+import logging
 import os
 import signal
 from pathlib import Path
+
+log = logging.getLogger(__name__)
 
 
 def process_start_time(pid: int) -> int | None:
@@ -28,6 +33,28 @@ def process_start_time(pid: int) -> int | None:
         return int(fields[19])
     except (IndexError, ValueError):
         return None
+
+
+def record_process(path: Path, pid: int) -> None:
+    """Record a spawned step (pid and start time) at ``path`` for a restarted daemon.
+
+    A full state disk does not stop the step: the record is a few bytes written while the
+    step already runs (its output may be on the way), and failing the step for it would undo
+    a plan because another program filled the disk. It is logged instead — a daemon that dies
+    before the step ends then leaves that step to run to its end.
+    """
+    started_at = process_start_time(pid)
+    if started_at is None:
+        return
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True, mode=0o700)
+        path.write_text(json.dumps({"pid": pid, "start": started_at}))
+    except OSError as exc:
+        if exc.errno not in (errno.ENOSPC, errno.EDQUOT):
+            raise
+        path.unlink(missing_ok=True)
+        log.warning("cannot record step process %d (%s): a daemon that dies before the step "
+                    "ends does not stop it", pid, exc.strerror)
 
 
 def kill_orphan_group(pid: int, start_time: int) -> bool:

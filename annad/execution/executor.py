@@ -37,7 +37,7 @@ from annad.backups.undo import (
     undo_step,
 )
 from annad.backups.undostatus import after_failure
-from annad.confine.orphans import kill_orphan_group, process_start_time
+from annad.confine.orphans import kill_orphan_group, record_process
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
 from annad.execution import capturing, commit, rollback_capture
@@ -251,11 +251,7 @@ class Executor:
         def spawned(pid: int) -> None:
             # so a restarted daemon can stop this step if the daemon dies while it runs; no
             # fsync: a machine crash ends the process too, a daemon crash keeps page cache
-            started_at = process_start_time(pid)
-            if started_at is not None:
-                step_dir.mkdir(parents=True, exist_ok=True, mode=0o700)  # created on demand
-                (step_dir / PROCESS_FILE).write_text(json.dumps({"pid": pid,
-                                                                 "start": started_at}))
+            record_process(step_dir / PROCESS_FILE, pid)  # step_dir is created on demand
 
         if captured:
             outcome = capturing.run(capturing.StepRun(

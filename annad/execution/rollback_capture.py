@@ -19,7 +19,6 @@ that rated it at submit misses what bash resolves (``cd /etc && xz -k passwd``, 
 
 from __future__ import annotations
 
-import json
 import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
@@ -27,7 +26,7 @@ from typing import TYPE_CHECKING
 from anna_common.levels import RiskLevel
 from annad.backups.leftovers import remove_empty
 from annad.backups.manifest import printable
-from annad.confine.orphans import process_start_time
+from annad.confine.orphans import record_process
 from annad.execution import capturing, commit
 from annad.execution.judge import Approval
 from annad.execution.stepspec import StepSpec, Who
@@ -103,10 +102,7 @@ class RollbackCapture:
             "unchecked": [], "values": [], "rollback_command": None}, deep=True)
 
         def spawned(pid: int) -> None:
-            started_at = process_start_time(pid)
-            if started_at is not None:
-                (step_dir / PROCESS_FILE).write_text(json.dumps({"pid": pid,
-                                                                 "start": started_at}))
+            record_process(step_dir / PROCESS_FILE, pid)
 
         step_dir.mkdir(parents=True, exist_ok=True, mode=0o700)
         if commit.recover(directory):  # a judged commit a killed daemon left: finished

@@ -326,6 +326,29 @@ def test_plan_end_reaches_the_journal_when_the_disk_fills_while_it_runs(
     assert client.audit_verify().ok
 
 
+def test_a_full_disk_when_a_step_is_recorded_does_not_fail_the_step(
+        tmp_path: Path, caplog: pytest.LogCaptureFixture) -> None:
+    """The daemon records a spawned step's pid while the step already runs (its output may
+    be shown first): a disk filled by then is logged, never a failed and undone step (two
+    suites side by side: "the confinement failed during the run: [Errno 28]" once)."""
+    from annad.confine.orphans import record_process
+
+    with tmpfs(tmp_path / "state", size="64k") as state:
+        filler = fill(state)
+        record = state / "plan" / "0" / "process.json"
+        with caplog.at_level("WARNING", logger="annad.confine.orphans"):
+            record_process(record, os.getpid())
+        assert not record.exists()
+        assert "does not stop it" in caplog.text
+        filler.unlink()
+        record_process(record, os.getpid())
+        assert json.loads(record.read_text())["pid"] == os.getpid()
+    (tmp_path / "file").write_text("")
+    with pytest.raises(OSError) as other:  # anything but a full disk still fails the step
+        record_process(tmp_path / "file" / "process.json", os.getpid())
+    assert other.value.errno == errno.EEXIST
+
+
 def test_step_whose_change_set_does_not_fit_the_state_disk_lands_nothing(
         full_disk_daemon: RunningDaemon) -> None:
     """The plan fits when it starts (the file does not exist yet); the step writes 3 MiB,
