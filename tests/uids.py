@@ -11,10 +11,12 @@ no stale claim).
 
 from __future__ import annotations
 
+import contextlib
 import fcntl
 import os
 import pwd
 import tempfile
+from collections.abc import Iterator
 from pathlib import Path
 
 FIRST, LAST = 61000, 61999
@@ -50,3 +52,19 @@ def private_uid() -> int:
         _held[uid] = fd
         return uid
     raise RuntimeError(f"every uid from {FIRST} to {LAST} is claimed by a running test")
+
+
+@contextlib.contextmanager
+def machine_wide(name: str) -> Iterator[None]:
+    """Hold the machine-wide lock ``name`` (waiting for it) while the block runs.
+
+    For tests whose subject is the whole machine's state, such as the process table: a
+    stand-in ``hyprpaper`` of one test is in every other test's view, this suite's or a
+    second suite's beside it, so such tests take turns.
+    """
+    fd = os.open(LOCKS / f"anna-test-{name}", os.O_CREAT | os.O_RDWR | os.O_CLOEXEC, 0o600)
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX)
+        yield
+    finally:
+        os.close(fd)

@@ -16,6 +16,7 @@ from tests.pacmanfix import (  # noqa: F401 - fixtures are found by name
     pacman_root,
     synced_root,
 )
+from tests.uids import machine_wide
 
 StartProgram = Callable[[str], subprocess.Popen[bytes]]
 
@@ -38,7 +39,12 @@ def fake_program(tmp_path: Path) -> Iterator[StartProgram]:
         started.append(proc)
         return proc
 
-    yield start
-    for proc in started:
-        proc.kill()
-        proc.wait(timeout=10)
+    # the stand-ins are in every process table view on the machine: one test at a time
+    # (another worker's or another suite's swaybg was seen as running in this test)
+    with machine_wide("desktop-processes"):
+        try:
+            yield start
+        finally:
+            for proc in started:
+                proc.kill()
+                proc.wait(timeout=10)
