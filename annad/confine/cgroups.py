@@ -235,9 +235,27 @@ def prepare() -> str | None:
         return _PREPARED if isinstance(_PREPARED, str) else None
 
 
+_INIT_PID_NS = 0xEFFFFFFC
+"""The initial PID namespace's inode number (the kernel's PROC_PID_INIT_INO)."""
+
+
+def in_initial_pid_namespace() -> bool:
+    """Whether this process sees the machine's own pids: only then does a missing
+    ``/proc/PID`` mean that the daemon PID, which named a leaf, is gone. A daemon in a PID
+    namespace of its own (a container, a test's ``unshare --pid``) sees no process of a live
+    daemon's pid and would take its leaf, and the run about to join it, for a dead one's."""
+    try:
+        return Path("/proc/self/ns/pid").stat().st_ino == _INIT_PID_NS
+    except OSError:
+        return False
+
+
 def _remove_stale(hierarchies: list[_Hierarchy]) -> None:
     """Leaves a killed daemon left behind (its runs ended with it; an empty directory stays):
-    removed when the daemon that made them is gone — another daemon's are left alone."""
+    removed when the daemon that made them is gone — another daemon's are left alone, and
+    only a daemon that sees the machine's pids sweeps (:func:`in_initial_pid_namespace`)."""
+    if not in_initial_pid_namespace():
+        return
     for hierarchy in hierarchies:
         for leaf in hierarchy.base.glob(f"{RUN_PREFIX}*"):
             owner = leaf.name[len(RUN_PREFIX):].split("-", 1)[0]

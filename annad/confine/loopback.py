@@ -59,8 +59,6 @@ _BPF_PROG_LOAD, _BPF_PROG_ATTACH = 5, 8
 _CGROUP_SKB, _CGROUP_SOCK_ADDR = 8, 18
 _IFF_BROADCAST = 0x2
 _LOCK = threading.Lock()
-_INIT_PID_NS = 0xEFFFFFFC
-"""The initial PID namespace's inode number (the kernel's PROC_PID_INIT_INO)."""
 _LEAF: list[Path] = []
 _SAID: set[str] = set()
 """Why the wall could not be built, each reason logged once (not once per step)."""
@@ -183,7 +181,7 @@ def _leaf() -> Path:
         raise Unavailable(base)
     # only from the machine's own PID namespace: a daemon in another (a container, a test's
     # ``unshare --pid``) sees no process of a live daemon's pid and would take its leaf
-    sweep = Path("/proc/self/ns/pid").stat().st_ino == _INIT_PID_NS
+    sweep = cgroups.in_initial_pid_namespace()
     for stale in base.glob(f"{LEAF}*") if sweep else ():
         owner = stale.name[len(LEAF):]
         if owner.isdigit() and not Path("/proc", owner).exists():

@@ -16,6 +16,7 @@ import os
 import secrets
 import shutil
 import subprocess
+import sys
 import threading
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -282,3 +283,29 @@ def test_a_root_preview_step_can_neither_leave_its_leaf_nor_lift_its_limit() -> 
         or "pids.max: Read-only file system" in output, output
     assert f"/{cgroups.RUN_PREFIX}{os.getpid()}-" in output, output  # still in its leaf
     assert cgroups.leaves() == []
+
+
+SWEEP = """
+from annad.confine import cgroups
+print(cgroups.in_initial_pid_namespace(), cgroups.prepare())
+"""
+
+
+def test_a_daemon_in_a_pid_namespace_of_its_own_leaves_other_leaves_alone() -> None:
+    """Two suites side by side: a daemon in a PID namespace of its own saw no process of this
+    test's pid, removed its empty run leaf as a dead daemon's, and the run about to join it
+    failed ("[Errno 19] No such device" on cgroup.procs). Only a daemon that sees the
+    machine's pids sweeps now."""
+    if cgroups.prepare() is not None:
+        pytest.skip(f"no run leaves here: {cgroups.prepare()}")
+    leaf = cgroups.make_leaf(16, 64 << 20)
+    try:
+        assert cgroups.in_initial_pid_namespace()
+        done = subprocess.run(["unshare", "--pid", "--fork", "--mount-proc", sys.executable,
+                               "-c", SWEEP], capture_output=True, text=True, check=False,
+                              cwd=Path(__file__).resolve().parents[2], timeout=WAIT_S)
+        assert done.returncode == 0, done.stderr
+        assert done.stdout.split()[0] == "False", done.stdout
+        assert all(d.is_dir() for d in leaf.dirs), leaf.dirs
+    finally:
+        assert leaf.remove()
