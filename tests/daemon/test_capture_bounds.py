@@ -19,6 +19,7 @@ import pytest
 from anna_common.plan import ActionPlan
 from anna_common.risk import tiers
 from annad.execution.capture_bounds import Bounds, Watch
+from tests.daemon.test_faults import tmpfs
 from tests.daemonfix import IS_ROOT, RunningDaemon, layers_left, make_plan, running_daemon
 
 pytestmark = pytest.mark.skipif(not IS_ROOT, reason="captured steps need a root daemon")
@@ -135,18 +136,21 @@ def test_a_real_admin_task_lands_and_rolls_back(daemon: RunningDaemon, name: str
 def test_the_disk_watch_stops_a_step_only_for_what_its_own_layers_hold(tmp_path: Path) -> None:
     """The watch reads the whole state disk; another program filling that disk while a step
     runs is not the step's change. Before, such a fill refused the step as changing too much
-    (seen with two suites side by side: test_faults' filler beside a waiting step)."""
-    run_dir = tmp_path / "step-run"
-    elsewhere = tmp_path / "other-program"
-    run_dir.mkdir()
-    elsewhere.mkdir()
-    watch = Watch(run_dir, Bounds(max_files=10), None)
-    crowd = 1_100  # past the watch's entry threshold (the limit and 1,000 more)
-    for i in range(crowd):
-        (elsewhere / str(i)).touch()
-    assert not watch.check(), watch.why
-    assert watch.why is None
-    for i in range(crowd):
-        (run_dir / str(i)).touch()
-    assert watch.check()
-    assert watch.why is not None and "changes too much" in watch.why
+    (seen with two suites side by side: test_faults' filler beside a waiting step).
+    The disk is a tmpfs of the test's own: on a shared one, a suite beside it freeing
+    entries while this step makes them hid the step's growth (pair 8)."""
+    with tmpfs(tmp_path / "disk", size="8m") as disk:
+        run_dir = disk / "step-run"
+        elsewhere = disk / "other-program"
+        run_dir.mkdir()
+        elsewhere.mkdir()
+        watch = Watch(run_dir, Bounds(max_files=10), None)
+        crowd = 1_100  # past the watch's entry threshold (the limit and 1,000 more)
+        for i in range(crowd):
+            (elsewhere / str(i)).touch()
+        assert not watch.check(), watch.why
+        assert watch.why is None
+        for i in range(crowd):
+            (run_dir / str(i)).touch()
+        assert watch.check()
+        assert watch.why is not None and "changes too much" in watch.why
