@@ -54,7 +54,7 @@ CONTROLLERS = ("pids", "memory")
 DAEMON_LEAF = "anna-daemon"
 """(cgroup v2) Where the daemon moves itself so that its cgroup may have limited children."""
 RUN_PREFIX = "anna-run-"
-"""Name of every run's leaf: ``anna-run-<daemon pid>-<n>``."""
+"""Name of every run's leaf: ``anna-run-<owner>-<n>``, the owner as :func:`owner` writes it."""
 REMOVE_S = 5.0
 """How long removing a leaf may take (killing what is left in it, then ``rmdir``)."""
 _COUNTER = itertools.count(1)
@@ -239,27 +239,52 @@ _INIT_PID_NS = 0xEFFFFFFC
 """The initial PID namespace's inode number (the kernel's PROC_PID_INIT_INO)."""
 
 
-def in_initial_pid_namespace() -> bool:
-    """Whether this process sees the machine's own pids: only then does a missing
-    ``/proc/PID`` mean that the daemon PID, which named a leaf, is gone. A daemon in a PID
-    namespace of its own (a container, a test's ``unshare --pid``) sees no process of a live
-    daemon's pid and would take its leaf, and the run about to join it, for a dead one's."""
+def _pid_namespace() -> int | None:
     try:
-        return Path("/proc/self/ns/pid").stat().st_ino == _INIT_PID_NS
+        return Path("/proc/self/ns/pid").stat().st_ino
+    except OSError:
+        return None
+
+
+def in_initial_pid_namespace() -> bool:
+    """Whether this process sees the machine's own pids."""
+    return _pid_namespace() == _INIT_PID_NS
+
+
+def owner() -> str:
+    """How this daemon names itself in its leaves: its pid in the machine's own PID
+    namespace, ``ns<inode>-<pid>`` in another (a container, a test's ``unshare --pid``) —
+    the same number names two processes in two namespaces, and a sweep must tell them
+    apart (:func:`gone`)."""
+    namespace = _pid_namespace()
+    return str(os.getpid()) if namespace == _INIT_PID_NS else f"ns{namespace}-{os.getpid()}"
+
+
+def gone(name: str) -> bool:
+    """Whether the daemon that named a leaf ``name`` (an :func:`owner`) has surely ended.
+
+    Only a daemon of this PID namespace (the same ``ns`` part, none for the machine's own)
+    can be judged, and only through a ``/proc`` of this namespace: elsewhere a missing
+    ``/proc/PID`` says nothing, and taking a live daemon's just-made leaf for a dead one's
+    removed it under the run about to join it (ENODEV)."""
+    namespace, _, pid = name.rpartition("-")
+    if not pid.isdigit():
+        return False
+    ours = owner().rpartition("-")[0]
+    try:
+        own_proc = str(Path("/proc/self").readlink()) == str(os.getpid())
     except OSError:
         return False
+    return namespace == ours and own_proc and not Path("/proc", pid).exists()
 
 
 def _remove_stale(hierarchies: list[_Hierarchy]) -> None:
     """Leaves a killed daemon left behind (its runs ended with it; an empty directory stays):
-    removed when the daemon that made them is gone — another daemon's are left alone, and
-    only a daemon that sees the machine's pids sweeps (:func:`in_initial_pid_namespace`)."""
-    if not in_initial_pid_namespace():
-        return
+    removed when the daemon that made them is gone (:func:`gone`) — another daemon's are
+    left alone, whichever PID namespace it runs in."""
     for hierarchy in hierarchies:
         for leaf in hierarchy.base.glob(f"{RUN_PREFIX}*"):
-            owner = leaf.name[len(RUN_PREFIX):].split("-", 1)[0]
-            if owner.isdigit() and not Path("/proc", owner).exists():
+            if gone(leaf.name[len(RUN_PREFIX):].rpartition("-")[0]):
                 Leaf((leaf,)).remove()
 
 
@@ -269,7 +294,7 @@ def make_leaf(processes: int, memory: int) -> Leaf:
     if why is not None:
         raise Unavailable(why)
     assert isinstance(_PREPARED, list)
-    name = f"{RUN_PREFIX}{os.getpid()}-{next(_COUNTER)}"
+    name = f"{RUN_PREFIX}{owner()}-{next(_COUNTER)}"
     made: list[Path] = []
     written: set[str] = set()
     try:
@@ -370,7 +395,7 @@ def leaves() -> list[Path]:
     """This daemon's run leaves that exist now (tests and diagnostics)."""
     if not isinstance(_PREPARED, list):
         return []
-    return sorted(p for h in _PREPARED for p in h.base.glob(f"{RUN_PREFIX}{os.getpid()}-*"))
+    return sorted(p for h in _PREPARED for p in h.base.glob(f"{RUN_PREFIX}{owner()}-*"))
 
 
 def v2_directory() -> Path | str:

@@ -53,7 +53,8 @@ __all__ = ["MAX_ADDRESSES", "Unavailable", "load", "own_addresses", "prepare", "
 log = logging.getLogger(__name__)
 
 LEAF = "anna-capture-net-"
-"""Name of this daemon's leaf (``anna-capture-net-<pid>``), beneath its own cgroup v2."""
+"""Name of this daemon's leaf (``anna-capture-net-<owner>``, :func:`annad.confine.cgroups.owner`),
+beneath its own cgroup v2."""
 _SYS_BPF = {"x86_64": 321, "aarch64": 280, "riscv64": 280, "armv7l": 386, "i686": 357}
 _BPF_PROG_LOAD, _BPF_PROG_ATTACH = 5, 8
 _CGROUP_SKB, _CGROUP_SOCK_ADDR = 8, 18
@@ -179,17 +180,13 @@ def _leaf() -> Path:
     base = cgroups.v2_directory()
     if isinstance(base, str):
         raise Unavailable(base)
-    # only from the machine's own PID namespace: a daemon in another (a container, a test's
-    # ``unshare --pid``) sees no process of a live daemon's pid and would take its leaf
-    sweep = cgroups.in_initial_pid_namespace()
-    for stale in base.glob(f"{LEAF}*") if sweep else ():
-        owner = stale.name[len(LEAF):]
-        if owner.isdigit() and not Path("/proc", owner).exists():
+    for stale in base.glob(f"{LEAF}*"):
+        if cgroups.gone(stale.name[len(LEAF):]):
             try:
                 stale.rmdir()
             except OSError as exc:
                 log.warning("cannot remove the stale cgroup %s: %s", stale, exc.strerror)
-    directory = base / f"{LEAF}{os.getpid()}"
+    directory = base / f"{LEAF}{cgroups.owner()}"
     directory.mkdir(exist_ok=True)
     _LEAF.append(directory)
     atexit.register(_remove, directory)

@@ -14,6 +14,7 @@ import contextlib
 import json
 import os
 import secrets
+import select
 import shutil
 import subprocess
 import sys
@@ -294,8 +295,8 @@ print(cgroups.in_initial_pid_namespace(), cgroups.prepare())
 def test_a_daemon_in_a_pid_namespace_of_its_own_leaves_other_leaves_alone() -> None:
     """Two suites side by side: a daemon in a PID namespace of its own saw no process of this
     test's pid, removed its empty run leaf as a dead daemon's, and the run about to join it
-    failed ("[Errno 19] No such device" on cgroup.procs). Only a daemon that sees the
-    machine's pids sweeps now."""
+    failed ("[Errno 19] No such device" on cgroup.procs). A sweep judges only the leaves of
+    its own PID namespace now."""
     if cgroups.prepare() is not None:
         pytest.skip(f"no run leaves here: {cgroups.prepare()}")
     leaf = cgroups.make_leaf(16, 64 << 20)
@@ -309,3 +310,56 @@ def test_a_daemon_in_a_pid_namespace_of_its_own_leaves_other_leaves_alone() -> N
         assert all(d.is_dir() for d in leaf.dirs), leaf.dirs
     finally:
         assert leaf.remove()
+
+
+NESTED = """
+import select, sys
+from annad.confine import cgroups
+why = cgroups.prepare()
+if why is not None:
+    print("unavailable", why, flush=True)
+    sys.exit(0)
+leaf = cgroups.make_leaf(16, 64 << 20)
+mine = cgroups.owner()
+namespace = mine.rpartition("-")[0]
+print(mine, cgroups.gone(mine), cgroups.gone(namespace + "-77"), cgroups.gone(sys.argv[1]),
+      *leaf.dirs, flush=True)
+select.select([sys.stdin], [], [], float(sys.argv[2]))
+print(leaf.remove(), flush=True)
+"""
+
+
+def test_a_daemon_in_another_pid_namespace_keeps_its_leaves_from_the_machines_sweep() -> None:
+    """The other way round: a daemon in the machine's own PID namespace read a contained
+    daemon's pid (a number of its namespace) against the machine's /proc, and where no such
+    process ran took the live daemon's leaf for a dead one's. A leaf names its daemon's PID
+    namespace now; each sweep judges its own namespace's leaves, by its own /proc."""
+    if cgroups.prepare() is not None:
+        pytest.skip(f"no run leaves here: {cgroups.prepare()}")
+    dead = next(pid for pid in range(os.getpid() % 20000 + 10000, 32768)
+                if not Path(f"/proc/{pid}").exists())
+    assert cgroups.owner() == str(os.getpid())
+    assert cgroups.gone(str(dead)), "a dead pid of this namespace is gone"
+    assert not cgroups.gone(str(os.getpid()))
+    nested = subprocess.Popen(["unshare", "--pid", "--fork", "--mount-proc", sys.executable,
+                               "-c", NESTED, str(os.getpid()), str(WAIT_S)],
+                              stdin=subprocess.PIPE, stdout=subprocess.PIPE, text=True,
+                              cwd=Path(__file__).resolve().parents[2])
+    assert nested.stdin is not None and nested.stdout is not None
+    try:
+        wait_until(lambda: select.select([nested.stdout], [], [], 0)[0] != [],
+                   what="the contained daemon's leaf")
+        mine, alive, other_gone, host_gone, *dirs = nested.stdout.readline().split()
+        assert mine.startswith("ns") and mine.endswith("-1"), mine
+        assert (alive, other_gone, host_gone) == ("False", "True", "False")
+        assert dirs and all(f"/{cgroups.RUN_PREFIX}{mine}-" in d for d in dirs), dirs
+        # its pid, 1, and a dead one of the machine's: neither is this namespace's daemon
+        assert not cgroups.gone(mine)
+        assert not cgroups.gone(f"{mine.rpartition('-')[0]}-{dead}")
+        assert isinstance(cgroups._PREPARED, list)
+        cgroups._remove_stale(cgroups._PREPARED)  # the sweep a start runs
+        assert all(Path(d).is_dir() for d in dirs), dirs
+    finally:
+        nested.stdin.close()
+        nested.wait(timeout=WAIT_S)
+    assert nested.stdout.read().split() == ["True"]

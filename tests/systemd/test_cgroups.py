@@ -27,7 +27,8 @@ PROCESSES = 256
 MEMORY = 1024 ** 3
 """RunLimits().run_memory: their memory cap."""
 UNIT = "/system.slice/annad.service"
-LEAF = re.compile(rf"^\d+:(pids|memory|):{re.escape(UNIT)}/anna-run-(\d+)-(\d+)$", re.M)
+LEAF = re.compile(rf"^\d+:(pids|memory|):{re.escape(UNIT)}/anna-run-(ns\d+-)?(\d+)-(\d+)$",
+                  re.M)
 """A line of /proc/self/cgroup in a run's leaf (v1 pids or memory, or the v2 unified one)."""
 
 
@@ -118,7 +119,9 @@ def test_a_capless_root_check_runs_in_a_leaf_with_its_limits(machine: Container)
     try:
         leaves = check.leaves()
         assert len({leaf.rsplit("/", 1)[1] for leaf in leaves}) == 1, leaves
-        assert leaves[0].rsplit("/", 1)[1].startswith(f"anna-run-{_main_pid(machine)}-")
+        # annad in the container's PID namespace: its leaves name the namespace and its pid
+        assert re.fullmatch(rf"anna-run-ns\d+-{_main_pid(machine)}-\d+",
+                            leaves[0].rsplit("/", 1)[1]), leaves
         limits = {}
         for leaf in leaves:
             for name in ("pids.max", "memory.limit_in_bytes", "memory.max"):
