@@ -190,8 +190,7 @@ def kill_left_steps(daemon: RunningDaemon) -> list[int]:
     otherwise leave the step looping for the rest of the run. Then any process still
     running with the daemon's HOME: a daemon killed between spawning a step and recording
     its pid leaves no record (seen once in ~30 runs of those tests)."""
-    from annad.confine.orphans import kill_orphan_group
-    from annad.execution.executor import PROCESS_FILE
+    from annad.confine.orphans import PROCESS_FILE, kill_orphan_group
 
     killed = []
     for path in daemon.base.rglob(PROCESS_FILE):

@@ -18,6 +18,11 @@ from pathlib import Path
 log = logging.getLogger(__name__)
 
 
+PROCESS_FILE = "process.json"
+"""In a step's backup dir: the pid and start time of its running process (a step's, or its
+rollback command's), written by :func:`record_process`, read by the executor's orphan sweep."""
+
+
 def process_start_time(pid: int) -> int | None:
     """A process's start time (clock ticks since boot, ``/proc/PID/stat`` field 22), or None.
 

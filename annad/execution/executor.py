@@ -37,7 +37,7 @@ from annad.backups.undo import (
     undo_step,
 )
 from annad.backups.undostatus import after_failure
-from annad.confine.orphans import kill_orphan_group, record_process
+from annad.confine.orphans import PROCESS_FILE, kill_orphan_group, record_process
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
 from annad.execution import capturing, commit, rollback_capture
@@ -62,10 +62,6 @@ if TYPE_CHECKING:
     from annad.journal.store import Journal
 
 log = logging.getLogger(__name__)
-
-PROCESS_FILE = "process.json"
-"""In a step's backup dir: pid and start time of its running process."""
-
 
 @dataclass
 class _Failure:

@@ -26,7 +26,7 @@ from typing import TYPE_CHECKING
 from anna_common.levels import RiskLevel
 from annad.backups.leftovers import remove_empty
 from annad.backups.manifest import printable
-from annad.confine.orphans import record_process
+from annad.confine.orphans import PROCESS_FILE, record_process
 from annad.execution import capturing, commit
 from annad.execution.judge import Approval
 from annad.execution.stepspec import StepSpec, Who
@@ -44,9 +44,6 @@ if TYPE_CHECKING:
 
 DIRECTORY = "rollback"
 """In a step's backup dir: where its rollback command's capture and commit record live."""
-PROCESS_FILE = "process.json"
-"""In the step's backup dir: the running rollback command's pid and start time (the name
-the executor's orphan sweep reads)."""
 
 
 @dataclass(frozen=True)
