@@ -42,6 +42,8 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
+from annad.confine.leafowner import gone, owner
+
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
@@ -233,49 +235,6 @@ def prepare() -> str | None:
             if isinstance(_PREPARED, list):
                 _remove_stale(_PREPARED)
         return _PREPARED if isinstance(_PREPARED, str) else None
-
-
-_INIT_PID_NS = 0xEFFFFFFC
-"""The initial PID namespace's inode number (the kernel's PROC_PID_INIT_INO)."""
-
-
-def _pid_namespace() -> int | None:
-    try:
-        return Path("/proc/self/ns/pid").stat().st_ino
-    except OSError:
-        return None
-
-
-def in_initial_pid_namespace() -> bool:
-    """Whether this process sees the machine's own pids."""
-    return _pid_namespace() == _INIT_PID_NS
-
-
-def owner() -> str:
-    """How this daemon names itself in its leaves: its pid in the machine's own PID
-    namespace, ``ns<inode>-<pid>`` in another (a container, a test's ``unshare --pid``) —
-    the same number names two processes in two namespaces, and a sweep must tell them
-    apart (:func:`gone`)."""
-    namespace = _pid_namespace()
-    return str(os.getpid()) if namespace == _INIT_PID_NS else f"ns{namespace}-{os.getpid()}"
-
-
-def gone(name: str) -> bool:
-    """Whether the daemon that named a leaf ``name`` (an :func:`owner`) has surely ended.
-
-    Only a daemon of this PID namespace (the same ``ns`` part, none for the machine's own)
-    can be judged, and only through a ``/proc`` of this namespace: elsewhere a missing
-    ``/proc/PID`` says nothing, and taking a live daemon's just-made leaf for a dead one's
-    removed it under the run about to join it (ENODEV)."""
-    namespace, _, pid = name.rpartition("-")
-    if not pid.isdigit():
-        return False
-    ours = owner().rpartition("-")[0]
-    try:
-        own_proc = str(Path("/proc/self").readlink()) == str(os.getpid())
-    except OSError:
-        return False
-    return namespace == ours and own_proc and not Path("/proc", pid).exists()
 
 
 def _remove_stale(hierarchies: list[_Hierarchy]) -> None:

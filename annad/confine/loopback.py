@@ -44,7 +44,7 @@ import struct
 import threading
 from pathlib import Path
 
-from annad.confine import cgroups
+from annad.confine import cgroups, leafowner
 from annad.confine.loopback_bpf import ATTACH, MAX_ADDRESSES, Unavailable, programs
 
 __all__ = ["MAX_ADDRESSES", "Unavailable", "load", "own_addresses", "prepare", "programs",
@@ -53,7 +53,7 @@ __all__ = ["MAX_ADDRESSES", "Unavailable", "load", "own_addresses", "prepare", "
 log = logging.getLogger(__name__)
 
 LEAF = "anna-capture-net-"
-"""Name of this daemon's leaf (``anna-capture-net-<owner>``, :func:`annad.confine.cgroups.owner`),
+"""Name of this daemon's leaf (``anna-capture-net-<owner>``, :func:`annad.confine.leafowner.owner`),
 beneath its own cgroup v2."""
 _SYS_BPF = {"x86_64": 321, "aarch64": 280, "riscv64": 280, "armv7l": 386, "i686": 357}
 _BPF_PROG_LOAD, _BPF_PROG_ATTACH = 5, 8
@@ -181,12 +181,12 @@ def _leaf() -> Path:
     if isinstance(base, str):
         raise Unavailable(base)
     for stale in base.glob(f"{LEAF}*"):
-        if cgroups.gone(stale.name[len(LEAF):]):
+        if leafowner.gone(stale.name[len(LEAF):]):
             try:
                 stale.rmdir()
             except OSError as exc:
                 log.warning("cannot remove the stale cgroup %s: %s", stale, exc.strerror)
-    directory = base / f"{LEAF}{cgroups.owner()}"
+    directory = base / f"{LEAF}{leafowner.owner()}"
     directory.mkdir(exist_ok=True)
     _LEAF.append(directory)
     atexit.register(_remove, directory)
