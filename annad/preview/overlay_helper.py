@@ -28,6 +28,7 @@ Any failure before the first step is reported as ``E:reason``; nothing falls bac
 from __future__ import annotations
 
 import base64
+import contextlib
 import fnmatch
 import hashlib
 import json
@@ -112,6 +113,11 @@ def _run_step(step: Step, walled: Walled, status_fd: int, cap: int) -> tuple[int
             os.execve(BASH, [BASH, "--noprofile", "--norc", "-c", step.command],  # noqa: S606
                       step.env)
         except BaseException as exc:
+            # in the step's output, which the preview shows: status 125 alone said nothing
+            # (pair 11 saw one, its reason lost)
+            with contextlib.suppress(OSError):
+                os.write(out_w, f"anna: the step could not start: {exc}\n".encode(
+                    "utf-8", "replace"))
             os.write(status_fd, f"E:{exc}".encode())
             os._exit(EXIT_REFUSED)
     os.close(out_w)

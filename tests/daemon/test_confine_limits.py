@@ -133,3 +133,16 @@ def test_the_process_cap_counts_what_the_owner_already_runs(home: Path) -> None:
             proc.kill()
         for proc in busy:
             proc.wait()
+
+
+def test_a_preview_step_that_cannot_start_says_why(home: Path) -> None:
+    """A step whose start fails in the helper (here an environment value execve refuses)
+    ended with status 125 and nothing else; the reason is now in its output, which the
+    preview shows."""
+    spec = json.loads(_spec(NOBODY, "echo ran", home))
+    spec["steps"][0]["env"]["BAD"] = "a\x00b"
+    preview, report = run_overlay(json.dumps(spec), timeout=30, max_output=4096)
+    assert preview.error is None, preview.error
+    step = json.loads(report.splitlines()[0])
+    assert step["exit"] == 125, step
+    assert "the step could not start" in step["output"] and "null" in step["output"], step
