@@ -94,8 +94,18 @@ class GatedCheck:
                                           stderr=subprocess.PIPE, text=True)
 
     def leaves(self) -> list[str]:
-        """The run's leaf (a directory per hierarchy with the controllers), once it is made."""
-        return wait_until(lambda: _leaves(self.machine), "the check's leaf",
+        """The run's leaf (a directory per hierarchy with the controllers), once the run is
+        in it: annad makes the directories one hierarchy after another, all before the run
+        joins any (pair 11 read the pids one alone, the memory one not made yet)."""
+
+        def joined() -> list[str]:
+            found = _leaves(self.machine)
+            if not any(self.machine.run(["cat", f"{leaf}/cgroup.procs"]).stdout.strip()
+                       for leaf in found):
+                return []
+            return _leaves(self.machine)
+
+        return wait_until(joined, "the check's leaf, joined",
                           saw=lambda: self.machine.run(["find", "/sys/fs/cgroup", "-maxdepth",
                                                         "6", "-path", f"*{UNIT}*"]).stdout)
 
