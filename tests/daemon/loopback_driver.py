@@ -9,6 +9,15 @@ does, and sends to each: the ``connect``/``sendmsg`` hooks do not know the new a
 the egress program sees the packets leave by ``lo`` and drops them. Prints one JSON object:
 the errno of each send (0: sent) and whether each listener got a datagram.
 
+``loopback_driver.py dnat``: the machine's own firewall rewrites a packet to an address
+elsewhere into one to this machine (``nat OUTPUT`` DNAT to 127.0.0.1 and ``::1``; the
+addresses elsewhere are routed out of a veth link). The ``connect``/``sendmsg`` hooks see
+the address elsewhere and let it pass; the egress program sees the rewritten packet leave
+by ``lo`` and drops it. A child outside the leaf shows the rewrite reaches the listeners;
+one in the leaf sends UDP and connects TCP (non-blocking: over ``lo`` a handshake is done
+when ``connect`` returns, as the child outside shows). Prints, per child, the errnos, the
+TCP state and what the listeners got.
+
 Then the capture's own join (:func:`annad.confine.capture_walls.wall_network`) twice: into
 the wall's leaf, and into a bare leaf with no program (a wall the kernel does not run, as
 with v1 ``net_cls`` in use): the first stays walled (a UDP ``connect`` to 127.0.0.1 is
@@ -87,11 +96,101 @@ def _joined(procs: Path) -> int:
     return 0
 
 
+ELSEWHERE = {"v4": ("198.51.100.7", "127.0.0.1"), "v6": ("2001:db8:100::7", "::1")}
+"""Per family: the address elsewhere a step sends to, and the local one DNAT makes it."""
+_TCP_STATES = {1: "established", 2: "syn_sent"}
+
+
+def _rewrite_elsewhere(ports: dict[str, int]) -> None:
+    """Route the addresses elsewhere out of a veth link; DNAT them (port 7777) to the local
+    address, at the family's port of ``ports``."""
+    for argv in (["ip", "link", "add", "anna0", "type", "veth", "peer", "name", "anna1"],
+                 ["ip", "addr", "add", "10.200.0.1/24", "dev", "anna0"],
+                 ["ip", "addr", "add", "fd00:200::1/64", "dev", "anna0", "nodad"],
+                 ["ip", "link", "set", "anna0", "up"], ["ip", "link", "set", "anna1", "up"],
+                 ["ip", "route", "add", "198.51.100.0/24", "via", "10.200.0.2"],
+                 ["ip", "-6", "route", "add", "2001:db8:100::/64", "via", "fd00:200::2"]):
+        subprocess.run(argv, check=True)
+    for tool, name in (("iptables", "v4"), ("ip6tables", "v6")):
+        far, near = ELSEWHERE[name]
+        target = f"{near}:{ports[name]}" if name == "v4" else f"[{near}]:{ports[name]}"
+        for proto in ("udp", "tcp"):
+            done = subprocess.run([tool, "-t", "nat", "-A", "OUTPUT", "-d", far, "-p", proto,
+                                   "--dport", "7777", "-j", "DNAT", "--to-destination", target],
+                                  capture_output=True, text=True, check=False)
+            if done.returncode != 0:
+                raise SystemExit(f"no nat table here: {tool}: {done.stderr.strip()}")
+
+
+def _reach_elsewhere(procs: Path | None) -> dict[str, object]:
+    """In the child: join the leaf (unless None), send UDP to and connect TCP to each
+    address elsewhere; the errno of each send and connect and the TCP state after it."""
+    if procs is not None:
+        fd = os.open(procs, os.O_WRONLY)
+        os.write(fd, b"0")
+        os.close(fd)
+    out: dict[str, object] = {}
+    for name, (far, _) in ELSEWHERE.items():
+        family = socket.AF_INET if name == "v4" else socket.AF_INET6
+        try:
+            socket.socket(family, socket.SOCK_DGRAM).sendto(b"hi", (far, 7777))
+            out[f"udp_{name}"] = 0
+        except OSError as exc:
+            out[f"udp_{name}"] = exc.errno or -1
+        sock = socket.socket(family, socket.SOCK_STREAM)
+        sock.setblocking(False)
+        out[f"tcp_{name}"] = sock.connect_ex((far, 7777))
+        state = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0]
+        out[f"tcp_state_{name}"] = _TCP_STATES.get(state, state)
+        sock.close()
+    return out
+
+
+def _got(listeners: dict[str, socket.socket]) -> dict[str, bool]:
+    """Which listeners got something (a datagram, a connection), each emptied."""
+    got = {}
+    for name, sock in listeners.items():
+        try:
+            if sock.type == socket.SOCK_STREAM:
+                sock.accept()[0].close()
+            else:
+                sock.recv(64)
+            got[name] = True
+        except BlockingIOError:
+            got[name] = False
+    return got
+
+
+def dnat() -> int:
+    """Listeners on 127.0.0.1 and ``::1``, the rewrite, one child outside the leaf and one in
+    it; print what each did and what the listeners got."""
+    listeners: dict[str, socket.socket] = {}
+    for name, (_, near) in ELSEWHERE.items():
+        family = socket.AF_INET if name == "v4" else socket.AF_INET6
+        udp = _bound(family, (near, 0))
+        tcp = socket.socket(family, socket.SOCK_STREAM)
+        tcp.bind((near, udp.getsockname()[1]))
+        tcp.listen(8)
+        tcp.setblocking(False)
+        listeners |= {f"udp_{name}": udp, f"tcp_{name}": tcp}
+    _rewrite_elsewhere({name: listeners[f"udp_{name}"].getsockname()[1] for name in ELSEWHERE})
+    procs = loopback.prepare() / "cgroup.procs"
+    outside = _in_child(lambda: _reach_elsewhere(None))
+    outside_got = _got(listeners)
+    inside = _in_child(lambda: _reach_elsewhere(procs))
+    inside_got = _got(listeners)
+    print(json.dumps({"outside": outside, "outside_got": outside_got, "inside": inside,
+                      "inside_got": inside_got}))
+    return 0
+
+
 def main() -> int:
     """Build the wall, add the addresses, send from the leaf; print what happened."""
     if os.readlink("/proc/self/ns/net") == os.readlink(f"/proc/{os.getppid()}/ns/net"):
         raise SystemExit("run the driver as unshare -n: its addresses must not be the machine's")
     subprocess.run(["ip", "link", "set", "lo", "up"], check=True)
+    if sys.argv[1:] == ["dnat"]:
+        return dnat()
     procs = loopback.prepare() / "cgroup.procs"
     # an IPv6 address is "tentative" (bind: EADDRNOTAVAIL) until duplicate address detection
     # ends, which can take a while on a busy machine: nodad, as a lease's address is usable

@@ -2,8 +2,9 @@
 
 tests/daemon/test_capture_escapes.py runs probes through the real capture; here the wall's
 backstop is shown on its own (tests/daemon/loopback_driver.py, in a network namespace of its
-own): packets to an address this machine got after the programs were built leave by the
-loopback device and are dropped, while the stub resolver's port 53 still answers.
+own): packets to an address this machine got after the programs were built, and packets the
+machine's own firewall rewrites to a local address, leave by the loopback device and are
+dropped, while the stub resolver's port 53 still answers.
 """
 
 from __future__ import annotations
@@ -11,6 +12,7 @@ from __future__ import annotations
 import errno
 import json
 import os
+import shutil
 import subprocess
 import sys
 
@@ -35,6 +37,27 @@ def test_an_address_added_after_the_wall_was_built_is_still_walled() -> None:
     # an unconnected sendto: the program read the port from the packet, not the socket
     assert report["sent"]["resolver"] == 0, report
     assert report["received"]["resolver"]
+
+
+@pytest.mark.skipif(not IS_ROOT, reason="loading cgroup BPF needs root")
+@pytest.mark.skipif(not (shutil.which("iptables") and shutil.which("ip6tables")),
+                    reason="no iptables here (.ci/run installs it)")
+def test_a_packet_the_firewall_rewrites_to_this_machine_is_walled() -> None:
+    # nat OUTPUT DNAT from an address elsewhere to 127.0.0.1 / ::1: the connect and sendmsg
+    # hooks see the address elsewhere; the egress program sees the packet leave by lo
+    done = subprocess.run(["unshare", "-n", sys.executable, str(DRIVER), "dnat"],
+                          capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout.splitlines()[-1])
+    # outside the leaf the rewrite reaches the listeners, the handshake done at once
+    assert all(report["outside_got"].values()), report
+    for family in ("v4", "v6"):
+        assert report["outside"][f"udp_{family}"] == 0, report
+        assert report["outside"][f"tcp_state_{family}"] == "established", report
+        # in the leaf: the datagram refused, the handshake never done, nothing arrives
+        assert report["inside"][f"udp_{family}"] == errno.EPERM, report
+        assert report["inside"][f"tcp_state_{family}"] == "syn_sent", report
+    assert not any(report["inside_got"].values()), report
 
 
 @pytest.mark.skipif(not IS_ROOT, reason="loading cgroup BPF needs root")
