@@ -328,6 +328,38 @@ def make_plan(steps: list[tuple[str, str, str]], *, rollback: dict[str, str] | N
     }
 
 
+@contextlib.contextmanager
+def netns_root_daemon(program: str) -> Iterator[RunningDaemon]:
+    """A started root daemon in a network namespace of its own (``unshare -n``): what its
+    live steps change in the network is that namespace's, never the machine's. Skips the
+    test without root or ``program``."""
+    if not IS_ROOT or shutil.which(program) is None:
+        pytest.skip(f"needs root and {program}")
+    daemon = new_daemon(user_mode=False)
+    daemon.argv = ["unshare", "-n", *daemon.argv]
+    try:
+        yield daemon.start()
+    finally:
+        stop_and_remove(daemon)
+
+
+def run_and_roll_back(client: DaemonClient, command: str, rollback: str | None) -> Any:
+    """Submit a one-step plan (``command``, its ``rollback`` command if any), run it to
+    success, roll it back; the RollbackResponse."""
+    from anna_common.plan import ActionPlan
+    from anna_common.risk import tiers
+
+    response = client.submit(ActionPlan.model_validate(make_plan(
+        [("s", command, "MEDIUM")], rollback={"s": rollback} if rollback else None)))
+    annotated = response.annotated
+    high = annotated.final_risk == "HIGH"
+    events = list(client.execute(response.plan_id, response.digest, confirmed=True,
+                                 high_confirmed=high,
+                                 confirm_word=tiers.plan_word(annotated) if high else None))
+    assert events[-1].status == "succeeded", [(e.type, e.message, e.output) for e in events]
+    return client.rollback(response.plan_id, confirm_word=tiers.rollback_word(annotated))
+
+
 def http(socket: Path, method: str, path: str, body: Any = None,
          headers: dict[str, str] | None = None, raw: bytes | None = None) -> tuple[int, Any]:
     """One raw HTTP request over the socket: (status, parsed JSON or text)."""

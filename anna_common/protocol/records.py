@@ -164,7 +164,8 @@ class UndoResult(BaseModel):
     is not as it was before the plan: the plan ends ``rollback_incomplete``), ``unverified``
     (a live program's effect, undone by the plan's rollback command that Anna cannot check:
     the plan ends ``rollback_unverified`` when it is ``ok``), ``live_state`` (a recorded
-    value of the running system, a sysctl key or a desktop setting, put back and read again),
+    value of the running system, a sysctl key or a desktop setting, put back and read again;
+    or the network configuration, read again and compared, never written back),
     ``packages_checked`` (the package database, read again after the package undo, differs
     from before the step)."""
     target: str = ""

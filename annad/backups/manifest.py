@@ -183,15 +183,17 @@ class UnitState(BaseModel):
 
 
 class ValueState(BaseModel):
-    """A live value before the step: a kernel parameter or a desktop setting
-    (:mod:`annad.execution.prestate_values`)."""
+    """A live value before the step: a kernel parameter, a desktop setting
+    (:mod:`annad.execution.prestate_values`) or the network configuration
+    (:mod:`annad.execution.prestate_net`)."""
 
     model_config = _MODEL
 
-    kind: Literal["sysctl", "gsettings"]
-    """Which program reads and writes it."""
+    kind: Literal["sysctl", "gsettings", "ip"]
+    """Which program reads and writes it (``ip``: read only, never written back)."""
     key: list[str]
-    """``[KEY]`` for sysctl; ``[--schemadir DIR…, SCHEMA, KEY]`` for gsettings."""
+    """``[KEY]`` for sysctl; ``[--schemadir DIR…, SCHEMA, KEY]`` for gsettings;
+    ``["network"]`` for ip."""
     env: dict[str, str] = Field(default_factory=dict)
     """The step's own variables choosing the store (``GSETTINGS_BACKEND``…)."""
     user: bool

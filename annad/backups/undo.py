@@ -173,9 +173,14 @@ def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
     for unit in reversed(manifest.units):
         results.append(_undo_unit(manifest, unit, env.runner, env.session))
     for value in reversed(manifest.values):
-        ok, message = restore_value(env.runner, value, identity=identity_of(manifest),
-                                    env=dict(env.session or manifest.session))
-        results.append(_result(manifest, "live_state", " ".join(value.key[-2:]), ok, message))
+        found = restore_value(env.runner, value, identity=identity_of(manifest),
+                              env=dict(env.session or manifest.session))
+        name = " ".join(value.key[-2:])
+        results.append(_result(manifest, "live_state", name, found.ok, found.message))
+        if found.differs:  # read again and not as before: the undo is incomplete there
+            results.append(_result(manifest, "verify", name, False,
+                                   f"{name} is not as it was before the plan after the undo "
+                                   f"({ErrorCode.ROLLBACK_INCOMPLETE})"))
     return results
 
 

@@ -9,16 +9,19 @@ prefix (so it reads the very store the step writes). Undo runs the plan's rollba
 first, then reads each value again: one that is not as before is written back, and read once
 more; the result says what was found, and fails when the value still differs. A call Anna
 cannot read exactly (a key only known at run time, ``sysctl -p FILE``, ``--system``,
-``gsettings reset-recursively``) is not typed: it stays a live program whose undo is
+``gsettings reset-recursively``) is not typed; ``ip`` calls on the network configuration are
+read and compared, never written back (:mod:`annad.execution.prestate_net`); a call Anna
+cannot read exactly is not typed: it stays a live program whose undo is
 unverified (:func:`annad.execution.prestate.untyped_live`).
 """
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, NamedTuple, Protocol
 
 from annad.backups.backup import BackupRefused
 from annad.backups.manifest import ValueState
+from annad.execution import prestate_net
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
@@ -51,6 +54,8 @@ def value_calls(cmd: SimpleCommand) -> list[ValueState] | None:
         return _sysctl(cmd)
     if cmd.program == "gsettings":
         return _gsettings(cmd)
+    if prestate_net.ip_call(cmd):
+        return [ValueState(kind="ip", key=["network"], user=False, before="")]
     return None
 
 
@@ -115,12 +120,29 @@ def _write_argv(state: ValueState, value: str) -> list[str]:
 def read_value(runner: HelperRunner, state: ValueState, *, identity: Identity | None,
                env: Mapping[str, str]) -> str:
     """The value now; :class:`BackupRefused` when it cannot be read."""
+    if state.kind == "ip":
+        return _read_network(runner)
     result = runner.run_argv(_read_argv(state), timeout=30, identity=identity,
                              env={**env, **state.env})
     if not result.ok:
         raise BackupRefused(f"cannot read {' '.join(state.key[-2:])}: "
                             + (result.error or result.output.strip()[-300:]))
     return result.output.rstrip("\n")
+
+
+def _read_network(runner: HelperRunner) -> str:
+    outputs = []
+    for argv in prestate_net.READ_ARGVS:
+        result = runner.run_argv(argv, timeout=30, max_output=8 * 1024 * 1024)
+        if not result.ok or result.truncated:
+            raise BackupRefused("cannot read the network configuration: " + " ".join(argv)
+                                + ": " + (result.error or result.output.strip()[-300:]
+                                          or "its listing is too long"))
+        outputs.append(result.output)
+    try:
+        return prestate_net.canonical(outputs)
+    except ValueError as exc:
+        raise BackupRefused(f"cannot read the network configuration: {exc}") from None
 
 
 def value_states(calls: list[SimpleCommand], runner: HelperRunner, *,
@@ -141,22 +163,48 @@ def value_states(calls: list[SimpleCommand], runner: HelperRunner, *,
     return states
 
 
+class Restored(NamedTuple):
+    """What undo found of one value."""
+
+    ok: bool
+    """It is as before the plan."""
+    message: str
+    differs: bool = False
+    """It was read and is not as before (rather than: it could not be read or written)."""
+
+
 def restore_value(runner: HelperRunner, state: ValueState, *, identity: Identity | None,
-                  env: Mapping[str, str]) -> tuple[bool, str]:
-    """Put ``state`` back when it differs, then read it again: (as before, what was found)."""
+                  env: Mapping[str, str]) -> Restored:
+    """Put ``state`` back when it differs (never a network configuration: that is only
+    compared), then read it again."""
     who = identity if state.user else None
     env = env if state.user else {}
     name = " ".join(state.key[-2:]) if state.kind == "gsettings" else state.key[0]
     try:
         now = read_value(runner, state, identity=who, env=env)
+        if state.kind == "ip":
+            return _compare_network(state.before, now)
         if now == state.before:
-            return True, f"{name} is {state.before!r}, as before the plan"
+            return Restored(True, f"{name} is {state.before!r}, as before the plan")
         run = runner.run_argv(_write_argv(state, state.before), timeout=30, identity=who,
                               env={**env, **state.env})
         again = read_value(runner, state, identity=who, env=env)
     except BackupRefused as exc:
-        return False, str(exc)
+        return Restored(False, str(exc))
     if again == state.before:
-        return True, f"{name} put back to {state.before!r} (it was {now!r}) and read again"
+        return Restored(True, f"{name} put back to {state.before!r} (it was {now!r}) and "
+                        "read again")
     why = "" if run.ok else f" (writing it failed: {(run.error or run.output)[-200:]})"
-    return False, (f"{name} is {again!r}, not {state.before!r} as before the plan{why}")
+    return Restored(False, f"{name} is {again!r}, not {state.before!r} as before the plan{why}",
+                    differs=True)
+
+
+def _compare_network(before: str, now: str) -> Restored:
+    """The network configuration after the undo against before the step (never written
+    back: see :mod:`annad.execution.prestate_net`)."""
+    if now == before:
+        return Restored(True, "the network configuration (links, addresses, routes, rules) "
+                        "is as before the plan, read again")
+    return Restored(False, "the network configuration is not as before the plan, and Anna "
+                    "does not write it back by itself: "
+                    + prestate_net.differences(before, now), differs=True)

@@ -213,7 +213,7 @@ def test_a_pip_install_is_captured_and_undone_byte_exact(user_daemon: RunningDae
 
 
 UNTYPED = [
-    ("ip addr add 10.0.0.1/24 dev lo", ["ip"]), ("sudo ip link set lo up", ["ip"]),
+    ("ip -n other addr add 10.0.0.1/24 dev lo", ["ip"]), ("sudo ip neigh flush all", ["ip"]),
     ("nmcli connection up x", ["nmcli"]), ("kill -HUP 1", ["kill"]),
     ("hyprctl keyword general:gaps_in 4", ["hyprctl"]), ("systemctl daemon-reload",
                                                           ["systemctl"]),
@@ -224,6 +224,7 @@ UNTYPED = [
     ("bash -c 'nmcli radio wifi off'", ["nmcli"]), ("docker run alpine true", ["docker"]),
     # typed or changing nothing: none
     ("ip addr show", []), ("nmcli device status", []), ("kill -0 $$", []),
+    ("ip addr add 10.0.0.1/24 dev lo", []), ("sudo ip link set lo up", []),
     ("kill -s 0 $$", []), ("kill --signal=0 $$", []), ("kill -n 0 $$", []),
     ("sysctl -w net.ipv4.ip_forward=1", []), ("sudo sysctl net.ipv4.ip_forward=1", []),
     ("env GSETTINGS_BACKEND=keyfile gsettings set a.b c 'd'", []),

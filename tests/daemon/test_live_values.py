@@ -19,43 +19,20 @@ from typing import TYPE_CHECKING
 
 import pytest
 
-from anna_common.plan import ActionPlan
-from anna_common.risk import tiers
-from tests.daemonfix import IS_ROOT, make_plan, new_daemon, stop_and_remove
+from tests.daemonfix import netns_root_daemon, run_and_roll_back
 
 if TYPE_CHECKING:
-    from anna_common.protocol.models import RollbackResponse
-    from annactl.core.daemon_client import DaemonClient
     from tests.daemonfix import RunningDaemon
 
 KEY = "net.ipv4.ip_default_ttl"
 HOST_VALUE = "/proc/sys/net/ipv4/ip_default_ttl"
 
 
-def _run_and_roll_back(client: DaemonClient, command: str, rollback: str | None
-                       ) -> RollbackResponse:
-    response = client.submit(ActionPlan.model_validate(make_plan(
-        [("s", command, "MEDIUM")], rollback={"s": rollback} if rollback else None)))
-    annotated = response.annotated
-    high = annotated.final_risk == "HIGH"
-    events = list(client.execute(response.plan_id, response.digest, confirmed=True,
-                                 high_confirmed=high,
-                                 confirm_word=tiers.plan_word(annotated) if high else None))
-    assert events[-1].status == "succeeded", [(e.type, e.message, e.output) for e in events]
-    return client.rollback(response.plan_id, confirm_word=tiers.rollback_word(annotated))
-
-
 @pytest.fixture(scope="module")
 def netns_daemon() -> Iterator[RunningDaemon]:
     """A root daemon in a network namespace of its own."""
-    if not IS_ROOT or shutil.which("sysctl") is None:
-        pytest.skip("needs root and sysctl")
-    daemon = new_daemon(user_mode=False)
-    daemon.argv = ["unshare", "-n", *daemon.argv]
-    try:
-        yield daemon.start()
-    finally:
-        stop_and_remove(daemon)
+    with netns_root_daemon("sysctl") as daemon:
+        yield daemon
 
 
 def _inside(daemon: RunningDaemon) -> str:
@@ -74,7 +51,7 @@ def test_a_sysctl_key_is_checked_and_put_back(netns_daemon: RunningDaemon,
                                               rollback: str | None, found: str) -> None:
     host = Path(HOST_VALUE).read_text()
     assert _inside(netns_daemon) == "64"
-    result = _run_and_roll_back(netns_daemon.client(), f"sysctl -w {KEY}=99", rollback)
+    result = run_and_roll_back(netns_daemon.client(), f"sysctl -w {KEY}=99", rollback)
     assert result.status == "rolled_back", result
     (state,) = [u for u in result.undo if u.action == "live_state"]
     assert state.ok and state.target == KEY and found in state.message, state
@@ -87,7 +64,7 @@ def test_sysctl_from_a_file_is_not_typed_and_its_undo_is_unverified(
         netns_daemon: RunningDaemon) -> None:
     conf = netns_daemon.base / "ttl.conf"
     conf.write_text(f"{KEY} = 98\n")
-    result = _run_and_roll_back(netns_daemon.client(), f"sysctl -p {conf}",
+    result = run_and_roll_back(netns_daemon.client(), f"sysctl -p {conf}",
                                 f"sysctl -w {KEY}=64")
     assert result.status == "rollback_unverified", result
     assert _inside(netns_daemon) == "64"
@@ -109,7 +86,7 @@ def _get(daemon: RunningDaemon) -> str:
 def test_a_desktop_setting_is_checked_and_put_back(user_daemon: RunningDaemon) -> None:
     before = _get(user_daemon)
     prefix = "GSETTINGS_BACKEND=keyfile gsettings set " + SCHEMA + " picture-uri "
-    result = _run_and_roll_back(user_daemon.client(), prefix + "'file:///srv/new.png'",
+    result = run_and_roll_back(user_daemon.client(), prefix + "'file:///srv/new.png'",
                                 prefix + "'file:///srv/wrong.png'")
     assert result.status == "rolled_back", result
     (state,) = [u for u in result.undo if u.action == "live_state"]

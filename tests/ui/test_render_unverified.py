@@ -21,8 +21,8 @@ from tests.daemonfix import make_plan
 
 
 def _record(status: str, undo: list[UndoResult], error: ErrorBody | None) -> PlanRecord:
-    plan = ActionPlan.model_validate(make_plan([("net", "ip link set lo mtu 1400", "MEDIUM")],
-                                               rollback={"net": "ip link set lo mtu 65536"}))
+    plan = ActionPlan.model_validate(make_plan([("net", "nmcli radio wifi off", "MEDIUM")],
+                                               rollback={"net": "nmcli radio wifi on"}))
     annotated, _, _ = annotate(plan, AssessContext(home="/home/u"))
     return PlanRecord(plan_id="p-1", digest="d", status=status, created_at=0.0,
                       updated_at=0.0, caller_uid=0, source="file", request="mtu",
@@ -43,9 +43,9 @@ def _text(record: PlanRecord) -> str:
     return buffer.getvalue()
 
 
-UNDO = [UndoResult(step_id="net", action="rollback_command", target="ip link set lo mtu 65536",
+UNDO = [UndoResult(step_id="net", action="rollback_command", target="nmcli radio wifi on",
                    ok=True, message="exit 0"),
-        UndoResult(step_id="net", action="unverified", target="ip", ok=True,
+        UndoResult(step_id="net", action="unverified", target="nmcli", ok=True,
                    message="Anna ran the rollback command … the undo is not verified")]
 
 
@@ -84,12 +84,12 @@ def test_the_plan_view_says_a_live_steps_undo_is_unverified_before_approval() ->
     from annad.execution.runs_live import mark_live
 
     plan = ActionPlan.model_validate(make_plan(
-        [("net", "ip addr add 10.9.9.9/32 dev lo", "MEDIUM"), ("f", "touch ~/x", "LOW")],
-        rollback={"net": "ip addr del 10.9.9.9/32 dev lo"}))
+        [("net", "nmcli connection up office", "MEDIUM"), ("f", "touch ~/x", "LOW")],
+        rollback={"net": "nmcli connection down office"}))
     annotated, _, _ = annotate(plan, AssessContext(home="/home/u"))
     marked = mark_live(annotated, None)
     buffer = io.StringIO()
     Console(file=buffer, width=200, color_system=None).print(plan_view(marked))
     shown = buffer.getvalue()
-    assert "step 1: Anna cannot check this step's undo: ip acts on the running system" in shown
+    assert "step 1: Anna cannot check this step's undo: nmcli acts on the running system" in shown
     assert "step 2:" not in shown  # a captured file step is checked
