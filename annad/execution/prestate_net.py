@@ -6,8 +6,10 @@ An ``ip`` call on links, addresses, routes or rules (``ip addr add``, ``ip link 
 network configuration the daemon's namespace has before the step: every link with its
 addresses (``ip -d addr show``), every route of every table and every rule, IPv4 and IPv6.
 The whole configuration, not the part the call names: a call Anna reads wrongly, or a
-verb that does more than its name (``ip link set … netns``, ``ip addr flush``), is still
-inside it. What changes by itself is left out: address lifetimes, carrier and operational
+verb that does more than its name (``ip addr flush``, ``ip route restore``), is still
+inside it — but not a link made in, or moved to, another namespace: a ``link`` call naming
+``netns``/``link-netns…``, or with a word only known when it runs (a variable, ``xargs``
+input), is not typed. What changes by itself is left out: address lifetimes, carrier and operational
 state, route expiry, the interface index (a link made again gets a new one).
 
 Undo runs the plan's rollback command, then reads the configuration again: the same is
@@ -82,7 +84,12 @@ def ip_call(cmd: SimpleCommand) -> bool:
         index += 1
     if index >= len(words) or not words[index].literal:
         return False
-    return ip_object(words[index].text) in TYPED
+    found = ip_object(words[index].text)
+    if found == "link":  # a link made in or moved to another namespace is not read here
+        rest = words[index + 1:]
+        return not cmd.stdin_args and all(
+            w.literal and not w.text.startswith(("net", "link-net")) for w in rest)
+    return found in TYPED
 
 
 def _clean(item: dict[str, object]) -> dict[str, object]:

@@ -33,7 +33,7 @@ TYPED = ["ip addr add 192.0.2.9/32 dev lo", "ip a a 192.0.2.9/32 dev lo",
          "env LC_ALL=C ip -f inet addr add 192.0.2.9/32 dev lo",
          "bash -c 'ip link set lo mtu 1500'", "ip l s lo down", "'ip' r add 198.51.100.0/24 dev lo",
          "ip ru add pref 100 table 100", 'ip addr add "$ADDR" dev lo',
-         "ip link set lo netns 1", "ip -d -s -br addr flush dev lo",
+         "ip -d -s -br addr flush dev lo", "xargs ip addr add",
          "ip route restore <<< \"$dump\"", "/usr/sbin/ip addr del 127.0.0.1/8 dev lo"]
 UNTYPED = ["ip -n other addr add 192.0.2.9/32 dev lo", "ip -netns other link set lo down",
            "ip -b cmds.txt", "ip -batch cmds.txt", "ip -force -b cmds.txt",
@@ -41,7 +41,11 @@ UNTYPED = ["ip -n other addr add 192.0.2.9/32 dev lo", "ip -netns other link set
            "ip netns exec other ip addr add 192.0.2.9/32 dev lo", "ip -all netns exec true",
            "ip addrlabel add prefix ::/0 label 9", "ip xfrm state flush", "ip tunnel add t0",
            "ip nexthop add id 1 dev lo", "ip $OBJ add 192.0.2.9/32 dev lo",
-           "ip -l 5 addr flush dev lo", "ip tuntap add tap0 mode tap", "ip mptcp limits set"]
+           "ip -l 5 addr flush dev lo", "ip tuntap add tap0 mode tap", "ip mptcp limits set",
+           # a link made in, or moved to, another namespace: not in what Anna reads
+           "ip link add x netns other type dummy", "ip link set lo netns 1",
+           "ip l a x type veth peer name y netns other", "ip link add x link-netnsid 3",
+           "ip link set lo $WHERE", "xargs ip link add", "ip link add x type dummy netn other"]
 
 
 def _ip_calls(command: str) -> list[bool]:
