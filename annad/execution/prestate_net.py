@@ -9,8 +9,10 @@ The whole configuration, not the part the call names: a call Anna reads wrongly,
 verb that does more than its name (``ip addr flush``, ``ip route restore``), is still
 inside it — but not a link made in, or moved to, another namespace: a ``link`` call naming
 ``netns``/``link-netns…``, or with a word only known when it runs (a variable, ``xargs``
-input), is not typed. What changes by itself is left out: address lifetimes, carrier and operational
-state, route expiry, the interface index (a link made again gets a new one).
+input), is not typed. What changes by itself is left out: address lifetimes, carrier and
+operational state, route expiry, the interface index (a link made again gets a new one).
+A configuration whose listing passes 8 MiB (tens of thousands of routes) cannot be
+recorded, and the step is refused before it runs, as a package state that cannot be read.
 
 Undo runs the plan's rollback command, then reads the configuration again: the same is
 ``rolled_back``; anything else is ``rollback_incomplete`` with the differences listed. Anna
@@ -36,7 +38,7 @@ OBJECTS = ("address", "addrlabel", "maddress", "route", "rule", "neighbor", "nei
 """``ip``'s objects in the order it matches an abbreviation against them (the first whose
 name starts with the word: ``ip r`` is ``route``, ``ip ru`` is ``rule``)."""
 TYPED = frozenset({"address", "link", "route", "rule"})
-"""The objects whose configuration :func:`read_argvs` reads."""
+"""The objects whose configuration :data:`READ_ARGVS` reads."""
 _FLAGS = frozenset({"-4", "-6", "-0", "-d", "-details", "-s", "-stats", "-statistics", "-j",
                     "-json", "-p", "-pretty", "-o", "-oneline", "-r", "-resolve", "-h",
                     "-human", "-c", "-color", "-t", "-timestamp", "-ts", "-tshort", "-br",
@@ -63,8 +65,8 @@ def ip_object(word: str) -> str | None:
 
 
 def ip_call(cmd: SimpleCommand) -> bool:
-    """Whether ``cmd`` is an ``ip`` call whose effect lies within what :func:`read_argvs`
-    reads (see the module text)."""
+    """Whether ``cmd`` is an ``ip`` call whose effect lies within what
+    :data:`READ_ARGVS` reads (see the module text)."""
     if cmd.program != "ip":
         return False
     words = cmd.args

@@ -9,10 +9,10 @@ prefix (so it reads the very store the step writes). Undo runs the plan's rollba
 first, then reads each value again: one that is not as before is written back, and read once
 more; the result says what was found, and fails when the value still differs. A call Anna
 cannot read exactly (a key only known at run time, ``sysctl -p FILE``, ``--system``,
-``gsettings reset-recursively``) is not typed; ``ip`` calls on the network configuration are
-read and compared, never written back (:mod:`annad.execution.prestate_net`); a call Anna
-cannot read exactly is not typed: it stays a live program whose undo is
-unverified (:func:`annad.execution.prestate.untyped_live`).
+``gsettings reset-recursively``) is not typed: it stays a live program whose undo is
+unverified (:func:`annad.execution.prestate.untyped_live`). The network configuration an
+``ip`` call may change is read the same way and compared after the undo, but never written
+back (:mod:`annad.execution.prestate_net`).
 """
 
 from __future__ import annotations
