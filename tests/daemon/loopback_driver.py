@@ -14,9 +14,11 @@ elsewhere into one to this machine (``nat OUTPUT`` DNAT to 127.0.0.1 and ``::1``
 addresses elsewhere are routed out of a veth link). The ``connect``/``sendmsg`` hooks see
 the address elsewhere and let it pass; the egress program sees the rewritten packet leave
 by ``lo`` and drops it. A child outside the leaf shows the rewrite reaches the listeners;
-one in the leaf sends UDP and connects TCP (non-blocking: over ``lo`` a handshake is done
-when ``connect`` returns, as the child outside shows). Prints, per child, the errnos, the
-TCP state and what the listeners got.
+one in the leaf sends UDP and connects TCP. Outside, the driver waits for the handshake and
+the listeners (conditions, bounded by ``WAIT_S``); inside, what proves nothing got through
+is synchronous: the send's errno, and ``lo``'s count of packets sent, which a packet the
+egress program drops never reaches. Prints, per child, the errnos, the TCP state, the
+packets ``lo`` sent for the child in the leaf and what the listeners got.
 
 Then the capture's own join (:func:`annad.confine.capture_walls.wall_network`) twice: into
 the wall's leaf, and into a bare leaf with no program (a wall the kernel does not run, as
@@ -28,6 +30,7 @@ from __future__ import annotations
 
 import json
 import os
+import select
 import socket
 import subprocess
 import sys
@@ -37,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
 from annad.confine import capture_walls, cgroups, loopback
+from tests.waiting import WAIT_S
 
 
 def _bound(family: int, address: tuple[str, int]) -> socket.socket:
@@ -124,7 +128,8 @@ def _rewrite_elsewhere(ports: dict[str, int]) -> None:
 
 def _reach_elsewhere(procs: Path | None) -> dict[str, object]:
     """In the child: join the leaf (unless None), send UDP to and connect TCP to each
-    address elsewhere; the errno of each send and connect and the TCP state after it."""
+    address elsewhere; the errno of each send and connect and the TCP state after it
+    (outside the leaf once the handshake is done, or a minute has passed)."""
     if procs is not None:
         fd = os.open(procs, os.O_WRONLY)
         os.write(fd, b"0")
@@ -140,25 +145,35 @@ def _reach_elsewhere(procs: Path | None) -> dict[str, object]:
         sock = socket.socket(family, socket.SOCK_STREAM)
         sock.setblocking(False)
         out[f"tcp_{name}"] = sock.connect_ex((far, 7777))
+        if procs is None:  # writable: the handshake ended, one way or the other
+            select.select([], [sock], [], WAIT_S)
         state = sock.getsockopt(socket.IPPROTO_TCP, socket.TCP_INFO, 1)[0]
         out[f"tcp_state_{name}"] = _TCP_STATES.get(state, state)
         sock.close()
     return out
 
 
-def _got(listeners: dict[str, socket.socket]) -> dict[str, bool]:
-    """Which listeners got something (a datagram, a connection), each emptied."""
+def _got(listeners: dict[str, socket.socket], *, wait: float) -> dict[str, bool]:
+    """Which listeners got something (a datagram, a connection) within ``wait`` seconds
+    each, each emptied."""
     got = {}
     for name, sock in listeners.items():
-        try:
-            if sock.type == socket.SOCK_STREAM:
-                sock.accept()[0].close()
-            else:
-                sock.recv(64)
-            got[name] = True
-        except BlockingIOError:
-            got[name] = False
+        got[name] = bool(select.select([sock], [], [], wait)[0])
+        if got[name] and sock.type == socket.SOCK_STREAM:
+            sock.accept()[0].close()
+        elif got[name]:
+            sock.recv(64)
     return got
+
+
+def _lo_sent() -> int:
+    """Packets this namespace's loopback device has sent (counted as each leaves, in the
+    sender's own call: a packet the egress program drops is never counted)."""
+    for line in Path("/proc/net/dev").read_text().splitlines():
+        name, _, counters = line.partition(":")
+        if name.strip() == "lo":
+            return int(counters.split()[9])
+    raise SystemExit("no lo in /proc/net/dev")
 
 
 def dnat() -> int:
@@ -175,12 +190,17 @@ def dnat() -> int:
         listeners |= {f"udp_{name}": udp, f"tcp_{name}": tcp}
     _rewrite_elsewhere({name: listeners[f"udp_{name}"].getsockname()[1] for name in ELSEWHERE})
     procs = loopback.prepare() / "cgroup.procs"
+    sent = _lo_sent()
     outside = _in_child(lambda: _reach_elsewhere(None))
-    outside_got = _got(listeners)
+    outside_got = _got(listeners, wait=WAIT_S)
+    outside_sent = _lo_sent() - sent
+    sent = _lo_sent()
     inside = _in_child(lambda: _reach_elsewhere(procs))
-    inside_got = _got(listeners)
-    print(json.dumps({"outside": outside, "outside_got": outside_got, "inside": inside,
-                      "inside_got": inside_got}))
+    inside_sent = _lo_sent() - sent
+    inside_got = _got(listeners, wait=0)
+    print(json.dumps({"outside": outside, "outside_got": outside_got,
+                      "outside_lo_sent": outside_sent, "inside": inside,
+                      "inside_lo_sent": inside_sent, "inside_got": inside_got}))
     return 0
 
 

@@ -49,14 +49,16 @@ def test_a_packet_the_firewall_rewrites_to_this_machine_is_walled() -> None:
                           capture_output=True, text=True, check=False)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout.splitlines()[-1])
-    # outside the leaf the rewrite reaches the listeners, the handshake done at once
+    # outside the leaf the rewrite reaches the listeners by lo, and lo counts the packets
     assert all(report["outside_got"].values()), report
+    assert report["outside_lo_sent"] > 0, report
     for family in ("v4", "v6"):
         assert report["outside"][f"udp_{family}"] == 0, report
         assert report["outside"][f"tcp_state_{family}"] == "established", report
         # in the leaf: the datagram refused, the handshake never done, nothing arrives
         assert report["inside"][f"udp_{family}"] == errno.EPERM, report
         assert report["inside"][f"tcp_state_{family}"] == "syn_sent", report
+    assert report["inside_lo_sent"] == 0, report  # not one packet left by lo
     assert not any(report["inside_got"].values()), report
 
 
