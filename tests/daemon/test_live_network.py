@@ -23,7 +23,7 @@ from anna_common.shell.grammar import analyse
 from annad.execution import prestate_net
 from annad.execution.prestate import untyped_live
 from annad.execution.prestate_values import value_calls
-from tests.daemonfix import netns_root_daemon, run_and_roll_back
+from tests.daemonfix import IS_ROOT, netns_root_daemon, run_and_roll_back
 
 if TYPE_CHECKING:
     from tests.daemonfix import RunningDaemon
@@ -65,7 +65,8 @@ def test_a_call_outside_what_anna_reads_stays_unverified(command: str) -> None:
     assert "ip" in untyped_live(command)  # its undo says rollback_unverified
 
 
-@pytest.mark.skipif(shutil.which("ip") is None, reason="no ip here (.ci/run installs iproute2)")
+@pytest.mark.skipif(shutil.which("ip") is None or not IS_ROOT,
+                    reason="needs root (unshare -n) and ip (.ci/run installs iproute2)")
 def test_the_abbreviations_are_read_as_the_real_ip_reads_them() -> None:
     # `ip WORD help` names the object ip made of WORD; every prefix of every object
     words = sorted({name[:n] for name in prestate_net.OBJECTS for n in range(1, len(name) + 1)})
