@@ -25,7 +25,7 @@ from annad.confine import capture_filter
 from annad.confine.capture_run import run_capture
 from annad.confine.stepenv import step_environment, sudo_shims
 from annad.execution.capture_bounds import Bounds, Tally
-from annad.execution.unprivileged import user_plan
+from annad.execution.unprivileged import recent_user_plan
 
 if TYPE_CHECKING:
     import threading
@@ -174,7 +174,7 @@ def run_step(step: StepSpec, who: Who, directory: Path, *, timeout: float, max_o
     plan, layers = mount_plan(Path("/proc/self/mountinfo").read_text(), str(directory))
     userns = os.geteuid() != 0
     if userns:  # a per-user daemon: overlays in a user namespace of its own
-        plan, layers = user_plan(plan, who.home)
+        plan, layers = recent_user_plan(plan, who.home)
     (directory / PLAN_FILE).write_text(json.dumps({str(k): v for k, v in layers.items()}))
     user = step.scope == "user"
     if user:

@@ -23,11 +23,16 @@ refuses on the real tree whatever that uid may not do there, whatever the captur
 
 from __future__ import annotations
 
+import json
 import os
+import time
 from pathlib import Path
 
 WRITABLE = ("/tmp", "/var/tmp")
 """Trees besides the home that an owner's step writes to: overlaid on their own."""
+REUSE_S = 5.0
+"""How long :func:`recent_user_plan` reuses a plan made for the same mounts and home."""
+_RECENT: dict[str, tuple[float, str]] = {}
 
 
 def _inside(path: str, top: str) -> bool:
@@ -127,3 +132,24 @@ def user_plan(plan: list[list[object]], home: str
     index = {point: i for i, point in enumerate(overlays)}
     out = [[op[0], op[1], index[str(op[1])]] if op[0] == "overlay" else op for op in staged]
     return out, dict(enumerate(overlays))
+
+
+def recent_user_plan(plan: list[list[object]], home: str
+                     ) -> tuple[list[list[object]], dict[int, str]]:
+    """:func:`user_plan`, reused for :data:`REUSE_S` seconds while the mount plan and the
+    home are the same (the steps of one plan follow each other; making it scans the
+    top-level directories, milliseconds per step). A mount added or gone makes a new one at
+    once. What a reused plan can miss is only a change of permissions in those seconds, and
+    that cannot let a write through: a directory newly writable and not overlaid stays
+    read-only (the write fails), one no longer writable but overlaid is committed by the
+    daemon with its own uid, which the kernel refuses."""
+    key = json.dumps([plan, home])
+    now = time.monotonic()
+    hit = _RECENT.get(key)
+    if hit is None or now - hit[0] > REUSE_S:
+        made, layers = user_plan(plan, home)
+        hit = (now, json.dumps([made, {str(k): v for k, v in layers.items()}]))
+        _RECENT.clear()
+        _RECENT[key] = hit
+    made, layers = json.loads(hit[1])
+    return made, {int(k): str(v) for k, v in layers.items()}

@@ -153,3 +153,29 @@ def test_an_overlay_root_of_someone_else_shows_only_the_bits_this_uid_gets(
         assert seen[str(theirs)] == 0o1555, oct(seen[str(theirs)])
         assert seen[str(group)] == 0o770, oct(seen[str(group)])
     assert "/" not in seen
+
+
+def test_a_user_plan_is_reused_only_for_the_same_mounts_and_home(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    from annad.execution import unprivileged
+
+    made: list[str] = []
+    real = unprivileged.user_plan
+
+    def counted(plan: list[list[object]], home: str) -> tuple[list[list[object]], dict[int, str]]:
+        made.append(home)
+        return real(plan, home)
+
+    monkeypatch.setattr(unprivileged, "user_plan", counted)
+    monkeypatch.setattr(unprivileged, "_RECENT", {})
+    plan: list[list[object]] = [["overlay", "/", 0], ["bind", "/proc"], ["dev", "/dev"]]
+    first = unprivileged.recent_user_plan(plan, "/nonexistent-home")
+    assert unprivileged.recent_user_plan(plan, "/nonexistent-home") == first
+    assert len(made) == 1  # the same mounts and home: reused
+    unprivileged.recent_user_plan([*plan, ["bind", "/sys"]], "/nonexistent-home")
+    assert len(made) == 2  # a mount more: made again
+    unprivileged.recent_user_plan(plan, "/other-home")
+    assert len(made) == 3  # another home: made again
+    monkeypatch.setattr(unprivileged, "REUSE_S", -1.0)
+    unprivileged.recent_user_plan(plan, "/other-home")
+    assert len(made) == 4  # too old: made again
