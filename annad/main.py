@@ -199,11 +199,10 @@ def assemble(settings: DaemonSettings, policy: PolicyStore) -> PlanService:
     """The daemon's service and everything it drives (journal, executor, telemetry), as
     :func:`serve` runs it; tests build the same one around the ASGI app."""
     from annad.confine import runner
-    from annad.execution.capture_bounds import Bounds
     from annad.execution.executor import Executor
-    from annad.execution.stepspec import Limits
     from annad.journal.store import Journal
     from annad.service import PlanService
+    from annad.stepspec import Bounds, Limits
     from annad.telemetry.source import open_telemetry
 
     state = settings.state_path

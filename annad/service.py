@@ -45,10 +45,9 @@ from anna_common.protocol.models import (
 )
 from annad import __version__, policy_load
 from annad.access import Access
-from annad.backups import retention
 from annad.backups.statefs import state_problem
 from annad.confine import loopback
-from annad.execution import approved, revision
+from annad.execution import approved, retention, revision
 from annad.execution.aftercare import Aftercare
 from annad.execution.checks import run_checks
 from annad.execution.confirmations import check_confirmations, check_rollback_word
@@ -69,9 +68,9 @@ if TYPE_CHECKING:
     from anna_common.protocol.policy import PolicyCheckRequest, PolicyCheckResponse, PolicyView
     from anna_common.protocol.preview import PlanPreview
     from anna_common.risk.rules.base import AssessContext
-    from annad.backups.undo import Runner
     from annad.config import DaemonSettings
     from annad.execution.executor import Executor
+    from annad.execution.undo import Runner
     from annad.journal.store import Journal
     from annad.telemetry.source import TelemetryProvider
 

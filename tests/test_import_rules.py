@@ -84,7 +84,7 @@ def test_processes_are_spawned_only_by_the_runner(path: Path) -> None:
     if calls:
         assert _rel(path) in {"annad/confine/runner.py", "annad/confine/helper.py",
                               "annad/preview/overlay_helper.py",
-                              "annad/execution/capture_helper.py"}, calls
+                              "annad/capture/helper.py"}, calls
 
 
 import sys  # noqa: E402
@@ -203,9 +203,16 @@ def test_cycle_finder_finds_a_circle() -> None:
 
 # --- the daemon laid out by responsibility (issue 19.6): no module lives loose in annad/ but
 # the entry point, its settings, the service state machine, access and the policy loader.
-_DAEMON_TOP = {"__init__", "main", "config", "service", "access", "peer", "policy_load"}
-_DAEMON_FOLDERS = {"api", "backups", "confine", "execution", "journal", "preview", "recipes",
-                   "telemetry"}
+_DAEMON_TOP = {"__init__", "main", "config", "service", "access", "peer", "policy_load",
+               "stepspec"}
+_DAEMON_FOLDERS = {"api", "backups", "capture", "confine", "execution", "journal", "preview",
+                   "recipes", "telemetry"}
+# (issue 35.7) the daemon's floors, highest first: a module imports only from its own folder or
+# one lower in this list. The capture has its own folder; the undo's orchestration lives with
+# the execution; backups/ only stores and restores, and imports no other part of the daemon.
+_DAEMON_FLOORS = ["main", "api", "recipes", "service", "preview", "execution", "capture",
+                  "policy_load", "access", "journal", "backups", "telemetry", "stepspec",
+                  "confine", "peer", "config", "__init__"]
 
 
 def test_daemon_layout() -> None:
@@ -214,6 +221,35 @@ def test_daemon_layout() -> None:
                if p.is_dir() and (p / "__init__.py").exists()}
     assert loose == _DAEMON_TOP, f"modules loose in annad/: {sorted(loose - _DAEMON_TOP)}"
     assert folders == _DAEMON_FOLDERS
+
+
+def _upward(edges: dict[str, set[str]]) -> list[str]:
+    """Imports from a daemon folder (or loose module) to one above it in the floors."""
+    rank = {name: i for i, name in enumerate(_DAEMON_FLOORS)}
+    found = []
+    for source, targets in edges.items():
+        parts = source.split(".")
+        if parts[0] != "annad" or len(parts) < 2:
+            continue
+        for target in targets:
+            tparts = target.split(".")
+            if tparts[0] == "annad" and len(tparts) > 1 and tparts[1] != parts[1] \
+                    and rank[tparts[1]] < rank[parts[1]]:
+                found.append(f"{source} -> {target}")
+    return found
+
+
+def test_daemon_folders_import_downwards() -> None:
+    assert set(_DAEMON_FLOORS) == _DAEMON_TOP | _DAEMON_FOLDERS
+    assert _upward(_edges()) == []
+
+
+def test_the_floor_rule_finds_an_upward_import() -> None:
+    """The rule above cannot pass vacuously: backups/ importing execution/ is reported, the
+    other way round is not."""
+    planted = {"annad.backups.undo": {"annad.execution.prestate"},
+               "annad.execution.undo": {"annad.backups.restore"}}
+    assert _upward(planted) == ["annad.backups.undo -> annad.execution.prestate"]
 
 
 def test_only_the_api_and_the_entry_point_know_http() -> None:

@@ -63,7 +63,7 @@ class BlobStore:
         self.dirty = False
         self.flushed = flushed
         """False: blobs are not flushed one by one; the caller flushes their file system
-        once, with the rest of a step's record (:func:`annad.execution.commit.apply`)."""
+        once, with the rest of a step's record (:func:`annad.capture.commit.apply`)."""
 
     def put(self, src_fd: int) -> tuple[str, int]:
         """Copy an open file into the store in bounded chunks; return (sha256, size).

@@ -41,7 +41,7 @@ if TYPE_CHECKING:
 
 @dataclass
 class Outcome:
-    """One file action's result (turned into an UndoResult by :mod:`annad.backups.undo`)."""
+    """One file action's result (turned into an UndoResult by :mod:`annad.execution.undo`)."""
 
     action: str
     target: str

@@ -1,7 +1,7 @@
 """The seccomp filter of a captured step: what would act on the running system is refused.
 
 A captured step's file writes land in overlays the daemon reads back and judges
-(:mod:`annad.execution.capture`); everything else a process can do acts on the running system
+(:mod:`annad.capture.layers`); everything else a process can do acts on the running system
 at once, where no judge sees it. So the calls that reach the running system other than through
 files are refused in the capture (``EPERM``; the step fails and nothing of it lands), built by
 libseccomp like the confinement's filters (:mod:`annad.confine.filters`) and loaded by the

@@ -1,9 +1,9 @@
 """Approved steps with their file writes captured: the capture helpers' pool.
 
 :func:`run_capture` hands a step's spec to a capture helper
-(:mod:`annad.execution.capture_helper`, one per plan running, kept from step to step), which
+(:mod:`annad.capture.helper`, one per plan running, kept from step to step), which
 runs it in a private mount namespace over overlays whose upper layers are on the state disk;
-:mod:`annad.execution.capture` reads those layers back as the step's real change set.
+:mod:`annad.capture.layers` reads those layers back as the step's real change set.
 """
 
 from __future__ import annotations
@@ -20,7 +20,7 @@ from annad.confine.results import RunResult, Tail
 from annad.confine.runner import collector, spawn_helper
 from annad.confine.session import Pool, Process
 
-CAPTURE_HELPER = Path(__file__).parent.parent / "execution" / "capture_helper.py"
+CAPTURE_HELPER = Path(__file__).parent.parent / "capture" / "helper.py"
 """The script that runs an approved step with its file writes captured in overlays."""
 
 

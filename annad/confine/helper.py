@@ -17,7 +17,7 @@ command, limits and environment, with the descriptor the output goes to):
    subreaper, so every orphan of the run is its child — and answers ``X<wait status>``.
 
 One request at a time. The serving (:func:`serve`, :func:`serve_one`, :func:`reap_all`) is
-shared with the capture helper (:mod:`annad.execution.capture_helper`), whose children build
+shared with the capture helper (:mod:`annad.capture.helper`), whose children build
 a capture instead of the walls. When its socket closes (the daemon ended or dropped the session) the
 helper kills what runs and exits. Nothing falls back: a failure to build the view is ``E:``
 on the socket before anything runs. Standard library only (``-I -S``: fast start, nothing

@@ -5,7 +5,7 @@
 - the run options of an execution (``--keep-on-verify-fail``, the plan's verify commands
   assessed again with the daemon's context, :mod:`annad.execution.verifying`);
 - the work around it (:class:`annad.execution.runs.Around`): machine snapshots before and after
-  (:mod:`annad.backups.snapshots`), and arming the lock-out guard when a step can cut the person
+  (:mod:`annad.execution.snapshots`), and arming the lock-out guard when a step can cut the person
   off (:mod:`annad.execution.lockout`, :mod:`annad.execution.guard`);
 - the confirmation that keeps a guarded plan, and the record fields it all adds.
 """
@@ -16,11 +16,11 @@ import logging
 from typing import TYPE_CHECKING
 
 from anna_common.protocol.models import PlanStatus, SessionEnv
-from annad.backups import snapshots as snaps
-from annad.backups.snapshots import Snapshots, SnapshotTools
+from annad.execution import snapshots as snaps
 from annad.execution.guard import Guard, state_of
 from annad.execution.lockout import cut_off_reasons
 from annad.execution.runs import Around
+from annad.execution.snapshots import Snapshots, SnapshotTools
 from annad.execution.verifying import RunOptions, results_of, verify_specs
 
 if TYPE_CHECKING:

@@ -7,8 +7,8 @@ or cannot be backed up stops the plan, and that step plus every step before it a
 reverse order. The same undo runs for ``rollback`` after success and after a crash, from the
 manifests alone.
 
-The undo record each step saves is taken and completed by :mod:`annad.backups.stepbackup`; the
-steps, whose they are and the limits are the values of :mod:`annad.execution.stepspec`.
+The undo record each step saves is taken and completed by :mod:`annad.execution.stepbackup`; the
+steps, whose they are and the limits are the values of :mod:`annad.stepspec`.
 """
 
 from __future__ import annotations
@@ -28,34 +28,36 @@ from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.leftovers import clean_leftovers, remove_empty
 from annad.backups.manifest import StepManifest
-from annad.backups.stepbackup import prepare, record_after, room_refusal, step_dir
 from annad.backups.trash import Trash
-from annad.backups.undo import (
+from annad.capture import commit
+from annad.capture import step as capturing
+from annad.capture.judge import Approval
+from annad.confine.orphans import PROCESS_FILE, kill_orphan_group, record_process
+from annad.confine.runner import run_confined
+from annad.confine.spec import unasked_identity
+from annad.execution import rollback_capture
+from annad.execution.livekinds import live_kind
+from annad.execution.runs_live import not_approved_live
+from annad.execution.stepbackup import prepare, record_after, room_refusal, step_dir
+from annad.execution.undo import (
     UndoEnv,
     identity_of,
     missing_backups,
     undo_step,
 )
-from annad.backups.undostatus import after_failure
-from annad.confine.orphans import PROCESS_FILE, kill_orphan_group, record_process
-from annad.confine.runner import run_confined
-from annad.confine.spec import unasked_identity
-from annad.execution import capturing, commit, rollback_capture
-from annad.execution.judge import Approval
-from annad.execution.livekinds import live_kind
-from annad.execution.runs_live import not_approved_live
-from annad.execution.stepspec import Limits, StepSpec, Who
+from annad.execution.undostatus import after_failure
 from annad.execution.verify import Checker, describe, no_expectations
 from annad.execution.verifying import Owner, RunOptions, after_plan, after_step
 from annad.journal.rows import UndoRow
+from annad.stepspec import Limits, StepSpec, Who
 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Mapping
 
     from anna_common.protocol.preview import FileChange
-    from annad.backups.undo import Runner
     from annad.confine.runner import RunResult
+    from annad.execution.undo import Runner
     from annad.execution.verify import ExpectationSource
 
     PolicyHook = Callable[[str, AssessContext, int, str], str | None]

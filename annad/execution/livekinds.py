@@ -4,7 +4,7 @@ A step whose effect is the running system — a service manager, the package man
 desktop IPC, network configuration, kernel state — cannot be captured in an overlay: what
 it changes lives in processes, not (only) in files. Such a step runs live through the typed
 adapters of :mod:`annad.execution.prestate` (pre-state recorded, undone by kind). Every other
-step of a root daemon runs captured (:mod:`annad.execution.capturing`). A rollback command is
+step of a root daemon runs captured (:mod:`annad.capture.step`). A rollback command is
 live only when it is nothing else (:func:`live_only`): one that names a live program beside a
 file tool (``kill -0 $$; cd /etc && xz -k passwd``) runs captured, and its live part fails there
 rather than its file part running unseen.

@@ -23,8 +23,8 @@ from typing import TYPE_CHECKING
 
 from anna_common.errors import ErrorCode, PlanError
 from anna_common.protocol.models import PlanStatus
+from annad.journal.integrity import PREVIEWED_KIND
 from annad.journal.records import bound_row
-from annad.preview import engine
 
 if TYPE_CHECKING:
     from anna_common.protocol.preview import PlanPreview
@@ -62,6 +62,6 @@ def store(journal: Journal, runs: RunManager, new: PlanRow, step_ids: list[str],
         journal.revise_plan(row, step_ids, from_digest=old.digest)
         # the earlier revision's preview must not stand for this one (an observed change is
         # judged against the last preview): with previews off, an empty one replaces it
-        journal.event(engine.PREVIEW_EVENT, row.plan_id,
+        journal.event(PREVIEWED_KIND, row.plan_id,
                       preview=preview.model_dump(mode="json") if preview is not None else None)
     return row

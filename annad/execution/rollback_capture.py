@@ -5,8 +5,8 @@ that rated it at submit misses what bash resolves (``cd /etc && xz -k passwd``, 
 ``open`` in python, a nameref). So it gets a step's treatment, by observation:
 
 - a live kind (:mod:`annad.execution.livekinds`: systemctl, the package manager, desktop
-  IPC, signals…) runs live, as its typed path (:func:`annad.backups.undo.undo_step`);
-- anything else runs captured (:func:`annad.execution.capturing.run`, the very path of a
+  IPC, signals…) runs live, as its typed path (:func:`annad.execution.undo.undo_step`);
+- anything else runs captured (:func:`annad.capture.step.run`, the very path of a
   step), in ``rollback/`` under the step's backup dir. Its observed change set is judged
   against what the person approved for it — the tier the rollback command was shown and
   confirmed at, with the policy, secrets and Anna's own state — and lands only when within
@@ -26,10 +26,11 @@ from typing import TYPE_CHECKING
 from anna_common.levels import RiskLevel
 from annad.backups.leftovers import remove_empty
 from annad.backups.manifest import printable
+from annad.capture import commit
+from annad.capture import step as capturing
+from annad.capture.judge import Approval
 from annad.confine.orphans import PROCESS_FILE, record_process
-from annad.execution import capturing, commit
-from annad.execution.judge import Approval
-from annad.execution.stepspec import StepSpec, Who
+from annad.stepspec import StepSpec, Who
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -38,7 +39,7 @@ if TYPE_CHECKING:
     from anna_common.risk.rules.base import AssessContext
     from annad.backups.manifest import StepManifest
     from annad.backups.trash import Trash
-    from annad.execution.stepspec import Limits
+    from annad.stepspec import Limits
 
     PolicyHook = Callable[[str, AssessContext, int, str], str | None]
 

@@ -30,7 +30,7 @@ from anna_common.protocol.models import (
     StepStatus,
     UndoResult,
 )
-from annad.backups.undostatus import UNVERIFIED, rollback_status
+from annad.execution.undostatus import UNVERIFIED, rollback_status
 from annad.journal.records import step_specs, who_of
 
 if TYPE_CHECKING:
@@ -38,10 +38,10 @@ if TYPE_CHECKING:
 
     from anna_common.findings import AnnotatedPlan
     from annad.execution.executor import Executor
-    from annad.execution.stepspec import StepSpec, Who
     from annad.execution.verifying import RunOptions
     from annad.journal.rows import PlanRow
     from annad.journal.store import Journal
+    from annad.stepspec import StepSpec, Who
 
 log = logging.getLogger(__name__)
 

@@ -1,12 +1,12 @@
 """File steps a daemon cannot capture: HIGH, "runs live; Anna cannot undo it".
 
-A per-user daemon captures its steps in a user namespace (:mod:`annad.execution.unprivileged`);
+A per-user daemon captures its steps in a user namespace (:mod:`annad.capture.unprivileged`);
 on a kernel that forbids that (or with ``capture_userns = false``) it cannot see what a step
 writes, so it cannot back it up or undo it either. Such a step is never offered with a
 rollback Anna cannot do: at submit every step that changes files (not INFO, not a live kind
 with its own typed undo) is raised to HIGH with the words below and marked
 ``uncaptured_write``, so its undo never reports it restored on Anna's word
-(:func:`annad.backups.undo.undo_step`). A step approved before the daemon lost its capture
+(:func:`annad.execution.undo.undo_step`). A step approved before the daemon lost its capture
 is refused at run time (:func:`not_approved_live`).
 
 On every daemon, root included, a step that runs a live program *beside* other commands
@@ -31,7 +31,7 @@ from annad.execution.prestate import untyped_live
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
-    from annad.execution.stepspec import StepSpec
+    from annad.stepspec import StepSpec
 
 RUNS_LIVE = base.RUNS_LIVE
 """The words every such step carries (one text with the rules': a container with host

@@ -37,6 +37,9 @@ MIGRATED_KIND = "journal_migrated"
 REVISED_KIND = "plan_revised"
 """The event that seals a plan's revision (its refined content after its checks ran): from
 it on, the plan row must match this seal, no longer the one ``plan_submitted`` recorded."""
+PREVIEWED_KIND = "plan_previewed"
+"""The event holding a plan's preview (hash-chained with the plan; :mod:`annad.preview.engine`
+writes it at submit, a revision writes its own)."""
 
 
 def _sha(text: str) -> str:

@@ -26,8 +26,8 @@ from anna_common.protocol.models import (
 )
 from anna_common.redact import redact
 from annad.confine.stepenv import SESSION_KEYS
-from annad.execution.stepspec import StepSpec, Who
 from annad.journal.rows import PlanRow
+from annad.stepspec import StepSpec, Who
 
 if TYPE_CHECKING:
     from pathlib import Path

@@ -10,17 +10,16 @@ the number of lines left out; binary or oversized files get sizes only; metadata
 from __future__ import annotations
 
 import difflib
-import grp
 import hashlib
 import os
 import posixpath
-import pwd
 import stat
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any, Literal
 
 from anna_common.protocol.preview import FileChange
 from annad.backups.manifest import escape_path, printable
+from annad.capture.versus_preview import owner_name
 from annad.preview.overlay import content
 
 if TYPE_CHECKING:
@@ -186,20 +185,6 @@ def entry_state(entry: dict[str, Any], real: State) -> State:
     if kind == "l":
         return State("l", *meta, link=str(entry.get("link", "")))
     return State(kind if kind in ("d", "x") else "x", *meta)
-
-
-def owner_name(uid: int, gid: int) -> str:
-    """``user:group`` as a preview shows an owner (numbers where no name is known); the
-    observed change is compared in the same words (:mod:`annad.execution.versus_preview`)."""
-    try:
-        user = pwd.getpwuid(uid).pw_name
-    except KeyError:
-        user = str(uid)
-    try:
-        group = grp.getgrgid(gid).gr_name
-    except KeyError:
-        group = str(gid)
-    return f"{user}:{group}"
 
 
 def _text(data: bytes | None) -> list[str] | None:

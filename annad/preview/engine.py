@@ -21,7 +21,8 @@ from anna_common.plan import RiskLevel
 from anna_common.protocol.models import DaemonMode, SessionEnv
 from anna_common.protocol.preview import PlanPreview, StepPreview
 from anna_common.risk.assess import Scope
-from annad.execution.versus_preview import shown_by_key
+from annad.capture.versus_preview import shown_by_key
+from annad.journal.integrity import PREVIEWED_KIND
 from annad.journal.records import who_of
 from annad.preview import overlay, pacman, systemd, validators
 from annad.preview.diff import Reader, Tracker
@@ -33,8 +34,8 @@ if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
     from anna_common.protocol.preview import FileChange
     from annad.config import DaemonSettings
-    from annad.execution.stepspec import Who
     from annad.journal.store import Journal
+    from annad.stepspec import Who
 
 log = logging.getLogger(__name__)
 
@@ -164,10 +165,6 @@ def raise_failed(annotated: AnnotatedPlan, preview: PlanPreview
     return annotated, warnings
 
 
-PREVIEW_EVENT = "plan_previewed"
-"""Journal event holding a plan's preview (hash-chained with the plan)."""
-
-
 def for_plan(annotated: AnnotatedPlan, *, owner: int, home: str, settings: DaemonSettings
              ) -> PlanPreview:
     """The preview of a submitted plan with this daemon's settings."""
@@ -187,15 +184,15 @@ def for_plan(annotated: AnnotatedPlan, *, owner: int, home: str, settings: Daemo
 def store(journal: Journal, plan_id: str, preview: PlanPreview | None) -> None:
     """Journal the preview with the plan (an event of the hash chain); None: nothing."""
     if preview is not None:
-        journal.event(PREVIEW_EVENT, plan_id, preview=preview.model_dump(mode="json"))
+        journal.event(PREVIEWED_KIND, plan_id, preview=preview.model_dump(mode="json"))
 
 
 def previewed_files(journal: Journal, plan_id: str, index: int
                     ) -> dict[str, FileChange] | None:
     """What the person saw a step change, by exact path, when its file preview was complete
     (it ran, succeeded and every change was read back); None when there is none to compare
-    with (:mod:`annad.execution.versus_preview`)."""
-    body = journal.last_body(plan_id, PREVIEW_EVENT)
+    with (:mod:`annad.capture.versus_preview`)."""
+    body = journal.last_body(plan_id, PREVIEWED_KIND)
     if body is None:
         return None
     try:
@@ -214,7 +211,7 @@ def stored_or_new(journal: Journal, annotated: AnnotatedPlan, *, plan_id: str, o
                   home: str, settings: DaemonSettings) -> PlanPreview:
     """The preview stored at submit; made (and stored) now when there is none. A preview
     made after submit cannot raise the sealed tier: its failed validators are shown only."""
-    body = journal.last_body(plan_id, PREVIEW_EVENT)
+    body = journal.last_body(plan_id, PREVIEWED_KIND)
     if body is not None:
         try:
             return PlanPreview.model_validate(body.get("preview"))

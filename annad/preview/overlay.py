@@ -2,9 +2,9 @@
 
 Nothing here predicts where a step writes: the overlay covers every real, writable file
 system (the mount plan of an approved step's capture,
-:func:`annad.execution.capture.mount_plan`), so whatever program writes wherever, the
+:func:`annad.capture.layers.mount_plan`), so whatever program writes wherever, the
 preview shows it at its real path, as the capture will observe it at execution. The run
-itself is :func:`annad.confine.runner.run_overlay`, the tree :mod:`annad.preview.tree`.
+itself is :func:`annad.confine.runner.run_overlay`, the tree :mod:`annad.capture.tree`.
 """
 
 from __future__ import annotations
@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from annad.capture.layers import mount_plan
 from annad.confine.runner import run_overlay
 from annad.confine.stepenv import step_environment, sudo_shims
-from annad.execution.capture import mount_plan
 
 if TYPE_CHECKING:
-    from annad.execution.stepspec import Who
+    from annad.stepspec import Who
 
 SCRATCH = "/dev/shm"
 """The helper's tmpfs (under /dev, which is never overlaid: no mount below it is copied)."""

@@ -4,7 +4,7 @@ Run by :func:`annad.confine.runner.run_overlay` as ``python -I -S overlay_helper
 REPORT_FD SPEC_JSON``. In new mount, IPC and UTS namespaces (the PID and network namespaces
 stay the machine's, as for every unasked run: ``ps`` and ``ss`` tell the truth) it
 
-1. builds the tree of :mod:`annad.preview.tree`: every real, writable file system under an
+1. builds the tree of :mod:`annad.capture.tree`: every real, writable file system under an
    overlay whose upper layer is on a size-limited tmpfs only this helper can reach, so the
    real files never change and whatever program writes wherever, the write is seen;
 2. runs the steps in order, each as the identity its real run would have — root keeps only
@@ -39,9 +39,9 @@ import stat
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+from annad.capture import tree
 from annad.confine import landlock, mounts, walls
 from annad.confine.helper import reap_all
-from annad.preview import tree
 
 BASH = "/bin/bash"
 EXIT_REFUSED = 125

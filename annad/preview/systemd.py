@@ -20,7 +20,7 @@ from anna_common.shell.grammar import analyse
 from annad.confine.runner import run_argv
 
 if TYPE_CHECKING:
-    from annad.execution.stepspec import Who
+    from annad.stepspec import Who
 
 ENABLEMENT = frozenset({"enable", "disable", "reenable", "mask", "unmask"})
 """Verbs whose effect ``systemctl --root`` can apply offline."""

@@ -47,10 +47,10 @@ from typing import Any
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
 
+from annad.capture.layers import LAYERS, read_back, run_step
 from annad.confine import capture_filter
 from annad.confine.results import RunResult
-from annad.execution.capture import LAYERS, read_back, run_step
-from annad.execution.stepspec import StepSpec, Who
+from annad.stepspec import StepSpec, Who
 
 OWNER_PYTHON = "/usr/bin/python3"
 """The capture helper's interpreter for an owner (standard library only, ``-I -S``)."""

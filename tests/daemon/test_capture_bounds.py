@@ -18,7 +18,8 @@ import pytest
 
 from anna_common.plan import ActionPlan
 from anna_common.risk import tiers
-from annad.execution.capture_bounds import Bounds, Watch
+from annad.capture.bounds import Watch
+from annad.stepspec import Bounds
 from tests.daemon.test_faults import tmpfs
 from tests.daemonfix import IS_ROOT, RunningDaemon, layers_left, make_plan, running_daemon
 

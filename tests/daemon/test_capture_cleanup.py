@@ -12,8 +12,8 @@ import pytest
 from anna_common.errors import ErrorCode
 from anna_common.protocol.models import PlanStatus, UndoResult
 from annad.backups.trash import Trash
-from annad.backups.undostatus import undone_status
-from annad.execution.capture import upper_problem
+from annad.capture.layers import upper_problem
+from annad.execution.undostatus import undone_status
 from tests.waiting import wait_until
 
 
@@ -97,9 +97,9 @@ def test_a_mount_gone_since_the_plan_was_read_does_not_stop_the_capture(tmp_path
     one test's daemon unmounted and removed its state dir while another captured)."""
     import json
 
+    from annad.capture.layers import mount_plan
     from annad.confine import capture_filter
     from annad.confine.capture_run import run_capture
-    from annad.execution.capture import mount_plan
 
     state = tmp_path / "state"
     (state / "layers" / "root").mkdir(parents=True)

@@ -11,8 +11,8 @@ import pytest
 
 from anna_common.levels import RiskLevel
 from anna_common.risk.rules.base import AssessContext
-from annad.execution.capture import Change
-from annad.execution.judge import Approval, judge
+from annad.capture.judge import Approval, judge
+from annad.capture.layers import Change
 
 CAP = b"\x01\x00\x00\x02" + b"\x00\x20\x00\x00" * 2 + b"\x00" * 8  # cap_net_raw+ep, v2
 ACL = struct.pack("<I", 2) + b"".join(struct.pack("<HHI", *e) for e in (

@@ -1,4 +1,4 @@
-"""A per-user daemon's capture in parts: its mount plan (annad/execution/unprivileged.py) on
+"""A per-user daemon's capture in parts: its mount plan (annad/capture/unprivileged.py) on
 this machine's real mount table as the unprivileged uid that would use it, the cleanup of
 what overlayfs leaves, and the fallback where it cannot capture (annad/execution/runs_live.py)."""
 
@@ -22,16 +22,16 @@ from anna_common.plan import ActionPlan
 from anna_common.risk.rules.base import AssessContext
 from annad.backups.trash import remove_tree
 from annad.execution.runs_live import RUNS_LIVE, mark_live, not_approved_live
-from annad.execution.stepspec import StepSpec
 from annad.journal.records import step_specs
+from annad.stepspec import StepSpec
 from tests.daemonfix import REPO, make_plan
 
 NOBODY = 65534
 _PLAN = """
 import json, sys
 sys.path.insert(0, sys.argv[1])
-from annad.execution.capture import mount_plan
-from annad.execution.unprivileged import user_plan
+from annad.capture.layers import mount_plan
+from annad.capture.unprivileged import user_plan
 plan, layers = mount_plan(open("/proc/self/mountinfo").read(), "/nonexistent-state")
 print(json.dumps(user_plan(plan, sys.argv[2])))
 """
@@ -136,7 +136,7 @@ def test_an_overlay_root_of_someone_else_shows_only_the_bits_this_uid_gets(
     """The upper root of an overlay is this uid's own in a user namespace: it gets the real
     directory's owner bits replaced by what this uid may do there, so no write the real
     directory refuses is allowed in the capture."""
-    from annad.execution.capture_helper import _as_seen
+    from annad.capture.helper import _as_seen
 
     mine, theirs, group = tmp_path / "mine", tmp_path / "theirs", tmp_path / "group"
     for path, mode in ((mine, 0o700), (theirs, 0o1755), (group, 0o770)):
@@ -157,7 +157,7 @@ def test_an_overlay_root_of_someone_else_shows_only_the_bits_this_uid_gets(
 
 def test_a_user_plan_is_reused_only_for_the_same_mounts_and_home(
         monkeypatch: pytest.MonkeyPatch) -> None:
-    from annad.execution import unprivileged
+    from annad.capture import unprivileged
 
     made: list[str] = []
     real = unprivileged.user_plan

@@ -18,8 +18,8 @@ import pytest
 
 from anna_common.errors import ErrorCode
 from anna_common.protocol.models import PlanStatus
-from annad.backups import retention
-from annad.backups.retention import DAY_S, Policy, Retention
+from annad.execution import retention
+from annad.execution.retention import DAY_S, Policy, Retention
 from annad.journal.rows import PlanRow
 from annad.journal.store import Journal
 from tests.daemon.test_execute import refused, run

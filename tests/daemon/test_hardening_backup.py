@@ -38,12 +38,12 @@ from annad.backups.manifest import (
     unescape_path,
 )
 from annad.backups.targets import snapshot_targets
-from annad.backups.undo import TMP_ROOTS, allowed_roots
 from annad.confine import runner
 from annad.execution.executor import Executor
-from annad.execution.stepspec import Limits, StepSpec, Who
+from annad.execution.undo import TMP_ROOTS, allowed_roots
 from annad.journal.rows import PlanRow
 from annad.journal.store import Journal
+from annad.stepspec import Limits, StepSpec, Who
 from tests.daemonfix import REPO, RunningDaemon, make_plan, running_daemon
 from tests.waiting import WAIT_S
 

@@ -14,10 +14,10 @@ import pytest
 from anna_common.shell.grammar import analyse
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.manifest import StepManifest, UnitState
-from annad.backups.undo import UndoEnv, undo_step
 from annad.confine.credentials import Identity
 from annad.confine.runner import RunResult
 from annad.execution.prestate import pacman_call, unit_calls, unit_states
+from annad.execution.undo import UndoEnv, undo_step
 
 
 def _first(command: str):  # type: ignore[no-untyped-def]

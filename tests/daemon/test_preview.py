@@ -403,7 +403,7 @@ _USERNS_DRIVER = """
 import json, os, sys, tempfile
 sys.path.insert(0, sys.argv[1])
 from annad.confine.runner import run_overlay
-from annad.execution.capture import mount_plan
+from annad.capture.layers import mount_plan
 from annad.preview.overlay import below_root
 base = tempfile.mkdtemp(prefix="anna-preview-userns-")
 os.makedirs(base + "/d/sub")

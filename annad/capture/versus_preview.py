@@ -2,7 +2,7 @@
 
 When a step had a complete file preview (journalled with the plan at submit, hash-chained:
 :func:`annad.preview.engine.previewed_files`), every change its capture observes
-(:mod:`annad.execution.capture`) must be one the preview showed, exactly:
+(:mod:`annad.capture.layers`) must be one the preview showed, exactly:
 
 - **the path**: a change at a path the preview did not show is refused, whatever made it;
 - **what is there after**: the same kind (file, directory, symlink, other); a file's whole
@@ -22,12 +22,13 @@ stands for the one created entry of its kind, named alike but for its digits, th
 showed in the same directory and the run did not make, and is held to that entry's
 content, mode, owner and link. Extended attributes and timestamps are not compared.
 With no complete preview (none made, a step that failed in it, more changes than it read
-back) the observed change is judged by the rules alone (:mod:`annad.execution.judge`).
+back) the observed change is judged by the rules alone (:mod:`annad.capture.judge`).
 """
 
 from __future__ import annotations
 
 import difflib
+import grp
 import hashlib
 import os
 import pwd
@@ -37,13 +38,12 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from annad.backups.manifest import escape_path
-from annad.preview.diff import owner_name
 
 if TYPE_CHECKING:
     from collections.abc import Mapping
 
     from anna_common.protocol.preview import FileChange
-    from annad.execution.capture import Change
+    from annad.capture.layers import Change
 
 DIFF_LINES = 20
 """Lines of the observed diff shown with a refusal."""
@@ -208,3 +208,16 @@ def refusal(change: Change, shown: Mapping[str, FileChange], *, owner: int | Non
         return f"the content is not what the preview showed ({seen.size_after} bytes shown, " \
             f"{change.size} written)" + observed_diff(change, owner=owner)
     return None
+
+def owner_name(uid: int, gid: int) -> str:
+    """``user:group`` as a preview shows an owner (numbers where no name is known), and so
+    the words an observed change's owner is compared in (:mod:`annad.preview.diff`)."""
+    try:
+        user = pwd.getpwuid(uid).pw_name
+    except KeyError:
+        user = str(uid)
+    try:
+        group = grp.getgrgid(gid).gr_name
+    except KeyError:
+        group = str(gid)
+    return f"{user}:{group}"

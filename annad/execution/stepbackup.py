@@ -24,7 +24,6 @@ from annad.backups.identity import HashBudget
 from annad.backups.identity import record as record_identity
 from annad.backups.manifest import StepManifest, printable
 from annad.backups.targets import snapshot_targets
-from annad.backups.undo import identity_of
 from annad.backups.undofiles import after_tree, record_new_entries
 from annad.execution.prestate import (
     package_states,
@@ -33,10 +32,11 @@ from annad.execution.prestate import (
     untyped_live,
     values,
 )
+from annad.execution.undo import identity_of
 
 if TYPE_CHECKING:
-    from annad.backups.undo import Runner
-    from annad.execution.stepspec import Limits, StepSpec, Who
+    from annad.execution.undo import Runner
+    from annad.stepspec import Limits, StepSpec, Who
 
 log = logging.getLogger(__name__)
 
@@ -74,7 +74,7 @@ def prepare(plan_id: str, step: StepSpec, who: Who, *, backups: Path, limits: Li
     """Snapshot the step's write targets and record pre-state; flush the manifest.
 
     ``predict`` False: the step runs captured, its backups are taken from what it really
-    changed (:mod:`annad.execution.capturing`); only the empty record is returned here."""
+    changed (:mod:`annad.capture.step`); only the empty record is returned here."""
     user = step.scope == "user"
     record = StepManifest(
         plan_id=plan_id, index=step.index, step_id=step.step_id,

@@ -8,7 +8,7 @@ helper's loop (:func:`annad.confine.helper.serve`: a forked child per step, ``R<
 helper a child subreaper that kills everything the step left, ``X<wait status>``; its socket
 closing — the daemon ended — kills the step). A request is the step's spec (JSON) and the
 descriptor its output goes to. The daemon decided the mount plan
-(:mod:`annad.execution.capture`); the child only carries it out, in a new **mount**
+(:mod:`annad.capture.layers`); the child only carries it out, in a new **mount**
 namespace of its own (the PID and network namespaces stay the machine's: the step was
 approved, ``systemctl status`` or ``ss`` must tell the truth):
 
@@ -16,7 +16,7 @@ approved, ``systemctl status`` or ``ss`` must tell the truth):
 2. a new root is assembled at ``root`` (an empty directory on the state disk): each real,
    writable file system gets an overlay whose lower layer is the real one and whose upper
    and work directories are ``layers/N/u`` and ``layers/N/w`` on the state disk — fresh for
-   every step — with the preview's options (:data:`annad.preview.overlay_helper.OPTIONS`:
+   every step — with the preview's options (:data:`annad.capture.tree.OPTIONS`:
    the upper layer holds complete files and plain directories); ``/proc``, ``/sys`` and
    ``/run`` are the real ones, read-only (a write there would not be captured, so it
    fails); ``/dev`` is the minimal one of the confinement (no disk, no memory device: a
@@ -31,7 +31,7 @@ approved, ``systemctl status`` or ``ss`` must tell the truth):
 
 A per-user daemon's helper (not root; ``userns`` in the spec) makes a **user** namespace with
 the mount namespace, its uid and gid mapped to themselves, and mounts the overlays there with
-``userxattr`` (:mod:`annad.execution.unprivileged` made the plan for that); the upper root of
+``userxattr`` (:mod:`annad.capture.unprivileged` made the plan for that); the upper root of
 an overlay keeps the daemon's owner and shows the real directory's bits as this uid gets them;
 the step runs as the daemon's own uid and groups, with no capability left after ``exec``.
 ``{"probe": DIR}`` asks whether this kernel lets it (:func:`_probe`).
@@ -51,9 +51,8 @@ import os
 import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))  # noqa: PTH100, PTH120
+from annad.capture.tree import OPTIONS, USERNS_OPTIONS
 from annad.confine import capture_walls, helper, mounts, walls
-from annad.preview.overlay_helper import OPTIONS
-from annad.preview.tree import USERNS_OPTIONS
 
 READ_ONLY = mounts.MOUNT_ATTR_RDONLY | mounts.MOUNT_ATTR_NOSUID | mounts.MOUNT_ATTR_NODEV
 EXIT_REFUSED = 125

@@ -3,15 +3,15 @@
 The executor's path for every step that is not a live kind (:mod:`annad.execution.livekinds`)
 on a daemon that can build the capture (root). In order:
 
-1. :func:`annad.execution.capture.run_step` runs the step over overlays; it returns once
+1. :func:`annad.capture.layers.run_step` runs the step over overlays; it returns once
    the step and whatever it left running have been killed and reaped (the capture helper is
    their subreaper), so nothing writes into the upper layers while they are read;
 2. a failed step lands nothing (its upper layers are discarded), like a refused one;
-3. :func:`annad.execution.capture.read_back` gives the change set and
-   :func:`annad.execution.judge.judge` decides; a refusal names each change and why;
-4. :func:`annad.execution.commit.backup_targets` saves the originals of exactly the observed
-   paths into the step's manifest, :func:`annad.execution.commit.prepare` writes the commit
-   record and flushes it all at once, then :func:`annad.execution.commit.apply` lands it.
+3. :func:`annad.capture.layers.read_back` gives the change set and
+   :func:`annad.capture.judge.judge` decides; a refusal names each change and why;
+4. :func:`annad.capture.commit.backup_targets` saves the originals of exactly the observed
+   paths into the step's manifest, :func:`annad.capture.commit.prepare` writes the commit
+   record and flushes it all at once, then :func:`annad.capture.commit.apply` lands it.
 """
 
 from __future__ import annotations
@@ -28,11 +28,10 @@ from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore, Budget
 from annad.backups.manifest import printable
 from annad.backups.trash import remove_tree
-from annad.confine.capture_run import probe_userns
-from annad.confine.filters import FilterUnavailable
-from annad.confine.runner import RunResult
-from annad.execution import commit
-from annad.execution.capture import (
+from annad.capture import commit
+from annad.capture.bounds import TooMuch, Watch
+from annad.capture.judge import Approval, Verdict, judge
+from annad.capture.layers import (
     LAYERS,
     PLAN_FILE,
     ROOT,
@@ -40,8 +39,9 @@ from annad.execution.capture import (
     run_step,
     upper_problem,
 )
-from annad.execution.capture_bounds import TooMuch, Watch
-from annad.execution.judge import Approval, Verdict, judge
+from annad.confine.capture_run import probe_userns
+from annad.confine.filters import FilterUnavailable
+from annad.confine.runner import RunResult
 
 if TYPE_CHECKING:
     import threading
@@ -49,7 +49,7 @@ if TYPE_CHECKING:
 
     from annad.backups.manifest import StepManifest
     from annad.backups.trash import Trash
-    from annad.execution.stepspec import Limits, StepSpec, Who
+    from annad.stepspec import Limits, StepSpec, Who
 
 
 log = logging.getLogger(__name__)

@@ -14,7 +14,7 @@ the kernel resolves) must end in a coded refusal, quickly, with nothing landed. 
   the backups are on. A tmpfs upper would bound it by construction, but the upper layers
   must outlive a killed daemon (start-up recovery finishes a commit from them) and a tmpfs
   costs memory; a project quota needs a file system mounted with one.
-- :class:`Tally`, while the layers are read back (:func:`annad.execution.capture.read_back`):
+- :class:`Tally`, while the layers are read back (:func:`annad.capture.layers.read_back`):
   every entry, every regular file's apparent size (a sparse file counts whole: the judge,
   the backups and the commit would read it whole) and every level of depth is counted before
   anything is compared; past a limit the read-back stops at once (:class:`TooMuch`), having
@@ -31,6 +31,8 @@ import threading
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from annad.stepspec import Bounds, size_words
+
 if TYPE_CHECKING:
     from pathlib import Path
     from types import TracebackType
@@ -40,29 +42,6 @@ WATCH_PERIOD_S = 0.05
 PATH_MAX = 4096
 """Longest path (bytes, with its terminating NUL) the kernel resolves in one call."""
 
-
-@dataclass(frozen=True, slots=True)
-class Bounds:
-    """The limits of one captured step's change set (settings ``capture_max_*``)."""
-
-    max_files: int = 20_000
-    """Entries in the upper layers: files, directories, links, deletions."""
-    max_bytes: int = 1 << 30
-    """Total apparent size of the regular files in them."""
-    max_depth: int = 64
-    """Directory levels below the overlaid mount point."""
-
-    def words(self) -> str:
-        """The limits, as the refusal names them."""
-        return (f"{self.max_files} files, {_size(self.max_bytes)}, "
-                f"{self.max_depth} levels deep")
-
-
-def _size(n: int) -> str:
-    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
-        if n >= 1 << shift:
-            return f"{n / (1 << shift):.1f} {unit}"
-    return f"{n} bytes"
 
 
 class TooMuch(Exception):
@@ -93,7 +72,7 @@ class Tally:
         self.size += size
         if self.size > self.bounds.max_bytes:
             raise TooMuch(f"the step changes too much to check: {self.files} files, "
-                          f"{_size(self.size)} or more (limit {self.bounds.words()})")
+                          f"{size_words(self.size)} or more (limit {self.bounds.words()})")
 
 
 def _used(directory: Path) -> tuple[int, int, int, int]:
@@ -158,7 +137,7 @@ class Watch:
                 return False
             grew, made = own_bytes, own_files
             self.why = (f"the step changes too much to check: the state disk took {made} "
-                        f"more files, {_size(max(grew, 0))} more while it ran, and it was "
+                        f"more files, {size_words(max(grew, 0))} more while it ran, and it was "
                         f"stopped (limit {self._bounds.words()}; at most half the state "
                         "disk's free room)")
             return True

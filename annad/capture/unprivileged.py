@@ -16,7 +16,7 @@ that mode shape the mount plan (:func:`user_plan`):
   overlay of their own (:data:`WRITABLE`): their files and directories are the daemon's own.
 
 Overlayfs keeps its markers there in ``user.overlay.*`` xattrs
-(:func:`annad.execution.capture.markers`).
+(:func:`annad.capture.layers.markers`).
 What the step changed is committed by the daemon itself, so with its own uid: the kernel
 refuses on the real tree whatever that uid may not do there, whatever the capture showed.
 """
@@ -91,7 +91,7 @@ def _unreachable(point: str) -> bool:
 
 def user_plan(plan: list[list[object]], home: str
               ) -> tuple[list[list[object]], dict[int, str]]:
-    """The plan of :func:`annad.execution.capture.mount_plan` made for a user namespace (see
+    """The plan of :func:`annad.capture.layers.mount_plan` made for a user namespace (see
     the module text), and its overlays by index."""
     points = {str(op[1]) for op in plan}
     overlays: list[str] = []

@@ -1,13 +1,13 @@
 """Run an approved step with its file writes captured, and read back what it really changed.
 
 Anna does not predict what a step writes: it runs the step over overlays of every real,
-writable file system (:mod:`annad.execution.capture_helper`), with upper layers on the state
+writable file system (:mod:`annad.capture.helper`), with upper layers on the state
 disk, and reads those upper layers back as a change set (:class:`Change`): created,
 modified and deleted paths, directories replaced whole, symlinks, modes, owners, xattrs and
 special files — whichever program made them (``f=open; f(...)``, ``patch``, ``split``,
 ``xz``, a nameref, ``~+``, a symlink planted under /tmp: the kernel resolved them, the
 upper layer holds the result at its real path). Nothing of it is on the real tree yet:
-:mod:`annad.execution.judge` decides, :mod:`annad.execution.commit` applies.
+:mod:`annad.capture.judge` decides, :mod:`annad.capture.commit` applies.
 """
 
 from __future__ import annotations
@@ -21,18 +21,19 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Literal
 
+from annad.capture.bounds import Tally
+from annad.capture.unprivileged import recent_user_plan
 from annad.confine import capture_filter
 from annad.confine.capture_run import run_capture
 from annad.confine.stepenv import step_environment, sudo_shims
-from annad.execution.capture_bounds import Bounds, Tally
-from annad.execution.unprivileged import recent_user_plan
+from annad.stepspec import Bounds
 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Iterator
 
     from annad.confine.runner import RunResult
-    from annad.execution.stepspec import StepSpec, Who
+    from annad.stepspec import StepSpec, Who
 
 LIVE_TREES = ("/proc", "/sys", "/dev", "/run")
 """Kernel, device and runtime trees: the real ones (read-only), never overlaid."""
@@ -312,7 +313,7 @@ def _walk(top: str, tally: Tally) -> Iterator[tuple[str, str, os.stat_result, bo
 def read_back(directory: Path, layers: dict[int, str],
               bounds: Bounds | None = None) -> list[Change]:
     """The change set in the upper layers, parents before children. Raises
-    :class:`annad.execution.capture_bounds.TooMuch` when the layers hold more than
+    :class:`annad.capture.bounds.TooMuch` when the layers hold more than
     ``bounds`` allow (before anything of them is compared with the real tree)."""
     tally = Tally(bounds or Bounds())
     found = []

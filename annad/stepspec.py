@@ -1,9 +1,9 @@
 """What the executor is given: the steps as the daemon assessed them, whose they are, and the
 limits from the settings.
 
-Plain values, in a module of their own so the executor, its backups
-(:mod:`annad.backups.stepbackup`),
-the records and the previews can all name them without importing the executor.
+Plain values, in a module of their own so the executor, its undo records
+(:mod:`annad.execution.stepbackup`), the capture, the journal's records and the previews can
+all name them without importing one another.
 """
 
 from __future__ import annotations
@@ -11,7 +11,32 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from annad.confine.credentials import Identity
-from annad.execution.capture_bounds import Bounds
+
+
+@dataclass(frozen=True, slots=True)
+class Bounds:
+    """The limits of one captured step's change set (settings ``capture_max_*``), enforced by
+    :mod:`annad.capture.bounds`."""
+
+    max_files: int = 20_000
+    """Entries in the upper layers: files, directories, links, deletions."""
+    max_bytes: int = 1 << 30
+    """Total apparent size of the regular files in them."""
+    max_depth: int = 64
+    """Directory levels below the overlaid mount point."""
+
+    def words(self) -> str:
+        """The limits, as the refusal names them."""
+        return (f"{self.max_files} files, {size_words(self.max_bytes)}, "
+                f"{self.max_depth} levels deep")
+
+
+def size_words(n: int) -> str:
+    """``n`` bytes as a refusal names a size (``1.5 GiB``)."""
+    for unit, shift in (("GiB", 30), ("MiB", 20), ("KiB", 10)):
+        if n >= 1 << shift:
+            return f"{n / (1 << shift):.1f} {unit}"
+    return f"{n} bytes"
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,7 +59,7 @@ class StepSpec:
     """The assessment says the step writes what Anna cannot see (``uncaptured_write``)."""
     tier: str = "HIGH"
     """The tier the person approved (the step's final risk); what it really changes is
-    judged against it (:mod:`annad.execution.judge`)."""
+    judged against it (:mod:`annad.capture.judge`)."""
 
 
 @dataclass(frozen=True, slots=True)

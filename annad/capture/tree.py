@@ -1,10 +1,12 @@
-"""The preview's file tree: every real, writable file system under a throw-away overlay.
+"""The overlay tree: every real, writable file system under an overlay, as a preview sees it.
 
-Imported by :mod:`annad.preview.overlay_helper` (``python -I -S``: standard library and
-:mod:`annad.confine.mounts` only). The daemon decided the mount plan, the same one an
-approved step's capture uses (:func:`annad.execution.capture.mount_plan`): an overlay for
-each real, writable file system, a read-only bind for the rest. Here, in the helper's new
-mount namespace:
+The preview's helper (:mod:`annad.preview.overlay_helper`) builds it; the capture's helper
+(:mod:`annad.capture.helper`) mounts its overlays with the same options (:data:`OPTIONS`,
+:data:`USERNS_OPTIONS`), so it lives with the capture and the preview uses it from here.
+Imported by both helpers (``python -I -S``: standard library and :mod:`annad.confine.mounts`
+only). The daemon decided the mount plan, the same one an approved step's capture uses
+(:func:`annad.capture.layers.mount_plan`): an overlay for each real, writable file system, a
+read-only bind for the rest. Here, in the preview helper's new mount namespace:
 
 1. a size-limited tmpfs holds the new root and every overlay's upper and work directory;
 2. the new root is assembled on it: overlays whose lower layer is the real file system,

@@ -1,11 +1,11 @@
 """Extended attributes that grant power, spelled as the commands the rules know.
 
-A captured step's change set carries each file's xattrs (:class:`annad.execution.capture.
+A captured step's change set carries each file's xattrs (:class:`annad.capture.layers.
 Change`). Two of them hand out what a mode does not show: ``security.capability`` (a file
 capability: ``cp /bin/bash /tmp/b; setcap cap_setuid+ep /tmp/b`` is a root shell for
 everyone, whatever program wrote the xattr) and the POSIX ACLs (``system.posix_acl_access``,
 ``…_default``: a named user or group given rights). The judge
-(:mod:`annad.execution.judge`) assesses them as ``setcap`` and ``setfacl`` — but only where
+(:mod:`annad.capture.judge`) assesses them as ``setcap`` and ``setfacl`` — but only where
 the step set or changed them: a file that already had them keeps its judgement.
 """
 
@@ -17,7 +17,7 @@ import struct
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from annad.execution.capture import Change
+    from annad.capture.layers import Change
 
 CAPABILITY = "security.capability"
 ACLS = ("system.posix_acl_access", "system.posix_acl_default")

@@ -14,7 +14,7 @@ Order, for one captured step whose change set was judged acceptable:
    walked without following a symlink (:mod:`annad.backups.safefs`): a directory swapped
    for a link since the run is refused, never followed;
 4. the target file systems other than the state disk are flushed, then the record removed
-   (the caller throws the upper layers away: :func:`annad.execution.capturing.discard`).
+   (the caller throws the upper layers away: :func:`annad.capture.step.discard`).
 
 Every action is idempotent, so a daemon killed at any moment finishes the commit at its next
 start (:func:`recover`, from the record): each real path is either as before (its original
@@ -38,7 +38,7 @@ from typing import TYPE_CHECKING
 from annad.backups import manifest as manifests
 from annad.backups import safefs
 from annad.backups.backup import snapshot
-from annad.execution.capture import Change, markers
+from annad.capture.layers import Change, markers
 
 if TYPE_CHECKING:
     from annad.backups.backup import BlobStore, Budget

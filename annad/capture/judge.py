@@ -1,18 +1,18 @@
 """Judging what a step really changed, before any of it lands.
 
 The person approved a step at a tier; the change set observed in its capture
-(:mod:`annad.execution.capture`) is judged again with Anna's own rules and the policy, on
+(:mod:`annad.capture.layers`) is judged again with Anna's own rules and the policy, on
 the real paths: each change is spelled as the plain command that would make it
 (``tee -- PATH`` for a file written, ``rm -rf -- PATH`` for a deletion, ``chmod MODE``
 for a setuid bit, ``setcap``/``setfacl`` for a file capability or an ACL the step set
-(:mod:`annad.execution.judge_xattrs`), ``ln -s`` for a link…) and assessed by
+(:mod:`annad.capture.judge_xattrs`), ``ln -s`` for a link…) and assessed by
 :func:`anna_common.risk.assess.assess`
 — so the secret, persistence, identity, boot and system-path classifiers are the same ones
 that judged the plan, now on paths the kernel resolved rather than words bash had yet to
 expand. A change is refused when it is banned, above the approved tier, denied by the
 policy, inside Anna's own state, a device node, or — when the person saw a complete file
 preview of the step — not exactly a change the preview showed (a path it did not show, other
-content, mode, owner or link target: :mod:`annad.execution.versus_preview`).
+content, mode, owner or link target: :mod:`annad.capture.versus_preview`).
 """
 
 from __future__ import annotations
@@ -27,14 +27,14 @@ from typing import TYPE_CHECKING
 from anna_common.levels import RiskLevel
 from anna_common.risk import paths
 from anna_common.risk.assess import assess
-from annad.execution import judge_xattrs, versus_preview
+from annad.capture import judge_xattrs, versus_preview
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
 
     from anna_common.protocol.preview import FileChange
     from anna_common.risk.rules.base import AssessContext
-    from annad.execution.capture import Change
+    from annad.capture.layers import Change
 
 MAX_SHOWN = 20
 """Refused changes named in the event (the rest are counted)."""
@@ -64,7 +64,7 @@ class Approval:
     """Anna's state (journal, backups): a change there is never a step's to make."""
     previewed: Mapping[str, FileChange] | None = None
     """What the preview showed the step change, by exact path
-    (:func:`annad.execution.versus_preview.shown_by_key`; None: no complete file preview)."""
+    (:func:`annad.capture.versus_preview.shown_by_key`; None: no complete file preview)."""
     policy: Callable[[str], str | None] | None = None
     """Why the policy denies a command (None: it does not)."""
 
