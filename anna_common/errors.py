@@ -148,6 +148,14 @@ class ErrorCode(StrEnum):
     ran): it was stopped or its change set refused, nothing of it landed; ``message`` names
     the counts and the limits."""
 
+    # --- the daemon's own state (appended) --------------------------------------
+    JOURNAL_DAMAGED = "JOURNAL_DAMAGED"
+    """annad's journal file cannot be read (a damaged page, not SQLite, truncated): nothing
+    was run; ``hint`` says how to move it aside (the backups stay) and check the copy."""
+    DAEMON_UNTRUSTED = "DAEMON_UNTRUSTED"
+    """What listens at the daemon's socket is neither root's nor the caller's (the socket
+    file's owner or the peer's ``SO_PEERCRED``): annactl sent it nothing."""
+
 
 class AnnaError(Exception):
     """Base of every error Anna raises on purpose.

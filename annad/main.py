@@ -18,6 +18,7 @@ import logging
 import os
 import signal
 import sys
+import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -85,7 +86,7 @@ def main(argv: list[str] | None = None) -> int:
         return check_journal(args.check_journal)
     limit_malloc_arenas()
     from annad.config import load_settings
-    from annad.journal.store import JournalDamaged
+    from annad.journal.damage import JournalDamaged
 
     try:
         settings = load_settings(socket=args.socket, state_dir=args.state_dir,
@@ -94,8 +95,9 @@ def main(argv: list[str] | None = None) -> int:
     except AnnaError as exc:
         print(f"annad: {exc.message}" + (f" ({exc.hint})" if exc.hint else ""), file=sys.stderr)
         return EXIT_CONFIG
-    logging.basicConfig(stream=sys.stderr, level=settings.log_level.upper(),
-                        format="%(levelname)s %(name)s: %(message)s")
+    from annad import logs
+
+    logs.setup(settings.log_level)
     try:
         return serve(settings)
     except JournalDamaged as exc:
@@ -119,12 +121,12 @@ def limit_malloc_arenas() -> bool:
 
 def check_journal(path: Path) -> int:
     """``annad --check-journal FILE``: one line saying whether the file's chain holds."""
-    from annad.journal.read import check_copy
+    from annad.journal.audit import verify
 
     if not path.is_file():
         print(f"annad: {path} is not a file", file=sys.stderr)
         return EXIT_CONFIG
-    report = check_copy(path)
+    report = verify(path)
     print(f"{path}: {report.message}", file=sys.stdout if report.ok else sys.stderr)
     return 0 if report.ok else EXIT_DAMAGED
 
@@ -168,6 +170,9 @@ def serve(settings: DaemonSettings) -> int:
     ino = os.stat(socket_path.name, dir_fd=dir_fd).st_ino
     try:
         service = assemble(settings, policy)
+        # crash recovery and retention read the journal's plans: a damaged page found there
+        # is JournalDamaged, one line and EXIT_DAMAGED (main), before anything serves
+        service.start()
     except BaseException:  # a damaged journal: leave no socket behind that nobody serves
         sock.close()
         listen.remove_socket(socket_path, ino, dir_fd)
@@ -175,7 +180,8 @@ def serve(settings: DaemonSettings) -> int:
         os.close(dir_fd)
         raise
     activity = Activity()
-    config = uvicorn.Config(create_app(service, activity), http=PeerH11Protocol, ws="none",
+    config = uvicorn.Config(create_app(service, activity, started=True), http=PeerH11Protocol,
+                            ws="none",
                             lifespan="on", log_config=None, access_log=False, loop="asyncio",
                             timeout_graceful_shutdown=CLOSE_GRACE_S)
     server = _draining_server(config, service)
@@ -256,16 +262,23 @@ async def _serve(server: uvicorn.Server, sock: socket.socket, settings: DaemonSe
 
 async def _watch(server: uvicorn.Server, settings: DaemonSettings, service: PlanService,
                  activity: Activity) -> None:
-    """Notify systemd once serving; in user mode, stop after the idle timeout."""
-    from annad.api.listen import sd_notify
+    """Notify systemd once serving; keep its watchdog fed from this event loop (a loop that
+    hangs, or a daemon stopped with SIGSTOP, stops the pings, and systemd restarts the unit:
+    ``WatchdogSec=``); in user mode, stop after the idle timeout."""
+    from annad.api.listen import sd_notify, watchdog_interval
 
     while not server.started:
         if server.should_exit:
             return
         await asyncio.sleep(0.01)
     sd_notify(f"READY=1\nSTATUS=serving on {settings.socket_path}\nMAINPID={os.getpid()}")
+    ping = watchdog_interval()
+    next_ping = time.monotonic()
     idle = settings.idle_exit_s if settings.mode is DaemonMode.USER else 0.0
     while not server.should_exit:
+        if ping is not None and time.monotonic() >= next_ping:
+            sd_notify("WATCHDOG=1")
+            next_ping = time.monotonic() + ping
         await asyncio.sleep(0.1)
         if idle and activity.idle_for() >= idle and not service.busy():
             log.info("idle for %.0f s: exiting", idle)

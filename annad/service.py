@@ -54,6 +54,7 @@ from annad.execution.confirmations import check_confirmations, check_rollback_wo
 from annad.execution.recovery import StartupRecovery
 from annad.execution.runs import RunManager
 from annad.execution.runs_live import mark_live
+from annad.journal import audit
 from annad.journal.records import bound_row, home_of, plan_record, plan_summary, submitted_row
 from annad.peer import Peer
 from annad.policy_load import PolicyStore, asked_checks, journal_fields, judge
@@ -255,10 +256,10 @@ class PlanService:
         return policy_load.check(self.policy, request.command, self.context(home), peer.uid,
                                  home)
 
-    def audit_verify(self, peer: Peer | None) -> AuditReport:
-        """``GET /v1/audit/verify``."""
+    def audit_verify(self, peer: Peer | None) -> Iterator[int | AuditReport]:
+        """``GET /v1/audit/verify``: event rows checked so far, then the report (last)."""
         self.access.authorised(peer)
-        return self.journal.verify()
+        return audit.verify_progress(self.journal.path)
 
     # ------------------------------------------------------------------ submit and checks
 

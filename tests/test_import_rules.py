@@ -57,8 +57,10 @@ def test_import_rules(path: Path) -> None:
             "subprocess only in annad/confine/runner.py, the client's daemon autostart and the one "
             "ansible-playbook run of annactl fleet, and the root commands of annactl setup")
     if "sqlite3" in tops:
-        # the journal's reads live beside it (annad/journal/read.py, types only): still one store
-        assert rel in {"annad/journal/store.py", "annad/journal/read.py", "annactl/planning/history.py"}
+        # the daemon's journal package (the store, its reads, the audit's read-only connection,
+        # the damage-aware connection) and the client's history store: nothing else
+        assert rel.startswith("annad/journal/") or rel == "annactl/planning/history.py", (
+            "sqlite3 only in annad/journal/ and the client's history store")
     # the HTTP layer is the API's alone (FastAPI is no longer a dependency: annad/api is
     # plain Starlette)
     assert "fastapi" not in tops, "FastAPI is not a dependency"
@@ -204,7 +206,7 @@ def test_cycle_finder_finds_a_circle() -> None:
 # --- the daemon laid out by responsibility (issue 19.6): no module lives loose in annad/ but
 # the entry point, its settings, the service state machine, access and the policy loader.
 _DAEMON_TOP = {"__init__", "main", "config", "service", "access", "peer", "policy_load",
-               "stepspec"}
+               "stepspec", "logs"}
 _DAEMON_FOLDERS = {"api", "backups", "capture", "confine", "execution", "journal", "preview",
                    "recipes", "telemetry"}
 # (issue 35.7) the daemon's floors, highest first: a module imports only from its own folder or
@@ -212,7 +214,7 @@ _DAEMON_FOLDERS = {"api", "backups", "capture", "confine", "execution", "journal
 # the execution; backups/ only stores and restores, and imports no other part of the daemon.
 _DAEMON_FLOORS = ["main", "api", "recipes", "service", "preview", "execution", "capture",
                   "policy_load", "access", "journal", "backups", "telemetry", "stepspec",
-                  "confine", "peer", "config", "__init__"]
+                  "confine", "peer", "config", "logs", "__init__"]
 
 
 def test_daemon_layout() -> None:

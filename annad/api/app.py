@@ -123,12 +123,16 @@ class _Guard:
             self.activity.last = time.monotonic()
 
 
-def create_app(service: PlanService, activity: Activity | None = None) -> Starlette:
-    """The daemon's ASGI application around ``service``."""
+def create_app(service: PlanService, activity: Activity | None = None, *,
+               started: bool = False) -> Starlette:
+    """The daemon's ASGI application around ``service``; its lifespan starts the service
+    unless it is ``started`` already (:func:`annad.main.serve` starts it before uvicorn, so a
+    damaged journal found by start-up recovery is one line and its own exit status)."""
 
     @asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:
-        await run_in_threadpool(service.start)
+        if not started:
+            await run_in_threadpool(service.start)
         try:
             yield
         finally:

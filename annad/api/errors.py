@@ -47,6 +47,7 @@ STATUS: dict[ErrorCode, int] = {
     # conflict with the daemon's state, not a crash (docs/protocol.md, "Errors")
     ErrorCode.AUDIT_CHAIN_BROKEN: 409,
     ErrorCode.BACKUP_REFUSED: 507,  # the state disk cannot hold the journal or the backups
+    ErrorCode.JOURNAL_DAMAGED: 503,  # the daemon's own state cannot be read: nothing ran
 }
 """HTTP status per error code; anything else is 500."""
 
@@ -61,6 +62,8 @@ def error_response(error: AnnaError) -> JSONResponse:
 
 async def _anna(request: Request, exc: Exception) -> JSONResponse:
     assert isinstance(exc, AnnaError)
+    if exc.code is ErrorCode.JOURNAL_DAMAGED:  # the operator must see it, not only the caller
+        log.critical("%s; %s", exc.message, exc.hint)
     return error_response(exc)
 
 

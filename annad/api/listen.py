@@ -150,3 +150,15 @@ def sd_notify(state: str) -> bool:
         log.warning("sd_notify failed: %s", exc)
         return False
     return True
+
+
+def watchdog_interval() -> float | None:
+    """How often to send ``WATCHDOG=1`` (half of ``WatchdogSec=``, as sd_watchdog_enabled(3)
+    advises), or None when systemd watches no one here or watches another process
+    (``WATCHDOG_PID``: a child inheriting the environment must not ping for its parent)."""
+    usec = os.environ.get("WATCHDOG_USEC", "")
+    pid = os.environ.get("WATCHDOG_PID", "")
+    if not usec.isdigit() or int(usec) == 0 or (pid and pid != str(os.getpid())):
+        return None
+    return int(usec) / 2e6
+

@@ -26,6 +26,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.protocol.models import GcRemoved, GcRequest, GcResponse, PlanStatus
+from annad.journal.damage import JournalDamaged
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
@@ -160,6 +161,8 @@ def auto(retention: Retention, runs: RunManager) -> None:
     try:
         done = collect(retention, runs, retention.journal.list_plans(limit=ALL_PLANS),
                        GcRequest(), by_uid=os.geteuid(), now=time.time())
+    except JournalDamaged:  # not for a retry: the daemon's start says it in one line
+        raise
     except Exception:  # a full disk or a vanished file: the next pass tries again
         log.exception("backup retention failed")
         return

@@ -32,6 +32,7 @@ from anna_common.protocol.models import (
 )
 from annad.execution.undostatus import UNVERIFIED, rollback_status
 from annad.journal.records import step_specs, who_of
+from annad.logs import in_plan
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Iterator
@@ -134,7 +135,9 @@ class RunManager:
                                 code=ErrorCode.PLAN_STATE,
                                 detail={"status": str(row.status), "backups_removed": True})
             run = _Run(plan_id, kind)
-            run.thread = threading.Thread(target=work, args=(run,), name=f"{kind}-{plan_id}")
+            # everything logged by the run carries its PLAN_ID to journald (annad.logs)
+            run.thread = threading.Thread(target=in_plan(plan_id, work), args=(run,),
+                                          name=f"{kind}-{plan_id}")
             self._run = run
             try:
                 run.thread.start()

@@ -143,13 +143,16 @@ def event_hash(prev: str, row_id: int, ts: float, plan_id: str | None, kind: str
     return row_hash(prev, fields, legacy=legacy)
 
 
-def chain_break(rows: list[tuple[Any, ...]], prev: str, *, first_number: int) -> int | None:
+def chain_break(rows: list[tuple[Any, ...]], prev: str, *, first_number: int,
+                legacy_until: int | None = None) -> int | None:
     """The id of the first row that breaks the chain starting at ``prev``, or None.
 
-    Rows before the ``journal_migrated`` event were written by schema 0 and may carry the
-    NFC-normalised hash; every later row must hash its exact text.
+    Rows before the ``journal_migrated`` event (``legacy_until``: its id, found in ``rows``
+    when not given — a caller checking in batches gives it) were written by schema 0 and
+    may carry the NFC-normalised hash; every later row must hash its exact text.
     """
-    legacy_until = next((r[0] for r in rows if r[3] == MIGRATED_KIND), 0)
+    if legacy_until is None:
+        legacy_until = next((r[0] for r in rows if r[3] == MIGRATED_KIND), 0)
     for number, (row_id, ts, plan_id, kind, step_id, body, prev_hash, digest) in \
             enumerate(rows, start=first_number):
         expected = event_hash(prev, row_id, ts, plan_id, kind, step_id, body)

@@ -1,5 +1,5 @@
-"""The journal's reads: plan, step, undo and event queries, and the check of the plan rows
-against the hash-chained event log.
+"""The journal's reads: plan, step, undo and event queries, and the check of one plan's rows
+against the hash-chained event log (the whole journal's: :mod:`annad.journal.audit`).
 
 :class:`JournalReads` is the read half of :class:`annad.journal.store.Journal` (which owns the
 connection, the schema, and every write with its full-disk handling). Nothing here writes:
@@ -18,14 +18,13 @@ from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
-from anna_common.protocol.models import AuditReport, PlanStatus, StepStatus
+from anna_common.protocol.models import PlanStatus, StepStatus
 from annad.journal import integrity
-from annad.journal.integrity import GENESIS, MIGRATED_KIND
+from annad.journal.integrity import MIGRATED_KIND
 from annad.journal.rows import PlanRow, StepRow, UndoRow
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
-    from pathlib import Path
 
 _EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
 
@@ -47,35 +46,6 @@ class JournalReads:
                 yield
             finally:
                 self._db.execute("COMMIT")
-
-    def verify(self) -> AuditReport:
-        """Recompute the hash chain and check every plan row against it; report the first
-        row that does not match."""
-        with self._snapshot():
-            rows = self._db.execute(
-                f"SELECT {_EVENT_COLUMNS} FROM events ORDER BY id").fetchall()  # noqa: S608
-            plans = self._plans_unlocked()
-        bad = integrity.chain_break(rows, GENESIS, first_number=1)
-        if bad is not None:
-            return AuditReport(ok=False, rows=len(rows), first_bad_row=bad,
-                               message=f"event row {bad} does not match the chain: it "
-                               "was altered, or a row before it was removed")
-        ledger = integrity.PlanLedger.of(rows)
-        for plan in sorted(plans, key=lambda p: ledger.seal_row.get(p.plan_id, 0)):
-            problem = ledger.problem(plan)
-            if problem is not None:
-                return AuditReport(ok=False, rows=len(rows),
-                                   first_bad_row=ledger.seal_row.get(plan.plan_id),
-                                   message=f"{problem}: the journal was altered")
-        present = {p.plan_id for p in plans}
-        missing = sorted(set(ledger.seals) - present)
-        if missing:
-            return AuditReport(ok=False, rows=len(rows),
-                               first_bad_row=ledger.seal_row[missing[0]],
-                               message=f"plan {missing[0]} is in the event chain but its row "
-                               "was removed: the journal was altered")
-        return AuditReport(ok=True, rows=len(rows), message=f"the event chain verifies and "
-                           f"matches all {len(plans)} plans")
 
     def check_plan(self, plan_id: str) -> PlanRow:
         """The plan row, checked against the chain from its seal on; raises
@@ -118,14 +88,14 @@ class JournalReads:
     def get_plan(self, plan_id: str) -> PlanRow | None:
         """A plan by id, or None."""
         with self._lock:
-            row = self._db.execute(f"SELECT {_PLAN_COLUMNS} FROM plans WHERE plan_id=?",  # noqa: S608
+            row = self._db.execute(f"SELECT {PLAN_COLUMNS} FROM plans WHERE plan_id=?",  # noqa: S608
                                    (plan_id,)).fetchone()
-        return None if row is None else _plan_row(row)
+        return None if row is None else plan_row(row)
 
     def _plans_unlocked(self) -> list[PlanRow]:
         """Every plan row (caller holds the lock)."""
-        return [_plan_row(r) for r in self._db.execute(
-            f"SELECT {_PLAN_COLUMNS} FROM plans ORDER BY created_at")]  # noqa: S608
+        return [plan_row(r) for r in self._db.execute(
+            f"SELECT {PLAN_COLUMNS} FROM plans ORDER BY created_at")]  # noqa: S608
 
     def last_event(self, plan_id: str, kind: str) -> float | None:
         """When the newest event of this kind for this plan was recorded, or None."""
@@ -176,12 +146,12 @@ class JournalReads:
             where.append("(created_at, plan_id) < (SELECT created_at, plan_id FROM plans "
                          "WHERE plan_id=?)")
             args.append(before)
-        sql = (f"SELECT {_PLAN_COLUMNS} FROM plans"  # noqa: S608 - fixed text, values bound
+        sql = (f"SELECT {PLAN_COLUMNS} FROM plans"  # noqa: S608 - fixed text, values bound
                + (" WHERE " + " AND ".join(where) if where else "")
                + " ORDER BY created_at DESC, plan_id DESC LIMIT ?")
         args.append(-1 if limit is None else limit)
         with self._lock:
-            return [_plan_row(r) for r in self._db.execute(sql, args)]
+            return [plan_row(r) for r in self._db.execute(sql, args)]
 
     def resolve_id(self, text: str) -> list[str]:
         """Plan ids equal to ``text`` or ending with it (a short id as ``history`` shows it);
@@ -214,32 +184,13 @@ class JournalReads:
         return [UndoRow(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
 
 
-_PLAN_COLUMNS = ("plan_id, digest, status, created_at, updated_at, caller_uid, source, "
+PLAN_COLUMNS = ("plan_id, digest, status, created_at, updated_at, caller_uid, source, "
                  "request, home, plan_json, annotated_json, error_json")
 
 
-def _plan_row(row: tuple[Any, ...]) -> PlanRow:
+def plan_row(row: tuple[Any, ...]) -> PlanRow:
     return PlanRow(plan_id=row[0], digest=row[1], status=PlanStatus(row[2]),
                    created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
                    request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
                    error=json.loads(row[11]) if row[11] else None)
 
-
-def check_copy(path: Path) -> AuditReport:
-    """Verify a journal file without changing it (``annad --check-journal``): a copy moved
-    aside, or the live file of a stopped daemon. A file that is not a journal is reported,
-    never raised."""
-    reads = JournalReads()
-    uri = path.resolve().as_uri() + "?mode=ro"
-    try:
-        reads._db = sqlite3.connect(uri, uri=True, isolation_level=None)
-    except sqlite3.Error as exc:
-        return AuditReport(ok=False, rows=0, message=f"{path} cannot be opened ({exc})")
-    reads._lock = threading.RLock()
-    try:
-        return reads.verify()
-    except (sqlite3.Error, ValueError, KeyError) as exc:  # not SQLite, not our schema
-        return AuditReport(ok=False, rows=0, message=f"{path} is not a readable journal "
-                           f"({type(exc).__name__}: {exc})")
-    finally:
-        reads._db.close()

@@ -44,9 +44,10 @@ from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
-from anna_common.protocol.models import PlanStatus, StepStatus
+from anna_common.protocol.models import AuditReport, PlanStatus, StepStatus
 from annad.backups.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
-from annad.journal import integrity
+from annad.journal import audit, integrity
+from annad.journal.damage import Connection, JournalDamaged, damaged
 from annad.journal.integrity import GENESIS, MIGRATED_KIND, seal_of
 from annad.journal.read import JournalReads
 from annad.journal.rows import PlanRow, UndoRow
@@ -89,12 +90,6 @@ CREATE INDEX IF NOT EXISTS events_kind ON events(kind);
 
 class StateFull(AnnaError):
     """The state disk has no room for the journal (``BACKUP_REFUSED``: nothing was run)."""
-
-
-class JournalDamaged(AnnaError):
-    """The journal file cannot be opened or read as a journal (not SQLite, truncated, a
-    schema that is not ours). Restarting cannot help: the daemon says so in one line and
-    exits with its own status (``annad.main.EXIT_DAMAGED``), which the unit does not restart."""
 
 
 def _recording(method: Callable[Concatenate[Journal, _P], _T]
@@ -162,19 +157,24 @@ class Journal(JournalReads):
                 raise self.full(exc) from None
             raise  # locked, no permission: not damage, and not for this message
         except sqlite3.DatabaseError as exc:  # "file is not a database", a malformed image
-            raise self.damaged(exc) from None
+            raise damaged(self.path, exc) from None
         try:
             self._migrate()
+        except JournalDamaged:  # the connection met a damaged page
+            self._db.close()
+            raise
         except sqlite3.DatabaseError as exc:
             self._db.close()
-            raise self.damaged(exc) from None
+            raise damaged(self.path, exc) from None
         path.chmod(0o600)
         self.reserve.ensure()
 
     def _open(self) -> sqlite3.Connection:
         # check_same_thread=False: request threads and the executor thread share the
         # connection; every use goes through self._lock.
-        db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None)
+        db = sqlite3.connect(str(self.path), check_same_thread=False, isolation_level=None,
+                             factory=Connection)
+        db.journal_path = str(self.path)
         try:
             db.execute("PRAGMA journal_mode=WAL")
             db.execute("PRAGMA synchronous=NORMAL")
@@ -187,14 +187,6 @@ class Journal(JournalReads):
             db.close()
             raise
         return db
-
-    def damaged(self, exc: BaseException) -> JournalDamaged:
-        """The error for a journal file that is not a readable journal."""
-        aside = f"{self.path}.damaged"
-        return JournalDamaged(
-            f"the journal {self.path} is damaged ({exc})", code=ErrorCode.CONFIG_INVALID,
-            hint=f"move it aside (mv {self.path} {aside}) and start annad again with a fresh "
-            f"journal; check the copy with: annad --check-journal {aside}")
 
     def full(self, exc: BaseException | None) -> StateFull:
         """The error for a journal write the state disk has no room for."""
@@ -241,6 +233,11 @@ class Journal(JournalReads):
         """Close the connection."""
         with self._lock:
             self._db.close()
+
+    def verify(self) -> AuditReport:
+        """Recompute the hash chain and check every plan row against it
+        (:mod:`annad.journal.audit`: its own read-only connection, in batches)."""
+        return audit.verify(self.path)
 
     # ------------------------------------------------------------------ events
 
