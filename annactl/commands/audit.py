@@ -22,7 +22,11 @@ def verify(consoles: Consoles, *, as_json: bool) -> int:
     from annactl.core.daemon_client import connect
     from annactl.ui.console import emit_json
 
-    report = connect(load_settings()).audit_verify()  # no model is needed
+    with consoles.err.status("Checking the journal…") as spinner:
+        def progress(rows: int) -> None:
+            spinner.update(f"Checking the journal: {rows:,} event rows so far…")
+
+        report = connect(load_settings()).audit_verify(progress)  # no model is needed
     status = ExitStatus.SUCCESS if report.ok else ExitStatus.AUDIT_BROKEN
     if as_json:
         emit_json(consoles, {"status": "ok" if report.ok else "broken",

@@ -19,6 +19,7 @@ from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, DaemonError, ErrorCode
+from annactl.core.peercheck import check_daemon
 from annactl.ui.console import inert
 
 if TYPE_CHECKING:
@@ -135,10 +136,14 @@ def unix_get(socket_path: Path, route: str, *, timeout: float = 5.0,
         with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as sock:
             sock.settimeout(timeout)
             sock.connect(str(socket_path))
+            check_daemon(sock, socket_path)  # nothing is sent to a daemon not ours or root's
             sock.sendall(request)
             status, body = _read_response(sock)
     except OSError as exc:
-        raise DaemonError(f"no daemon at {socket_path}: {exc.strerror or exc}") from None
+        from annactl.core.sysdaemon import reason_of
+
+        raise DaemonError(f"no daemon at {socket_path}: {exc.strerror or exc}",
+                          detail={"reason": reason_of(exc)}) from None
     try:
         data = json.loads(body) if body else {}
     except ValueError:
@@ -155,11 +160,16 @@ def _session_header() -> dict[str, str]:
 
 
 def fetch_fast() -> dict[str, Any] | None:
-    """Health and telemetry from the first socket that answers, or None when none does."""
-    for path in candidate_sockets():
+    """Health and telemetry from the first socket that answers, or None when none does; a
+    system daemon that is installed but cannot serve is said, never skipped
+    (:mod:`annactl.core.sysdaemon`)."""
+    sockets = candidate_sockets()
+    for path in sockets:
         try:
-            health = unix_get(path, "/v1/health", timeout=2.0)
-        except DaemonError:
+            health = _health(path, system=len(sockets) > 1 and path == sockets[0])
+        except DaemonError as exc:
+            if exc.code is ErrorCode.DAEMON_UNTRUSTED:  # said, never skipped
+                raise
             continue
         if health.get("api_version") != API_VERSION:
             raise AnnaError(f"the daemon at {path} speaks protocol "
@@ -169,6 +179,28 @@ def fetch_fast() -> dict[str, Any] | None:
         telemetry = unix_get(path, "/v1/telemetry", headers=_session_header())
         return {"socket": str(path), "health": health, **telemetry}
     return None
+
+
+def _health(path: Path, *, system: bool) -> Any:
+    """``/v1/health`` at ``path``: 2 s for the first try; the system socket, when it accepted
+    the connection but was silent, gets the rest of the probe's time, and then its state."""
+    try:
+        return unix_get(path, "/v1/health", timeout=2.0)
+    except DaemonError as exc:
+        if not system or exc.code is ErrorCode.DAEMON_UNTRUSTED:
+            raise
+        reason = exc.detail.get("reason")
+    from annactl.core.sysdaemon import PROBE_TIMEOUT_S, not_answering
+
+    if reason == "silent":  # a busy machine, or a hung daemon: ask once more, longer
+        try:
+            return unix_get(path, "/v1/health", timeout=PROBE_TIMEOUT_S - 2.0)
+        except DaemonError as again:
+            reason = again.detail.get("reason")
+    stuck = not_answering(path, reason)
+    if stuck is not None:
+        raise stuck
+    raise DaemonError(f"no system daemon at {path}", detail={"reason": reason})
 
 
 def fetch_full() -> dict[str, Any]:

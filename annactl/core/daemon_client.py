@@ -27,6 +27,7 @@ from urllib.parse import quote
 
 from anna_common.errors import AnnaError, DaemonError, ErrorCode
 from anna_common.protocol.routes import SESSION_KEYS, SESSION_VALUE_CHARS, Route
+from annactl.core.daemon_admin import LONG_TIMEOUT, AdminCalls
 from annactl.core.daemon_http import (
     UnixConnection,
     events,
@@ -41,10 +42,8 @@ if TYPE_CHECKING:
 
     from anna_common.plan import ActionPlan
     from anna_common.protocol.models import (
-        AuditReport,
         ChecksResponse,
         ExecEvent,
-        GcResponse,
         Health,
         JudgeResponse,
         PlanList,
@@ -54,16 +53,12 @@ if TYPE_CHECKING:
         SubmitResponse,
         TelemetryResponse,
     )
-    from anna_common.protocol.policy import PolicyCheckResponse, PolicyView
     from anna_common.protocol.preview import PlanPreview
-    from anna_common.protocol.queue import QueueEntry, QueueList, RecipeRunResponse
     from annactl.core.config import ClientSettings
     from annactl.core.quicksettings import QuickSettings
 
 DEFAULT_TIMEOUT = 30.0
 """Seconds to wait for an ordinary answer."""
-LONG_TIMEOUT = 3600.0
-"""Seconds to wait for checks and rollbacks (package removals can be slow)."""
 SUBMIT_TIMEOUT = 120.0
 """Seconds a submit (or judge) may take: the daemon previews the plan before it answers."""
 _CLIENT_DEFAULT = -1.0
@@ -72,7 +67,7 @@ SOCKET_NAME = "annad.sock"
 """File name of a per-user daemon's socket under ``runtime_dir()``."""
 
 
-class DaemonClient:
+class DaemonClient(AdminCalls):
     """Calls to one daemon socket; every method maps to one API route."""
 
     def __init__(self, socket_path: Path, *, timeout: float | None = None,
@@ -158,16 +153,16 @@ class DaemonClient:
 
     # ------------------------------------------------------------------ API
 
-    def health(self) -> Health:
+    def health(self, timeout: float | None = _CLIENT_DEFAULT) -> Health:
         """``GET /v1/health``."""
-        health: Health = self._view(self._call("GET", Route.HEALTH), "Health")
+        health: Health = self._view(self._call("GET", Route.HEALTH, timeout=timeout), "Health")
         return health
 
-    def check_version(self) -> Health:
+    def check_version(self, timeout: float | None = _CLIENT_DEFAULT) -> Health:
         """Health, refusing a daemon that speaks another protocol version."""
         from anna_common.protocol.routes import API_VERSION
 
-        health = self.health()
+        health = self.health(timeout)
         if health.api_version != API_VERSION:
             raise AnnaError(f"annad speaks protocol v{health.api_version}; this annactl speaks "
                             f"v{API_VERSION}", code=ErrorCode.API_VERSION_MISMATCH,
@@ -297,59 +292,6 @@ class DaemonClient:
         return RollbackResponse.model_validate(
             self._call("POST", plan_path(Route.ROLLBACK, plan_id), body, timeout=LONG_TIMEOUT))
 
-    def gc(self, *, dry_run: bool = False, include_rollbackable: bool = False,
-           plan_ids: list[str] | None = None) -> GcResponse:
-        """``POST /v1/gc``: remove backups the policy (or, for named plans, the person)
-        allows; ``include_rollbackable`` only once the person has confirmed."""
-        from anna_common.protocol.models import GcResponse
-
-        body = {"dry_run": dry_run, "include_rollbackable": include_rollbackable,
-                "plan_ids": list(plan_ids or [])}
-        return GcResponse.model_validate(self._call("POST", Route.GC, body,
-                                                    timeout=LONG_TIMEOUT))
-
-    def policy_view(self) -> PolicyView:
-        """``GET /v1/policy``: the rules in force for this caller."""
-        from anna_common.protocol.policy import PolicyView
-
-        return PolicyView.model_validate(self._call("GET", Route.POLICY))
-
-    def policy_check(self, command: str) -> PolicyCheckResponse:
-        """``POST /v1/policy/check``: what the policy decides for one command."""
-        from anna_common.protocol.policy import PolicyCheckResponse
-
-        return PolicyCheckResponse.model_validate(
-            self._call("POST", Route.POLICY_CHECK, {"command": command}))
-
-    def audit_verify(self) -> AuditReport:
-        """``GET /v1/audit/verify``."""
-        from anna_common.protocol.models import AuditReport
-
-        return AuditReport.model_validate(self._call("GET", Route.AUDIT_VERIFY))
-
-    def run_recipe(self, name: str, *, params: dict[str, str] | None = None,
-                   trigger: str = "manual") -> RecipeRunResponse:
-        """``POST /v1/recipes/{name}/run``: runs (or queues) and answers when done."""
-        from anna_common.protocol.queue import RecipeRunResponse
-
-        path = Route.RECIPE_RUN.replace("{name}", quote(name, safe=""))
-        body = {"params": dict(params or {}), "trigger": trigger}
-        return RecipeRunResponse.model_validate(self._call("POST", path, body,
-                                                           timeout=LONG_TIMEOUT))
-
-    def queue(self) -> QueueList:
-        """``GET /v1/queue``: plans waiting for approval."""
-        from anna_common.protocol.queue import QueueList
-
-        return QueueList.model_validate(self._call("GET", Route.QUEUE))
-
-    def dismiss(self, plan_id: str) -> QueueEntry:
-        """``POST /v1/queue/{id}/dismiss``."""
-        from anna_common.protocol.queue import QueueEntry
-
-        return QueueEntry.model_validate(
-            self._call("POST", plan_path(Route.QUEUE_DISMISS, plan_id)))
-
     def close(self) -> None:
         """Nothing is held between calls; kept for symmetry with other clients."""
 
@@ -357,7 +299,12 @@ class DaemonClient:
 def connect(settings: ClientSettings | QuickSettings, *, autostart: bool | None = None,
             wire: bool = False) -> DaemonClient:
     """The daemon to use, starting a per-user one if needed (see the module docstring);
-    ``wire``: a client answering with views (:class:`DaemonClient`)."""
+    ``wire``: a client answering with views (:class:`DaemonClient`).
+
+    The system daemon's socket says why it does not serve (:mod:`annactl.core.sysdaemon`):
+    not set up, or not this user's (outside group anna) → the per-user daemon, as designed;
+    installed but stopped, crashed or hung → an error saying so, never a silent fallback to
+    another daemon's view."""
     from annactl.core.quicksettings import runtime_dir
 
     if settings.socket is not None:
@@ -365,10 +312,10 @@ def connect(settings: ClientSettings | QuickSettings, *, autostart: bool | None 
         client.mode = str(client.check_version().mode)
         return client
     system = DaemonClient(settings.system_socket, wire=wire)
-    if _usable(system, need_authorised=True):
+    if _system_serves(system):
         return system
     user = DaemonClient(runtime_dir() / SOCKET_NAME, wire=wire)
-    if _usable(user, need_authorised=False):
+    if _answers(user):
         return user
     if not (settings.autostart if autostart is None else autostart):
         raise DaemonError("no annad is running", code=ErrorCode.DAEMON_UNAVAILABLE,
@@ -377,21 +324,39 @@ def connect(settings: ClientSettings | QuickSettings, *, autostart: bool | None 
     from annactl.core.autostart import start_user_daemon
 
     start_user_daemon(user.socket_path, log_dir=settings.state_dir,
-                      probe=lambda: _usable(user, need_authorised=False))
+                      probe=lambda: _answers(user))
     return user
 
 
-def _usable(client: DaemonClient, *, need_authorised: bool) -> bool:
-    """The daemon answers with our protocol version (and lets us change things).
+def _system_serves(system: DaemonClient) -> bool:
+    """The system daemon answers (within :data:`~annactl.core.sysdaemon.PROBE_TIMEOUT_S`) and
+    lets this user change things; False when it is not set up or not this user's to use;
+    :func:`~annactl.core.sysdaemon.not_answering`'s error when it is installed but cannot
+    serve. No ``Path.exists()`` first: on the system socket it raises ``PermissionError`` for
+    everyone outside group anna (``/run/anna`` is ``0750 root:anna``); connecting answers the
+    same question."""
+    from annactl.core.sysdaemon import PROBE_TIMEOUT_S, not_answering
 
-    No ``Path.exists()`` first: on the system socket it raises ``PermissionError`` for
-    everyone outside group anna (``/run/anna`` is ``0750 root:anna``), and connecting
-    answers the same question (``ENOENT``, ``EACCES``, ``ECONNREFUSED`` all become
-    ``DAEMON_UNAVAILABLE``).
-    """
+    try:
+        health = system.check_version(timeout=PROBE_TIMEOUT_S)
+    except DaemonError as exc:
+        if exc.code is ErrorCode.DAEMON_UNTRUSTED:  # said, never skipped
+            raise
+        stuck = not_answering(system.socket_path, exc.detail.get("reason"))
+        if stuck is not None:
+            raise stuck from None
+        return False
+    system.mode = str(health.mode)
+    return health.caller_authorised
+
+
+def _answers(client: DaemonClient) -> bool:
+    """The per-user daemon answers with our protocol version."""
     try:
         health = client.check_version()
-    except DaemonError:
+    except DaemonError as exc:
+        if exc.code is ErrorCode.DAEMON_UNTRUSTED:
+            raise
         return False
     client.mode = str(health.mode)
-    return health.caller_authorised or not need_authorised
+    return True

@@ -13,7 +13,7 @@ from urllib.parse import quote
 from anna_common.errors import AnnaError, DaemonError, ErrorCode
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
+    from collections.abc import Callable, Iterator
 
     from anna_common.protocol.models import ExecEvent, SessionEnv
 
@@ -27,21 +27,27 @@ class UnixConnection(http.client.HTTPConnection):
 
     def connect(self) -> None:
         """Open the Unix socket (instead of TCP)."""
+        from annactl.core.peercheck import check_daemon
+
         sock = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
         sock.settimeout(self.timeout)
         try:
             sock.connect(str(self._path))
-        except OSError:
+            check_daemon(sock, self._path)  # nothing is sent to a daemon not ours or root's
+        except BaseException:
             sock.close()
             raise
         self.sock = sock
 
 
 def unavailable(path: Path, exc: BaseException) -> DaemonError:
-    """The error for a daemon that cannot be reached (DAEMON_UNAVAILABLE)."""
-    reason = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
-    return DaemonError(f"annad at {path} is not answering: {reason}",
-                       code=ErrorCode.DAEMON_UNAVAILABLE)
+    """The error for a daemon that cannot be reached (DAEMON_UNAVAILABLE); ``detail.reason``
+    says how (:func:`annactl.core.sysdaemon.reason_of`)."""
+    from annactl.core.sysdaemon import reason_of
+
+    words = exc.strerror if isinstance(exc, OSError) and exc.strerror else str(exc)
+    return DaemonError(f"annad at {path} is not answering: {words}",
+                       code=ErrorCode.DAEMON_UNAVAILABLE, detail={"reason": reason_of(exc)})
 
 
 def plan_path(route: str, plan_id: str) -> str:
@@ -98,3 +104,26 @@ def event_line(line: bytes, *, wire: bool) -> ExecEvent:
         raise ShapeError("ExecEvent: not a JSON object")
     event: ExecEvent = Wire(data)  # type: ignore[assignment]  # reads like the model
     return event
+
+
+def audit_lines(conn: UnixConnection, response: http.client.HTTPResponse, path: Path,
+                progress: Callable[[int], None] | None) -> Any:
+    """The report (a JSON object) at the end of ``GET /v1/audit/verify?progress=1``'s NDJSON
+    lines; ``progress`` is told each ``{"checked": N}`` line before it."""
+    try:
+        while line := response.readline():
+            item = json.loads(line) if line.strip() else None
+            if isinstance(item, dict) and isinstance(item.get("checked"), int):
+                if progress is not None:
+                    progress(item["checked"])
+            elif isinstance(item, dict) and "report" in item:
+                return item["report"]
+    except (OSError, http.client.HTTPException) as exc:
+        raise unavailable(path, exc) from None
+    except ValueError:
+        raise DaemonError("annad sent an audit line that is not JSON",
+                          code=ErrorCode.DAEMON_UNAVAILABLE) from None
+    finally:
+        conn.close()
+    raise DaemonError("annad ended the audit without its report (it stopped, or was restarted)",
+                      code=ErrorCode.DAEMON_UNAVAILABLE)

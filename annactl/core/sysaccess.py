@@ -50,5 +50,9 @@ def system_access(uid: int | None = None) -> Access:
     if uid != 0 and group.gr_gid not in session:
         return Access(f"{user.pw_name} is in group {GROUP}, but this session started before "
                       "that", f"log in again (or start a shell with: newgrp {GROUP})")
+    from annactl.core.sysdaemon import DEFAULT_SOCKET, LOOK, installed
+
+    if installed(DEFAULT_SOCKET):  # set up already: annactl setup again would not help
+        return Access("the system daemon is installed but does not answer", LOOK)
     return Access("the system daemon does not answer (not installed, or not running)",
                   SETUP_COMMAND)

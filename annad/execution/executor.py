@@ -183,6 +183,9 @@ class Executor:
                  "detail": {"step_id": failure.step_id, "exit_code": failure.exit_code,
                             "cause": str(failure.code), **end.detail}}
         self.journal.set_plan_status(plan_id, end.status, error=error)
+        # a warning for the operator (journalctl -u annad -p warning, with its PLAN_ID)
+        log.warning("plan %s %s at step %s: %s", plan_id, end.status, failure.step_id,
+                    failure.message)
         emit(_event(ExecEventType.PLAN_FINISHED, plan_id, total=total, status=str(end.status),
                     code=str(end.code), message=failure.message + end.words))
         return end.status
