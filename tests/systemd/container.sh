@@ -2,13 +2,19 @@
 # A Debian container with systemd as PID 1, for tests/systemd/ (see
 # /work/shared/real-systemd.md and docs/operations.md "Testing on a real systemd").
 #
-#   container.sh cache CACHE SRC       build CACHE/base (mmdebstrap) and CACHE/venv.done
-#                                      (Anna's dependencies as wheels, and a venv with them)
-#                                      unless they are there already
-#   container.sh run CACHE UPPER NAME -- NSPAWN-ARGS...
-#                                      systemd-nspawn on an overlay of CACHE/base (the
-#                                      session's changes go to UPPER; the cache stays as
-#                                      built), in its own cgroup, which is removed after
+#   container.sh cache CACHE SRC       build CACHE/base (mmdebstrap) and CACHE/venv-KEY (a
+#                                      layer over it: Anna's dependencies as wheels, and a
+#                                      venv with them; KEY from SRC's pyproject.toml) unless
+#                                      they are there already
+#   container.sh key SRC               print KEY
+#   container.sh run CACHE KEY UPPER NAME -- NSPAWN-ARGS...
+#                                      systemd-nspawn on an overlay of CACHE/venv-KEY over
+#                                      CACHE/base (the session's changes go to UPPER; the cache
+#                                      stays as built), in its own cgroup, removed after
+#
+# Each set of dependencies has a layer of its own, and a layer is never changed once built:
+# two checkouts with different pyproject.toml files (branches tested side by side) each get
+# theirs, and neither pulls the venv from under the other's running container.
 #
 # Only fixed text runs here: every argument is a path or an nspawn option the test fixture
 # chose. Nothing touches the machine's /etc, packages or services: mmdebstrap writes only
@@ -58,6 +64,10 @@ nspawn() {  # nspawn ROOT ARGS...: the options every run needs where no machined
     systemd-nspawn -D "$root" --register=no --keep-unit --quiet "$@"
 }
 
+key_of() {  # key_of SRC: the dependency set's name
+    sha256sum "$1/pyproject.toml" | cut -c1-16
+}
+
 cmd_cache() {
     cache="$1"; src="$2"
     mkdir -p "$cache"
@@ -65,7 +75,7 @@ cmd_cache() {
     flock 9
     if [ ! -e "$cache/base.done" ]; then
         . /etc/os-release
-        rm -rf "$cache/base" "$cache/venv.done"
+        rm -rf "$cache/base"
         # (the machine's own mirrors; an old snapshot mirror needs the date checks off)
         # shellcheck disable=SC2086
         unshare -m --propagation private mmdebstrap --mode=root --variant=minbase \
@@ -74,21 +84,23 @@ cmd_cache() {
             "$VERSION_CODENAME" "$cache/base" $SUITE_FILES
         touch "$cache/base.done"
     fi
-    key="$(sha256sum "$src/pyproject.toml" | cut -c1-16)"
-    if [ "$(cat "$cache/venv.done" 2>/dev/null)" != "$key" ]; then
-        rm -rf "$cache/base/opt/anna" "$cache/base/opt/anna-src"
-        mkdir -p "$cache/base/opt/anna-src"
-        cp "$src/pyproject.toml" "$src/README.md" "$cache/base/opt/anna-src/"
-        for pkg in anna_common annad annactl; do cp -r "$src/$pkg" "$cache/base/opt/anna-src/"; done
-        cp "$(dirname "$0")/wheels.sh" "$cache/base/opt/anna-wheels.sh"
+    layer="$cache/venv-$(key_of "$src")"
+    if [ ! -e "$layer.done" ]; then
+        rm -rf "$layer" "$layer.tmp"
+        top="$layer.tmp/root"
+        mkdir -p "$top/opt/anna-src" "$top/etc/ssl/certs" "$layer.tmp/work"
+        cp "$src/pyproject.toml" "$src/README.md" "$top/opt/anna-src/"
+        for pkg in anna_common annad annactl; do cp -r "$src/$pkg" "$top/opt/anna-src/"; done
+        cp "$(dirname "$0")/wheels.sh" "$top/opt/anna-wheels.sh"
         # the machine's pip configuration, CA bundle and proxy variables (a proxy's CA, a
         # mirror) for this one networked run; the booted containers have no network
-        [ -f /etc/pip.conf ] && cp /etc/pip.conf "$cache/base/etc/pip.conf"
+        [ -f /etc/pip.conf ] && cp /etc/pip.conf "$top/etc/pip.conf"
         [ -f /etc/ssl/certs/ca-certificates.crt ] && \
-            cp /etc/ssl/certs/ca-certificates.crt "$cache/base/etc/ssl/certs/ca-certificates.crt"
+            cp /etc/ssl/certs/ca-certificates.crt "$top/etc/ssl/certs/ca-certificates.crt"
         own_cgroup cache
         trap drop_cgroup EXIT
-        unshare -m --propagation private "$0" _nspawn "$cache/base" \
+        # the layer is the upper directory of this run's overlay over base
+        unshare -m --propagation private "$0" _overlay "$cache/base" "$layer.tmp" \
             /usr/bin/env -i PATH=/usr/sbin:/usr/bin:/sbin:/bin HOME=/root \
             ${PIP_INDEX_URL:+PIP_INDEX_URL=$PIP_INDEX_URL} \
             ${PIP_EXTRA_INDEX_URL:+PIP_EXTRA_INDEX_URL=$PIP_EXTRA_INDEX_URL} \
@@ -98,18 +110,22 @@ cmd_cache() {
             /bin/sh /opt/anna-wheels.sh
         drop_cgroup
         trap - EXIT
-        rm -rf "$cache/base/opt/anna-src" "$cache/base/opt/anna-wheels.sh"
-        echo "$key" > "$cache/venv.done"
+        rm -rf "$top/opt/anna-src" "$top/opt/anna-wheels.sh"
+        mv "$top" "$layer"
+        rm -rf "$layer.tmp"
+        touch "$layer.done"
     fi
 }
 
-cmd_run() {  # run CACHE UPPER NAME -- ARGS
-    cache="$1"; upper="$2"; name="$3"; shift 3
+cmd_run() {  # run CACHE KEY UPPER NAME -- ARGS
+    cache="$1"; key="$2"; upper="$3"; name="$4"; shift 4
     [ "$1" = "--" ] && shift
+    [ -e "$cache/venv-$key.done" ] || { echo "no layer venv-$key in $cache: run cache" >&2; exit 2; }
     own_cgroup "$name"
     trap drop_cgroup EXIT
     status=0
-    unshare -m --propagation private "$0" _overlay "$cache/base" "$upper" "$@" || status=$?
+    unshare -m --propagation private "$0" _overlay "$cache/venv-$key:$cache/base" "$upper" "$@" \
+        || status=$?
     drop_cgroup
     trap - EXIT
     # nspawn leaves empty propagation directories behind where /run is no tmpfs
@@ -117,7 +133,7 @@ cmd_run() {  # run CACHE UPPER NAME -- ARGS
     exit "$status"
 }
 
-cmd_overlay() {  # (inside a private mount namespace) _overlay LOWER UPPER ARGS
+cmd_overlay() {  # (inside a private mount namespace) _overlay LOWER[:LOWER…] UPPER ARGS
     lower="$1"; upper="$2"; shift 2
     mkdir -p "$upper/root" "$upper/work" "$upper/merged"
     mount -t overlay overlay \
@@ -127,8 +143,10 @@ cmd_overlay() {  # (inside a private mount namespace) _overlay LOWER UPPER ARGS
 
 case "${1:-}" in
     cache) shift; cmd_cache "$@" ;;
+    key) shift; key_of "$1" ;;
     run) shift; cmd_run "$@" ;;
     _overlay) shift; cmd_overlay "$@" ;;
     _nspawn) shift; nspawn "$@" ;;
-    *) echo "usage: $0 cache CACHE SRC | run CACHE UPPER NAME -- NSPAWN-ARGS" >&2; exit 2 ;;
+    *) echo "usage: $0 cache CACHE SRC | key SRC | run CACHE KEY UPPER NAME -- NSPAWN-ARGS" >&2
+       exit 2 ;;
 esac

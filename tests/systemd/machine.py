@@ -17,6 +17,7 @@ scripts the container runs are files in this folder.
 
 from __future__ import annotations
 
+import hashlib
 import os
 import shutil
 import signal
@@ -45,6 +46,11 @@ def missing_tools() -> list[str]:
     """Programs the container needs that this machine lacks."""
     return [t for t in ("systemd-nspawn", "mmdebstrap", "nsenter", "unshare", "flock")
             if shutil.which(t) is None]
+
+
+def dependency_key() -> str:
+    """The name of this checkout's dependency layer in the cache (``container.sh key``)."""
+    return hashlib.sha256((REPO / "pyproject.toml").read_bytes()).hexdigest()[:16]
 
 
 def build_cache() -> None:
@@ -86,8 +92,8 @@ class Container:
         return self.work / "console.log"
 
     def _nspawn(self, *args: str) -> list[str]:
-        return [str(SCRIPT), "run", str(CACHE), str(self.work / "upper"), self.name, "--",
-                *args]
+        return [str(SCRIPT), "run", str(CACHE), dependency_key(), str(self.work / "upper"),
+                self.name, "--", *args]
 
     def install(self) -> None:
         """Copy the worktree into ``/opt/anna-src`` and install it into the cached venv
