@@ -13,6 +13,7 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out, help_only
+from anna_common.risk.rules.destructive import guarded_removal, removed_packages
 from anna_common.risk.rules.langpackages import language_packages
 from anna_common.risk.rules.pmhooks import HOOK_RULES
 from anna_common.risk.writes import operands
@@ -151,6 +152,7 @@ def pacman(cmd: SimpleCommand, out: Out) -> None:
         if nodeps >= 2:
             out.high(Code.FORCE_REMOVE, "pacman -Rdd removes packages ignoring dependencies",
                      system=True, target=targets[0] if targets else "pacman")
+        guarded_removal(targets, "pacman", out)
         critical = [t for t in targets if t in CRITICAL_PACKAGES]
         if critical:
             out.high(Code.CRITICAL_PACKAGE, f"removes {critical[0]}, which the system needs to "
@@ -333,6 +335,7 @@ def foreign(cmd: SimpleCommand, out: Out) -> None:
     if help_only(cmd) or verb in _READ_VERBS or option_op or simulated:
         out.read_only()
         return
+    guarded_removal(removed_packages(cmd), prog, out)
     if package_files(cmd, out):
         return
     if prog == "snap" and {"--dangerous", "--devmode", "--classic", "--jailmode"} & set(words):
