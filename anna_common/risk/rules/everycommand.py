@@ -10,6 +10,7 @@ them beside the program's own rule.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import HISTORY_VARS, Code, Out
@@ -158,3 +159,25 @@ def wrapper_alone(cmd: SimpleCommand, out: Out) -> None:
         return
     if not cmd.interactive_shell:
         out.read_only()
+
+
+_LIBRARY = re.compile(r"(?:^|[=/\s:])[\w.+-]*\.so(?:\.\d+)*$")
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def hidden_characters(cmd: SimpleCommand, out: Out) -> None:
+    """Invisible or direction-changing characters make a command read differently than it runs."""
+    for word in [*cmd.args, *(w for _, w in cmd.assignments)]:
+        if _INVISIBLE.search(word.text):
+            out.high(Code.OPAQUE, f"{cmd.program} is given invisible or bidirectional characters",
+                     target=cmd.program)
+            return
+
+
+def library_load(cmd: SimpleCommand, out: Out) -> None:
+    """A shared object handed to a program (``--engine x.so``, ``-D lib.so``) runs its code."""
+    for word in cmd.args:
+        if _LIBRARY.search(word.text):
+            out.high(Code.LIBRARY_PRELOAD, f"{cmd.program} is handed a shared library to load "
+                     f"({word.text[:60]})", target=cmd.program)
+            return
