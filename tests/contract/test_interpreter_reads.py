@@ -49,8 +49,9 @@ def test_an_interpreter_reading_a_secret_is_high_naming_it(command: str, path: s
     verdict = assess(command, CTX)
     assert verdict.risk == RiskLevel.HIGH, (command, verdict.reasons)
     assert str(Code.SECRET_READ) in verdict.codes, (command, verdict.codes)
-    assert any("reads secret material" in r and path.replace("/home/alice", "~") in r or
-               path in r for r in verdict.reasons if "secret" in r), verdict.reasons
+    named = (path, path.replace("/home/alice", "~"))
+    assert any("code reads secret material" in r and any(n in r for n in named)
+               for r in verdict.reasons), verdict.reasons
 
 
 @pytest.mark.parametrize("command", [
