@@ -22,6 +22,7 @@ from anna_common.shell.grammar import SimpleCommand, analyse
 from annad.backups.backup import BackupRefused
 from annad.backups.manifest import PackageState, UnitState, ValueState
 from annad.execution.livekinds import LIVE_PROGRAMS
+from annad.execution.prestate_hooks import refuse_foreign_hooks
 from annad.execution.prestate_values import value_calls, value_states
 
 if TYPE_CHECKING:
@@ -109,7 +110,10 @@ def query_packages(runner: HelperRunner, options: Sequence[str]) -> dict[str, st
 
 
 def package_states(command: str, runner: HelperRunner) -> list[PackageState]:
-    """Pre-state of every package-changing call in ``command``."""
+    """Pre-state of every package-changing call in ``command``; first, a program its hook
+    options would run as root that another uid can write refuses the step
+    (:func:`annad.execution.prestate_hooks.refuse_foreign_hooks`)."""
+    refuse_foreign_hooks(command)
     states: list[PackageState] = []
     seen: set[tuple[str, ...]] = set()
     for cmd in analyse(command).commands:

@@ -27,7 +27,7 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING
 
-from anna_common.risk.rules.base import Code, Out
+from anna_common.risk.rules.base import AssessContext, Code, Out
 from anna_common.risk.rules.pmrpm import DNF, dnf, rpm, zypper
 from anna_common.risk.rules.pmscan import (
     Given,
@@ -40,6 +40,7 @@ from anna_common.risk.rules.pmscan import (
     trust,
     unknown_option,
 )
+from anna_common.shell.grammar import analyse
 
 if TYPE_CHECKING:
     from anna_common.shell.grammar import SimpleCommand
@@ -176,6 +177,22 @@ def dpkg(cmd: SimpleCommand, out: Out) -> None:
             trust(out, "dpkg", opt.name, "forces past dpkg's own checks")
         elif opt.name == "--no-debsig":
             trust(out, "dpkg", opt.name, "does not verify package signatures")
+
+
+def hook_programs(command: str) -> list[str]:
+    """Every absolute program or code path a package manager in ``command`` is told to run
+    as root by its options (empty: none). The classifier bans the ones in places another
+    user can write; the daemon checks the owners of the rest on the machine before the step
+    runs (:func:`annad.execution.prestate_hooks.refuse_foreign_hooks`)."""
+    found: list[str] = []
+    for cmd in analyse(command).commands:
+        rule = HOOK_RULES.get(cmd.program or "")
+        if rule is None:
+            continue
+        out = Out(AssessContext())
+        rule(cmd, out)
+        found.extend(p for p in out.programs if p.startswith("/") and p not in found)
+    return found
 
 
 HOOK_RULES = {**dict.fromkeys(sorted(APT), apt), "dpkg": dpkg, "rpm": rpm,

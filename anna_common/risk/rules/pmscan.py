@@ -126,27 +126,23 @@ def places(out: Out, text: str) -> list[str]:
     return [p.path for p in out.paths(Word.of(text))]
 
 
-def foreign_programs(out: Out, command: str) -> list[str]:
-    """The program and script paths ``command`` (shell code a manager runs as root) runs
-    from a place another user can write: its programs, and the script a shell or an
-    interpreter in it is given (``sh /tmp/x``, ``python3 ~/hook.py``)."""
+def named_programs(out: Out, command: str) -> list[str]:
+    """The program and script paths ``command`` (shell code a manager runs as root) names:
+    its programs, and the script a shell or an interpreter in it is given (``sh /tmp/x``,
+    ``python3 ~/hook.py``); a program found through ``PATH`` is not a path."""
     found: list[str] = []
     for cmd in analyse(command).commands:
-        words = [cmd.name] if cmd.name is not None else []
+        words = [cmd.name] if cmd.name is not None and "/" in cmd.name.text else []
         if cmd.program is not None and language_of(cmd.program) is not None:
             words += [w for w in cmd.args if not w.text.startswith("-")][:1]
-        for word in words:
-            for place in out.paths(word):
-                if writable_by_others(place.path):
-                    found.append(place.path)
+        found.extend(place.path for word in words for place in out.paths(word))
     return found
 
 
-def foreign_paths(out: Out, values: list[str]) -> list[str]:
-    """Which of these program or code paths (a ``Dir::Bin`` value, a plugin directory, a
-    ``PATH`` entry) lie where another user can write."""
-    return [place for value in values if value for place in places(out, value)
-            if writable_by_others(place)]
+def value_paths(out: Out, values: list[str]) -> list[str]:
+    """Program or code paths given as values (a ``Dir::Bin`` value, a plugin directory, a
+    ``PATH`` entry), resolved."""
+    return [place for value in values if value for place in places(out, value)]
 
 
 # ------------------------------------------------------------------------------ verdicts
@@ -161,8 +157,11 @@ def hook(out: Out, prog: str, option: str, command: str | None) -> None:
         return
     out.high(Code.EMBEDDED_SHELL, f"{prog} {option}: runs {command[:60]} as root, live; "
              "Anna does not see what it does", system=True, target=option)
-    for path in foreign_programs(out, command):
-        banned(out, prog, option, path)
+    named = named_programs(out, command)
+    out.programs.extend(named)
+    for path in named:
+        if writable_by_others(path):
+            banned(out, prog, option, path)
     if out.nested is not None:
         out.nested(command, out)
 
@@ -171,8 +170,11 @@ def program(out: Out, prog: str, option: str, values: list[str]) -> None:
     """Program or code paths the manager runs from (``Dir::Bin::dpkg``, a plugin path)."""
     out.high(Code.EMBEDDED_SHELL, f"{prog} {option}: runs programs from another place as root",
              system=True, target=option)
-    for path in foreign_paths(out, values):
-        banned(out, prog, option, path)
+    named = value_paths(out, values)
+    out.programs.extend(named)
+    for path in named:
+        if writable_by_others(path):
+            banned(out, prog, option, path)
 
 
 def banned(out: Out, prog: str, option: str, path: str) -> None:
