@@ -144,8 +144,12 @@ def _part_may(rule: Rule, part: Part, subj: Subject) -> bool:
             any(_arg(a, p, part.program, cautious=True) for a in part.args)
             for p in rule.argv))
     if ok and rule.path:
+        # a path the command can only act on as that file is matched as the file; only a
+        # recursive or unknown reach is matched as the tree below it (issue 34 item 7)
         places = part.writes if rule.access == "write" else part.paths
-        ok = any(_in_area(rule, place, subj, cautious=True) for place in places)
+        ok = any(_in_area(rule, place, subj, cautious=True, tree=place not in part.files)
+                 for place in places) or any(_in_area(rule, place, subj, cautious=True,
+                                                      tree=False) for place in part.landing)
     return ok
 
 
@@ -201,10 +205,11 @@ def _mentions(text: str, pattern: str) -> bool:
     return re.search(rf"(?<![\w.-]){re.escape(core)}(?![\w.-])", text) is not None
 
 
-def _in_area(rule: Rule, place: str, subj: Subject, *, cautious: bool) -> bool:
+def _in_area(rule: Rule, place: str, subj: Subject, *, cautious: bool, tree: bool = True
+             ) -> bool:
     """``place`` (a resolved path, maybe a pattern) is in the rule's area. Cautious (deny,
-    ask): some path it may name is in or below… the area, or above it. Strict (allow): a
-    literal path inside the area."""
+    ask): some path it may name is in the area, or — when the command may reach the
+    ``tree`` below it — above it. Strict (allow): a literal path inside the area."""
     if not cautious and (place == ANYWHERE or any(c in place for c in "*?[")):
         return False
     for candidate, head in _forms(place, subj.home, subj.nocase):
@@ -213,7 +218,7 @@ def _in_area(rule: Rule, place: str, subj: Subject, *, cautious: bool) -> bool:
             common = min(len(head), len(area_head))
             if head[:common] != area_head[:common]:
                 continue
-            if under(area, candidate) if cautious else intersects(area, candidate):
+            if under(area, candidate) if cautious and tree else intersects(area, candidate):
                 return True
     return False
 

@@ -24,7 +24,7 @@ from anna_common.risk import paths
 from anna_common.risk.rules.base import AssessContext, Out
 from anna_common.risk.rules.builtins import judge_arithmetic, prepare
 from anna_common.risk.rules.code import judge_code
-from anna_common.risk.writes import write_targets
+from anna_common.risk.writes import WriteTarget, dest_and_sources, options, write_targets
 from anna_common.shell.grammar import Analysis, SimpleCommand, analyse
 from anna_common.shell.words import Word
 
@@ -37,6 +37,21 @@ _WRITERS = frozenset({"rm", "rmdir", "unlink", "cp", "mv", "ln", "install", "chm
                       "chgrp", "chattr", "setfacl", "tee", "dd", "truncate", "shred", "touch",
                       "mkdir", "sed", "perl", "rsync", "tar", "unzip", "find"})
 """Programs whose targets, when they come from standard input (``xargs rm``), are writes."""
+_ONE_FILE = frozenset({
+    "cat", "tac", "head", "tail", "less", "more", "nl", "wc", "od", "xxd", "hexdump", "strings",
+    "base64", "sed", "awk", "gawk", "mawk", "sort", "uniq", "cut", "paste", "cmp", "comm",
+    "jq", "yq", "md5sum", "sha1sum", "sha256sum", "sha512sum", "b2sum", "stat", "file",
+    "readlink", "realpath", "touch", "tee", "truncate", "shred", "chmod", "chown", "chgrp",
+    "rm", "rmdir", "unlink", "cp", "ln", "install", "mkdir", "dd", "grep", "egrep", "fgrep",
+    "diff", "test", "[", "[[", "echo", "printf", "basename", "dirname", "getfacl", "lsattr",
+    "setfacl", "chattr", "iconv", "column", "fold", "fmt", "rev", "tr", "xz", "gzip", "bzip2",
+    "zstd"})
+"""Programs that act on each path they are named as that one file, unless a recursive
+option says otherwise (:data:`_RECURSIVE`)."""
+_RECURSIVE = frozenset({"-r", "-R", "--recursive", "-a", "--archive",
+                        "--dereference-recursive"})
+_INTO = frozenset({"copy", "link"})
+"""Write kinds whose target may be a directory the file lands in under its own name."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -58,6 +73,13 @@ class Part:
     """Paths it writes, resolved (``~`` is the owner's home); may be patterns."""
     paths: tuple[str, ...] = ()
     """Every path it names (writes, reads, redirections); may be patterns."""
+    files: tuple[str, ...] = ()
+    """Of :attr:`writes` and :attr:`paths`, those the command can only act on as that one
+    file (a redirection, ``tee``, ``sed -i``, ``cp`` without ``-r``): a deny or ask rule
+    matches them as the file, never as a tree below them (issue 34 item 7)."""
+    landing: tuple[str, ...] = ()
+    """Where a file copied or linked into a directory lands (``cp id_rsa DIR`` writes
+    ``DIR/id_rsa``): matched by deny and ask rules as files too."""
     text: str = ""
     """For ``text``: the code; for ``opaque``: why it cannot be seen."""
     origin: str = "top"
@@ -145,20 +167,36 @@ class _Collector:
             self.parts.append(Part("opaque", None, text="a program named at run time",
                                    origin=cmd.origin, writes=(ANYWHERE,), paths=(ANYWHERE,)))
             return
-        writes = [p for t in write_targets(cmd) for p in self._resolve(t.word)]
-        writes += [p for t in writers.targets(cmd) for p in self._written(t)]
+        targets = write_targets(cmd)
+        writes = [p for t in targets for p in self._resolve(t.word)]
+        files = [p for t in targets if _one_file(t) for p in self._resolve(t.word)]
+        landing = self._landing(cmd, targets)
+        trees = {p for t in targets if not _one_file(t) for p in self._resolve(t.word)}
+        for target in writers.targets(cmd):
+            written = self._written(target)
+            writes += written
+            if target.word is not None and not target.tree and not target.anywhere:
+                files.extend(written)  # patch FILE, an editor's file, sponge FILE
+            else:
+                trees.update(written)
         named = [p for w in cmd.args if _path_like(w) for p in self._resolve(_value(w))]
-        named += [p for r in cmd.redirects if r.target is not None and not (
+        if cmd.program in _ONE_FILE and not options(cmd.args) & _RECURSIVE:
+            files += named
+        redirected = [p for r in cmd.redirects if r.target is not None and not (
             r.op == ">&" and r.target.text.isdigit()) for p in self._resolve(r.target)]
+        named += redirected
+        files += redirected
         if cmd.stdin_args:  # xargs: the operands come from standard input
             named.append(ANYWHERE)
             if cmd.program in _WRITERS:
                 writes.append(ANYWHERE)
         args = tuple(v for w in cmd.args for v in w.values)
         names = (cmd.program, *cmd.wrappers)
+        exact = tuple(dict.fromkeys(f for f in files if f not in trees and f != ANYWHERE))
         self.parts.append(Part("command", cmd.program, names, args,
                                any(not w.literal for w in cmd.args), tuple(writes),
-                               tuple(dict.fromkeys(writes + named)), origin=cmd.origin))
+                               tuple(dict.fromkeys(writes + named)), files=exact,
+                               landing=tuple(landing), origin=cmd.origin))
         for code in cmd.code:
             self._code(cmd, code.language, code.text, code.how)
         if any(code.language != "sh" for code in cmd.code):
@@ -175,6 +213,18 @@ class _Collector:
             places = tuple(_text_path(p, self.ctx.home) for p in found)
             self.parts.append(Part("text", None, text=text.text, writes=places, paths=places,
                                    origin=f"{language} code"))
+
+    def _landing(self, cmd: SimpleCommand, targets: list[WriteTarget]) -> list[str]:
+        """``cp A B DIR``, ``ln -s A DIR``, ``install A DIR``: ``DIR/A``, ``DIR/B`` (a source
+        named only at run time lands under any name: ``DIR/*``)."""
+        if not any(t.how in _INTO and _one_file(t) for t in targets):
+            return []
+        _, sources = dest_and_sources(cmd.args, frozenset({"-S", "--suffix", "-m", "--mode",
+                                                           "-o", "--owner", "-g", "--group"}))
+        names = [w.text.rstrip("/").rsplit("/", 1)[-1] if w.literal else "*" for w in sources]
+        return [f"{place.rstrip('/')}/{name or '*'}" for t in targets
+                if t.how in _INTO and _one_file(t) for place in self._resolve(t.word)
+                for name in names]
 
     def _track_cwd(self, cmd: SimpleCommand) -> None:
         if cmd.program in ("cd", "pushd", "popd"):
@@ -221,6 +271,11 @@ class _Collector:
             else:
                 out.extend(_relative(path, self.cwds))
         return out
+
+
+def _one_file(target: WriteTarget) -> bool:
+    """The write acts on that one path, never on a tree below it (issue 34 item 7)."""
+    return not target.recursive and target.how not in ("mount", "extract")
 
 
 def _relative(path: str, cwds: set[str | None]) -> list[str]:

@@ -33,15 +33,15 @@ from anna_common.risk.rules.code import (
     UNCAPTURED_SENTENCE,
     embedded_shell,
     fork_bombs,
-    hidden_characters,
     judge_code,
-    library_load,
     unknown_program_signals,
 )
 from anna_common.risk.rules.everycommand import (
     NO_MENTION_CHECK,
     assignments,
+    hidden_characters,
     hook_options,
+    library_load,
     wrapped,
     wrapper_alone,
 )

@@ -170,6 +170,8 @@ def _python_code(args: list[Word]) -> tuple[str, Word | None]:
             return ("code", args[i + 1]) if i + 1 < len(args) else ("stdin", None)
         if text.startswith("-c") and len(text) > 2:
             return "code", Word.of(text[2:])
+        if re.fullmatch(r"-[bBdEhiIOPqsSuvx]+c", text):  # ``-Ic CODE``: flags, then -c
+            return ("code", args[i + 1]) if i + 1 < len(args) else ("stdin", None)
         if text == "-m":
             return ("module", args[i + 1]) if i + 1 < len(args) else ("stdin", None)
         if text in ("-W", "-X", "--check-hash-based-pycs"):

@@ -157,15 +157,23 @@ def _verification(record: PlanRecord) -> Any:
     return {"plan": _dumped(found), "steps": {k: _dumped(v) for k, v in steps.items()}}
 
 
+WITHHELD = "[withheld from the model: this step reads secret material]"
+"""What the model is told in place of the output of a step Anna judged a secret read
+(issue 34: root's password hashes reached the model in the evaluation request)."""
+
+
 def execution_results(record: PlanRecord) -> dict[str, Any]:
-    """What happened, as data: status, per step command/exit code/output tail, undo results."""
+    """What happened, as data: status, per step command/exit code/output tail, undo results;
+    the output of a step that reads secret material stays with the person (:data:`WITHHELD`)."""
     commands = {s.id: s.command for s in record.annotated.steps}
+    secret = {s.id for s in record.annotated.steps if "SECRET_READ" in s.codes}
     data: dict[str, Any] = {
         "plan_id": record.plan_id,
         "status": str(record.status),
         "steps": [{"id": s.step_id, "command": commands.get(s.step_id, ""),
                    "status": str(s.status), "exit_code": s.exit_code,
-                   "output_tail": _tail(s.output)} for s in record.steps[:MAX_STEPS]],
+                   "output_tail": WITHHELD if s.step_id in secret else _tail(s.output)}
+                  for s in record.steps[:MAX_STEPS]],
         "undo": [{"step_id": u.step_id, "action": u.action, "target": u.target, "ok": u.ok,
                   "message": _tail(u.message, 300)} for u in record.undo[:MAX_STEPS]],
         "error": ({"code": record.error.code, "message": _tail(record.error.message, 400)}

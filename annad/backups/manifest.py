@@ -180,6 +180,10 @@ class UnitState(BaseModel):
     """``systemctl is-enabled`` output (``enabled``, ``disabled``, ``masked``, ...)."""
     active: str
     """``systemctl is-active`` output (``active``, ``inactive``, ...)."""
+    ran: list[str] = Field(default_factory=list)
+    """What the step made the unit's own programs do (a start runs ``ExecStart=``, a stop
+    ``ExecStop=``): their effects Anna did not see, so this unit's undo puts its state back
+    and is never reported verified (:func:`annad.execution.prestate.unit_programs`)."""
 
 
 class ValueState(BaseModel):

@@ -6,7 +6,10 @@ querying exactly the database the step will use (its own ``--root``,
 again; undo removes only what the step newly installed and reinstalls from the
 package cache what it removed or changed. Before ``systemctl enable, disable,
 start, stop, mask, unmask`` it records ``is-enabled`` and ``is-active`` of each
-unit; undo puts both back.
+unit; undo puts both back. A verb that makes the unit's own programs run (a start, restart
+or reload runs ``ExecStart=``/``ExecReload=``; a stop runs ``ExecStop=``/``ExecStopPost=``
+when the unit has them) is recorded too (:attr:`UnitState.ran`): what those programs did
+is nothing Anna sees, so the undo of that unit is never more than unverified.
 """
 
 from __future__ import annotations
@@ -19,6 +22,7 @@ from anna_common.shell.grammar import SimpleCommand, analyse
 from annad.backups.backup import BackupRefused
 from annad.backups.manifest import PackageState, UnitState, ValueState
 from annad.execution.livekinds import LIVE_PROGRAMS
+from annad.execution.prestate_hooks import refuse_foreign_hooks
 from annad.execution.prestate_values import value_calls, value_states
 
 if TYPE_CHECKING:
@@ -37,6 +41,12 @@ pre-state queries and undo pass exactly these, so they act on the step's own dat
 _CHANGING_OPS = frozenset({"S", "U", "R"})
 _UNIT_VERBS = frozenset({"enable", "disable", "start", "stop", "restart", "mask", "unmask",
                          "reenable", "try-restart", "reload-or-restart"})
+_STARTS = frozenset({"start", "restart", "try-restart", "reload-or-restart", "reload",
+                     "try-reload-or-restart", "reload-or-try-restart", "force-reload",
+                     "condrestart", "condreload"})
+"""systemctl verbs that run a unit's ``ExecStart=`` (or ``ExecReload=``) programs."""
+_NOW = frozenset({"enable", "reenable", "unmask", "disable", "mask"})
+"""Verbs that also start (the first three) or stop (the last two) the unit with ``--now``."""
 _SYSTEMCTL_VALUE_OPTS = frozenset({"-t", "--type", "-s", "--signal", "-H", "--host", "-M",
                                    "--machine", "--root", "-o", "--output", "--job-mode"})
 
@@ -100,7 +110,10 @@ def query_packages(runner: HelperRunner, options: Sequence[str]) -> dict[str, st
 
 
 def package_states(command: str, runner: HelperRunner) -> list[PackageState]:
-    """Pre-state of every package-changing call in ``command``."""
+    """Pre-state of every package-changing call in ``command``; first, a program its hook
+    options would run as root that another uid can write refuses the step
+    (:func:`annad.execution.prestate_hooks.refuse_foreign_hooks`)."""
+    refuse_foreign_hooks(command)
     states: list[PackageState] = []
     seen: set[tuple[str, ...]] = set()
     for cmd in analyse(command).commands:
@@ -142,6 +155,63 @@ def unit_calls(cmd: SimpleCommand) -> tuple[bool, list[str]] | None:
     return user, words[1:]
 
 
+def unit_programs(cmd: SimpleCommand) -> str | None:
+    """``start`` when a systemctl call makes its units' start programs run (start, restart,
+    reload, ``enable --now``), ``stop`` when it stops them (stop, ``disable --now``), else
+    None. Read without running anything (see :func:`unit_calls` for the units)."""
+    if cmd.program != "systemctl":
+        return None
+    words: list[str] = []
+    skip = False
+    for word in cmd.args:
+        if skip:
+            skip = False
+        elif word.text in _SYSTEMCTL_VALUE_OPTS:
+            skip = True
+        elif not word.text.startswith("-"):
+            words.append(word.text)
+    verb = words[0] if words else ""
+    now = any(w.text == "--now" for w in cmd.args)
+    if verb in _STARTS or (verb in ("enable", "reenable", "unmask") and now):
+        return "start"
+    if verb == "stop" or (verb in ("disable", "mask") and now):
+        return "stop"
+    return None
+
+
+def started_units(command: str) -> list[str]:
+    """``systemctl start X`` for every unit ``command`` starts, restarts or reloads: what
+    runs then is the unit's own programs, whose effects Anna does not see (said before the
+    step is approved, :mod:`annad.execution.runs_live`)."""
+    found: list[str] = []
+    for cmd in analyse(command).commands:
+        try:
+            call = unit_calls(cmd)
+        except BackupRefused:
+            continue  # refused before it runs
+        if call is not None and unit_programs(cmd) == "start":
+            found.extend(f"systemctl start {unit}" for unit in call[1])
+    return found
+
+
+def _ran(runner: HelperRunner, unit: str, what: str | None, *, user: bool,
+         identity: Identity | None, env: Mapping[str, str]) -> list[str]:
+    """What the step makes ``unit``'s own programs do (see :attr:`UnitState.ran`): a stop is
+    only unseen when the unit has stop programs; a unit Anna cannot read counts as having
+    them."""
+    if what == "start":
+        return [f"the step starts {unit}, which runs its own programs (ExecStart=)"]
+    if what != "stop":
+        return []
+    scope = ["--user"] if user else []
+    shown = runner.run_argv(["systemctl", *scope, "show", "--value", "--property=ExecStop",
+                             "--property=ExecStopPost", "--", unit], timeout=30,
+                            identity=identity, env=env)
+    if shown.exit_code == 0 and not shown.output.strip():
+        return []
+    return [f"the step stops {unit}, which runs its own stop programs (ExecStop=)"]
+
+
 def unit_state(runner: HelperRunner, unit: str, *, user: bool, identity: Identity | None,
                env: Mapping[str, str]) -> UnitState:
     """``is-enabled`` and ``is-active`` of one unit (``unknown`` when systemd cannot say)."""
@@ -165,11 +235,16 @@ def unit_states(command: str, runner: HelperRunner, *, identity: Identity | None
         if call is None:
             continue
         user, units = call
+        what = unit_programs(cmd)
         for unit in units:
+            who = identity if user else None
+            ran = _ran(runner, unit, what, user=user, identity=who, env=env)
             if (user, unit) not in seen:
                 seen.add((user, unit))
-                states.append(unit_state(runner, unit, user=user,
-                                         identity=identity if user else None, env=env))
+                states.append(unit_state(runner, unit, user=user, identity=who, env=env))
+            if ran:
+                state = next(s for s in states if (s.user, s.unit) == (user, unit))
+                state.ran.extend(r for r in ran if r not in state.ran)
     return states
 
 

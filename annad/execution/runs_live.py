@@ -27,7 +27,7 @@ from anna_common.risk.rules import base
 from anna_common.risk.rules.base import Code
 from anna_common.shell.grammar import analyse
 from annad.execution.livekinds import live_kind, live_only
-from annad.execution.prestate import untyped_live
+from annad.execution.prestate import started_units, untyped_live
 
 if TYPE_CHECKING:
     from anna_common.findings import AnnotatedPlan
@@ -73,7 +73,18 @@ def _mark_unverified(annotated: AnnotatedPlan) -> AnnotatedPlan:
                 live_only(step.command) is None:
             continue
         programs = untyped_live(step.command)
+        started = started_units(step.command)
+        if not programs and not started:
+            continue
         if not programs:
+            # the unit's state is put back and checked; what its own programs did is not seen
+            why = (f"{base.UNVERIFIED_UNDO_WORDS}: {', '.join(started)} runs the unit's own "
+                   "programs, whose effects Anna does not see; the undo puts the unit's state "
+                   "back and cannot check the rest")
+            steps[index] = step.model_copy(update={
+                "reasons": [*step.reasons, why], "codes": [*step.codes,
+                                                           str(Code.UNVERIFIED_UNDO)]})
+            status = "unverified" if status == "available" else status
             continue
         undo = ("Anna runs the plan's rollback command for it, and nothing checks what that "
                 "leaves") if step.rollback_id else "the plan has no rollback command: nothing "\

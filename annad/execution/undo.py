@@ -365,8 +365,7 @@ def _undo_unit(manifest: StepManifest, before: UnitState, runner: HelperRunner,
     now = unit_state(runner, before.unit, user=before.user, identity=identity, env=env)
     verbs = _unit_commands(before, now)
     if not verbs:
-        return _result(manifest, "unit_state", before.unit, True,
-                       f"already {before.enabled}/{before.active}")
+        return _unit_result(manifest, before, f"already {before.enabled}/{before.active}")
     scope = ["--user"] if before.user else []
     failures = []
     for verb in verbs:
@@ -382,5 +381,15 @@ def _undo_unit(manifest: StepManifest, before: UnitState, runner: HelperRunner,
         return _result(manifest, "unit_state", before.unit, False,
                        f"ran {', '.join(verbs)}, but it is {again.enabled}/{again.active} "
                        f"now, not {before.enabled}/{before.active} as before the plan")
-    return _result(manifest, "unit_state", before.unit, True,
-                   f"ran {', '.join(verbs)}; read again: {again.enabled}/{again.active}")
+    return _unit_result(manifest, before,
+                        f"ran {', '.join(verbs)}; read again: {again.enabled}/{again.active}")
+
+
+def _unit_result(manifest: StepManifest, before: UnitState, done: str) -> UndoResult:
+    """A unit put back: checked (``unit_state``), unless the step ran the unit's own programs,
+    whose effects nobody saw (``unverified``: the rollback is never ``rolled_back``)."""
+    if not before.ran:
+        return _result(manifest, "unit_state", before.unit, True, done)
+    return _result(manifest, "unverified", before.unit, True,
+                   f"{done}; but {'; '.join(before.ran)}, and what they did Anna did not see: "
+                   "the unit's state is back, the rest is not verified")

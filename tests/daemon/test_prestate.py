@@ -45,9 +45,11 @@ def test_unit_calls() -> None:
 class FakeSystemctl:
     """Plays ``systemctl`` for is-enabled/is-active and the state-changing verbs."""
 
-    def __init__(self, enabled: str, active: str) -> None:
+    def __init__(self, enabled: str, active: str, stop_programs: str = "") -> None:
         self.enabled = enabled
         self.active = active
+        self.stop_programs = stop_programs
+        """What ``systemctl show --value -p ExecStop -p ExecStopPost`` prints."""
         self.calls: list[list[str]] = []
 
     def run_argv(self, argv: list[str], *, timeout: float = 10.0, max_output: int = 65536,
@@ -59,6 +61,8 @@ class FakeSystemctl:
             return RunResult(exit_code=0, output=self.enabled + "\n")
         if verb == "is-active":
             return RunResult(exit_code=0, output=self.active + "\n")
+        if verb == "show":
+            return RunResult(exit_code=0, output=self.stop_programs)
         effect = {"enable": ("enabled", None), "disable": ("disabled", None),
                   "mask": ("masked", None), "unmask": ("disabled", None),
                   "start": (None, "active"), "stop": (None, "inactive")}[verb]
@@ -77,7 +81,7 @@ def _manifest(units: list[UnitState]) -> StepManifest:
 
 def test_unit_state_is_recorded_and_put_back(tmp_path: Path) -> None:
     fake = FakeSystemctl(enabled="disabled", active="inactive")
-    states = unit_states("systemctl enable --now foo.service", fake, identity=None, env={})
+    states = unit_states("systemctl enable foo.service", fake, identity=None, env={})
     assert states == [UnitState(unit="foo.service", user=False, enabled="disabled",
                                 active="inactive")]
     fake.enabled, fake.active = "enabled", "active"  # what the step did
@@ -156,3 +160,45 @@ def test_a_unit_is_read_again_after_its_undo(tmp_path: Path) -> None:
     (result,) = undo_step(_manifest(states), env)
     assert result.action == "unit_state" and not result.ok, result
     assert "enabled/inactive now, not enabled/active" in result.message
+
+
+@pytest.mark.parametrize("command", ["systemctl start foo.service",
+                                     "systemctl enable --now foo.service",
+                                     "systemctl -q restart foo.service",
+                                     "systemctl reload-or-restart foo.service"])
+def test_a_unit_the_step_started_is_put_back_but_never_verified(tmp_path: Path,
+                                                                command: str) -> None:
+    """Issue 34 item 2: a start runs the unit's own programs (ExecStart=), whose effects Anna
+    does not see. Before, the undo stopped it, read the state again and said ``unit_state``
+    ok, and the rollback ended ``rolled_back``."""
+    fake = FakeSystemctl(enabled="disabled", active="inactive")
+    states = unit_states(command, fake, identity=None, env={})
+    assert states[0].ran and "runs its own programs (ExecStart=)" in states[0].ran[0]
+    fake.enabled, fake.active = "enabled", "active"  # what the step did
+    env = UndoEnv(runner=fake, blobs=BlobStore(tmp_path), timeout=5, max_output=1024,
+                  restrict_user_scope=True)
+    (result,) = undo_step(_manifest(states), env)
+    assert (result.action, result.target, result.ok) == ("unverified", "foo.service", True)
+    assert "read again: disabled/inactive" in result.message or "already" in result.message
+    assert "Anna did not see" in result.message
+    assert (fake.enabled, fake.active) == ("disabled", "inactive")  # the state is back
+    from annad.execution.undostatus import rollback_status
+
+    assert str(rollback_status([result])[0]) == "rollback_unverified"
+
+
+@pytest.mark.parametrize(("programs", "action"), [
+    ("", "unit_state"),
+    ("{ path=/usr/bin/touch ; argv[]=/usr/bin/touch /var/tmp/x ; }\n", "unverified"),
+])
+def test_a_stopped_unit_is_unverified_only_when_it_has_stop_programs(
+        tmp_path: Path, programs: str, action: str) -> None:
+    fake = FakeSystemctl(enabled="enabled", active="active", stop_programs=programs)
+    states = unit_states("systemctl stop foo.service", fake, identity=None, env={})
+    assert bool(states[0].ran) is bool(programs)
+    fake.active = "inactive"
+    env = UndoEnv(runner=fake, blobs=BlobStore(tmp_path), timeout=5, max_output=1024,
+                  restrict_user_scope=True)
+    (result,) = undo_step(_manifest(states), env)
+    assert (result.action, result.ok) == (action, True), result
+    assert fake.active == "active"

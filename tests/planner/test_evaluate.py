@@ -13,6 +13,7 @@ from rich.console import Console
 from anna_common.protocol.models import ErrorBody, PlanRecord, StepRecord, UndoResult
 from annactl.planning.evaluate import (
     LOOKALIKES,
+    WITHHELD,
     EvaluationInvalid,
     EvaluationOutcome,
     evaluation_schema,
@@ -83,6 +84,23 @@ def test_results_carry_exit_codes_output_tail_and_undo() -> None:
     assert results["undo"][0]["action"] == "restore" and results["status"] == "failed"
     assert results["error"]["code"] == "EXECUTION_FAILED"
     assert "verification" not in results  # only when the daemon produced one
+
+
+def test_the_output_of_a_secret_read_never_reaches_the_model() -> None:
+    """Issue 34: ``sudo python3 -c "print(open('/etc/shadow').read())"`` approved with --yes
+    sent root's password hashes to the model in the evaluation request."""
+    command = "sudo python3 -c \"print(open('/etc/shadow').read())\""
+    annotated = annotate_dict(plan_dict([("read", command, "HIGH")], goal="Show the hashes"))
+    assert "SECRET_READ" in annotated.steps[0].codes
+    record = PlanRecord(
+        plan_id="p2", digest=annotated.digest, status="succeeded", created_at=1.0,
+        updated_at=2.0, caller_uid=0, source="model", request="show", annotated=annotated,
+        steps=[StepRecord(step_id="read", index=0, status="succeeded", exit_code=0,
+                          output="root:$6$salt$HASHHASHHASH:19000:0:99999:7:::")])
+    document = execution_results_document(record)
+    assert "HASHHASH" not in document and "$6$" not in document
+    assert json.loads(document)["steps"][0]["output_tail"] == WITHHELD
+    assert "HASHHASH" not in evaluation_messages("show", "{}", record)[-1]["content"]
 
 
 def test_system_message_is_the_planners_verbatim() -> None:

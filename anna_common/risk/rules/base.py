@@ -180,6 +180,10 @@ class Out:
     """Literal shell variables assigned earlier in the same command."""
     readonly_marks: int = 0
     """How many simple commands a rule proved read-only."""
+    programs: list[str] = field(default_factory=list)
+    """Program and code paths a live program is told to run as root (a package manager's
+    hook, ``Dir::Bin::dpkg``, a plugin path): the daemon checks who can write them before
+    the step runs (:func:`anna_common.risk.rules.pmhooks.hook_programs`)."""
     tainted: frozenset[str] = frozenset()
     """Variables whose values are not plain numbers or names (see
     :mod:`anna_common.shell.arith`)."""

@@ -20,6 +20,7 @@ from typing import TYPE_CHECKING
 from anna_common.risk.rules.awkcode import awk_effects
 from anna_common.risk.rules.base import Code, Out
 from anna_common.risk.rules.pyproof import proven_read_only
+from anna_common.risk.rules.pyreads import awk_reads, judge_reads, python_reads, text_reads
 from anna_common.risk.rules.pywrites import python_written, text_writes
 from anna_common.risk.writes import options
 
@@ -165,7 +166,7 @@ def _judge_one(cmd: SimpleCommand, code: EmbeddedCode, analysis: Analysis, out: 
         out.ban(Code.BAN_FORK_BOMB, f"{prog} code forks in a loop (fork bomb)", target=prog)
         return
     if code.language == "python":
-        _python(text, out, assess_into)
+        _python(text, out, assess_into, argv=_script_argv(cmd, code))
     elif code.language == "awk":
         _awk(text, out, assess_into)
     else:
@@ -223,13 +224,22 @@ _PY_DANGER_MODULES = {"socket", "pty", "ctypes", "telnetlib", "paramiko", "pexpe
                       "importlib", "marshal", "pickle"}
 
 
-def _python(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> None:
+def _script_argv(cmd: SimpleCommand, code: EmbeddedCode) -> list[str | None]:
+    """``sys.argv[1:]`` of ``python -c CODE A B`` (None where only known at run time)."""
+    index = next((i for i, w in enumerate(cmd.args) if w is code.text), None)
+    return [] if index is None else [w.text if w.literal else None
+                                     for w in cmd.args[index + 1:]]
+
+
+def _python(text: str, out: Out, assess_into: Callable[[str, Out], None],
+            argv: list[str | None] | None = None) -> None:
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         out.high(Code.OPAQUE, "python code does not parse", target="python")
         uncaptured(out, "python", "code")
         return
+    judge_reads("python", python_reads(tree, argv=argv), out, assess_into)  # like cat
     worst = 0
     for node in ast.walk(tree):
         if isinstance(node, ast.Import | ast.ImportFrom):
@@ -299,6 +309,7 @@ def _awk(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> None:
             assess_into(shell_text, out)
     for redirect in text_writes(text):
         assess_into(redirect, out)
+    judge_reads("awk", awk_reads(text), out, assess_into)  # getline < "F": like cat F
     runs, writes = awk_effects(text)
     if runs:
         out.high(Code.EMBEDDED_SHELL, "awk program runs commands", target="awk")
@@ -320,6 +331,7 @@ def _generic(prog: str, text: str, out: Out, assess_into: Callable[[str, Out], N
         assess_into(match.group(1), out)
     for redirect in text_writes(text):
         assess_into(redirect, out)
+    judge_reads(prog, text_reads(text), out, assess_into)
     if EXEC_PRIMITIVES.search(text) or SHELL_MENTION.search(text) or _NETWORK_CODE.search(text):
         out.high(Code.INTERPRETER_CODE, f"{prog} code runs programs, loads libraries or talks "
                  "to the network", target=prog)
@@ -349,8 +361,6 @@ def embedded_shell(cmd: SimpleCommand, out: Out) -> bool:
     return False
 
 
-_LIBRARY = re.compile(r"(?:^|[=/\s:])[\w.+-]*\.so(?:\.\d+)*$")
-_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
 _ADDRESS = re.compile(
     r"^[a-z][a-z0-9+.-]*://|^[\w.-]+@[\w-]+\.[\w.-]+$|^[\w.-]+:\d{2,5}(?:/|$)|\b0\.0\.0\.0\b"
     r"|^(?:--?(?:listen|bind|address|host|server)(?:=|$))|^-h$"
@@ -360,24 +370,6 @@ _SERVICE_WORDS = frozenset({"serve", "server", "tunnel", "proxy", "httpd", "list
 _DISABLE = re.compile(r"\b(?:disable[ds]?|off|stop|0|false)\b", re.IGNORECASE)
 _SECURITY_WORDS = re.compile(r"protection|antivirus|defender|firewall|selinux|apparmor|audit|"
                              r"tamper|edr|av\b", re.IGNORECASE)
-
-
-def hidden_characters(cmd: SimpleCommand, out: Out) -> None:
-    """Invisible or direction-changing characters make a command read differently than it runs."""
-    for word in [*cmd.args, *(w for _, w in cmd.assignments)]:
-        if _INVISIBLE.search(word.text):
-            out.high(Code.OPAQUE, f"{cmd.program} is given invisible or bidirectional characters",
-                     target=cmd.program)
-            return
-
-
-def library_load(cmd: SimpleCommand, out: Out) -> None:
-    """A shared object handed to a program (``--engine x.so``, ``-D lib.so``) runs its code."""
-    for word in cmd.args:
-        if _LIBRARY.search(word.text):
-            out.high(Code.LIBRARY_PRELOAD, f"{cmd.program} is handed a shared library to load "
-                     f"({word.text[:60]})", target=cmd.program)
-            return
 
 
 def unknown_program_signals(cmd: SimpleCommand, out: Out) -> bool:

@@ -19,6 +19,7 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import RUNS_LIVE, Code, Out, help_only
+from anna_common.risk.rules.destructive import vm_storage
 
 if TYPE_CHECKING:
     from anna_common.shell.grammar import SimpleCommand
@@ -109,6 +110,8 @@ def container(cmd: SimpleCommand, out: Out) -> None:
     if why is None and (verb in _FROM_FILE or cmd.program in ("docker-compose",
                                                               "podman-compose")):
         why = "it runs containers as a file describes them, with whatever host access it gives"
+    if why is None and vm_storage(cmd, out):
+        return
     if why is not None:
         out.high(Code.CONTAINER, f"{cmd.program} runs a container with host access ({why})",
                  system=True, target=verb or cmd.program)

@@ -10,10 +10,12 @@ them beside the program's own rule.
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import HISTORY_VARS, Code, Out
 from anna_common.risk.rules.code import SHELL_MENTION
+from anna_common.risk.rules.pmhooks import CONFIG_VARIABLES
 
 if TYPE_CHECKING:
     from anna_common.shell.grammar import Analysis, SimpleCommand
@@ -31,6 +33,10 @@ NO_MENTION_CHECK = frozenset({
     "rm", "chmod", "chown", "mkdir", "touch", "tee", "column", "ldd", "readelf", "objdump",
     "nm", "getfacl", "getcap", "lsof", "namei", "tree", "awk", "gawk", "mawk", "pactree",
     "expac", "checkupdates", "ldconfig", "update-alternatives", "fc-list",
+    # package names ("apt install zsh", "rpm -q bash"); their hook options are judged by
+    # what they run (rules.pmhooks), which reads the value as a command
+    "apt", "apt-get", "aptitude", "nala", "apt-cache", "dpkg", "dpkg-query", "rpm", "dnf",
+    "dnf5", "yum", "microdnf", "tdnf", "zypper",
 })
 """Programs whose arguments are not searched for embedded shell code or hook options."""
 PRELOAD_VARS = frozenset({"LD_PRELOAD", "LD_LIBRARY_PATH", "LD_AUDIT", "PYTHONPATH",
@@ -72,6 +78,9 @@ def judge_assignment(name: str, value: str, out: Out) -> None:
         out.high(Code.PERSISTENCE, f"{name} runs code whenever a shell starts", target=name)
     elif name == "PATH":
         out.medium(Code.SYSTEM_SETTING, "PATH changes which programs commands resolve to")
+    elif name in CONFIG_VARIABLES:
+        out.high(Code.UNTRUSTED_BUILD, f"{name}={value[:60]}: {CONFIG_VARIABLES[name]}",
+                 target=name, system=True)
     elif runs_variable(name) and not (name.endswith("PAGER") and value in SAFE_PAGERS):
         out.high(Code.EMBEDDED_SHELL, f"{name} tells programs what to run ({value[:60]})",
                  target=name)
@@ -150,3 +159,25 @@ def wrapper_alone(cmd: SimpleCommand, out: Out) -> None:
         return
     if not cmd.interactive_shell:
         out.read_only()
+
+
+_LIBRARY = re.compile(r"(?:^|[=/\s:])[\w.+-]*\.so(?:\.\d+)*$")
+_INVISIBLE = re.compile("[\u200b-\u200f\u202a-\u202e\u2060-\u2064\u2066-\u2069\ufeff]")
+
+
+def hidden_characters(cmd: SimpleCommand, out: Out) -> None:
+    """Invisible or direction-changing characters make a command read differently than it runs."""
+    for word in [*cmd.args, *(w for _, w in cmd.assignments)]:
+        if _INVISIBLE.search(word.text):
+            out.high(Code.OPAQUE, f"{cmd.program} is given invisible or bidirectional characters",
+                     target=cmd.program)
+            return
+
+
+def library_load(cmd: SimpleCommand, out: Out) -> None:
+    """A shared object handed to a program (``--engine x.so``, ``-D lib.so``) runs its code."""
+    for word in cmd.args:
+        if _LIBRARY.search(word.text):
+            out.high(Code.LIBRARY_PRELOAD, f"{cmd.program} is handed a shared library to load "
+                     f"({word.text[:60]})", target=cmd.program)
+            return

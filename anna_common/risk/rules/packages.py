@@ -13,7 +13,9 @@ import re
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out, help_only
+from anna_common.risk.rules.destructive import guarded_removal, removed_packages
 from anna_common.risk.rules.langpackages import language_packages
+from anna_common.risk.rules.pmhooks import HOOK_RULES
 from anna_common.risk.writes import operands
 
 if TYPE_CHECKING:
@@ -35,7 +37,8 @@ ARCH_FAMILY = frozenset({"arch", "manjaro", "endeavouros", "garuda", "artix", "c
                          "arcolinux", "archcraft", "parabola", "steamos", "blackarch"})
 """``ID``/``ID_LIKE`` values that use pacman."""
 
-FOREIGN_ON_ARCH = frozenset({"apt", "apt-get", "aptitude", "dpkg", "dnf", "yum", "zypper", "rpm",
+FOREIGN_ON_ARCH = frozenset({"apt", "apt-get", "aptitude", "dpkg", "dnf", "dnf5", "yum", "zypper",
+                             "rpm",
                              "snap", "apk", "emerge", "xbps-install", "xbps-remove", "pkg",
                              "port", "brew", "nala", "eopkg", "swupd", "urpmi", "tdnf",
                              "microdnf", "opkg", "slackpkg", "installpkg", "nix-env",
@@ -44,7 +47,7 @@ FOREIGN_ON_ARCH = frozenset({"apt", "apt-get", "aptitude", "dpkg", "dnf", "yum",
 
 NATIVE = {
     "debian": frozenset({"apt", "apt-get", "aptitude", "dpkg", "nala", "snap", "dpkg-reconfigure"}),
-    "fedora": frozenset({"dnf", "yum", "rpm", "microdnf", "tdnf"}),
+    "fedora": frozenset({"dnf", "dnf5", "yum", "rpm", "microdnf", "tdnf"}),
     "suse": frozenset({"zypper", "rpm"}),
     "alpine": frozenset({"apk"}),
     "gentoo": frozenset({"emerge"}),
@@ -91,6 +94,8 @@ def _pacman_ops(cmd: SimpleCommand) -> tuple[str, set[str], list[str]]:
                     op = ch
                 else:
                     mods.add(ch)
+                if ch in _SHORT_VALUE:
+                    break  # ``-r/tmp/p``: the rest of the cluster is -r's value, not letters
     targets = [w.text for w in operands(cmd.args, frozenset({"--root", "--dbpath", "-r", "-b",
                                                              "--cachedir", "--config",
                                                              "--logfile", "--gpgdir", "--hookdir",
@@ -147,6 +152,7 @@ def pacman(cmd: SimpleCommand, out: Out) -> None:
         if nodeps >= 2:
             out.high(Code.FORCE_REMOVE, "pacman -Rdd removes packages ignoring dependencies",
                      system=True, target=targets[0] if targets else "pacman")
+        guarded_removal(targets, "pacman", out)
         critical = [t for t in targets if t in CRITICAL_PACKAGES]
         if critical:
             out.high(Code.CRITICAL_PACKAGE, f"removes {critical[0]}, which the system needs to "
@@ -315,16 +321,21 @@ _PACKAGE_OPS = frozenset({"-i", "--install", "-r", "--remove", "-P", "--purge", 
 def foreign(cmd: SimpleCommand, out: Out) -> None:
     """apt/dnf/zypper/snap/...: queries read, the rest change packages; flagged off-distro."""
     prog = cmd.program or ""
+    hooks = HOOK_RULES.get(prog)
+    if hooks is not None:  # options that make it run, read or trust something else: first
+        hooks(cmd, out)
     words = [w.text for w in cmd.args]
     verb = next((w for w in words if not w.startswith("-")), words[0] if words else "")
     # "dpkg -l", "rpm -qa": the operation is an option; "apt-get -q install" is not a query
-    option_op = prog in ("dpkg", "rpm") and bool(words) and words[0] in _READ_VERBS and \
-        not {w for w in words if w.startswith("-")} & _PACKAGE_OPS
+    option_op = prog in ("dpkg", "rpm") and bool(words) and (
+        words[0] in _READ_VERBS or (prog == "rpm" and words[0].split("=", 1)[0] in (
+            "-E", "--eval"))) and not {w for w in words if w.startswith("-")} & _PACKAGE_OPS
     simulated = prog in ("apt", "apt-get") and bool(set(words) & {
         "-s", "--simulate", "--dry-run", "--just-print", "--no-act", "--recon"})
     if help_only(cmd) or verb in _READ_VERBS or option_op or simulated:
         out.read_only()
         return
+    guarded_removal(removed_packages(cmd), prog, out)
     if package_files(cmd, out):
         return
     if prog == "snap" and {"--dangerous", "--devmode", "--classic", "--jailmode"} & set(words):

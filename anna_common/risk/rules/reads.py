@@ -141,6 +141,18 @@ def _could_be_secret(path: str) -> bool:
     return any(_ends_like(tail, pattern, parts) for pattern, parts in _SECRET_PARTS)
 
 
+def _partly_known(word: Word) -> bool:
+    """A path whose middle or end is only known at run time (``/etc/$X``, ``/root/$D``): the
+    unknown part may hold slashes, so it can name any secret; only the literal tail after it
+    can rule that out, as for ``$D/…`` (``/proc/$PID/status`` is no secret)."""
+    if word.literal or not word.segments or word.segments[0].kind != "literal" or \
+            not word.segments[0].text.startswith("/"):
+        return False  # literal, or an unknown start (judged by :func:`_could_be_secret`)
+    last = max(i for i, seg in enumerate(word.segments) if seg.kind != "literal")
+    tail = "".join(seg.text for seg in word.segments[last + 1:])
+    return _could_be_secret(paths.UNKNOWN + ("/" + tail.lstrip("/") if tail else ""))
+
+
 def _ends_like(tail: list[str], pattern: str, parts: tuple[str, ...]) -> bool:
     """The last components of ``pattern`` (split into ``parts``) can be ``tail`` (an unknown
     part matches any)."""
@@ -244,7 +256,8 @@ def secrets(cmd: SimpleCommand, out: Out) -> None:
             continue  # a pipe from a command judged on its own
         if _listing_output(word) and found_by(cmd.substitutions):
             continue  # the files ``find``/``ls`` list: judged by where they are found
-        if any(_could_be_secret(place.path) for place in out.paths(word)):
+        if _partly_known(word) or any(_could_be_secret(place.path)
+                                      for place in out.paths(word)):
             out.medium(Code.SECRET_READ, f"{cmd.program} reads {word.text[:60]}, a path only "
                        "known at run time: it could be secret material", target=word.text)
             return

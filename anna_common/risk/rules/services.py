@@ -12,6 +12,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out, help_only
+from anna_common.risk.rules.destructive import every_process, foreign_unit, vacuums
 from anna_common.risk.rules.ipc import busctl_reads, positionals, remote_host
 from anna_common.risk.writes import options
 
@@ -93,6 +94,8 @@ def systemctl(cmd: SimpleCommand, out: Out) -> None:
         out.high(Code.SERVICE_CHANGE, f"systemctl {verb} on units only known at run time",
                  system=not user, target=verb)
         return
+    if not user and foreign_unit(verb, units, out):
+        return
     critical = next((u for u, b in zip(units, bases, strict=False) if b in _CRITICAL_UNITS), None)
     if user:
         out.low(Code.SERVICE_CHANGE, f"systemctl --user {verb} changes your own services",
@@ -143,6 +146,8 @@ _JOURNAL_WRITE = ("--vacuum-size", "--vacuum-time", "--vacuum-files", "--rotate"
 
 def journalctl(cmd: SimpleCommand, out: Out) -> None:
     """journalctl reads logs; vacuum/rotate/flush change them."""
+    if vacuums(cmd, out):
+        return
     if any(w.text.startswith(_JOURNAL_WRITE) for w in cmd.args):
         out.medium(Code.SYSTEM_SETTING, "journalctl deletes or rotates logs", system=True,
                    target="journal")
@@ -262,7 +267,10 @@ def _probe_only(cmd: SimpleCommand, texts: list[str]) -> bool:
 
 
 def kill(cmd: SimpleCommand, out: Out) -> None:
-    """kill/pkill/killall: PID 1, -1 and session-critical processes are HIGH."""
+    """kill/pkill/killall: PID 1, -1, session-critical processes and every process of a
+    user are HIGH."""
+    if every_process(cmd, out):
+        return
     targets: list[str] = []
     skip = False
     for index, word in enumerate(cmd.args):
@@ -309,6 +317,6 @@ SERVICE_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
     **dict.fromkeys(tuple(_CTL_READ), ctl),
     **dict.fromkeys(("reboot", "poweroff", "halt", "shutdown", "init", "telinit", "kexec"),
                     power),
-    **dict.fromkeys(("kill", "pkill", "killall", "skill", "xkill"), kill),
+    **dict.fromkeys(("kill", "pkill", "killall", "skill", "xkill", "killall5"), kill),
 }
 """Rules for service, log, session, power and process programs."""
