@@ -126,9 +126,16 @@ def scope_only(*, required: int = REQUIRED_ABI) -> None:
 
 
 def _allow(ruleset: int, path: str, rights: int) -> None:
-    """One rule: ``rights`` beneath ``path`` (opened O_PATH; a missing path is an error)."""
+    """One rule: ``rights`` beneath ``path`` (opened O_PATH; a missing path is an error).
+
+    A path this thread may not even reach (EACCES: a file system mounted beneath another
+    user's 0700 directory, which an owner's step meets among the machine's writable mounts)
+    gets no rule: the rule could only allow writes there, and the step cannot reach it anyway.
+    Refusing the whole run for it failed an owner's preview whenever such a mount existed."""
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
+    except PermissionError:
+        return
     except OSError as exc:
         raise Unavailable(f"landlock rule for {path}: {exc.strerror}") from None
     try:

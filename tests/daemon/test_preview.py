@@ -333,6 +333,27 @@ def test_previewed_steps_reach_no_unix_socket_and_no_run(open_dir: Path, system:
         server.close()
 
 
+def test_an_owners_preview_runs_beside_a_mount_it_cannot_reach(open_dir: Path) -> None:
+    """A writable file system mounted beneath a directory only root may enter (as the fault
+    tests mount a daemon's state disk, or /root/… on a real machine) is among the machine's
+    mounts an overlay covers; the owner's step cannot reach it, and it must still run (the
+    suite saw 'landlock rule for …/state: Permission denied' while such a mount existed)."""
+    from tests.daemon.test_faults import tmpfs
+
+    closed = Path(tempfile.mkdtemp(prefix="anna-preview-closed-"))  # 0700 root
+    try:
+        with tmpfs(closed / "disk"):
+            who = who_of(65534, str(open_dir / "w"), SessionEnv())
+            run = overlay.run([overlay.FileStep(0, f"echo hi > {open_dir}/w/out", False)], who,
+                              limits=overlay.Limits())
+            assert run.error is None, run.error
+            assert run.steps[0].exit_code == 0, run.steps[0].output
+            written = [e for e in run.steps[0].entries if str(e["rel"]).endswith("w/out")]
+            assert [e["data"] for e in written] == ["aGkK"]  # "hi\n": it ran and wrote
+    finally:
+        shutil.rmtree(closed)
+
+
 def test_names_that_are_not_utf8_are_shown_escaped(scratch: Path) -> None:
     raw = os.fsencode(scratch) + b"/caf\xe9.txt"
     with open(raw, "wb") as handle:
