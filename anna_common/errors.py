@@ -148,6 +148,12 @@ class ErrorCode(StrEnum):
     ran): it was stopped or its change set refused, nothing of it landed; ``message`` names
     the counts and the limits."""
 
+    # --- agents (MCP, appended) ----------------------------------------------
+    RATE_LIMITED = "RATE_LIMITED"
+    """An agent (``annactl mcp``) made more calls, proposals or waiting plans than the
+    policy's ``[agents]`` limits allow for it; nothing was done. ``detail`` names the
+    limit and when to try again (``retry_after_s``)."""
+
 
 class AnnaError(Exception):
     """Base of every error Anna raises on purpose.

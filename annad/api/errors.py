@@ -47,6 +47,7 @@ STATUS: dict[ErrorCode, int] = {
     # conflict with the daemon's state, not a crash (docs/protocol.md, "Errors")
     ErrorCode.AUDIT_CHAIN_BROKEN: 409,
     ErrorCode.BACKUP_REFUSED: 507,  # the state disk cannot hold the journal or the backups
+    ErrorCode.RATE_LIMITED: 429,  # an agent over its policy's limits (annactl mcp)
 }
 """HTTP status per error code; anything else is 500."""
 
