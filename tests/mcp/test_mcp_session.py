@@ -132,6 +132,7 @@ async def test_proposed_plan_waits_for_the_person_then_undo_is_byte_exact(
         assert asked["state"] == "rollback_waiting"
         assert target.read_bytes() == b"changed by the plan\n"  # the undo waits too
         rc, queue = agent_site.json("queue")
+        assert rc == 0, queue
         assert [(e["plan_id"], e["kind"]) for e in queue["entries"]] == [(plan_id, "rollback")]
         rc, undone = agent_site.json("queue", "approve", plan_id, "--yes")
         assert rc == 0 and undone["status"] == "rolled_back", undone
@@ -146,6 +147,7 @@ async def test_proposed_plan_waits_for_the_person_then_undo_is_byte_exact(
         read = await session.read_resource(f"anna://plans/{plan_id}")
         assert json.loads(getattr(read.contents[0], "text", ""))["state"] == "done"
     rc, queue = agent_site.json("queue")
+    assert rc == 0, queue
     assert queue["entries"] == []
     tools = [c["tool"] for c in agent_site.events("agent_call")]
     assert tools.count("anna_propose") == 1 and tools.count("anna_rollback") == 1
@@ -160,4 +162,5 @@ async def test_info_plan_runs_at_once(agent_site: AgentSite) -> None:
     assert out["record"]["steps"][0]["output"] == "Linux\n"
     assert out["approve"] == []
     rc, queue = agent_site.json("queue")
+    assert rc == 0, queue
     assert queue["entries"] == []
