@@ -164,3 +164,17 @@ async def test_info_plan_runs_at_once(agent_site: AgentSite) -> None:
     rc, queue = agent_site.json("queue")
     assert rc == 0, queue
     assert queue["entries"] == []
+
+
+async def test_a_request_alone_is_planned_by_anna(agent_site: AgentSite) -> None:
+    # no model answers in tests (ANNA_LLM_URL is a closed port): an offline template plans
+    async with agent_site.session() as session:
+        out = await call(session, "anna_propose", {"request": "how much disk space is free?"})
+        assert out["risk"] == "INFO" and out["outcome"] == "ran"
+        assert out["record"]["source"] == "mcp" and out["record"]["steps"]
+        nothing = await session.call_tool("anna_propose", {"request": "  "})
+        assert nothing.is_error and '"BAD_REQUEST"' in nothing.content[0].text  # type: ignore[union-attr]
+    rc, history = agent_site.json("history", "--all")
+    assert rc == 0
+    # the planner's own stored copy was shown to no one: a dry run, never run
+    assert sorted(p["status"] for p in history["plans"]) == ["dry_run", "succeeded"]
