@@ -6,11 +6,10 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import sqlite3
 import subprocess
 import sys
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -20,8 +19,8 @@ import pytest
 from mcp import ClientSession, StdioServerParameters
 from mcp.client.stdio import stdio_client
 
-from tests.daemonfix import REPO, RunningDaemon, running_daemon
-from tests.recipes.conftest import BUS, FAKE_NOTIFY
+from tests.daemonfix import RunningDaemon
+from tests.recipes.conftest import RecipeSite, site  # noqa: F401 - the fixture agent_site uses
 
 AGENT = "test-agent"
 """The name the tests' MCP client gives (its clientInfo)."""
@@ -84,17 +83,10 @@ class AgentSite:
 
 
 @pytest.fixture
-def agent_site() -> Iterator[AgentSite]:
-    """A per-user daemon with a recording notify-send; annactl pointed at its socket."""
-    with running_daemon(user_mode=True, env={"DBUS_SESSION_BUS_ADDRESS": BUS}) as daemon:
-        work = daemon.base / "work"
-        work.mkdir()
-        fake = daemon.base / "no-notify-send"  # the path daemonfix names ANNAD_NOTIFY_COMMAND
-        fake.write_text(FAKE_NOTIFY)
-        fake.chmod(0o755)
-        env = {**os.environ, "ANNA_SOCKET": str(daemon.socket), "ANNA_AUTOSTART": "false",
-               "PYTHONPATH": str(REPO)}
-        yield AgentSite(daemon, work, env)
+def agent_site(site: RecipeSite) -> AgentSite:  # noqa: F811 - the imported fixture
+    """The recipe tests' site (a per-user daemon with a recording notify-send, annactl
+    pointed at its socket), seen as an agent's."""
+    return AgentSite(site.daemon, site.work, site.env)
 
 
 @pytest.fixture
