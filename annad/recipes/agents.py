@@ -54,7 +54,7 @@ PROPOSED = "agent_proposed"
 ANY_AGENT = "*"
 """The limit key shared by every name one user's agents give."""
 ANY_AGENT_FACTOR = 4
-"""One user's agents together may make this many times one agent's calls."""
+"""One user's agents together may make this many times one agent's calls and proposals."""
 REFUSALS_JOURNALLED = 10
 """Calls refused by the limits that are journalled per user and minute (the rest are not)."""
 
@@ -141,8 +141,9 @@ class AgentService:
             self.limits.take((peer.uid, who, "calls"), rules.calls_per_minute * factor, 60.0,
                              "calls")
         if tool in PROPOSING:
-            self.limits.take((peer.uid, agent.name, "proposals"), rules.proposals_per_hour,
-                             3600.0, "proposals")
+            for who, factor in ((agent.name, 1), (ANY_AGENT, ANY_AGENT_FACTOR)):
+                self.limits.take((peer.uid, who, "proposals"),
+                                 rules.proposals_per_hour * factor, 3600.0, "proposals")
             waiting = [e for e in self.recipes.waiting(peer).entries if e.agent == agent.name]
             if len(waiting) >= rules.max_waiting:
                 raise AnnaError(f"{len(waiting)} plans of this agent already wait for a person "
