@@ -116,6 +116,6 @@ class RecipeService:
         self.plans.get(peer, plan_id)  # the caller's own plan (root: anyone's), else not found
         entry = self.queue.dismiss(plan_id)
         self.plans.journal.event("queue_dismissed", plan_id, recipe=entry.recipe,
-                                 **({"agent": entry.agent, "kind": entry.kind}
+                                 **({"agent": entry.agent, "entry": entry.kind}
                                     if entry.agent else {}))
         return entry

@@ -11,6 +11,7 @@ from typing import Any
 import pytest
 from mcp import ClientSession
 
+from anna_common.plan import ActionPlan
 from tests.daemonfix import make_plan
 
 from .conftest import AGENT, AgentSite
@@ -178,3 +179,23 @@ async def test_a_request_alone_is_planned_by_anna(agent_site: AgentSite) -> None
     assert rc == 0
     # the planner's own stored copy was shown to no one: a dry run, never run
     assert sorted(p["status"] for p in history["plans"]) == ["dry_run", "succeeded"]
+
+
+async def test_dismissal_reaches_the_agent_and_others_plans_stay_hidden(
+        agent_site: AgentSite) -> None:
+    target = agent_site.work / "kept"
+    plan = make_plan([("w", f"echo changed > {target}", "LOW")], goal="change it")
+    # a plan the person made: no agent may see or undo it
+    persons = agent_site.daemon.client().submit(ActionPlan.model_validate(plan))
+    async with agent_site.session() as session:
+        proposal = await call(session, "anna_propose", {"plan": plan})
+        rc, dismissed = agent_site.json("queue", "dismiss", proposal["plan_id"])
+        assert rc == 0 and dismissed["state"] == "dismissed"
+        state = await call(session, "anna_result", {"plan_id": proposal["plan_id"]})
+        assert state["state"] == "dismissed" and "dismissed" in state["next"]
+        for tool in ("anna_result", "anna_rollback"):
+            hidden = await session.call_tool(tool, {"plan_id": persons.plan_id})
+            assert hidden.is_error and '"PLAN_NOT_FOUND"' in hidden.content[0].text  # type: ignore[union-attr]
+        history = await call(session, "anna_history", {})
+        assert [p["summary"]["plan_id"] for p in history["plans"]] == [proposal["plan_id"]]
+    assert not target.exists()
