@@ -155,6 +155,11 @@ class ErrorCode(StrEnum):
     DAEMON_UNTRUSTED = "DAEMON_UNTRUSTED"
     """What listens at the daemon's socket is neither root's nor the caller's (the socket
     file's owner or the peer's ``SO_PEERCRED``): annactl sent it nothing."""
+    # --- agents (MCP, appended) ----------------------------------------------
+    RATE_LIMITED = "RATE_LIMITED"
+    """An agent (``annactl mcp``) made more calls, proposals or waiting plans than the
+    policy's ``[agents]`` limits allow for it; nothing was done. ``detail`` names the
+    limit and when to try again (``retry_after_s``)."""
 
 
 class AnnaError(Exception):

@@ -271,6 +271,15 @@ def status(as_json: JsonOpt = False) -> None:
 
 
 @app.command()
+def mcp() -> None:
+    """Serve Anna's tools to another agent over MCP on stdio (Claude Code, goose...):
+    look, explain, run read-only checks, propose; a person approves every change."""
+    from annactl.mcp.command import run
+
+    raise typer.Exit(run())
+
+
+@app.command()
 def doctor(as_json: JsonOpt = False) -> None:
     """Check the daemon, the model server, the model, structured output, pacman, config."""
     from annactl.commands import doctor as doctor_cmd

@@ -100,7 +100,8 @@ def test_rules_see_every_package() -> None:
 
 # --- the client's layers and the no-circles rule (issue 12: "a client whose folders show its
 # design"). Lowest layer first; a module imports only from its own layer or lower ones.
-_CLIENT_LAYERS = {"core": 0, "planning": 1, "ui": 2, "commands": 3, "interactive": 4}
+_CLIENT_LAYERS = {"core": 0, "planning": 1, "ui": 2, "commands": 3, "interactive": 4,
+                  "mcp": 4}  # annactl mcp: a front end beside the REPL and the TUI
 _CLIENT_TOP = 5  # annactl/app.py and annactl/cli.py: the composition root
 
 

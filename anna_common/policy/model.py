@@ -13,6 +13,7 @@ from pydantic import BaseModel, ConfigDict
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import RiskLevel, Scope
+from anna_common.policy.agents import AgentRules
 from anna_common.policy.mark import PolicyAction, PolicyMark
 
 Origin = Literal["admin", "user"]
@@ -73,6 +74,9 @@ class Policy(BaseModel):
     """The files read."""
     notes: tuple[str, ...] = ()
     """Things the person should see (a user ``allow`` that was ignored)."""
+    agents: AgentRules | None = None
+    """The ``[agents]`` table: what agents may do through ``annactl mcp`` (None: no file
+    said anything, the defaults hold)."""
 
 
 class Decision(BaseModel):

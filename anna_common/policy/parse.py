@@ -12,6 +12,7 @@ import re
 import tomllib
 from typing import Any
 
+from anna_common.policy.agents import parse_agents, restricted
 from anna_common.policy.glob import glob_problem, size_problem
 from anna_common.policy.model import Origin, Policy, PolicyError, Rule
 
@@ -38,9 +39,9 @@ def parse(text: str, *, source: str, origin: Origin = "admin") -> Policy:
     for key, value in data.items():
         if key == "version" and value != 1:
             raise _error(source, _key_line(text, 0, key), "version must be 1")
-        if key not in ("version", "rule"):
+        if key not in ("version", "rule", "agents"):
             raise _error(source, _key_line(text, 0, key), f"unknown key {key!r} (expected "
-                         "[[rule]] tables and an optional version = 1)")
+                         "[[rule]] tables, an optional [agents] table and version = 1)")
     raw = data.get("rule", [])
     if not isinstance(raw, list) or not all(isinstance(r, dict) for r in raw):
         raise _error(source, _key_line(text, 0, "rule"), "rule must be [[rule]] tables")
@@ -56,7 +57,13 @@ def parse(text: str, *, source: str, origin: Origin = "admin") -> Policy:
                          "which may only add restrictions: ignored")
             continue
         rules.append(rule)
-    return Policy(rules=tuple(rules), sources=(source,), notes=tuple(notes))
+    agents = None
+    if "agents" in data:
+        header = next((i + 1 for i, line in enumerate(text.splitlines())
+                       if re.match(r"^\s*\[\s*agents\s*\]", line)), 1)
+        agents = parse_agents(data["agents"], lambda key, message: _error(
+            source, _key_line(text, header, key), message))
+    return Policy(rules=tuple(rules), sources=(source,), notes=tuple(notes), agents=agents)
 
 
 def combine(admin: Policy, user: Policy | None) -> Policy:
@@ -64,7 +71,8 @@ def combine(admin: Policy, user: Policy | None) -> Policy:
     if user is None:
         return admin
     return Policy(rules=admin.rules + tuple(r for r in user.rules if r.action != "allow"),
-                  sources=admin.sources + user.sources, notes=admin.notes + user.notes)
+                  sources=admin.sources + user.sources, notes=admin.notes + user.notes,
+                  agents=restricted(admin.agents, user.agents))
 
 
 def _error(source: str, line: int, message: str) -> PolicyError:

@@ -39,6 +39,7 @@ from anna_common.protocol.records import (
     VerifyResult,
 )
 from anna_common.protocol.routes import (
+    AGENT_HEADER,
     API_PREFIX,
     API_VERSION,
     GROUP,
@@ -52,6 +53,7 @@ from anna_common.protocol.routes import (
 from anna_common.telemetry import Telemetry
 
 __all__ = [
+    "AGENT_HEADER",
     "API_PREFIX",
     "API_VERSION",
     "GROUP",
@@ -180,8 +182,8 @@ class SubmitRequest(BaseModel):
     """The plan as shown to the person."""
     request: str = ""
     """The person's request text, for history (untrusted)."""
-    source: Literal["model", "template", "file"] = "model"
-    """Where the plan came from."""
+    source: Literal["model", "template", "file", "mcp"] = "model"
+    """Where the plan came from (``mcp``: an agent proposed it through ``annactl mcp``)."""
     approved_digest: str | None = Field(default=None, max_length=128)
     """Set by a fleet host (``annactl fleet run``): the digest the person approved. A plan
     whose own digest differs is refused (``DIGEST_MISMATCH``) before any of it is

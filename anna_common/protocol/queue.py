@@ -78,6 +78,13 @@ class QueueEntry(BaseModel):
     """Unix time it was queued."""
     state: Literal["waiting", "dismissed"] = "waiting"
     """``dismissed`` after ``annactl queue dismiss``."""
+    agent: str | None = None
+    """The agent that proposed it through ``annactl mcp`` (its MCP client's name, made
+    printable; untrusted), None for a recipe's plan. ``recipe`` is then empty."""
+    kind: Literal["plan", "rollback"] = "plan"
+    """``plan``: approving runs the plan (``annactl apply ID``); ``rollback``: an agent
+    asked for the undo of a plan that ran, and approving rolls it back (``annactl
+    rollback ID``)."""
 
 
 class QueueList(BaseModel):

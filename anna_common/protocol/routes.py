@@ -17,6 +17,11 @@ API_PREFIX = "/v1"
 SESSION_HEADER = "X-Anna-Session"
 """Request header carrying :class:`SessionEnv` as compact JSON (telemetry requests)."""
 
+AGENT_HEADER = "X-Anna-Agent"
+"""Request header naming the agent behind ``annactl mcp`` (compact JSON ``{"name",
+"version"}`` from its MCP client info): required on the ``/v1/agent`` routes, refused on
+every other route (an agent's connection may not execute, roll back or dismiss)."""
+
 SYSTEM_SOCKET = "/run/anna/annad.sock"
 """The system daemon's socket (0660 root:anna)."""
 SYSTEM_STATE_DIR = "/var/lib/anna"
@@ -74,6 +79,26 @@ class Route(StrEnum):
     CONFIRM = "/v1/plans/{plan_id}/confirm"
     """POST: keep a plan the lock-out guard armed; only from a connection opened after the
     plan finished → :class:`PlanRecord`."""
+    AGENT_STATUS = "/v1/agent/status"
+    """GET (with :data:`AGENT_HEADER`): :class:`~anna_common.protocol.agent.AgentStatus`,
+    the machine at a glance for an agent (``anna_status``)."""
+    AGENT_EXPLAIN = "/v1/agent/explain"
+    """POST :class:`~anna_common.protocol.agent.AgentExplainRequest` →
+    :class:`~anna_common.protocol.policy.PolicyCheckResponse` (``anna_explain``)."""
+    AGENT_CHECKS = "/v1/agent/checks"
+    """POST :class:`~anna_common.protocol.agent.AgentChecksRequest` →
+    :class:`~anna_common.protocol.agent.AgentChecksResponse`: read-only commands run in the
+    checks' confinement, anything not INFO refused (``anna_check``)."""
+    AGENT_PLANS = "/v1/agent/plans"
+    """POST an agent's proposal (``{plan, request}``) →
+    :class:`~anna_common.protocol.agent.AgentProposal` (``anna_propose``); GET
+    ``?limit=N`` → :class:`~anna_common.protocol.agent.AgentHistory` (``anna_history``)."""
+    AGENT_PLAN = "/v1/agent/plans/{plan_id}"
+    """GET: :class:`~anna_common.protocol.agent.AgentPlanState` of a plan an agent proposed
+    (``anna_result``)."""
+    AGENT_ROLLBACK = "/v1/agent/plans/{plan_id}/rollback"
+    """POST: ask a person to undo a plan an agent proposed (queued, never run here) →
+    :class:`~anna_common.protocol.agent.AgentPlanState` (``anna_rollback``)."""
 
 
 SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_BUS_ADDRESS",

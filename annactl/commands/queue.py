@@ -16,7 +16,7 @@ from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 if TYPE_CHECKING:
     from rich.table import Table
 
-    from anna_common.protocol.queue import QueueList
+    from anna_common.protocol.queue import QueueEntry, QueueList
     from annactl.commands.ask import RunOptions
     from annactl.commands.flow import Flow
     from annactl.ui.console import Consoles
@@ -42,19 +42,26 @@ def queue_table(queue: QueueList) -> Table:
     table = Table(title="Waiting for your approval", title_justify="left")
     # the id is typed back: short as history prints it, never wrapped
     table.add_column("id", no_wrap=True, min_width=6)
-    table.add_column("recipe", overflow="fold", min_width=6)
+    table.add_column("from", overflow="fold", min_width=6)
     table.add_column("risk", no_wrap=True, min_width=4)
     table.add_column("queued", no_wrap=True)
     for column in ("goal", "why"):
         table.add_column(column, overflow="fold", min_width=4)
     for entry in queue.entries:
         when = dt.datetime.fromtimestamp(entry.queued_at).strftime("%Y-%m-%d %H:%M")
-        table.add_row(Text(short_id(entry.plan_id)), Text(inert(entry.recipe, max_chars=64)),
+        table.add_row(Text(short_id(entry.plan_id)), Text(inert(origin(entry), max_chars=80)),
                       Text(str(entry.risk), style="bold red" if entry.risk == "HIGH"
                            else "yellow"), when,
                       Text(inert(entry.goal, max_chars=120)),
                       Text(inert("; ".join(entry.reasons), max_chars=300)))
     return table
+
+
+def origin(entry: QueueEntry) -> str:
+    """Who put a plan in the queue: ``recipe NAME``, or ``agent NAME`` (an MCP client's
+    name, untrusted: shown inert) — ``(undo)`` when it asks for a rollback."""
+    who = f"agent {entry.agent}" if entry.agent is not None else f"recipe {entry.recipe}"
+    return who + (" (undo)" if entry.kind == "rollback" else "")
 
 
 def list_queue(consoles: Consoles, *, as_json: bool) -> int:
@@ -101,12 +108,19 @@ def resolve(flow: Flow, text: str) -> str:
 
 
 def approve(consoles: Consoles, plan_id: str, opts: RunOptions) -> int:
-    """Show, confirm by tier and run a queued plan (as ``apply ID``)."""
+    """Show, confirm by tier and run a queued plan (as ``apply ID``); for an undo an agent
+    asked for, confirm and roll the plan back (as ``rollback ID``)."""
     from annactl.commands.ask import json_failures, run_prepared
 
     with json_failures(consoles, as_json=opts.as_json):
         flow = _flow()
-        return run_prepared(flow, consoles, flow.stored(resolve(flow, plan_id)), opts)
+        full = resolve(flow, plan_id)
+        if any(e.plan_id == full and e.kind == "rollback" for e in flow.daemon.queue().entries):
+            from annactl.commands import plans
+
+            return plans.rollback(consoles, full, yes=opts.yes, as_json=opts.as_json,
+                                  allow_high=opts.allow_high)
+        return run_prepared(flow, consoles, flow.stored(full), opts)
 
 
 def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:

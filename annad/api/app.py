@@ -19,7 +19,7 @@ from starlette.middleware import Middleware
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.protocol.routes import Route
-from annad.api import errors, plans, policy, recipes, system
+from annad.api import agents, errors, plans, policy, recipes, system
 from annad.api.routing import Endpoint, route
 from annad.peer import PEER_KEY, Peer
 
@@ -46,7 +46,7 @@ threads (two) without holding a worker, so more may queue; past this they are re
 
 
 ENDPOINTS: tuple[Endpoint, ...] = (*system.ENDPOINTS, *plans.ENDPOINTS, *policy.ENDPOINTS,
-                                   *recipes.ENDPOINTS)
+                                   *recipes.ENDPOINTS, *agents.ENDPOINTS)
 """Every route the daemon serves (annad.api.openapi describes them for the tests)."""
 
 

@@ -48,6 +48,7 @@ STATUS: dict[ErrorCode, int] = {
     ErrorCode.AUDIT_CHAIN_BROKEN: 409,
     ErrorCode.BACKUP_REFUSED: 507,  # the state disk cannot hold the journal or the backups
     ErrorCode.JOURNAL_DAMAGED: 503,  # the daemon's own state cannot be read: nothing ran
+    ErrorCode.RATE_LIMITED: 429,  # an agent over its policy's limits (annactl mcp)
 }
 """HTTP status per error code; anything else is 500."""
 

@@ -28,6 +28,7 @@ from starlette.responses import Response
 from starlette.routing import Route as StarletteRoute
 
 from anna_common.errors import AnnaError, ErrorCode
+from anna_common.protocol.routes import AGENT_HEADER
 from annad.peer import CONNECTION_KEY, PEER_KEY, Peer
 
 if TYPE_CHECKING:
@@ -63,6 +64,10 @@ class Endpoint:
     documented: type[BaseModel] | None = None
     """For a ``"json"`` body the service validates itself: the model describing it in the
     OpenAPI document (annad.api.openapi), never used to validate."""
+    agent: bool = False
+    """An agent route (``/v1/agent/...``, served to ``annactl mcp``). Every other route
+    refuses a request that names an agent (``X-Anna-Agent``): an agent's connection may
+    look and propose, never execute, roll back, dismiss or collect."""
 
 
 @dataclass(frozen=True)
@@ -181,6 +186,9 @@ def route(endpoint: Endpoint) -> StarletteRoute:
             if len(value) > MAX_PATH_PARAM:
                 raise invalid("path", message=f"{name} is longer than {MAX_PATH_PARAM} "
                                               "characters")
+        if not endpoint.agent and AGENT_HEADER in request.headers:
+            raise AnnaError("an agent reaches the daemon only through its /v1/agent routes",
+                            code=ErrorCode.PERMISSION_DENIED)
         call = Call(request=request, body=await _body(endpoint, request),
                     query=_query(endpoint, request))
         if on_loop:

@@ -29,6 +29,12 @@ if TYPE_CHECKING:
     from annad.service import PlanService
 
 log = logging.getLogger(__name__)
+ROLLBACKABLE = frozenset({PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED,
+                          PlanStatus.ROLLBACK_FAILED, PlanStatus.ROLLBACK_INCOMPLETE})
+"""States a later rollback starts from (``PlanService`` state machine)."""
+# an undo an agent asked for (annad.recipes.agent_plans) waits while there is one to do
+_WAITS = {"plan": frozenset({PlanStatus.SUBMITTED}), "rollback": ROLLBACKABLE}
+"""The plan states in which a queue entry of each kind is still waiting."""
 
 
 class RecipeService:
@@ -102,12 +108,14 @@ class RecipeService:
         visible = {p.plan_id: p for p in self.plans.list(peer).plans}
         entries = [e for e in self.queue.entries() if e.state == "waiting"
                    and e.plan_id in visible
-                   and visible[e.plan_id].status is PlanStatus.SUBMITTED]
+                   and visible[e.plan_id].status in _WAITS[e.kind]]
         return QueueList(entries=entries)
 
     def dismiss(self, peer: Peer | None, plan_id: str) -> QueueEntry:
         """``POST /v1/queue/{id}/dismiss``: the plan stays in history, never runs from here."""
         self.plans.get(peer, plan_id)  # the caller's own plan (root: anyone's), else not found
         entry = self.queue.dismiss(plan_id)
-        self.plans.journal.event("queue_dismissed", plan_id, recipe=entry.recipe)
+        self.plans.journal.event("queue_dismissed", plan_id, recipe=entry.recipe,
+                                 **({"agent": entry.agent, "entry": entry.kind}
+                                    if entry.agent else {}))
         return entry

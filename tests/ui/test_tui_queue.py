@@ -23,7 +23,7 @@ SNAPSHOT = Path(__file__).parent / "__snapshots__" / "test_tui_queue" / \
 
 
 def queue_list() -> QueueList:
-    """Three plans as recipes leave them."""
+    """Three plans as recipes leave them, a plan and an undo agents proposed."""
     base = 1795420800.0  # 2026-11-23 08:00 UTC
     return QueueList(entries=[
         QueueEntry(plan_id="20261123-030012-a1b2c3", recipe="paccache",
@@ -36,6 +36,12 @@ def queue_list() -> QueueList:
         QueueEntry(plan_id="20261123-040000-0a0b0c", recipe="fstab-tidy",
                    goal="Goal \x1b]0;title\x07[bold]G[/bold]", risk="HIGH",
                    reasons=["edit: HIGH needs a person"], queued_at=base + 3600),
+        QueueEntry(plan_id="20261123-050000-1a2b3c", recipe="", agent="claude-code",
+                   goal="Install and enable docker", risk="MEDIUM",
+                   reasons=["agent claude-code asks for this plan"], queued_at=base + 7200),
+        QueueEntry(plan_id="20261123-051500-4d5e6f", recipe="", agent="goose", kind="rollback",
+                   goal="undo: Set the wallpaper", risk="LOW",
+                   reasons=["agent goose asks for this undo of a plan"], queued_at=base + 8100),
     ])
 
 

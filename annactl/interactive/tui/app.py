@@ -37,6 +37,7 @@ from annactl.interactive.tui.messages import (
 )
 from annactl.interactive.tui.screens import Decision
 from annactl.interactive.tui.screens.approval import ApprovalScreen
+from annactl.interactive.tui.screens.ask import YesNoScreen
 from annactl.interactive.tui.screens.progress import ProgressScreen
 from annactl.interactive.tui.screens.queue import QueueChoice, QueueScreen
 from annactl.interactive.tui.screens.result import ResultScreen
@@ -89,6 +90,12 @@ class AnnaTui(WaitingApp):
         """A memory proposal first (if any), then the plan (one the person must not see
         now, beside Anna's offline answer, is held back: :mod:`.waiting`)."""
         if self.hold_back(message.prepared):
+            return
+        if self.undo_asked:  # an undo from the queue: ask, then roll back (_result_chosen)
+            self.undo_asked = False
+            self.prepared = message.prepared
+            self.push_screen(YesNoScreen(f"Roll back plan {message.prepared.plan_id}? An agent "
+                                         "asked for this undo. [y/N]"), self._undo_answered)
             return
         self.planning_over()
         prepared = self.prepared = message.prepared
@@ -151,7 +158,8 @@ class AnnaTui(WaitingApp):
             self.notify(f"Dismissed {choice.plan_id}", markup=False)
             self.load_queue(dismiss=choice.plan_id)
             return
-        # approving opens the plan in the approval box, like --plan ID
+        # approving opens the plan in the approval box, like --plan ID (an undo: a question)
+        self.undo_asked = choice.action == "undo"
         self.source.plan_id = choice.plan_id
         self.query_one("#asked", Static).update(Text("Anna  ", style="bold") +
                                                 Text(choice.plan_id))
@@ -277,6 +285,13 @@ class AnnaTui(WaitingApp):
             self.rollback(self.prepared.plan_id)
             return
         self.exit(int(self.status))
+
+    def _undo_answered(self, yes: bool | None) -> None:
+        if yes:
+            self._result_chosen(Decision.ROLLBACK)
+            return
+        self.exit_note = "Cancelled: nothing was rolled back; the undo still waits."
+        self.exit(int(ExitStatus.DECLINED))
 
     def _rollback_word_given(self, decision: Decision | None) -> None:
         if self.prepared is None:

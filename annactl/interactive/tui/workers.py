@@ -81,6 +81,8 @@ class TuiWorkers(App[int]):
         """The evaluate → fix rounds of this request (made when its first plan finishes)."""
         self.exit_note: str | None = None
         """A line printed on stderr once the screen is gone (Cancel says what it did)."""
+        self.undo_asked = False
+        """The plan being fetched is an undo an agent asked for (the queue's ``undo``)."""
 
 
     def _flow_or_connect(self) -> Flow:

@@ -1,8 +1,10 @@
-"""The approval queue: plans unattended recipes could not run alone, waiting for a person.
+"""The approval queue: plans unattended recipes could not run alone, and plans or undos
+agents proposed (``annactl mcp``), waiting for a person.
 
-A table of the waiting plans (id, recipe, risk, goal, why). ``a`` (or Enter) opens the
-selected plan in the approval box — where approving works exactly as for any plan: one
-confirmation for LOW/MEDIUM, the typed word for HIGH, focus starting on Cancel. ``d``
+A table of the waiting plans (id, from: the recipe or ``agent NAME``, risk, goal, why).
+``a`` (or Enter) opens the selected plan in the approval box — where approving works
+exactly as for any plan: one confirmation for LOW/MEDIUM, the typed word for HIGH, focus
+starting on Cancel; an undo asks whether to roll the plan back (and its word if HIGH). ``d``
 dismisses it (it stays in history and never runs from the queue), ``q`` leaves. The
 screen only reports what the person chose; the app does the daemon calls in workers.
 """
@@ -34,7 +36,7 @@ class QueueChoice:
     """What the person chose on the queue screen."""
 
     action: str
-    """``approve``, ``dismiss`` or ``quit``."""
+    """``approve``, ``undo`` (roll back: an agent asked for it), ``dismiss`` or ``quit``."""
     plan_id: str | None = None
     """The selected plan (None for ``quit``)."""
 
@@ -69,11 +71,14 @@ class QueueScreen(Screen[QueueChoice]):
     def on_mount(self) -> None:
         """Fill the table (every string from the daemon made inert)."""
         table = self.query_one(DataTable)
-        table.add_columns("id", "recipe", "risk", "queued", "goal", "why it waits")
+        table.add_columns("id", "from", "risk", "queued", "goal", "why it waits")
         for entry in self.queue.entries:
             when = dt.datetime.fromtimestamp(entry.queued_at).strftime("%m-%d %H:%M")
+            who = f"agent {entry.agent}" if entry.agent is not None else entry.recipe
             table.add_row(
-                Text(entry.plan_id), Text(inert(entry.recipe, max_chars=30)),
+                Text(entry.plan_id),
+                Text(inert(who + (" (undo)" if entry.kind == "rollback" else ""),
+                           max_chars=30).replace("\n", " ")),
                 Text(str(entry.risk), style=RISK_STYLE.get(str(entry.risk), "")), when,
                 Text(inert(entry.goal, max_chars=34).replace("\n", " ")),
                 Text(inert("; ".join(entry.reasons), max_chars=56).replace("\n", " ")),
@@ -92,10 +97,12 @@ class QueueScreen(Screen[QueueChoice]):
         self.action_approve()
 
     def action_approve(self) -> None:
-        """Open the selected plan in the approval box."""
+        """Open the selected plan in the approval box (an undo an agent asked for: ask
+        whether to roll the plan back)."""
         plan_id = self.selected()
         if plan_id is not None:
-            self.dismiss(QueueChoice("approve", plan_id))
+            undo = any(e.plan_id == plan_id and e.kind == "rollback" for e in self.queue.entries)
+            self.dismiss(QueueChoice("undo" if undo else "approve", plan_id))
 
     def action_dismiss_plan(self) -> None:
         """Drop the selected plan from the queue."""
