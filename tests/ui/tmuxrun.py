@@ -22,6 +22,10 @@ class Tmux:
         self.socket = f"anna-ui-{uuid.uuid4().hex[:10]}"
         self.status_file = workdir / f"{self.socket}.status"
         script = workdir / f"{self.socket}.sh"
+        # the pane stays on screen after the program ends: a program that prints its last
+        # line and exits at once would otherwise close the window between two looks
+        self.conf = workdir / f"{self.socket}.conf"
+        self.conf.write_text("set -g remain-on-exit on\n")
         exports = "".join(f"export {k}={shlex.quote(v)}\n" for k, v in env.items()
                           if re.fullmatch(r"[A-Za-z_][A-Za-z0-9_]*", k))
         script.write_text(f"{exports}export TERM=tmux-256color\n{shlex.join(argv)}\n"
@@ -30,7 +34,7 @@ class Tmux:
                    f"bash {shlex.quote(str(script))}")
 
     def _tmux(self, *args: str) -> str:
-        proc = subprocess.run(["tmux", "-L", self.socket, "-f", "/dev/null", *args],
+        proc = subprocess.run(["tmux", "-L", self.socket, "-f", str(self.conf), *args],
                               capture_output=True, text=True, check=False, timeout=20)
         return proc.stdout
 
