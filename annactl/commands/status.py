@@ -167,6 +167,8 @@ def fetch_fast() -> dict[str, Any] | None:
     for path in sockets:
         try:
             health = _health(path, system=len(sockets) > 1 and path == sockets[0])
+        except _NotAnswering as stuck:  # said, never skipped for a per-user daemon's view
+            raise stuck.error from None
         except DaemonError as exc:
             if exc.code is ErrorCode.DAEMON_UNTRUSTED:  # said, never skipped
                 raise
@@ -199,8 +201,18 @@ def _health(path: Path, *, system: bool) -> Any:
             reason = again.detail.get("reason")
     stuck = not_answering(path, reason)
     if stuck is not None:
-        raise stuck
+        raise _NotAnswering(stuck)
     raise DaemonError(f"no system daemon at {path}", detail={"reason": reason})
+
+
+class _NotAnswering(Exception):
+    """The system daemon is installed but cannot serve (:func:`not_answering`'s ``error``):
+    told apart from "no system daemon here", which lets the per-user socket answer. Before,
+    a per-user daemon left running by an earlier command answered instead, silently."""
+
+    def __init__(self, error: DaemonError) -> None:
+        super().__init__(str(error))
+        self.error = error
 
 
 def fetch_full() -> dict[str, Any]:

@@ -13,6 +13,7 @@ from tests.daemonfix import make_plan
 from tests.systemd.machine import Container
 from tests.waiting import wait_until
 
+SYSTEM_SOCKET = "/run/anna/annad.sock"
 RESTART_WAIT_S = 150.0
 """WatchdogSec (30 s) + TimeoutAbortSec (15 s) + RestartSec (2 s), on a loaded machine."""
 
@@ -23,11 +24,23 @@ def _show(machine: Container, *props: str) -> dict[str, str]:
 
 
 def _answers(machine: Container) -> bool:
-    return machine.run(["annactl", "status", "--json"], user="alice").returncode == 0
+    """alice is served by the system daemon (a per-user daemon's answer is not its answer)."""
+    proc = machine.run(["annactl", "status", "--json"], user="alice")
+    if proc.returncode != 0:
+        return False
+    return json.loads(proc.stdout).get("socket") == SYSTEM_SOCKET
+
+
+def _served_by_system(machine: Container) -> None:
+    """Wait until alice's annactl reaches the system daemon; fail showing what it reached."""
+    wait_until(lambda: _answers(machine), "alice's annactl to reach the system daemon",
+               saw=lambda: machine.run(["annactl", "status", "--json"], user="alice").stdout
+               [:600] + machine.run(["id", "alice"]).stdout +
+               machine.run(["ls", "-la", "/run/anna"]).stdout)
 
 
 def test_a_stopped_annad_is_said_then_restarted_by_the_watchdog(machine: Container) -> None:
-    wait_until(lambda: _answers(machine), "annad to answer")
+    _served_by_system(machine)
     before = _show(machine, "MainPID", "NRestarts", "WatchdogUSec")
     assert before["WatchdogUSec"] in ("30s", "30000000"), before
     machine.ok(["kill", "-STOP", before["MainPID"]])
@@ -53,6 +66,7 @@ def test_a_stopped_annad_is_said_then_restarted_by_the_watchdog(machine: Contain
 
 def test_a_stopped_unit_is_installed_but_not_running_not_set_up_again(
         machine: Container) -> None:
+    _served_by_system(machine)
     machine.ok(["systemctl", "stop", "annad.service"])
     try:
         proc = machine.run(["annactl", "status", "--json"], user="alice")

@@ -120,6 +120,35 @@ def test_a_hung_system_daemon_is_said_not_skipped(tmp_path: Path) -> None:
         assert _annactl("status", "--json", env=env).returncode == 0  # answering again
 
 
+def test_a_hung_system_daemon_is_said_with_a_per_user_daemon_running(tmp_path: Path) -> None:
+    """A per-user daemon an earlier command started is still running: its view is not shown
+    in the hung system daemon's place (it was, in the container, after the watchdog's
+    SIGSTOP, when an earlier test had started alice's per-user daemon)."""
+    with running_daemon(user_mode=True) as system, running_daemon(user_mode=True) as user:
+        assert system.proc is not None
+        runtime = tmp_path / "runtime"
+        (runtime / "anna").mkdir(parents=True)
+        # the per-user daemon's own socket, at the place annactl looks for it (a hard link:
+        # a symlink is refused as not a socket)
+        os.link(user.socket, runtime / "anna" / "annad.sock")
+        env = {"ANNA_SYSTEM_SOCKET": str(system.socket), "XDG_RUNTIME_DIR": str(runtime)}
+        answered = _json(_annactl("status", "--json", env=env))
+        assert answered["socket"] == str(system.socket), answered
+        os.kill(system.proc.pid, signal.SIGSTOP)
+        try:
+            proc = _annactl("status", "--json", env=env)
+            body = _json(proc)
+            assert proc.returncode == 7 and body["code"] == "DAEMON_UNAVAILABLE", proc.stdout
+            assert "did not answer" in str(body["message"]), body
+        finally:
+            os.kill(system.proc.pid, signal.SIGCONT)
+        # the per-user daemon is reached when no system daemon is set up at all
+        alone = _annactl("status", "--json", env={**env, "ANNA_SYSTEM_SOCKET":
+                                                   str(tmp_path / "none.sock")})
+        assert alone.returncode == 0 and _json(alone)["socket"] == \
+            str(runtime / "anna" / "annad.sock"), alone.stdout
+
+
 def test_a_socket_nobody_listens_on_is_a_stopped_daemon(tmp_path: Path) -> None:
     stale = tmp_path / "annad.sock"
     with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as left:
