@@ -363,12 +363,18 @@ def test_step_whose_change_set_does_not_fit_the_state_disk_lands_nothing(
         ("mark", f"echo first > {first}", "LOW"),
         ("make", f"head -c {3 * MIB} /dev/zero > {grown}", "LOW")]))
     last = events[-1]
-    assert last.status == "failed" and last.code == "EXECUTION_FAILED", last
+    assert last.status == "failed", last
     finished = [e for e in events if e.type == "step_finished"]
-    # the step's own write or the capture's bookkeeping beside it meets the full disk first,
-    # whichever the scheduler lets run: the step's output or the event's message says so
     said = f"{finished[-1].output or ''} {finished[-1].message or ''}"
-    assert "No space left on device" in said, finished[-1]
+    if last.code == "OBSERVED_CHANGE_TOO_LARGE":
+        # the capture's watch (a look every 50 ms) saw the layers pass half the disk's free
+        # room before the write met the full disk: stopped, said so (a loaded machine)
+        assert "free room" in f"{said} {last.message}", (finished[-1], last)
+    else:
+        # the step's own write or the capture's bookkeeping beside it meets the full disk
+        # first, whichever the scheduler lets run: the step's output or the message says so
+        assert last.code == "EXECUTION_FAILED", last
+        assert "No space left on device" in said, finished[-1]
     steps = {str(s.step_id): str(s.status) for s in client.get_plan(plan_id).steps}
     assert steps == {"mark": "undone", "make": "failed"}, steps
     assert not grown.exists() and not first.exists()
