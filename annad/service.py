@@ -145,13 +145,12 @@ class PlanService:
     def gc(self, peer: Peer | None, request: GcRequest) -> GcResponse:
         """``POST /v1/gc``: the caller's plans (root: everyone's), or the named ones."""
         peer = self.access.authorised(peer)
-        if request.plan_ids:
-            rows = [self.access.owned(peer, plan_id) for plan_id in dict.fromkeys(request.plan_ids)]
-        else:
-            rows = [r for r in self.journal.list_plans(limit=retention.ALL_PLANS)
-                    if peer.uid in (0, r.caller_uid)]
-        return retention.collect(self.retention, self.runs, rows, request, by_uid=peer.uid,
-                                 now=time.time())
+        if request.plan_ids:  # each must be the caller's (else PLAN_NOT_FOUND), by full id
+            owned = [self.access.owned(peer, plan_id).plan_id
+                     for plan_id in dict.fromkeys(request.plan_ids)]
+            request = request.model_copy(update={"plan_ids": owned})
+        return retention.collect(self.retention, self.runs, request, by_uid=peer.uid,
+                                 now=time.time(), uid=None if peer.uid == 0 else peer.uid)
 
     def drain(self) -> None:
         """On a stop, while connections still serve: refuse new plans, let the running apply

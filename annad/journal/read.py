@@ -132,6 +132,14 @@ class JournalReads:
                 "SELECT plan_id FROM plans WHERE status IN (?, ?)",
                 (str(PlanStatus.RUNNING), str(PlanStatus.ROLLING_BACK)))]
 
+    def plans_in(self, status: PlanStatus, limit: int = 200) -> list[str]:
+        """Ids of the newest ``limit`` plans in ``status`` (by the status index: no plan
+        JSON read, whatever the journal's size)."""
+        with self._lock:
+            return [r[0] for r in self._db.execute(
+                "SELECT plan_id FROM plans WHERE status=? ORDER BY created_at DESC LIMIT ?",
+                (str(status), limit))]
+
     def list_plans(self, limit: int | None = 200, *, before: str | None = None,
                    uid: int | None = None) -> list[PlanRow]:
         """Newest first: at most ``limit`` (None: all) plans older than plan ``before``,
