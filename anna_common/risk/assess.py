@@ -120,9 +120,7 @@ def _failed(command: str, why: str) -> Assessment:
 @lru_cache(maxsize=PLAN_COMMANDS)
 def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
     analysis = analyse(command)
-    # each text is parsed once per assessment: judged again from ``/`` below, the extglob
-    # and brace respellings were parsed a second time (a 4 KB extglob command 2-3 times)
-    parsed = _Parsed({command: analysis})
+    parsed = _Parsed({command: analysis})  # each text parsed once (extglob, from /: 2-3 times)
     out, all_read_only, writes = _judge(command, analysis, Out(ctx), parsed)
     if out.system:
         # a step that needs root runs in ``/`` (annad.execution.executor), a user step in the home:
@@ -136,7 +134,6 @@ def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
 
 class _Parsed(dict[str, Analysis]):
     """The analyses of one assessment, by text: each text is parsed once."""
-
     def __missing__(self, text: str) -> Analysis:
         self[text] = found = analyse(text)
         return found
