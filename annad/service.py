@@ -54,8 +54,8 @@ from annad.execution.confirmations import check_confirmations, check_rollback_wo
 from annad.execution.recovery import StartupRecovery
 from annad.execution.runs import RunManager
 from annad.execution.runs_live import mark_live
-from annad.journal import audit
-from annad.journal.records import bound_row, home_of, plan_record, plan_summary, submitted_row
+from annad.journal import audit, summaries
+from annad.journal.records import bound_row, home_of, plan_record, submitted_row
 from annad.peer import Peer
 from annad.policy_load import PolicyStore, asked_checks, journal_fields, judge
 from annad.preview import engine
@@ -76,6 +76,7 @@ if TYPE_CHECKING:
     from annad.telemetry.source import TelemetryProvider
 
 log = logging.getLogger(__name__)
+
 
 class PlanService:
     """Health, telemetry, plans, execution, rollback and audit for one daemon."""
@@ -145,13 +146,12 @@ class PlanService:
     def gc(self, peer: Peer | None, request: GcRequest) -> GcResponse:
         """``POST /v1/gc``: the caller's plans (root: everyone's), or the named ones."""
         peer = self.access.authorised(peer)
-        if request.plan_ids:
-            rows = [self.access.owned(peer, plan_id) for plan_id in dict.fromkeys(request.plan_ids)]
-        else:
-            rows = [r for r in self.journal.list_plans(limit=retention.ALL_PLANS)
-                    if peer.uid in (0, r.caller_uid)]
-        return retention.collect(self.retention, self.runs, rows, request, by_uid=peer.uid,
-                                 now=time.time())
+        if request.plan_ids:  # each must be the caller's (else PLAN_NOT_FOUND), by full id
+            owned = [self.access.owned(peer, plan_id).plan_id
+                     for plan_id in dict.fromkeys(request.plan_ids)]
+            request = request.model_copy(update={"plan_ids": owned})
+        return retention.collect(self.retention, self.runs, request, by_uid=peer.uid,
+                                 now=time.time(), uid=None if peer.uid == 0 else peer.uid)
 
     def drain(self) -> None:
         """On a stop, while connections still serve: refuse new plans, let the running apply
@@ -216,18 +216,21 @@ class PlanService:
         return self.aftercare.record(record)
 
     def list(self, peer: Peer | None, *, limit: int = 200, before: str | None = None
-             ) -> PlanList:
-        """``GET /v1/plans``: the caller's plans (root: everyone's), newest first, a page of
-        ``limit`` (0: all) older than plan ``before``."""
+             ) -> PlanList | Iterator[bytes]:
+        """``GET /v1/plans``: the caller's plans (root: everyone's), newest first, ``limit``
+        (0: all) older than plan ``before``; a long list as the same document written a page
+        at a time (:mod:`annad.journal.summaries`), the caller checked before the first byte."""
         peer = self.access.authorised(peer)
         if limit < 0:
             raise AnnaError("limit must be 0 (all) or more", code=ErrorCode.BAD_REQUEST)
         if before is not None:
             before = self.access.owned(peer, before).plan_id
-        rows = self.journal.list_plans(limit + 1 if limit else None, before=before,
-                                       uid=None if peer.uid == 0 else peer.uid)
-        more = bool(limit) and len(rows) > limit
-        return PlanList(plans=[plan_summary(r) for r in rows[:limit or None]], more=more)
+        uid = None if peer.uid == 0 else peer.uid
+        if limit == 0 or limit > summaries.LIST_PAGE:
+            return summaries.stream(self.journal, limit=limit, before=before, uid=uid)
+        rows = self.journal.list_summaries(limit + 1, before=before, uid=uid)
+        return PlanList(plans=[summaries.summary_of(r) for r in rows[:limit]],
+                        more=len(rows) > limit)
 
     def mark_dry_run(self, peer: Peer | None, plan_id: str) -> PlanRecord:
         """``POST /v1/plans/{id}/dry-run``: a submitted plan was shown and not run."""

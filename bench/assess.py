@@ -13,7 +13,9 @@ again 1,403,582 / 302,534 per s (every second lookup a hit: counted with cache_i
 bounded cache, 4,055 of 4,055; the gap between the two rates is not explained: one run each,
 150 lookups timed at a time), the whole corpus again 1,069,706 / 1,086 per s (4,055 distinct commands: each entry evicted
 before it is asked again, so as cold).
-Run: .venv/bin/python bench/assess.py
+``--doubling`` (issue 38 item 4): extglob commands of 512 B to 4 KB, the growth per doubling.
+
+Run: .venv/bin/python bench/assess.py [--doubling]
 """
 
 from __future__ import annotations
@@ -22,6 +24,7 @@ import json
 import statistics
 import sys
 import time
+from itertools import pairwise
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -68,6 +71,8 @@ def rate(fn: object, items: list[str], repeats: int = 5) -> tuple[float, float]:
 
 
 def main() -> int:
+    if "--doubling" in sys.argv:
+        return 0 if doubling() <= WORST_MS else 1
     items = commands()
     parser = _parser()
     parse_med, _ = rate(lambda c: parser.parse(c.encode()), items)
@@ -94,6 +99,41 @@ def main() -> int:
     print(f"goal                   : {GOAL_PER_S:10.0f} /s   cold/goal = {cold_med / GOAL_PER_S:.2f}x")
     worst = worst_case()
     return 0 if cold_med >= GOAL_PER_S and worst <= WORST_MS else 1
+
+
+EXTGLOB_SHAPES = {
+    "open groups": lambda n: "ls " + "@(a|" * (n // 4 - 1),
+    "closed nested": lambda n: "ls " + "@(a|" * (n // 8) + ")" * (n // 8),
+    "many groups": lambda n: "cat " + "/@(etc|usr)/x " * (n // 14),
+    "root groups": lambda n: "sudo rm -f " + "/@(etc|usr)/@(a|b)* " * (n // 21),
+    "negated globs": lambda n: "rm -rf " + "~/!(keep|this)/*.@(o|a) " * (n // 24),
+}
+"""Extglob commands of about ``n`` characters (issue 38 item 4: linear, 4 KB within 50 ms)."""
+
+
+def doubling() -> float:
+    """Print each extglob shape's cold time at 512 B .. 4 KB and the growth per doubling;
+    return the slowest 4 KB figure (ms)."""
+    assess("ls @(a|b)", CONTEXT)
+    sizes = (512, 1024, 2048, 4096)
+    print("extglob doubling series (cold, CPU ms of this process, best of 5):")
+    print(f"  {'shape':16}" + "".join(f"{n:>9}" for n in sizes) + "   growth per doubling")
+    slowest = 0.0
+    for name, make in EXTGLOB_SHAPES.items():
+        times = []
+        for n in sizes:
+            command = make(n)
+            best = float("inf")
+            for _ in range(5):
+                risk._assess_cached.cache_clear()
+                start = time.process_time()  # CPU: the machine is shared, its load varies
+                assess(command, CONTEXT)
+                best = min(best, (time.process_time() - start) * 1000)
+            times.append(best)
+        growth = " ".join(f"{b / a:.1f}x" for a, b in pairwise(times))
+        print(f"  {name:16}" + "".join(f"{t:>9.1f}" for t in times) + f"   {growth}")
+        slowest = max(slowest, times[-1])
+    return slowest
 
 
 def worst_case() -> float:

@@ -17,6 +17,16 @@ The goal is flat: the 100,000 column within 2x of the 100 one. Before issue 22 (
 on ``plan_id``); check_plan ~24 µs per event written after the plan.
 
 Run: .venv/bin/python bench/journal.py [--sizes 100,10000,100000] [--rounds 15]
+
+``--daemon`` (issue 38 item 1): the whole daemon over such a journal, per size: start to
+first answer (``GET /v1/plans?limit=1``), apply (submit and execute a one-step file edit)
+and rollback (median of ``--rounds``, wall), the daemon's CPU per rollback, ``annactl
+history --all --json`` (wall, to /dev/null), idle RSS after start and after ``history
+--all`` (MB, steady for 2 s). ``--tree DIR`` runs another checkout's daemon, client and
+journal code (its own ``fill``) beside this one: ``--tree /work/main`` is "before". The
+figures and the machine's load are in docs/performance.md.
+
+Run: .venv/bin/python bench/journal.py --daemon [--tree DIR] [--sizes ...] [--rounds 3]
 """
 
 from __future__ import annotations
@@ -29,6 +39,7 @@ import tempfile
 import time
 from collections.abc import Callable
 from pathlib import Path
+from typing import Any
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
@@ -55,7 +66,7 @@ def _template() -> tuple[str, str, str]:
     return annotated.digest, plan_json, annotated.model_dump_json()
 
 
-def fill(journal: Journal, count: int) -> str:
+def fill(journal: Journal, count: int, *, uid: int = 1000) -> str:
     """Write ``count`` succeeded plans of 8 chained events each; return the oldest id.
 
     The rows and their hash chain are exactly what the daemon writes, computed here in bulk
@@ -69,13 +80,14 @@ def fill(journal: Journal, count: int) -> str:
             now = 1_700_000_000.0 + n
             plan_id = f"20240101-000000-{n:06x}{secrets.token_hex(1)}"
             first = first or plan_id
-            row = PlanRow(plan_id, digest, PlanStatus.SUCCEEDED, now, now, 1000, "model",
+            row = PlanRow(plan_id, digest, PlanStatus.SUCCEEDED, now, now, uid, "model",
                           "bench", "/home/bench", plan_json, annotated_json, None)
-            plans.append((plan_id, digest, str(row.status), now, now, 1000, "model", "bench",
+            plans.append((plan_id, digest, str(row.status), now, now, uid, "model", "bench",
                           "/home/bench", plan_json, annotated_json, None))
             steps += [(plan_id, i, f"s{i}", str(StepStatus.SUCCEEDED)) for i in range(STEPS)]
-            bodies = [("plan_submitted", None, {**seal_of(row), "status": "submitted"}),
-                      ("plan_status", None, {"status": "running"})]
+            bodies: list[tuple[str, str | None, dict[str, Any]]] = [
+                ("plan_submitted", None, {**seal_of(row), "status": "submitted"}),
+                ("plan_status", None, {"status": "running"})]
             for i in range(STEPS):
                 bodies += [("step_started", f"s{i}", {}),
                            ("step_finished", f"s{i}", {"exit_code": 0})]
@@ -87,6 +99,10 @@ def fill(journal: Journal, count: int) -> str:
                 events.append((row_id, now, plan_id, kind, step_id, text, prev, digest_))
                 prev = digest_
         with journal._tx():
+            if hasattr(journal, "set_backup_sizes"):  # what the daemon keeps as plans end
+                journal._db.executemany(
+                    "INSERT INTO backup_sizes(plan_id, bytes, removable, finished_at, stale) "
+                    "VALUES (?, 4096, 0, ?, 0)", [(p[0], p[4]) for p in plans])
             journal._db.executemany(
                 "INSERT INTO plans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)", plans)
             journal._db.executemany(
@@ -140,15 +156,23 @@ def main() -> None:
     """Print the figures side by side and the ratio of the largest to the smallest."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--sizes", default="100,10000,100000")
-    parser.add_argument("--rounds", type=int, default=15)
+    parser.add_argument("--rounds", type=int, default=None)
+    parser.add_argument("--daemon", action="store_true")
+    parser.add_argument("--tree", type=Path, default=ROOT)
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    with tempfile.TemporaryDirectory(prefix="anna-bench-journal-") as tmp:
-        results = {n: measure(n, args.rounds, Path(tmp)) for n in sizes}
-    print(f"\n{'ms (median)':<20}" + "".join(f"{n:>12,}" for n in sizes) + f"{'ratio':>10}")
+    if args.daemon:
+        from bench.journal_daemon import measure_daemon
+
+        results = {n: measure_daemon(n, args.rounds or 3, args.tree.resolve()) for n in sizes}
+    else:
+        with tempfile.TemporaryDirectory(prefix="anna-bench-journal-") as tmp:
+            results = {n: measure(n, args.rounds or 15, Path(tmp)) for n in sizes}
+    print(f"\n{'(ms, MB)':<20}" + "".join(f"{n:>12,}" for n in sizes) + f"{'ratio':>10}")
     for name in results[sizes[0]]:
         row = [results[n][name] for n in sizes]
-        print(f"{name:<20}" + "".join(f"{v:>12.2f}" for v in row) + f"{row[-1] / row[0]:>9.1f}x")
+        print(f"{name:<20}" + "".join(f"{v:>12.2f}" for v in row)
+              + f"{row[-1] / row[0] if row[0] else 0:>9.2f}x")
 
 
 if __name__ == "__main__":

@@ -120,27 +120,36 @@ def _failed(command: str, why: str) -> Assessment:
 @lru_cache(maxsize=PLAN_COMMANDS)
 def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
     analysis = analyse(command)
-    out, all_read_only, writes = _judge(command, analysis, Out(ctx))
+    parsed = _Parsed({command: analysis})  # each text parsed once (extglob, from /: 2-3 times)
+    out, all_read_only, writes = _judge(command, analysis, Out(ctx), parsed)
     if out.system:
         # a step that needs root runs in ``/`` (annad.execution.executor), a user step in the home:
         # judged once more from ``/``, ``sudo rm etc/shadow`` is the /etc/shadow it removes
-        again, read_only_too, more = _judge(command, analysis, Out(ctx, cwd="/"))
+        again, read_only_too, more = _judge(command, analysis, Out(ctx, cwd="/"), parsed)
         out.reasons.extend(again.reasons)
         all_read_only = all_read_only and read_only_too
         writes += more
     return _verdict(command, analysis, out, all_read_only, writes)
 
 
-def _judge(command: str, analysis: Analysis, out: Out) -> tuple[Out, bool, list[str]]:
+class _Parsed(dict[str, Analysis]):
+    """The analyses of one assessment, by text: each text is parsed once."""
+    def __missing__(self, text: str) -> Analysis:
+        self[text] = found = analyse(text)
+        return found
+
+
+def _judge(command: str, analysis: Analysis, out: Out, parsed: _Parsed
+           ) -> tuple[Out, bool, list[str]]:
     all_read_only, writes = _run(analysis, out, depth=0)
     if not analysis.parse_ok and _EXTGLOB.search(command):
         # the grammar does not know extglob (``/@(etc)/shadow``): it is HIGH as unparsable,
         # and judged once more with each group as ``*`` so the paths it can match still count
-        _run(analyse(_without_extglob(command)), out, depth=0)
+        _run(parsed[_without_extglob(command)], out, depth=0)
     if not analysis.parse_ok and _BRACE_COMMAND.search(command):
         # nor a brace expansion as the command word (``{rm,-rf,/}`` runs ``rm -rf /``): judged
         # once more with each such list spelled out as the words bash makes of it
-        _run(analyse(_BRACE_COMMAND.sub(_brace_words, command)), out, depth=0)
+        _run(parsed[_BRACE_COMMAND.sub(_brace_words, command)], out, depth=0)
     return out, all_read_only, writes
 
 

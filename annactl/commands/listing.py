@@ -16,6 +16,8 @@ from urllib.parse import quote
 from anna_common.errors import AnnaError, DaemonError, ErrorCode, UsageError
 
 if TYPE_CHECKING:
+    from collections.abc import Iterator
+
     from annactl.ui.console import Consoles
 
 DEFAULT_LIMIT = 20
@@ -134,7 +136,8 @@ def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
 
 def history(consoles: Consoles, *, as_json: bool, limit: int = DEFAULT_LIMIT,
             before: str | None = None) -> int:
-    """Plans the daemon knows, newest first, a page at a time (``limit`` 0: all of them)."""
+    """Plans the daemon knows, newest first, a page at a time (``limit`` 0: all of them,
+    read and printed :data:`ALL_PAGE` at a time: :func:`history_all`)."""
     from rich.text import Text
 
     from annactl.ui.console import emit_json
@@ -142,6 +145,8 @@ def history(consoles: Consoles, *, as_json: bool, limit: int = DEFAULT_LIMIT,
 
     if limit < 0:
         raise UsageError("--limit must be 0 (all) or more")
+    if limit == 0:
+        return history_all(consoles, as_json=as_json, before=before)
     page = fetch_page(limit, before)
     plans = [p for p in page.get("plans", []) if isinstance(p, dict)]
     if as_json:
@@ -154,4 +159,55 @@ def history(consoles: Consoles, *, as_json: bool, limit: int = DEFAULT_LIMIT,
             older = short_id(str(plans[-1].get("plan_id", "")))
             consoles.out.print(Text(f"Older plans: annactl history --before {older} "
                                     "(or --all)", style="dim"))
+    return 0
+
+
+ALL_PAGE = 500
+"""Plans ``history --all`` asks for and prints at a time."""
+
+
+def pages(before: str | None) -> Iterator[list[dict[str, Any]]]:
+    """Every plan older than ``before`` (None: all), newest first, a page at a time."""
+    while True:
+        page = fetch_page(ALL_PAGE, before)
+        plans = [p for p in page.get("plans", []) if isinstance(p, dict)]
+        if plans:
+            yield plans
+        if not page.get("more") or not plans:
+            return
+        before = str(plans[-1].get("plan_id", ""))
+
+
+def history_all(consoles: Consoles, *, as_json: bool, before: str | None) -> int:
+    """``history --all``: page after page, each printed as it comes, so neither the daemon
+    nor this process holds the whole history. ``--json`` off a terminal writes the one
+    document as it goes (the same document :func:`history` writes)."""
+    import json
+
+    from annactl.ui.console import emit_json
+    from annactl.ui.history_view import history_view
+
+    if as_json and consoles.out.is_terminal:  # indented and coloured: one document
+        emit_json(consoles, {"status": "ok", "more": False,
+                             "plans": [p for page in pages(before) for p in page]})
+        return 0
+    if as_json:
+        from annactl.ui.jsonedge import with_code
+
+        head = json.dumps(with_code({"status": "ok", "more": False}), ensure_ascii=True)
+        out = consoles.out.file
+        out.write(head[:-1] + ', "plans": [')
+        for n, page in enumerate(pages(before)):
+            out.write((", " if n else "") + ", ".join(json.dumps(p, ensure_ascii=True,
+                                                                 default=str) for p in page))
+            out.flush()
+        out.write("]}\n")
+        out.flush()
+        return 0
+    shown = False
+    for page in pages(before):
+        consoles.out.print(history_view(page))
+        shown = True
+    if not shown:
+        consoles.out.print("No older plans." if before else "No plans yet.", markup=False)
     return 0

@@ -30,7 +30,9 @@ class ClientSettings(BaseModel):
     # the field docstrings document the settings (docs/configuration.md lists each one);
     # no use_attribute_docstrings: nothing reads them at run time, and extracting them cost
     # every command's start-up (bench/startup.py)
-    model_config = ConfigDict(extra="forbid", validate_default=True)
+    # defer_build: most commands construct it from exactly parsed values
+    # (annactl.core.config.load_settings) and never validate one: the schema is built then
+    model_config = ConfigDict(extra="forbid", validate_default=True, defer_build=True)
 
     llm_provider: Literal["ollama", "openai"] = "ollama"
     """``ollama`` (``POST /api/chat``) or ``openai`` (any OpenAI-compatible server)."""

@@ -4,7 +4,12 @@ Precedence, highest first: explicit arguments, ``ANNA_*`` environment variables,
 the TOML file, defaults. Built once in the command's entry (never at import).
 The API key is a :class:`~pydantic.SecretStr`: it is never logged or shown.
 
-The model is :class:`~annactl.core.clientsettings.ClientSettings` (plain pydantic). When
+The model is :class:`~annactl.core.clientsettings.ClientSettings` (plain pydantic, its
+schema built on first validation). When every value present is one this module parses
+exactly as the model would (:func:`~annactl.core.quicksettings.exact_values`: strings,
+paths, plain booleans and numbers within the bounds), the model is made from them without
+validating (``model_construct``): the validator's build and run cost ~70 ms of every
+planning command's CPU (``bench/request_cpu.py``). Otherwise, when
 every value present is one pydantic-settings would hand to the model unchanged (a string
 from a variable, a TOML value), :func:`load_settings` gives them to the model itself
 (:func:`~annactl.core.quicksettings.raw_values`); anything else — and any value the model
@@ -19,7 +24,14 @@ from typing import Any
 from annactl.core.clientsettings import DEFAULT_URLS, ClientSettings
 
 # the directories are computed without pydantic (annactl/core/quicksettings.py); re-exported
-from annactl.core.quicksettings import config_dir, config_file, raw_values, runtime_dir, state_dir
+from annactl.core.quicksettings import (
+    config_dir,
+    config_file,
+    exact_values,
+    raw_values,
+    runtime_dir,
+    state_dir,
+)
 
 __all__ = ["DEFAULT_URLS", "ClientSettings", "config_dir", "config_file", "load_settings",
            "runtime_dir", "state_dir"]
@@ -30,6 +42,9 @@ def load_settings(**overrides: Any) -> ClientSettings:
 
     Raises :class:`~anna_common.errors.AnnaError` (CONFIG_INVALID) on bad input.
     """
+    exact = None if overrides else exact_values()
+    if exact is not None:
+        return _constructed(exact)
     from pydantic import ValidationError
 
     raw = raw_values()
@@ -39,6 +54,17 @@ def load_settings(**overrides: Any) -> ClientSettings:
         except ValidationError:
             pass  # the reference reader says what is wrong, in its words
     return _full(overrides)
+
+
+def _constructed(values: dict[str, Any]) -> ClientSettings:
+    """The model from values already parsed exactly (:func:`exact_values`), unvalidated;
+    the API key as the model's validator makes it (empty: none, else secret)."""
+    from pydantic import SecretStr
+
+    key = values.get("llm_api_key")
+    if key is not None:
+        values = {**values, "llm_api_key": SecretStr(key) if key else None}
+    return ClientSettings.model_construct(**values)
 
 
 def _full(overrides: dict[str, Any]) -> ClientSettings:

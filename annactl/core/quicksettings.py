@@ -114,6 +114,16 @@ class QuickSettings:
 
 def quick_settings() -> QuickSettings | None:
     """The settings, when reading them here is exact; None: use ``load_settings()``."""
+    parsed = exact_values()
+    if parsed is None:
+        return None
+    wanted = {k: v for k, v in parsed.items() if k in QuickSettings.__dataclass_fields__}
+    return QuickSettings(**wanted)
+
+
+def exact_values() -> dict[str, Any] | None:
+    """Every setting present (TOML under ``ANNA_*``), parsed here, when that is exactly what
+    the model's validation would make of it; None otherwise (the caller validates)."""
     values = _toml_values()
     if values is None:
         return None
@@ -127,8 +137,7 @@ def quick_settings() -> QuickSettings | None:
         if value is _REFUSED:
             return None
         parsed[name] = value
-    wanted = {k: v for k, v in parsed.items() if k in QuickSettings.__dataclass_fields__}
-    return QuickSettings(**wanted)
+    return parsed
 
 
 _REFUSED = object()

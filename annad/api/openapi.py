@@ -22,9 +22,13 @@ _REF = "#/components/schemas/{model}"
 
 
 def _reply(endpoint: Endpoint) -> type[BaseModel] | None:
-    """The model a handler answers with (None for a stream)."""
+    """The model a handler answers with (None for a stream; a handler that streams a long
+    answer, ``Model | StreamingResponse``, writes the same document: the model's)."""
     answer = typing.get_type_hints(endpoint.handler).get("return")
-    return answer if isinstance(answer, type) and issubclass(answer, BaseModel) else None
+    for candidate in typing.get_args(answer) or (answer,):
+        if isinstance(candidate, type) and issubclass(candidate, BaseModel):
+            return candidate
+    return None
 
 
 def _body(endpoint: Endpoint) -> type[BaseModel] | None:

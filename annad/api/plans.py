@@ -77,10 +77,14 @@ async def judge(call: Call) -> JudgeResponse:
                                           limiter=_analysis_limiter(call))
 
 
-def list_plans(call: Call) -> PlanList:
-    """The caller's plans, newest first: ``limit`` of them (0: all) older than ``before``."""
+def list_plans(call: Call) -> PlanList | StreamingResponse:
+    """The caller's plans, newest first: ``limit`` of them (0: all) older than ``before``;
+    a long list is streamed a page at a time (the same document)."""
     query = call.query_as(PlanListQuery)
-    return call.service.list(call.peer, limit=query.limit, before=query.before)
+    reply = call.service.list(call.peer, limit=query.limit, before=query.before)
+    if isinstance(reply, PlanList):
+        return reply
+    return StreamingResponse(reply, media_type="application/json")
 
 
 def get_plan(call: Call) -> PlanRecord:

@@ -48,10 +48,9 @@ class StartupRecovery:
 
     def report_interrupted(self) -> None:
         """Log every interrupted plan with the command that undoes what it left."""
-        for row in self.journal.list_plans():
-            if row.status is PlanStatus.INTERRUPTED:
-                log.warning("plan %s is interrupted: `annactl rollback %s` undoes what is left",
-                            row.plan_id, row.plan_id)
+        for plan_id in self.journal.plans_in(PlanStatus.INTERRUPTED):
+            log.warning("plan %s is interrupted: `annactl rollback %s` undoes what is left",
+                        plan_id, plan_id)
 
     def _recover(self) -> bool:
         """Mark plans a dead daemon left running ``interrupted``; False when the state

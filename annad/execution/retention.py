@@ -12,6 +12,11 @@ never touched. Each removal is journalled (``backups_removed``) *before* the fil
 the audit chain says what was removed even if the daemon dies half-way; the plan rows stay
 (history keeps them). Age is the plan's ``updated_at``: the time its last status change (its
 finish) was journalled.
+
+The decision reads no plan rows and walks no directories but the ended plan's own: sizes,
+states and the total are kept as plans end (:mod:`annad.journal.retained`), and the plans
+expired by age or over the size limit come from an index, oldest first. So a rollback costs
+the same at 100 plans as at 100,000 (``bench/journal.py --daemon``, docs/performance.md).
 """
 
 from __future__ import annotations
@@ -25,29 +30,25 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anna_common.protocol.models import GcRemoved, GcRequest, GcResponse, PlanStatus
+from anna_common.protocol.models import GcRemoved, GcRequest, GcResponse
 from annad.journal.damage import JournalDamaged
+from annad.journal.retained import REMOVABLE, ROLLBACKABLE, Retained
 
 if TYPE_CHECKING:
     from collections.abc import Iterable
 
     from annad.execution.runs import RunManager
-    from annad.journal.rows import PlanRow
     from annad.journal.store import Journal
+
+__all__ = ["REMOVABLE", "ROLLBACKABLE", "Policy", "Retention", "auto", "collect", "gone"]
 
 log = logging.getLogger(__name__)
 
 REMOVED_KIND = "backups_removed"
 """The journal event that records a removal (and makes a later rollback refuse)."""
-REMOVABLE = frozenset({PlanStatus.ROLLED_BACK, PlanStatus.FAILED, PlanStatus.REFUSED,
-                       PlanStatus.ROLLBACK_UNVERIFIED})
-"""States whose backups no rollback can use any more."""
-ROLLBACKABLE = frozenset({PlanStatus.SUCCEEDED, PlanStatus.INTERRUPTED,
-                          PlanStatus.ROLLBACK_FAILED, PlanStatus.ROLLBACK_INCOMPLETE})
-"""States a rollback accepts: their backups go only when the person says so."""
 DAY_S = 86_400.0
-ALL_PLANS = 1_000_000
-"""``list_plans`` limit that means every plan."""
+MEASURE_BATCH = 1000
+"""Stale sizes measured per journal transaction."""
 _PLAN_ID = re.compile(r"[0-9A-Za-z][0-9A-Za-z_-]{0,127}")
 
 
@@ -87,69 +88,95 @@ class Retention:
         path = self.backups / plan_id
         return path if path.is_dir() and not path.is_symlink() else None
 
-    def candidates(self, rows: Iterable[PlanRow], *, include_rollbackable: bool
-                   ) -> list[tuple[PlanRow, Path, int]]:
-        """Plans whose backups may go, with their directory and size, oldest finish first."""
-        allowed = REMOVABLE | (ROLLBACKABLE if include_rollbackable else frozenset())
-        found = []
-        for row in rows:
-            if row.status not in allowed:
-                continue
-            path = self.plan_dir(row.plan_id)
-            if path is not None:
-                found.append((row, path, tree_bytes(path)))
-        return sorted(found, key=lambda c: (c[0].updated_at, c[0].plan_id))
+    def measure(self, *, running: str | None = None) -> int:
+        """Measure the plans whose size is not known yet (those that ended since the last
+        pass, or that a dead daemon left): their own directories only. The plan running
+        now is left for the pass after it. Returns how many were measured."""
+        done = 0
+        while True:
+            stale = [p for p in self.journal.stale_backups(MEASURE_BATCH) if p != running]
+            if not stale:
+                return done
+            sizes: dict[str, int | None] = {}
+            for plan_id in stale:
+                path = self.plan_dir(plan_id)
+                sizes[plan_id] = None if path is None else tree_bytes(path)
+            self.journal.set_backup_sizes(sizes)
+            done += len(stale)
+            if len(stale) < MEASURE_BATCH:
+                return done
 
-    def select(self, rows: Iterable[PlanRow], *, include_rollbackable: bool, now: float
+    def select(self, *, include_rollbackable: bool, now: float, uid: int | None = None
                ) -> list[GcRemoved]:
-        """What the policy removes: older than ``keep_days``, then oldest first while the
-        backups directory holds more than ``max_bytes``."""
-        found = self.candidates(rows, include_rollbackable=include_rollbackable)
+        """What the policy removes of caller ``uid``'s plans (None: everyone's): older than
+        ``keep_days``, then oldest first while the backups hold more than ``max_bytes``.
+        Rollbackable plans only when asked (every plan holding backups is then read: the
+        person's ``annactl gc``, not a run's end)."""
         cutoff = now - self.policy.keep_days * DAY_S
-        chosen = [_removed(row, size, "age") for row, _, size in found
-                  if row.updated_at <= cutoff]
-        over = tree_bytes(self.backups) - sum(c.bytes for c in chosen) - self.policy.max_bytes
+        allowed = REMOVABLE | (ROLLBACKABLE if include_rollbackable else frozenset())
+        if include_rollbackable:
+            everything = [r for r in self.journal.retained() if r.status in allowed]
+            oldest: Iterable[Retained] = everything
+            by_age = [r for r in everything if r.finished_at <= cutoff]
+        else:  # the table's flag picks them by index; the plan's own status decides
+            oldest = (r for r in self.journal.removable_oldest() if r.status in allowed)
+            by_age = [r for r in self.journal.expired(cutoff) if r.status in allowed]
+        chosen = [_removed(r, "age") for r in by_age if uid in (None, r.caller_uid)]
+        over = self.journal.backups_total() - sum(c.bytes for c in chosen) - self.policy.max_bytes
         taken = {c.plan_id for c in chosen}
-        for row, _, size in found:
+        for row in oldest:
             if over <= 0:
                 break
-            if row.plan_id not in taken:
-                chosen.append(_removed(row, size, "size"))
-                over -= size
+            if row.plan_id not in taken and uid in (None, row.caller_uid):
+                chosen.append(_removed(row, "size"))
+                over -= row.bytes
         return chosen
 
-    def named(self, rows: Iterable[PlanRow], *, include_rollbackable: bool
-              ) -> list[GcRemoved]:
+    def named(self, plan_ids: list[str], *, include_rollbackable: bool) -> list[GcRemoved]:
         """The named plans whose backups may go (rollbackable ones only when asked)."""
-        found = self.candidates(rows, include_rollbackable=include_rollbackable)
-        return [_removed(row, size, "asked") for row, _, size in found]
+        allowed = REMOVABLE | (ROLLBACKABLE if include_rollbackable else frozenset())
+        return [_removed(r, "asked") for r in self.journal.retained(plan_ids)
+                if r.status in allowed]
 
     def remove(self, chosen: list[GcRemoved], *, by_uid: int) -> None:
-        """Journal, then delete, each plan's backups (a failure stops before the next)."""
+        """Journal, then delete, each plan's backups (a failure stops before the next).
+
+        The candidates came from the size table, a cache: each plan's own row is read
+        again first, and a plan that is no longer in the state it was chosen in is kept."""
         for item in chosen:
+            state = self.journal.plan_state(item.plan_id)
             path = self.plan_dir(item.plan_id)
-            if path is None:
+            if path is None:  # gone already: nothing to remove, nothing to count
+                self.journal.set_backup_sizes({item.plan_id: None})
+                continue
+            if state is None or state[0] is not item.status:
                 continue
             self.journal.event(REMOVED_KIND, item.plan_id, bytes=item.bytes, reason=item.reason,
                                status=str(item.status), by_uid=by_uid)
             shutil.rmtree(path)
+            self.journal.set_backup_sizes({item.plan_id: None})
 
 
-def collect(retention: Retention, runs: RunManager, rows: list[PlanRow], request: GcRequest,
-            *, by_uid: int, now: float) -> GcResponse:
-    """One gc pass over ``rows`` (the caller's plans, or the named ones), with no run
-    starting meanwhile: the plan running now is never a candidate, and a rollback that
-    would start after a removal sees the journalled removal and refuses."""
+def collect(retention: Retention, runs: RunManager, request: GcRequest, *, by_uid: int,
+            now: float, uid: int | None = None, report_kept: bool = True) -> GcResponse:
+    """One gc pass over the plans of caller ``uid`` (None: everyone's), or the named ones
+    (already checked as the caller's), with no run starting meanwhile: the plan running now
+    is never a candidate, and a rollback that would start after a removal sees the
+    journalled removal and refuses. ``report_kept``: list the rollbackable plans kept (the
+    person's gc; the automatic pass does not read them)."""
     with runs.paused() as running:
-        rows = [r for r in rows if r.plan_id != running]
+        retention.measure(running=running)
         include = request.include_rollbackable
-        if request.plan_ids:
-            chosen = retention.named(rows, include_rollbackable=include)
+        named = list(dict.fromkeys(request.plan_ids)) if request.plan_ids else None
+        if named:
+            chosen = retention.named(named, include_rollbackable=include)
         else:
-            chosen = retention.select(rows, include_rollbackable=include, now=now)
+            chosen = retention.select(include_rollbackable=include, now=now, uid=uid)
+        chosen = [c for c in chosen if c.plan_id != running]
         taken = {c.plan_id for c in chosen}
-        kept = [row.plan_id for row in rows if row.status in ROLLBACKABLE
-                and row.plan_id not in taken and retention.plan_dir(row.plan_id)]
+        kept = [r.plan_id for r in retention.journal.retained(named)
+                if r.status in ROLLBACKABLE and r.plan_id not in taken
+                and r.plan_id != running and uid in (None, r.caller_uid)] if report_kept else []
         if not request.dry_run:
             retention.remove(chosen, by_uid=by_uid)
     return GcResponse(dry_run=request.dry_run, removed=chosen,
@@ -157,10 +184,11 @@ def collect(retention: Retention, runs: RunManager, rows: list[PlanRow], request
 
 
 def auto(retention: Retention, runs: RunManager) -> None:
-    """The automatic policy over every plan (at start-up and after each run)."""
+    """The automatic policy (at start-up and after each run): the ended plans' sizes, then
+    the index of what has expired; no plan rows read."""
     try:
-        done = collect(retention, runs, retention.journal.list_plans(limit=ALL_PLANS),
-                       GcRequest(), by_uid=os.geteuid(), now=time.time())
+        done = collect(retention, runs, GcRequest(), by_uid=os.geteuid(), now=time.time(),
+                       report_kept=False)
     except JournalDamaged:  # not for a retry: the daemon's start says it in one line
         raise
     except Exception:  # a full disk or a vanished file: the next pass tries again
@@ -180,6 +208,6 @@ def gone(journal: Journal, plan_id: str) -> str | None:
     return f"its backups were removed by gc at {stamp}"
 
 
-def _removed(row: PlanRow, size: int, reason: str) -> GcRemoved:
-    return GcRemoved(plan_id=row.plan_id, status=row.status, bytes=size, reason=reason,
-                     finished_at=row.updated_at)
+def _removed(row: Retained, reason: str) -> GcRemoved:
+    return GcRemoved(plan_id=row.plan_id, status=row.status, bytes=row.bytes, reason=reason,
+                     finished_at=row.finished_at)

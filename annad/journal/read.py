@@ -21,7 +21,7 @@ from anna_common.errors import AnnaError, ErrorCode
 from anna_common.protocol.models import PlanStatus, StepStatus
 from annad.journal import integrity
 from annad.journal.integrity import MIGRATED_KIND
-from annad.journal.rows import PlanRow, StepRow, UndoRow
+from annad.journal.rows import PlanRow, StepRow, SummaryRow, UndoRow
 
 if TYPE_CHECKING:
     from collections.abc import Iterator
@@ -132,26 +132,31 @@ class JournalReads:
                 "SELECT plan_id FROM plans WHERE status IN (?, ?)",
                 (str(PlanStatus.RUNNING), str(PlanStatus.ROLLING_BACK)))]
 
+    def plans_in(self, status: PlanStatus, limit: int = 200) -> list[str]:
+        """Ids of the newest ``limit`` plans in ``status`` (by the status index: no plan
+        JSON read, whatever the journal's size)."""
+        with self._lock:
+            return [r[0] for r in self._db.execute(
+                "SELECT plan_id FROM plans WHERE status=? ORDER BY created_at DESC LIMIT ?",
+                (str(status), limit))]
+
     def list_plans(self, limit: int | None = 200, *, before: str | None = None,
                    uid: int | None = None) -> list[PlanRow]:
         """Newest first: at most ``limit`` (None: all) plans older than plan ``before``,
         only caller ``uid``'s when given. One indexed query, so a page costs the same at
         ten plans or ten thousand."""
-        where: list[str] = []
-        args: list[Any] = []
-        if uid is not None:
-            where.append("caller_uid=?")
-            args.append(uid)
-        if before is not None:
-            where.append("(created_at, plan_id) < (SELECT created_at, plan_id FROM plans "
-                         "WHERE plan_id=?)")
-            args.append(before)
-        sql = (f"SELECT {PLAN_COLUMNS} FROM plans"  # noqa: S608 - fixed text, values bound
-               + (" WHERE " + " AND ".join(where) if where else "")
-               + " ORDER BY created_at DESC, plan_id DESC LIMIT ?")
-        args.append(-1 if limit is None else limit)
+        sql, args = _page_query(PLAN_COLUMNS, limit, before, uid)
         with self._lock:
             return [plan_row(r) for r in self._db.execute(sql, args)]
+
+    def list_summaries(self, limit: int | None = 200, *, before: str | None = None,
+                       uid: int | None = None) -> list[SummaryRow]:
+        """:meth:`list_plans`'s page as what a list shows: the plan's columns and the
+        annotation's title, risk and step count, read by SQLite's JSON functions (no plan
+        JSON reaches Python: ~0.3 µs a plan instead of ~50 for a parsed annotation)."""
+        sql, args = _page_query(SUMMARY_COLUMNS, limit, before, uid)
+        with self._lock:
+            return [SummaryRow(*r) for r in self._db.execute(sql, args)]
 
     def resolve_id(self, text: str) -> list[str]:
         """Plan ids equal to ``text`` or ending with it (a short id as ``history`` shows it);
@@ -183,6 +188,34 @@ class JournalReads:
                 "ORDER BY seq", (plan_id,)).fetchall()
         return [UndoRow(r[0], r[1], r[2], bool(r[3]), r[4]) for r in rows]
 
+
+def _page_query(columns: str, limit: int | None, before: str | None, uid: int | None
+                ) -> tuple[str, list[Any]]:
+    """A page of plans, newest first (the ``plans_newest`` index), as SQL and arguments."""
+    where: list[str] = []
+    args: list[Any] = []
+    if uid is not None:
+        where.append("caller_uid=?")
+        args.append(uid)
+    if before is not None:
+        where.append("(created_at, plan_id) < (SELECT created_at, plan_id FROM plans "
+                     "WHERE plan_id=?)")
+        args.append(before)
+    sql = (f"SELECT {columns} FROM plans"  # noqa: S608 - fixed text, values bound
+           + (" WHERE " + " AND ".join(where) if where else "")
+           + " ORDER BY created_at DESC, plan_id DESC LIMIT ?")
+    args.append(-1 if limit is None else limit)
+    return sql, args
+
+
+SUMMARY_COLUMNS = ("plan_id, status, created_at, updated_at, caller_uid, "
+                   "CASE WHEN json_valid(annotated_json) THEN json_array("
+                   "json_extract(annotated_json, '$.plan.goals[0]'), "
+                   "json_extract(annotated_json, '$.plan.notes_for_user'), "
+                   "json_extract(annotated_json, '$.final_risk'), "
+                   "json_array_length(annotated_json, '$.steps')) END")
+"""A list entry's columns; the last is ``[first goal, notes, final risk, steps]`` as JSON,
+or NULL for an annotation that is not JSON at all."""
 
 PLAN_COLUMNS = ("plan_id, digest, status, created_at, updated_at, caller_uid, source, "
                  "request, home, plan_json, annotated_json, error_json")

@@ -114,6 +114,10 @@ def plan_record(row: PlanRow, journal: Journal) -> PlanRecord:
                       annotated=annotated_of(row), steps=steps, undo=undo, error=error)
 
 
+ALTERED = "(the stored plan does not parse: the journal was altered)"
+"""The title a list shows for a plan whose annotation does not parse."""
+
+
 def plan_summary(row: PlanRow) -> PlanSummary:
     """A list entry for ``GET /v1/plans`` (an unreadable row is listed as such, HIGH, so one
     edited row does not hide the history)."""
@@ -122,7 +126,7 @@ def plan_summary(row: PlanRow) -> PlanSummary:
     except AnnaError:
         return PlanSummary(plan_id=row.plan_id, status=row.status, created_at=row.created_at,
                            updated_at=row.updated_at, caller_uid=row.caller_uid,
-                           title="(the stored plan does not parse: the journal was altered)",
+                           title=ALTERED,
                            final_risk=RiskLevel.HIGH, steps=0)
     goals = annotated.plan.goals
     return PlanSummary(plan_id=row.plan_id, status=row.status, created_at=row.created_at,

@@ -30,6 +30,20 @@ class PlanRow:
 
 
 @dataclass(frozen=True, slots=True)
+class SummaryRow:
+    """A stored plan as a list shows it (:meth:`annad.journal.read.JournalReads.list_summaries`)."""
+
+    plan_id: str
+    status: str
+    created_at: float
+    updated_at: float
+    caller_uid: int
+    shown: str | None
+    """``[first goal, notes for the user, final risk, steps]`` as JSON text (SQLite's JSON
+    functions read it from the stored annotation), None when that is not JSON."""
+
+
+@dataclass(frozen=True, slots=True)
 class StepRow:
     """A stored step."""
 

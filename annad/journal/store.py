@@ -28,7 +28,9 @@ outcome needs.
 
 Schema versions (``PRAGMA user_version``): 0 had no seals and hashed NFC-normalised
 text; opening such a file seals its plans as they are in one chained
-``journal_migrated`` event and sets version 1. A newer version is a clear error.
+``journal_migrated`` event (version 1); version 2 seeds what retention decides on
+(:mod:`annad.journal.retained`), in the transaction that sets the version. A newer
+version is a clear error.
 """
 
 from __future__ import annotations
@@ -46,10 +48,11 @@ from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
 from anna_common.protocol.models import AuditReport, PlanStatus, StepStatus
 from annad.backups.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
-from annad.journal import audit, integrity
+from annad.journal import audit, integrity, retained
 from annad.journal.damage import Connection, JournalDamaged, damaged
 from annad.journal.integrity import GENESIS, MIGRATED_KIND, seal_of
 from annad.journal.read import JournalReads
+from annad.journal.retained import BackupSizes
 from annad.journal.rows import PlanRow, UndoRow
 
 if TYPE_CHECKING:
@@ -59,7 +62,8 @@ if TYPE_CHECKING:
 _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
-SCHEMA_VERSION = 1
+SEALED_VERSION = 1  # the version that sealed the plans (recorded in journal_migrated)
+SCHEMA_VERSION = retained.SCHEMA_VERSION
 """``PRAGMA user_version`` this daemon writes (see the module docstring)."""
 
 _SCHEMA = """
@@ -85,7 +89,7 @@ CREATE TABLE IF NOT EXISTS events(
 -- without it each one scanned the whole table (306 ms at 10,000 plans)
 CREATE INDEX IF NOT EXISTS events_plan ON events(plan_id, kind, id);
 CREATE INDEX IF NOT EXISTS events_kind ON events(kind);
-"""
+""" + retained.SCHEMA
 
 
 class StateFull(AnnaError):
@@ -135,7 +139,7 @@ def _full_as_state_full(journal: Journal, method: Callable[Concatenate[Journal, 
         raise
 
 
-class Journal(JournalReads):
+class Journal(JournalReads, BackupSizes):
     """One SQLite connection shared by the daemon's threads behind a lock: the schema, its
     migration and every write here, the queries in :class:`~annad.journal.read.JournalReads`."""
 
@@ -208,14 +212,16 @@ class Journal(JournalReads):
         if version == SCHEMA_VERSION:
             return
         with self._tx(durable=True):
-            if self._db.execute("SELECT 1 FROM events LIMIT 1").fetchone() is not None:
+            if version < SEALED_VERSION and self._db.execute(
+                    "SELECT 1 FROM events LIMIT 1").fetchone() is not None:
                 # seal the plans as they are now: edits made before this point cannot be
                 # told apart any more, edits made after it can
                 seals = {row.plan_id: {**seal_of(row), "status": str(row.status)}
                          for row in self._plans_unlocked()}
                 self._append(MIGRATED_KIND, None, None,
-                             {"from_version": version, "to_version": SCHEMA_VERSION,
+                             {"from_version": version, "to_version": SEALED_VERSION,
                               "plans": seals})
+            retained.seed(self._db)  # version 2 (idempotent)
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     @contextmanager

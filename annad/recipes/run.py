@@ -13,7 +13,7 @@ import logging
 import time
 from typing import TYPE_CHECKING
 
-from anna_common.protocol.models import ExecuteRequest, PlanStatus
+from anna_common.protocol.models import ExecuteRequest, PlanList, PlanStatus
 from anna_common.protocol.queue import (
     QueueEntry,
     QueueList,
@@ -105,7 +105,8 @@ class RecipeService:
     def waiting(self, peer: Peer | None) -> QueueList:
         """``GET /v1/queue``: the caller's waiting plans (root: everyone's)."""
         self.plans.authorise(peer)
-        visible = {p.plan_id: p for p in self.plans.list(peer).plans}
+        listed = self.plans.list(peer)  # a page of 200: never the streamed long list
+        visible = {p.plan_id: p for p in listed.plans} if isinstance(listed, PlanList) else {}
         entries = [e for e in self.queue.entries() if e.state == "waiting"
                    and e.plan_id in visible
                    and visible[e.plan_id].status in _WAITS[e.kind]]

@@ -70,21 +70,24 @@ def test_age_removes_only_plans_that_cannot_be_rolled_back(store: tuple[Journal,
     failed = _plan(journal, backups, "p-failed", PlanStatus.FAILED, 10)
     kept = {s: _plan(journal, backups, f"p-{s}", s, 10) for s in retention.ROLLBACKABLE}
     refused_ = _plan(journal, backups, "p-refused", PlanStatus.REFUSED, 10)
-    rows = journal.list_plans()
+    assert gc.measure() == 3 + len(kept)  # each plan's own directory, once
+    assert gc.measure() == 0
+    assert journal.backups_total() == 10 * (3 + len(kept))
     now = time.time()
     # max_bytes=0: everything removable goes by size, nothing rollbackable ever does
-    chosen = gc.select(rows, include_rollbackable=False, now=now)
+    chosen = gc.select(include_rollbackable=False, now=now)
     assert sorted(_ids(chosen)) == sorted([undone, failed, refused_])
     assert {c.reason for c in chosen} == {"size"}
     gc.policy = Policy(keep_days=30, max_bytes=10**9)
-    assert gc.select(rows, include_rollbackable=False, now=now + 29 * DAY_S) == []
-    late = gc.select(rows, include_rollbackable=False, now=now + 31 * DAY_S)
+    assert gc.select(include_rollbackable=False, now=now + 29 * DAY_S) == []
+    late = gc.select(include_rollbackable=False, now=now + 31 * DAY_S)
     assert sorted(_ids(late)) == sorted([undone, failed, refused_])
     assert {c.reason for c in late} == {"age"}
-    with_rb = gc.select(rows, include_rollbackable=True, now=now + 31 * DAY_S)
+    with_rb = gc.select(include_rollbackable=True, now=now + 31 * DAY_S)
     assert set(_ids(with_rb)) == {undone, failed, refused_, *kept.values()}
     gc.remove(late, by_uid=0)
     assert sorted(p.name for p in backups.iterdir()) == sorted(kept.values())
+    assert journal.backups_total() == 10 * len(kept)  # the removed plans' sizes left the total
     assert retention.gone(journal, undone) is not None
     assert retention.gone(journal, kept[PlanStatus.SUCCEEDED]) is None
     assert journal.verify().ok  # the removals are chained events
@@ -96,7 +99,8 @@ def test_max_bytes_trims_the_oldest_first(store: tuple[Journal, Path]) -> None:
     big = _plan(journal, backups, "p-succeeded", PlanStatus.SUCCEEDED, 5000)
     gc = Retention(journal=journal, backups=backups,
                    policy=Policy(keep_days=1000, max_bytes=6500))
-    chosen = gc.select(journal.list_plans(), include_rollbackable=False, now=time.time())
+    gc.measure()
+    chosen = gc.select(include_rollbackable=False, now=time.time())
     assert _ids(chosen) == names[:2]  # 8000 → 7000 → 6000, oldest first; never the big one
     assert [c.bytes for c in chosen] == [1000, 1000]
     assert big not in _ids(chosen)

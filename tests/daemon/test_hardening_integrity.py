@@ -28,7 +28,7 @@ from annactl.core.daemon_client import DaemonClient
 from annactl.ui import confirm
 from annactl.ui.confirm import Tier
 from annad.journal.integrity import row_hash
-from annad.journal.store import _SCHEMA, GENESIS, Journal
+from annad.journal.store import _SCHEMA, GENESIS, SCHEMA_VERSION, Journal
 from tests.daemonfix import RunningDaemon, http, make_plan
 from tests.ui.conftest import Anna, anna  # noqa: F401 - the real annactl on a real daemon
 from tests.ui.ptyrun import PtyProcess
@@ -409,7 +409,7 @@ def test_an_old_journal_is_migrated_and_sealed(tmp_path: Path) -> None:
         journal.close()
     db = sqlite3.connect(path)
     with db:
-        assert db.execute("PRAGMA user_version").fetchone()[0] == 1
+        assert db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION
         db.execute("UPDATE plans SET annotated_json='{}' WHERE plan_id=?", (plan_id,))
     db.close()
     journal = Journal(path)  # opening again does not migrate (or re-seal) a second time

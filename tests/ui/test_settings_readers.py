@@ -82,3 +82,17 @@ def test_planning_settings_do_not_import_pydantic_settings(tmp_path: Path) -> No
                           env={**env, "ANNA_LLM_TIMEOUT": "7", "ANNA_ALLOWED_MODELS": "[]"},
                           check=True, timeout=60)
     assert full.stdout.split() == ["7.0", "True"]  # the comparison above can fail
+
+
+def test_plain_settings_are_made_without_building_the_validator(tmp_path: Path) -> None:
+    probe = ("from annactl.core.config import ClientSettings, load_settings; s = load_settings(); "
+             "print(s.llm_timeout, s.llm_api_key, ClientSettings.__pydantic_complete__)")
+    env = {k: v for k, v in os.environ.items() if not k.lower().startswith("anna_")}
+    env["ANNA_CONFIG"] = str(tmp_path / "config.toml")
+    plain = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                           env={**env, "ANNA_LLM_TIMEOUT": "7", "ANNA_LLM_API_KEY": "sk-x"},
+                           check=True, timeout=60)
+    assert plain.stdout.split() == ["7.0", "**********", "False"]  # the key stays secret
+    odd = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
+                         env={**env, "ANNA_AUTOSTART": "yes"}, check=True, timeout=60)
+    assert odd.stdout.split()[-1] == "True"  # a spelling only pydantic reads: validated

@@ -200,6 +200,9 @@ class Out:
     """Embedded code strings judged so far (bounded: analysis cost is capped)."""
     nested: Callable[[str, Out], None] | None = None
     """Judges shell code found inside another construct (an arithmetic subscript, a callback)."""
+    memo: dict[tuple[object, ...], object] = field(default_factory=dict)
+    """What a rule computed for this command string, keyed by everything it depends on: a
+    result asked for each of many targets is computed once (issue 38 item 4)."""
 
     def add(
         self,

@@ -189,8 +189,11 @@ def written_by(cmd: SimpleCommand, target: Word, analysis: Analysis, out: Out,
     if any(r.target is target for r in cmd.redirects):
         return output_of(cmd, analysis, out, depth + 1)
     prog = cmd.program or ""
-    source = next((w.after(3) for w in cmd.args if w.text.startswith("if=")), None)
-    if prog == "dd" and source is not None:
+    # only dd reads ``if=``: looked for in every command's words, for each of its targets,
+    # it made ``rm`` of many globs quadratic
+    source = next((w.after(3) for w in cmd.args if w.text.startswith("if=")),
+                  None) if prog == "dd" else None
+    if source is not None:
         return file_content(source, cmd, analysis, out, depth + 1)
     if prog in ("tee", "dd", "sponge"):
         return stdin_of(cmd, analysis, out, depth + 1)

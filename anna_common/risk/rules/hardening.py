@@ -89,8 +89,8 @@ def _judge_target(cmd: SimpleCommand, target: WriteTarget, kind: str, path: str,
         texts = written_by(cmd, target.word, analysis, out)
         # content Anna cannot follow (a nested shell's inherited stdin, an unknown file):
         # the setting written anywhere else in the same command is taken to be what lands
-        hit = disabling(kind, texts if texts is not None else _visible_texts(analysis, out),
-                        path)
+        hit = disabling(kind, texts, path) if texts is not None else _anywhere(
+            kind, path, analysis, out)
     if hit:
         _ban(out, kind, hit, path)
         return True
@@ -114,6 +114,28 @@ def masked_unit(cmd: SimpleCommand, out: Out) -> bool:
                     "security service would never start again", target=place.path)
             return True
     return False
+
+
+_PATHLESS = frozenset({"selinux", "pacman", "sudoers", "cmdline", "sshd", "pam", "sysctl"})
+"""Kinds whose verdict on a text does not depend on the file written (``lsm`` and
+``procsys`` read the path)."""
+
+
+def _anywhere(kind: str, path: str, analysis: Analysis, out: Out) -> str | None:
+    """The setting of ``kind`` written anywhere in the command, if any. Asked for each target
+    of a command (``rm -f`` of 190 globs asked it 390 times, each over every word): the texts
+    and a path-independent verdict are computed once per command string and variables known."""
+    known = (id(analysis), tuple(out.known.items()))
+    texts = out.memo.get(("visible", *known))
+    if not isinstance(texts, list):
+        texts = out.memo[("visible", *known)] = _visible_texts(analysis, out)
+    if kind not in _PATHLESS:
+        return disabling(kind, texts, path)
+    key = ("disabling", kind, *known)
+    if key not in out.memo:
+        out.memo[key] = disabling(kind, texts, path)
+    hit = out.memo[key]
+    return hit if isinstance(hit, str) else None
 
 
 def _visible_texts(analysis: Analysis, out: Out) -> list[str]:

@@ -69,6 +69,11 @@ def error_text(response: httpx.Response) -> str:
     return str(body)[:MAX_ERROR_CHARS]
 
 
+def _plain_http(url: str) -> bool:
+    """The URL's scheme is ``http`` (no TLS to verify)."""
+    return url.lower().startswith("http://")
+
+
 class HttpProvider:
     """Base of the HTTP adapters: one ``httpx.Client``, retries and error mapping."""
 
@@ -99,6 +104,11 @@ class HttpProvider:
                 headers=headers,
                 transport=transport,
                 trust_env=False,  # a proxy variable must not send local prompts elsewhere
+                # a plain-http server (the usual loopback Ollama) needs no certificate store:
+                # loading it was ~45 ms of every planning command's CPU. TLS cannot happen on
+                # such a client: redirects are not followed and every request path is
+                # relative to this base URL. An https URL verifies as always.
+                verify=not _plain_http(self.url),
             )
         except (httpx.InvalidURL, ValueError):
             raise bad_url(mask(self.url, self._secrets)) from None
