@@ -68,8 +68,8 @@ def file_rules(plan: list[list[object]]) -> tuple[tuple[str, ...], tuple[str, ..
     done: set[str] = set()
 
     def grant(directory: str) -> None:
-        if directory in done:
-            return
+        if directory in done or not os.path.isdir(directory):  # noqa: PTH112
+            return  # a mount gone since the plan was made: its parent's layer holds its path
         done.add(directory)
         if not any(_below(w, directory) for w in walled):
             trees.append(directory)
