@@ -171,6 +171,18 @@ def check_list(plan: AnnotatedPlan, results: list[CheckResult] | None = None) ->
     return Group(*parts)
 
 
+def rollback_list(plan: AnnotatedPlan) -> Group:
+    """The plan's rollback commands, each whole: they run later, as approved now, when the
+    plan is rolled back — a hook in one is as much the person's to see as in a step."""
+    parts: list[RenderableType] = [Text("Rollback commands (run by annactl rollback)",
+                                        style="italic")]
+    for item in plan.rollback:
+        head = inert_text(item.id, "bold", max_chars=60) + Text(" ")
+        head += risk_badge(item.final_risk, banned=item.banned)
+        parts.append(_entry("↶", [head, command_text(item.command)]))
+    return Group(*parts)
+
+
 def rollback_label(plan: AnnotatedPlan) -> str:
     """``available``, ``unverified``, ``partial`` or ``none``."""
     return str(plan.rollback_status)
@@ -210,6 +222,8 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
                              lambda: check_list(plan, checks)))
     if plan.steps:
         parts.append(ByWidth(lambda: step_table(plan), lambda: step_list(plan)))
+        if plan.rollback:
+            parts.append(rollback_list(plan))
         parts.extend(_uncaptured_notes(plan))
         parts.extend(_unverified_notes(plan))
     parts.extend(policy_notes(plan))

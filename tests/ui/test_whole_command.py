@@ -115,3 +115,14 @@ def _screen_text(app: Any) -> str:
     text = re.sub(r"<[^>]+>", "", svg)
     return (text.replace("&#160;", " ").replace("&amp;", "&").replace("&lt;", "<")
             .replace("&gt;", ">").replace("&quot;", '"').replace("&#x27;", "'"))
+
+
+def test_a_rollback_command_is_shown_whole_too() -> None:
+    # it runs later, as approved now: a hook in it is as much the person's to see
+    plan = annotate_dict(plan_dict([("edit", "cp /tmp/fstab.new /etc/fstab", "HIGH")],
+                                   rollback=[("restore", COMMAND)],
+                                   rollback_ids={"edit": "restore"}))
+    buffer = io.StringIO()
+    Console(file=buffer, width=100, color_system=None).print(render.plan_view(plan))
+    assert "Rollback commands" in buffer.getvalue()
+    visible(buffer.getvalue())
