@@ -160,6 +160,11 @@ class ErrorCode(StrEnum):
     """An agent (``annactl mcp``) made more calls, proposals or waiting plans than the
     policy's ``[agents]`` limits allow for it; nothing was done. ``detail`` names the
     limit and when to try again (``retry_after_s``)."""
+    # --- bounds (appended) ---------------------------------------------------
+    PREVIEW_MEMORY_EXCEEDED = "PREVIEW_MEMORY_EXCEEDED"
+    """A plan's preview held more memory than its cap (``preview_memory``; its cgroup's, or
+    where none can be made the sum its helper watches) and was stopped: the steps it had not
+    shown have no preview (``StepPreview.code``); the plan itself stands."""
 
 
 class AnnaError(Exception):

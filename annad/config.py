@@ -142,6 +142,10 @@ class DaemonSettings(BaseSettings):
     through ``--print``, unit states, validators on the previewed files."""
     preview_timeout_s: float = Field(default=20.0, gt=0, le=600)
     """Wall time of a plan's overlay preview run."""
+    preview_memory: int = Field(default=512 * 1024 ** 2, ge=16 * 1024 ** 2, le=64 * 1024 ** 3)
+    """Memory of a plan's overlay preview, all its processes together (bytes): its cgroup's
+    cap, or where none can be made (a per-user daemon) the sum its helper watches; past it
+    the preview stops with ``PREVIEW_MEMORY_EXCEEDED``."""
     preview_validator_path: list[Path] = []
     """Directories searched for validators (sshd, visudo…) before the fixed PATH."""
     log_level: str = "INFO"

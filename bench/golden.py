@@ -24,6 +24,7 @@ from __future__ import annotations
 import argparse
 import dataclasses
 import json
+import shutil
 import sys
 import tempfile
 import threading
@@ -284,6 +285,7 @@ def main(argv: list[str] | None = None) -> int:
         scores = [run_task(planner, golden, t, live=inner is not None) for t in tasks]
     finally:
         planner.close()
+        shutil.rmtree(state, ignore_errors=True)  # the run's own state: nothing left in /tmp
     where = f"replay of {args.replay}" if args.replay else f"{args.provider} at {args.url}"
     title = (f"golden tasks: model {golden.model} ({where}), ids {args.ids}"
              f"{', compact' if args.compact else ''}, "

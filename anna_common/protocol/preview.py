@@ -120,6 +120,8 @@ class StepPreview(BaseModel):
     """How it was previewed."""
     reason: str | None = None
     """Why there is no (complete) preview, or why the preview run failed."""
+    code: str | None = None
+    """The ``ErrorCode`` of that failure where it has one (``PREVIEW_MEMORY_EXCEEDED``)."""
     files: list[FileChange] = Field(default_factory=list)
     """File changes, in path order."""
     packages: list[PackageChange] = Field(default_factory=list)

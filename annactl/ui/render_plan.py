@@ -30,6 +30,12 @@ if TYPE_CHECKING:
 
 OUTPUT_TAIL_LINES = 6
 """Lines of a step's output shown under its progress line."""
+COMMAND_CHARS = 4096
+"""The most of a command any view shows: the contract's bound on a command
+(``anna_common.plan.MAX_COMMAND_BYTES``), so a command of a valid plan is never cut — the
+person approves what they saw, all of it (an apt hook 1,400 characters in hid behind a cut
+at 600). A longer one is not a valid plan and cannot be approved; the bound only keeps a
+view of garbage from holding the terminal."""
 
 
 def risk_badge(level: str, *, banned: bool = False) -> Text:
@@ -40,8 +46,9 @@ def risk_badge(level: str, *, banned: bool = False) -> Text:
     return badge
 
 
-def command_text(command: str, *, max_chars: int = 600) -> RenderableType:
-    """A command with shell highlighting (inert first: highlighting never interprets it)."""
+def command_text(command: str, *, max_chars: int = COMMAND_CHARS) -> RenderableType:
+    """A whole command with shell highlighting, wrapped to the width it is given (inert
+    first: highlighting never interprets it, markup and escapes in it stay text)."""
     from rich.syntax import Syntax  # pygments: imported only when a command is shown
 
     code = inert(command, max_chars=max_chars)
@@ -164,6 +171,18 @@ def check_list(plan: AnnotatedPlan, results: list[CheckResult] | None = None) ->
     return Group(*parts)
 
 
+def rollback_list(plan: AnnotatedPlan) -> Group:
+    """The plan's rollback commands, each whole: they run later, as approved now, when the
+    plan is rolled back — a hook in one is as much the person's to see as in a step."""
+    parts: list[RenderableType] = [Text("Rollback commands (run by annactl rollback)",
+                                        style="italic")]
+    for item in plan.rollback:
+        head = inert_text(item.id, "bold", max_chars=60) + Text(" ")
+        head += risk_badge(item.final_risk, banned=item.banned)
+        parts.append(_entry("↶", [head, command_text(item.command)]))
+    return Group(*parts)
+
+
 def rollback_label(plan: AnnotatedPlan) -> str:
     """``available``, ``unverified``, ``partial`` or ``none``."""
     return str(plan.rollback_status)
@@ -203,6 +222,8 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
                              lambda: check_list(plan, checks)))
     if plan.steps:
         parts.append(ByWidth(lambda: step_table(plan), lambda: step_list(plan)))
+        if plan.rollback:
+            parts.append(rollback_list(plan))
         parts.extend(_uncaptured_notes(plan))
         parts.extend(_unverified_notes(plan))
     parts.extend(policy_notes(plan))

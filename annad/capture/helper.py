@@ -20,13 +20,14 @@ approved, ``systemctl status`` or ``ss`` must tell the truth):
    the upper layer holds complete files and plain directories); ``/proc``, ``/sys`` and
    ``/run`` are the real ones, read-only (a write there would not be captured, so it
    fails); ``/dev`` is the minimal one of the confinement (no disk, no memory device: a
-   device write is not a file change);
+   device write is not a file change); the overlays are ``nodev``;
 3. ``pivot_root`` into it and the old root detached, so no path reaches the real tree;
 4. the walls of :mod:`annad.confine.capture_walls`: what acts on the running system other
-   than through files is refused by the kernel (signals and abstract sockets scoped to the
-   step, its own IPC namespace, the seccomp program the daemon compiled — no Unix socket
-   client, no clock, no keyring, no mount —, and only the capabilities changing files needs
-   left in the bounding set); a user-scope step becomes its owner;
+   than through files is refused by the kernel (Landlock file rules: writes only beneath
+   the overlays, no FIFO under the real /run, no device; signals and abstract sockets
+   scoped to the step, its own IPC namespace, the seccomp program the daemon compiled — no
+   Unix socket client, no clock, no keyring, no mount —, and only the capabilities changing
+   files needs left in the bounding set); a user-scope step becomes its owner;
 5. ``bash -c`` is executed in this very process.
 
 A per-user daemon's helper (not root; ``userns`` in the spec) makes a **user** namespace with
@@ -75,7 +76,9 @@ def _overlay(index: int, point: str, root: str, layers: str, seen: dict[str, int
     else:
         os.chown(upper, info.st_uid, info.st_gid)
         os.chmod(upper, info.st_mode & 0o7777)
-    mounts.mount("anna-capture", root + point, "overlay", 0,
+    # nodev: a device node in a lower layer (a loop device's, one a program left in /var)
+    # opens nothing through the overlay; a FIFO through it is the overlay's own pipe
+    mounts.mount("anna-capture", root + point, "overlay", mounts.MS_NODEV,
                  f"lowerdir={point},upperdir={upper},workdir={work},"
                  f"{OPTIONS if seen is None else USERNS_OPTIONS}")
 
@@ -145,7 +148,8 @@ def _child(spec: dict[str, object], out: int, status_w: int) -> None:
         seen = _as_seen(list(spec["plan"])) if userns else None  # type: ignore[call-overload]
         mounts.namespaces(mounts.CLONE_NEWNS | mounts.CLONE_NEWIPC, userns)
         _assemble(spec, seen)
-        capture_walls.enclose(bytes.fromhex(str(spec["seccomp"])))
+        capture_walls.enclose(bytes.fromhex(str(spec["seccomp"])),
+                              list(spec["plan"]))  # type: ignore[call-overload]
         _become(spec)
         # after the identity change, which clears it: the helper's death ends the step
         walls.prctl(walls.PR_SET_PDEATHSIG, walls.SIGKILL)

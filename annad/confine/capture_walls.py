@@ -6,8 +6,11 @@ system any other way, enforced by the kernel whatever program or spelling tries 
 
 - :func:`enclose`: a Landlock domain scoping signals and abstract Unix sockets to the step
   (no ``kill`` of a process outside, however it is spelled; and, as every Landlock domain, no
-  ptrace of one and no way through its ``/proc/PID/root``, ``fd`` or ``environ``), then the
-  seccomp program of :mod:`annad.confine.capture_filter`;
+  ptrace of one and no way through its ``/proc/PID/root``, ``fd`` or ``environ``) whose file
+  rules (:func:`file_rules`) let it write only beneath its overlays — not into a FIFO under
+  the real ``/run`` (a read-only bind stops a write to a file there, not into a FIFO: the
+  kind systemd's ``/run/initctl`` reads), nor a device node anywhere — then the seccomp
+  program of :mod:`annad.confine.capture_filter`;
 - :func:`wall_network`: a root step's processes in the daemon's cgroup whose BPF programs
   refuse every destination on this machine (:mod:`annad.confine.loopback`), or, where that
   could not be built, in a network namespace of their own with no network at all;
@@ -31,11 +34,75 @@ KEPT_CAPABILITIES = (0, 1, 3, 4, 6, 7, 8, 31)
 capabilities), setfcap (a file capability is an xattr the judge sees)."""
 
 
-def enclose(program: bytes) -> None:
-    """Landlock's scope, then the seccomp program: in the step's process, after its tree is
-    assembled and while it still has ``CAP_SYS_ADMIN`` (both need it, or no_new_privs —
-    which would also take a user step's ``sudo`` away). Raises; the step then never runs."""
-    landlock.scope_only()
+DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full")
+"""The device nodes a captured step may open for writing (its ``/dev`` is the confinement's
+minimal one; ``/dev/random`` and ``/dev/urandom`` take no entropy from a step)."""
+OWN_TREES = ("/dev/shm",)
+"""The step's own writable trees outside its overlays (thrown away with it)."""
+
+
+def _below(path: str, top: str) -> bool:
+    return path != top and path.startswith(top.rstrip("/") + "/")
+
+
+def file_rules(plan: list[list[object]]) -> tuple[tuple[str, ...], tuple[str, ...],
+                                                  tuple[str, ...]]:
+    """Where a captured step may write, from its mount plan (:mod:`annad.capture.layers`),
+    read in its assembled tree: (files, trees, entry-only directories) for
+    :func:`annad.confine.landlock.wall_files`.
+
+    Every overlay is a tree the step may write in — unless a walled mount (a read-only bind:
+    ``/run``, ``/proc``, ``/sys``, a network share; the minimal ``/dev``) lies beneath it, as
+    the real ``/run`` lies beneath the root's overlay. A Landlock rule holds for a whole
+    hierarchy, so such a directory gets only :data:`annad.confine.landlock.ENTRY_WRITES`
+    (entries made, removed, renamed; nothing beneath opened for writing) and each of its
+    directories a rule of its own by the same reasoning; a regular file directly in it gets
+    a file rule, a symlink none (its target has its own), a FIFO or device node none. What a
+    step cannot do in consequence: write a file it creates directly in such a directory (a new
+    ``/swapfile``); it fails with ``EACCES`` and nothing of it lands."""
+    overlays = [str(op[1]) for op in plan if op[0] == "overlay"]
+    walled = {str(op[1]) for op in plan if op[0] != "overlay"}
+    files: list[str] = []
+    trees: list[str] = []
+    entries: list[str] = []
+    done: set[str] = set()
+
+    def grant(directory: str) -> None:
+        if directory in done or not os.path.isdir(directory):  # noqa: PTH112
+            return  # a mount gone since the plan was made: its parent's layer holds its path
+        done.add(directory)
+        if not any(_below(w, directory) for w in walled):
+            trees.append(directory)
+            return
+        entries.append(directory)
+        try:
+            found = list(os.scandir(directory))
+        except OSError:
+            return
+        for entry in sorted(found, key=lambda e: e.name):
+            if entry.path in walled:
+                continue
+            try:
+                if entry.is_dir(follow_symlinks=False):
+                    grant(entry.path)
+                elif entry.is_file(follow_symlinks=False):
+                    files.append(entry.path)
+            except OSError:
+                continue
+
+    for point in overlays:
+        grant(point)
+    files += [path for path in DEVICE_FILES if os.path.exists(path)]  # noqa: PTH110
+    trees += [path for path in OWN_TREES if os.path.isdir(path)]  # noqa: PTH112
+    return tuple(files), tuple(trees), tuple(entries)
+
+
+def enclose(program: bytes, plan: list[list[object]]) -> None:
+    """Landlock's scope and file rules (:func:`file_rules` of the step's mount ``plan``), then
+    the seccomp program: in the step's process, after its tree is assembled and while it
+    still has ``CAP_SYS_ADMIN`` (both need it, or no_new_privs — which would also take a user
+    step's ``sudo`` away). Raises; the step then never runs."""
+    landlock.wall_files(*file_rules(plan))
     walls.load_filter(program)
 
 

@@ -38,6 +38,11 @@ FILE_WRITES = FS_WRITE_FILE | FS_TRUNCATE
 """The write rights a rule on a single file (``/dev/null``) may carry."""
 TREE_WRITES = WRITES & ~(FS_MAKE_CHAR | FS_MAKE_BLOCK | FS_IOCTL_DEV)
 """What a preview may do beneath its overlays: everything but device nodes and ioctls."""
+ENTRY_WRITES = TREE_WRITES & ~(FS_WRITE_FILE | FS_TRUNCATE)
+"""What a captured step may do beneath a directory that holds a walled mount (the root, which
+holds ``/run``, ``/proc``, ``/sys``, ``/dev``): make, remove and rename entries (on the
+read-only mounts below the kernel refuses that anyway, ``EROFS``) but open nothing for
+writing — a read-only mount does not stop a write into a FIFO or device node on it."""
 NET_BIND_TCP, NET_CONNECT_TCP = 1 << 0, 1 << 1
 SCOPE_ABSTRACT_UNIX, SCOPE_SIGNAL = 1 << 0, 1 << 1
 
@@ -104,21 +109,42 @@ def scope_only(*, required: int = REQUIRED_ABI) -> None:
     """Put the calling thread (and all it starts) in a new Landlock domain that handles no
     file or TCP right but scopes signals and abstract Unix sockets to the domain — and, as
     every domain does, keeps processes outside it from being traced or read through
-    ``/proc/PID`` (``root``, ``cwd``, ``fd``, ``environ``, ``mem``). A captured step's
-    writes are its overlay's business; its reach to other processes is this. Raises
+    ``/proc/PID`` (``root``, ``cwd``, ``fd``, ``environ``, ``mem``). Raises
     :class:`Unavailable` as :func:`restrict` does. Needs ``PR_SET_NO_NEW_PRIVS`` or
     ``CAP_SYS_ADMIN``."""
+    _enter(0, (), required=required, what="a scoped domain")
+
+
+def wall_files(files: tuple[str, ...], trees: tuple[str, ...], entries: tuple[str, ...], *,
+               required: int = REQUIRED_ABI) -> None:
+    """A captured step's domain: :func:`scope_only`'s scoping, and every write right handled
+    (no TCP right: a file step may download what it writes). ``files`` get
+    :data:`FILE_WRITES`, ``trees`` :data:`TREE_WRITES` beneath them, ``entries``
+    :data:`ENTRY_WRITES`; nothing else may be opened for writing, made or removed — so a
+    FIFO or device node outside the step's overlays (the real ``/run`` is bound read-only,
+    which does not stop a write into a FIFO there) is refused with ``EACCES``, whichever
+    program opens it. Raises :class:`Unavailable` as :func:`restrict` does."""
+    rules = tuple((path, FILE_WRITES) for path in files) + \
+        tuple((path, TREE_WRITES) for path in trees) + \
+        tuple((path, ENTRY_WRITES) for path in entries)
+    _enter(WRITES, rules, required=required, what="a captured step")
+
+
+def _enter(handled_fs: int, rules: tuple[tuple[str, int], ...], *, required: int,
+           what: str) -> None:
     abi = abi_version()
     if abi < required:
-        raise Unavailable(f"this kernel's Landlock ABI is {abi}; a captured step needs ABI "
+        raise Unavailable(f"this kernel's Landlock ABI is {abi}; {what} needs ABI "
                           f">= {required} (signals and abstract sockets scoped to the step)")
-    attr = _RulesetAttr(handled_access_fs=0, handled_access_net=0,
+    attr = _RulesetAttr(handled_access_fs=handled_fs, handled_access_net=0,
                         scoped=SCOPE_ABSTRACT_UNIX | SCOPE_SIGNAL)
     ruleset = _libc.syscall(SYS_CREATE_RULESET, ctypes.byref(attr), ctypes.sizeof(attr),
                             ctypes.c_uint32(0))
     if ruleset < 0:
         raise _fail("ruleset")
     try:
+        for path, rights in rules:
+            _allow(int(ruleset), path, rights)
         if _libc.syscall(SYS_RESTRICT_SELF, ctypes.c_int(ruleset), ctypes.c_uint32(0)) < 0:
             raise _fail("restrict")
     finally:

@@ -155,10 +155,13 @@ def overlay_point(point: str, target: str) -> os.stat_result | None:
     """The real directory an overlay at ``target`` will cover, or None when ``point`` was
     unmounted and removed since the mount table was read (a stick pulled out, another
     program's scratch mount): its path, if a step makes it again, is in the parent file
-    system's overlay, so still seen. ``/`` itself must be there."""
+    system's overlay, so still seen. None too for a point this (unprivileged) uid cannot
+    reach, beneath another user's 0700 directory: its steps cannot reach it either (another
+    daemon's state disk under root's scratch directory failed every per-user preview).
+    ``/`` itself must be there."""
     try:
         info = os.stat(point)  # noqa: PTH116 - no pathlib in the -I -S helpers
-    except FileNotFoundError:
+    except (FileNotFoundError, PermissionError):
         if point == "/":
             raise
         return None

@@ -21,6 +21,8 @@ from annad.confine.spec import RunLimits
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from annad.confine.cgroups import Leaf
+
 PER_OWNER = 1
 """Previews one member may have running at the same time. One: submissions are analysed —
 previews included — by two threads (``annad.api.plans.ANALYSIS_THREADS``), so a member
@@ -28,17 +30,49 @@ whose previews hang holds at most one of them and another member's submit gets t
 A refused preview is "no preview: …", never a refused plan."""
 
 
-def walled_spec(spec: str, *, timeout: float, required_abi: int) -> str:
+MEMORY = 512 * 1024 ** 2
+"""A preview's memory cap, all its processes together (the setting ``preview_memory``)."""
+
+
+def preview_limits(memory: int) -> RunLimits:
+    """A preview's limits: ``memory`` for the whole run (its cgroup's cap, or the helper's
+    watch, :mod:`annad.confine.memwatch`), twice that per process (``RLIMIT_DATA``: a
+    single allocation past it fails at once)."""
+    return RunLimits(memory=2 * memory, run_memory=memory)
+
+
+def walled_spec(spec: str, *, timeout: float, required_abi: int, memory: int = MEMORY) -> str:
     """``spec`` (JSON) with the walls added; raises FilterUnavailable or ValueError."""
     data = json.loads(spec)
     if not isinstance(data, dict):
         raise ValueError("a preview spec is a JSON object")
-    limits = RunLimits(cpu_s=max(int(timeout) + 1, 1))
+    limits = preview_limits(memory)
     data["program"] = compiled(unix=False).hex()
     data["abi"] = required_abi
     data["walls"] = {"memory": limits.memory, "processes": limits.processes,
-                     "cpu": limits.cpu_s}
+                     "cpu": max(int(timeout) + 1, 1)}
     return json.dumps(data)
+
+
+def watched(spec: str, memory: int) -> str:
+    """``spec`` (JSON, walled) with the helper's watch of ``memory`` asked for: the run has
+    no cgroup to cap it."""
+    data = json.loads(spec)
+    data["walls"]["watch"] = memory
+    return json.dumps(data)
+
+
+def oom_killed(leaf: Leaf) -> bool:
+    """Whether the kernel killed a process of ``leaf`` for its memory cap (``oom_kill`` in
+    cgroup v2's ``memory.events``, v1's ``memory.oom_control``)."""
+    for directory in leaf.dirs:
+        for name in ("memory.events", "memory.oom_control"):
+            with contextlib.suppress(OSError, ValueError):
+                for line in (directory / name).read_text().splitlines():
+                    key, _, value = line.partition(" ")
+                    if key == "oom_kill" and int(value) > 0:
+                        return True
+    return False
 
 
 def runs_as_root(spec: str) -> bool:

@@ -29,6 +29,8 @@ class RunResult:
     """The confinement could not be built (a kernel without a wall, no seccomp binding, a
     mount that failed): nothing ran, and the reason is ``error``. Callers that report a
     coded error can tell this apart from a command that failed."""
+    over_memory: bool = False
+    """Killed for holding more memory than its run's cap (a preview's cgroup)."""
 
     @property
     def ok(self) -> bool:

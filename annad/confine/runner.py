@@ -26,7 +26,7 @@ import time
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from annad.confine import cgroups
+from annad.confine import cgroups, previews
 from annad.confine.credentials import Identity
 from annad.confine.filters import FilterUnavailable, compiled
 from annad.confine.landlock import REQUIRED_ABI
@@ -302,20 +302,22 @@ MAX_REPORT = 64 * 1024 * 1024
 
 
 def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | None = None,
-                owner: int | None = None, required_abi: int = REQUIRED_ABI
-                ) -> tuple[RunResult, bytes]:
+                owner: int | None = None, required_abi: int = REQUIRED_ABI,
+                memory: int = previews.MEMORY) -> tuple[RunResult, bytes]:
     """Run :mod:`annad.preview.overlay_helper` with ``spec`` (JSON); its result and report.
 
     The report travels through a memfd (on no file system; close-on-exec, so the steps can
     neither see nor forge it). The steps get the walls of a check (``walled_spec``), and the
-    whole preview a cgroup (:func:`annad.confine.cgroups.joining`): one with a root step is
-    refused where none can be made (the kernel does not count uid 0's processes), the
-    owner's own steps run bounded by their uid's RLIMIT_NPROC. When the confinement cannot
+    whole preview a cgroup (:func:`annad.confine.cgroups.joining`) capped at ``memory``: one
+    with a root step is refused where none can be made (the kernel does not count uid 0's
+    processes), the owner's own steps run bounded by their uid's RLIMIT_NPROC and the
+    helper's watch of their memory (:mod:`annad.confine.memwatch`). ``over_memory``: the
+    cgroup's cap killed it (the watch says so in the report). When the confinement cannot
     be built nothing ran: ``error`` says why, ``refused`` is set, ``exit_code`` is None.
     ``owner``'s previews are capped (``PER_OWNER``): one member's hanging previews never
     hold another member's."""
     try:
-        spec = walled_spec(spec, timeout=timeout, required_abi=required_abi)
+        spec = walled_spec(spec, timeout=timeout, required_abi=required_abi, memory=memory)
         root = runs_as_root(spec)
     except (FilterUnavailable, ValueError) as exc:
         return RunResult(exit_code=None, output="", refused=True, error=f"the preview "
@@ -326,9 +328,12 @@ def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | Non
                              f"confinement refused: {PER_OWNER} preview(s) of this member "
                              "already running"), b""
         try:
-            with cgroups.leaf_for(RunLimits(), required=root) as leaf:
-                return _overlay(spec, timeout=timeout, max_output=max_output, python=python,
-                                join=cgroups.joining(leaf))
+            with cgroups.leaf_for(previews.preview_limits(memory), required=root) as leaf:
+                walled = spec if leaf is not None else previews.watched(spec, memory)
+                result, report = _overlay(walled, timeout=timeout, max_output=max_output,
+                                          python=python, join=cgroups.joining(leaf))
+                result.over_memory = leaf is not None and previews.oom_killed(leaf)
+                return result, report
         except cgroups.Unavailable as exc:
             return RunResult(exit_code=None, output="", refused=True, error="the preview "
                              f"confinement refused, so the preview did not run: {exc}"), b""

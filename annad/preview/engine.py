@@ -124,6 +124,7 @@ def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: 
         if result is None:
             preview.reason = f"no preview: {run.error}" if run.error else \
                 "not previewed: an earlier step failed in the preview"
+            preview.code = str(run.code) if run.code is not None else None
             continue
         reader = None if step.system else Reader(who.uid, tuple(who.groups))
         preview.files = tracker.step(result.entries, reader)
@@ -171,7 +172,8 @@ def for_plan(annotated: AnnotatedPlan, *, owner: int, home: str, settings: Daemo
     options = Options(user_mode=settings.mode is DaemonMode.USER, dbpath=settings.pacman_dbpath,
                       validator_path=tuple(str(p) for p in settings.preview_validator_path),
                       python=settings.confine_python,
-                      limits=overlay.Limits(timeout_s=settings.preview_timeout_s))
+                      limits=overlay.Limits(timeout_s=settings.preview_timeout_s,
+                                            memory_bytes=settings.preview_memory))
     try:
         return compute(annotated, who_of(owner, home, SessionEnv()), options)
     except Exception as exc:  # a preview is information: it must never keep a plan out

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+from anna_common.errors import ErrorCode
 from annad.capture.layers import mount_plan
 from annad.confine.runner import run_overlay
 from annad.confine.stepenv import step_environment, sudo_shims
@@ -44,6 +45,8 @@ class Limits:
     """Output kept per step (the tail)."""
     timeout_s: float = 20.0
     """Wall time of the whole run."""
+    memory_bytes: int = 512 * 1024 ** 2
+    """Memory of the whole run, all its processes together (setting ``preview_memory``)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -84,6 +87,8 @@ class OverlayRun:
     """Plan step index → what its run left."""
     error: str | None = None
     """Why nothing ran (confinement refused, no directory to overlay)."""
+    code: ErrorCode | None = None
+    """The error's code where it has one (``PREVIEW_MEMORY_EXCEEDED``)."""
     output: str = ""
     """The steps' combined output (the tail)."""
 
@@ -148,8 +153,12 @@ def run(steps: list[FileStep], who: Who, *, limits: Limits,
                        "entries": limits.entries, "tmpfs": limits.tmpfs_bytes,
                        "output": limits.output_bytes}}
     result, report = run_overlay(json.dumps(spec), timeout=limits.timeout_s,
-                                 max_output=16 * 1024, python=python, owner=who.uid)
+                                 max_output=16 * 1024, python=python, owner=who.uid,
+                                 memory=limits.memory_bytes)
     out = OverlayRun(overlays=overlays, output=result.output)
+    if result.over_memory:
+        _over_memory(out, limits.memory_bytes)
+        return out
     if result.error is not None:
         out.error = result.error
         return out
@@ -168,9 +177,10 @@ def _mark_varying(spec: dict[str, Any], steps: list[FileStep], out: OverlayRun,
     person is told so; a run that cannot be repeated marks nothing (content stays pinned)."""
     spec = {**spec, "validators": [], "limits": {**spec["limits"], "file": 0, "total": 0}}
     result, report = run_overlay(json.dumps(spec), timeout=limits.timeout_s,
-                                 max_output=1024, python=python, owner=owner)
+                                 max_output=1024, python=python, owner=owner,
+                                 memory=limits.memory_bytes)
     again = OverlayRun()
-    if result.error is not None or result.timed_out:
+    if result.error is not None or result.timed_out or result.over_memory:
         return
     _parse(report, steps, again)
     for index, first in out.steps.items():
@@ -184,12 +194,22 @@ def _mark_varying(spec: dict[str, Any], steps: list[FileStep], out: OverlayRun,
                 entry["varying"] = True
 
 
+def _over_memory(out: OverlayRun, cap: int) -> None:
+    out.code = ErrorCode.PREVIEW_MEMORY_EXCEEDED
+    out.error = (f"{out.code}: the preview's processes went past its memory cap "
+                 f"({cap >> 20} MiB, setting preview_memory) and were stopped")
+
+
 def _parse(report: bytes, steps: list[FileStep], out: OverlayRun) -> None:
-    """The helper's report lines into ``out.steps``."""
+    """The helper's report lines into ``out.steps`` (a line naming ``memory``: the helper's
+    watch stopped the run there)."""
     for line in report.splitlines():
         try:
             item = json.loads(line)
             position = int(item["step"])
+            if "memory" in item:
+                _over_memory(out, int(item["cap"]))
+                return
             checks = {str(v["path"]): (int(v["exit"]), str(v["output"]))
                       for v in item.get("validators", [])}
             out.steps[steps[position].index] = StepRun(

@@ -40,7 +40,7 @@ import sys
 
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from annad.capture import tree
-from annad.confine import landlock, mounts, walls
+from annad.confine import landlock, memwatch, mounts, walls
 from annad.confine.helper import reap_all
 
 BASH = "/bin/bash"
@@ -89,6 +89,8 @@ class Walled:
         self.abi = int(str(spec["abi"]))
         raw = dict(spec["walls"])  # type: ignore[call-overload]
         self.limits = walls.Limits(int(raw["memory"]), int(raw["processes"]), int(raw["cpu"]))
+        # no cgroup caps the run: this helper, the steps' subreaper, sums their memory
+        self.watch = memwatch.Watch(int(raw["watch"])) if raw.get("watch") else None
         self.layers = tuple(layers)
         self.rules = rules
         """(real path pattern, validator command with ``{file}``): chosen by what changed."""
@@ -136,6 +138,13 @@ def _run_step(step: Step, walled: Walled, status_fd: int, cap: int) -> tuple[int
         if status is None:
             pid, raw = os.waitpid(child, os.WNOHANG)
             status = raw if pid else None
+        if walled.watch is not None and status is None:
+            try:
+                walled.watch.check()
+            except memwatch.Exceeded:
+                os.close(out_r)
+                reap_all()  # the step and all it started, the child reaped with them
+                raise
         if (ready and not chunk) or (status is not None and not ready):
             break
     if status is None:
@@ -253,13 +262,18 @@ def _steps(walled: Walled, steps: list[Step], walker: Walker, report_fd: int,
            status_fd: int) -> None:
     """Each step, what is left of it killed, a walk; its validators, a walk dropped."""
     for index, step in enumerate(steps):
-        code, output = _run_step(step, walled, status_fd, walker.limits["output"])
-        reap_all()  # nothing a step left running writes on after its walk
-        entries = walker.walk()
-        line = {"step": index, "exit": code, "entries": entries, "more": walker.more,
-                "output": output.decode("utf-8", "replace"),
-                "validators": _validate(step, entries, walled, walker, status_fd)
-                if code == 0 else []}
+        try:
+            code, output = _run_step(step, walled, status_fd, walker.limits["output"])
+            reap_all()  # nothing a step left running writes on after its walk
+            entries = walker.walk()
+            line = {"step": index, "exit": code, "entries": entries, "more": walker.more,
+                    "output": output.decode("utf-8", "replace"),
+                    "validators": _validate(step, entries, walled, walker, status_fd)
+                    if code == 0 else []}
+        except memwatch.Exceeded as exc:  # its processes are gone; the run ends here
+            os.write(report_fd, json.dumps({"step": index, "memory": exc.used,
+                                            "cap": exc.cap}).encode() + b"\n")
+            return
         os.write(report_fd, json.dumps(line).encode() + b"\n")
         if code != 0:
             break

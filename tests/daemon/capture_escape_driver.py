@@ -19,7 +19,12 @@ namespaces the step runs in:
 - ``{SHMKEY}``: the key of a SysV shared memory segment of the driver's;
 - ``{L}``: a directory holding ``secret`` (mode 0600) from before the step;
 - ``{T}``: a scratch directory (its writes are captured, never committed: the layers are
-  dropped at the end).
+  dropped at the end);
+- with ``"special": true`` in the spec: ``{FIFO}``, a FIFO under the /run tmpfs with the
+  driver reading its other end (what it got is reported), and in ``{L}`` device nodes the
+  step may find on a disk: ``{LOOP}``, a block node of a loop device the driver attached to a
+  scratch image of its own (detached after; the image's first bytes are reported), and
+  ``{KMSG}``, a character node with /dev/kmsg's numbers (a probe only opens it, never writes).
 
 The spec (JSON) names the state directory and the file holding the probe's command text (never
 handed to a shell by the test); ``"no_cgroup_v2": true`` unmounts every cgroup v2 mount in the
@@ -38,6 +43,7 @@ import os
 import shutil
 import signal
 import socket
+import stat
 import subprocess
 import sys
 import tempfile
@@ -56,7 +62,7 @@ OWNER_PYTHON = "/usr/bin/python3"
 """The capture helper's interpreter for an owner (standard library only, ``-I -S``)."""
 
 
-def _listener(family: int, address: object) -> socket.socket:
+def _listener(family: int, address: str | tuple[str, int]) -> socket.socket:
     sock = socket.socket(family, socket.SOCK_STREAM)
     sock.bind(address)
     sock.listen(8)
@@ -130,6 +136,7 @@ def main(argv: list[str]) -> int:
     shm_key = 0x616E6E61  # a SysV segment of the driver's IPC namespace ("anna")
     if libc.shmget(shm_key, 4096, 0o1000 | 0o600) < 0:  # IPC_CREAT
         raise OSError(ctypes.get_errno(), "shmget")
+    special = _Special(run_dir, lower, state) if spec.get("special") else None
     full = subprocess.Popen(["sleep", "600"])
     bare = subprocess.Popen(["setpriv", "--inh-caps=-all", "--bounding-set=-all",
                              "sleep", "600"])
@@ -139,7 +146,7 @@ def main(argv: list[str]) -> int:
             TCP6=tcp6.getsockname()[1], HOST=host.getsockname()[1],
             HOST6=host6.getsockname()[1], UDP=udp.getsockname()[1],
             PID=full.pid, BARE=bare.pid, T=scratch, RUN=run_dir, L=lower,
-            SHMKEY=shm_key)
+            SHMKEY=shm_key, **(special.names() if special else {}))
         directory = state / "step"
         if spec.get("owner") is not None:
             result, changes, left = _as_owner(int(spec["owner"]), command), [], []
@@ -167,6 +174,7 @@ def main(argv: list[str]) -> int:
             "ip_forward": Path("/proc/sys/net/ipv4/ip_forward").read_text().strip(),
             "escaped_files": sorted(p.name for p in run_dir.iterdir() if p.name != "sock"),
             "left_running": left,
+            **(special.report() if special else {}),
         }
         print(json.dumps(report))
     finally:
@@ -176,11 +184,51 @@ def main(argv: list[str]) -> int:
             proc.wait()
         for sock in (unix, abstract, tcp, tcp6, host, host6, udp):
             sock.close()
+        if special is not None:
+            special.close()
         # the tmpfs is this namespace's; the directory under it is the machine's /run's
         subprocess.run(["umount", str(run_dir)], check=True)
         run_dir.rmdir()
         _drop_layers(state / "step")
     return 0
+
+
+class _Special:
+    """The FIFO and device-node targets (see the module text)."""
+
+    def __init__(self, run_dir: Path, lower: Path, state: Path) -> None:
+        self.fifo = run_dir / "initctl"
+        os.mkfifo(self.fifo, 0o600)
+        # the reader's end open first: a writer's open then succeeds at once, and what it
+        # wrote waits in the pipe for report()
+        self.reader = os.open(self.fifo, os.O_RDONLY | os.O_NONBLOCK)
+        self.image = state / "loop.img"
+        self.image.write_bytes(bytes(1 << 20))
+        self.loop = subprocess.run(["losetup", "-f", "--show", str(self.image)],
+                                   capture_output=True, text=True, check=True).stdout.strip()
+        node = os.stat(self.loop).st_rdev
+        self.loop_node = lower / "loop"
+        os.mknod(self.loop_node, 0o600 | stat.S_IFBLK, node)
+        self.kmsg_node = lower / "kmsg"
+        os.mknod(self.kmsg_node, 0o600 | stat.S_IFCHR, os.makedev(1, 11))
+
+    def names(self) -> dict[str, object]:
+        return {"FIFO": self.fifo, "LOOP": self.loop_node, "KMSG": self.kmsg_node}
+
+    def report(self) -> dict[str, Any]:
+        try:
+            got = os.read(self.reader, 4096)
+        except BlockingIOError:
+            got = b""
+        with self.image.open("rb") as image:
+            head = image.read(4096)
+        return {"fifo_got": got.decode("latin-1"), "loop_written": any(head)}
+
+    def close(self) -> None:
+        os.close(self.reader)
+        subprocess.run(["losetup", "-d", self.loop], check=False)
+        for node in (self.loop_node, self.kmsg_node):
+            node.unlink(missing_ok=True)
 
 
 def _result(result: RunResult) -> dict[str, Any]:

@@ -443,11 +443,14 @@ spec = {"steps": [step], "plan": plan, "userns": True,
 result, report = run_overlay(json.dumps(spec), timeout=30, max_output=4096,
                              python=sys.executable)
 item = json.loads(report.splitlines()[0])
-print(json.dumps({"error": result.error, "output": item["output"],
-                  "entries": sorted((os.path.relpath(os.path.join(top, e["rel"]), base + "/d"), e["type"])
-                             for e in item["entries"]),
-                  "real": open(base + "/d/sub/f").read(),
-                  "gone_kept": os.path.exists(base + "/d/gone")}))
+out = {"error": result.error, "output": item["output"],
+       "entries": sorted((os.path.relpath(os.path.join(top, e["rel"]), base + "/d"), e["type"])
+                  for e in item["entries"]),
+       "real": open(base + "/d/sub/f").read(),
+       "gone_kept": os.path.exists(base + "/d/gone")}
+import shutil
+shutil.rmtree(base)  # this uid's scratch tree: nothing left in /tmp
+print(json.dumps(out))
 """
 
 

@@ -7,6 +7,7 @@ these tests is Anna's own verdict, never a hand-written label.
 
 from __future__ import annotations
 
+from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
@@ -18,8 +19,9 @@ HOSTILE_NOTES = "red:\x1b[31mRED\x1b[0m title:\x1b]0;pwned\x07 markup:[bold red]
 """A notes_for_user string that tries escape codes, an OSC title and Rich markup."""
 
 
-def plan_dict(steps: list[tuple[str, str, str]] = (), *, checks: list[tuple[str, str]] = (),
-              rollback: list[tuple[str, str]] = (), goal: str = "Do the thing",
+def plan_dict(steps: Sequence[tuple[str, str, str]] = (), *,
+              checks: Sequence[tuple[str, str]] = (), rollback: Sequence[tuple[str, str]] = (),
+              goal: str = "Do the thing",
               notes: str = "Notes for you.", analysis: str = "Analysis text.",
               rollback_ids: dict[str, str] | None = None) -> dict[str, Any]:
     """An ActionPlan v3 dict. ``steps`` are (id, command, model risk); checks (id, command)."""
@@ -60,3 +62,28 @@ def wallpaper_plan() -> dict[str, Any]:
         rollback=[("restore_config", f"cp {conf}.anna_backup {conf}")],
         rollback_ids={"update_config": "restore_config"}, goal="Change wallpaper",
         notes="I'll change your wallpaper to ~/besseggen.png using hyprpaper.")
+
+
+HOOK_TAIL = "touch /tmp/anna-hook-tail-END"
+"""The last thing the long hook command runs: what a cut at 600 characters hid."""
+
+
+APT_HOOK = ('sudo apt-get -o APT::Update::Pre-Invoke::="', '" update')
+"""An apt hook: the review's case (valid where apt is the package manager)."""
+SHELL_HOOK = ("sudo sh -c '", "'")
+"""The same program as a root shell's (valid on any distribution: the end-to-end tests')."""
+
+
+def hook_command(length: int = 2000, form: tuple[str, str] = APT_HOOK) -> str:
+    """A hook command of about ``length`` characters: numbered filler (``w0000;``…), a
+    markup-looking word that must stay text, then :data:`HOOK_TAIL` at its very end."""
+    head = f"{form[0]}[bold red]hook[/] "
+    words: list[str] = []
+    while len(head) + len(" ".join(words)) + len(HOOK_TAIL) + 12 < length:
+        words.append(f"w{len(words):04d};")
+    return f'{head}{" ".join(words)} {HOOK_TAIL}{form[1]}'
+
+
+def hook_words(command: str) -> list[str]:
+    """The numbered filler words of :func:`hook_command`: each must be on screen."""
+    return [w for w in command.split() if w.startswith("w") and w.endswith(";")]

@@ -38,6 +38,11 @@ class Tmux:
                               capture_output=True, text=True, check=False, timeout=20)
         return proc.stdout
 
+    def history(self) -> str:
+        """Everything the pane has shown, its scrollback included (lines the terminal
+        wrapped joined again)."""
+        return self._tmux("capture-pane", "-p", "-J", "-S", "-", "-t", "t")
+
     def screen(self, *, styled: bool = False) -> str:
         """The visible pane, as text (``styled``: with its SGR colour and style codes)."""
         return self._tmux("capture-pane", *(["-e"] if styled else []), "-p", "-t", "t")

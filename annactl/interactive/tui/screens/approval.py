@@ -1,4 +1,10 @@
-"""The approval box (seed 000): title, ``Risk:``, ``Steps:``, ``Rollback:`` and three buttons.
+"""The approval box (seed 000): title, ``Risk:``, ``Steps:``, every step's whole command,
+``Rollback:`` and three buttons.
+
+The commands are in the box itself, whole and wrapped (:func:`annactl.ui.render.command_text`,
+inert: markup and escapes in them stay text), in a pane that scrolls when they are long: the
+person approves what they have seen, not a summary of it (the box showed no command until
+"Show Details", and a cut hid an apt hook's program after 600 characters).
 
 Focus starts on Cancel: Enter on a fresh screen never approves anything that
 changes the system. A banned plan shows why and its Approve button is disabled.
@@ -10,17 +16,20 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
+from rich.console import Group
 from rich.text import Text
 from textual.app import ComposeResult
 from textual.binding import Binding
-from textual.containers import Horizontal, Vertical
+from textual.containers import Horizontal, Vertical, VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Button, Footer, Static
 
 from annactl.interactive.tui.screens import Decision
 from annactl.interactive.tui.widgets import RiskLine, title_text
 from annactl.ui import confirm
+from annactl.ui.console import inert_text
 from annactl.ui.render_facts import confidence_line
+from annactl.ui.render_plan import command_text, risk_badge
 
 if TYPE_CHECKING:
     from annactl.commands.prepared import Prepared
@@ -72,6 +81,14 @@ class ApprovalScreen(ModalScreen[Decision]):
                 yield Static(self.banner, id="banner")
             yield RiskLine(plan, id="risk")
             yield Static(f"Steps: {len(plan.steps)}", id="steps")
+            if plan.steps:
+                with VerticalScroll(id="commands"):
+                    for number, step in enumerate(plan.steps, start=1):
+                        head = Text(f"{number}. ", style="bold") + inert_text(
+                            step.id, "bold", max_chars=60) + Text(" ")
+                        head += risk_badge(step.final_risk, banned=step.banned)
+                        yield Static(Group(head, command_text(step.command)),
+                                     classes="command")
             yield Static(f"Rollback: {plan.rollback_status}", id="rollback")
             note = _tier_note(self.requirement)
             if note is not None:
