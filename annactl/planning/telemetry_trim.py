@@ -235,6 +235,31 @@ def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
     }
 
 
+_NETWORK_WORDS = re.compile(r"(?i)\b(ip|ips|address(es)?|network|listen\w*|ports?|interfaces?|"
+                            r"lan|wifi|ethernet)\b")
+_SESSION_WORDS = re.compile(r"(?i)\b(who|users?|logged|log(ged)?[- ]?in|logins?|sessions?)\b")
+
+
+def _network(telemetry: Telemetry, request: str, rows: int) -> dict[str, Any]:
+    """Addresses, listeners and login sessions, for a request about them (exact values:
+    they change rarely, so sending them keeps the key stable)."""
+    extra: dict[str, Any] = {}
+    net = telemetry.network
+    if net.available and _NETWORK_WORDS.search(request):
+        extra["network"] = {
+            "addresses": [f"{cut(a.interface, 20)} {a.address}" + (f"/{a.prefix}" if a.prefix
+                                                                   else "")
+                          for a in net.addresses[:rows]],
+            "listening": [f"{x.proto} {x.address}:{x.port}"
+                          + (f" {cut(x.process, 30)}" if x.process else "")
+                          for x in net.listeners[:rows]]}
+    if telemetry.sessions is not None and _SESSION_WORDS.search(request):
+        extra["logged_in"] = [f"{cut(s.user, 32)} {cut(s.terminal, 16)}"
+                              + (f" from {cut(s.host, 40)}" if s.host else "")
+                              for s in telemetry.sessions[:rows]]
+    return extra
+
+
 _LEVELS = (  # (top processes, cmdline chars, matched packages, disks, failed units)
     (6, 80, MAX_MATCHED, 8, 8),
     (4, 40, 15, 6, 5),
@@ -256,12 +281,14 @@ def trim(telemetry: Telemetry, request: str, *, budget: int = DEFAULT_BUDGET) ->
             kept = list(packages["matching_installed"].items())[:matched]
             packages["matching_installed"] = dict(kept)
         result["packages"] = packages
+        result.update(_network(telemetry, request, max(disks, 2) * 2))
         if telemetry.errors:
             result["collector_errors"] = [cut(e, 80) for e in telemetry.errors[:3]]
         if len(compact(result)) <= budget:
             return result
     # Last resort: keep only the summary sections, each cut hard.
-    for key in ("temperatures_c", "collector_errors", "boot", "processes"):
+    for key in ("temperatures_c", "collector_errors", "boot", "processes", "network",
+                "logged_in"):
         result.pop(key, None)
         if len(compact(result)) <= budget:
             return result

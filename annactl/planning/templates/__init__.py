@@ -6,7 +6,8 @@ without asking the model; a weak match (a keyword only) is used only when no
 model is reachable, and the planner says so. The plans are ordinary
 ActionPlans with ``meta.template_used`` set, validated like any other.
 
-Templates: system status, failed services, disk usage, why a disk is full, what uses the
+Templates: kernel, IP addresses, uptime, logins and listeners (telemetry alone), system
+status, failed services, disk usage, why a disk is full, what uses the
 memory or CPU, wallpaper change (hyprpaper, swww, swaybg, GNOME, XFCE, feh), install and
 remove a package (pacman), restart, start or enable a service (checked against the installed
 packages), enable the installed firewall, append a line to a dotfile, clean the package
@@ -21,6 +22,7 @@ from typing import TYPE_CHECKING
 from annactl.planning.templates.base import Context, TemplateMatch
 from annactl.planning.templates.dotfiles import append_line
 from annactl.planning.templates.info import disk_full, disk_usage, failed_services, system_status
+from annactl.planning.templates.machine import machine_fact
 from annactl.planning.templates.packages import clean_cache, install_package, remove_package
 from annactl.planning.templates.processes import top_processes
 from annactl.planning.templates.services import enable_firewall, service_action
@@ -40,6 +42,7 @@ TEMPLATES: tuple[Callable[[Context], TemplateMatch | None], ...] = (
     service_action,
     change_wallpaper,
     append_line,
+    machine_fact,
     top_processes,
     failed_services,
     disk_full,
