@@ -39,6 +39,7 @@ from annactl.planning.packet import (
 from annactl.planning.run_calls import ModelCalls
 from annactl.planning.run_offline import OfflineBeside
 from annactl.planning.telemetry_trim import cut
+from annactl.planning.templates.managers import MANAGERS
 
 if TYPE_CHECKING:
     from anna_common.plan import ActionPlan
@@ -101,8 +102,8 @@ class Run(ModelCalls, OfflineBeside):
         self.telemetry = telemetry if telemetry is not None else self.planner.fetch_telemetry()
         self.context = self.planner.assess_context(self.telemetry)
         if not self.continuation:
-            self.form = forms.choose(self.request, arch=self.telemetry.packages.manager
-                                     == "pacman")
+            self.form = forms.choose(self.request,  # a family the package templates speak
+                                     arch=(self.context.distro or "") in MANAGERS)
         self.packet = self._plan_packet(turns)
         found: TemplateMatch | None = None
         if use_templates and self.settings.templates and not self.continuation:

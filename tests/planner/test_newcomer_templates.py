@@ -136,9 +136,9 @@ def test_a_weak_match_without_a_configured_model_tries_it_once(make_settings):
 
 
 @pytest.mark.parametrize(("text", "telemetry", "why"), [
-    ("install htop", {"distro": "debian"}, "installing packages offline needs pacman; this "
-     "machine has apt"),
-    ("remove nginx", {"distro": "debian"}, "removing packages offline needs pacman"),
+    ("install htop", {"distro": "alpine"}, "installing packages offline needs pacman, apt, dnf "
+     "or zypper; this machine has apk"),
+    ("remove nginx", {"distro": "alpine"}, "removing packages offline needs pacman"),
     ("install foo;reboot", {}, "package_install_v1 template refused it"),
 ])
 def test_no_template_fits_says_which_came_close_and_why(make_settings, text, telemetry, why):

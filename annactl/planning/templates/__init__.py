@@ -9,9 +9,9 @@ ActionPlans with ``meta.template_used`` set, validated like any other.
 Templates: kernel, IP addresses, uptime, logins and listeners (telemetry alone), system
 status, failed services, disk usage, why a disk is full, what uses the
 memory or CPU, wallpaper change (hyprpaper, swww, swaybg, GNOME, XFCE, feh), install and
-remove a package (pacman), restart, start or enable a service (checked against the installed
-packages), enable the installed firewall, append a line to a dotfile, clean the package
-cache (paccache).
+remove a package, upgrade the system and clean the package cache (pacman, apt, dnf, zypper),
+restart, start or enable a service (checked against the machine's unit files or installed
+packages), enable the installed firewall, append a line to a dotfile.
 """
 
 from __future__ import annotations
@@ -23,7 +23,12 @@ from annactl.planning.templates.base import Context, TemplateMatch
 from annactl.planning.templates.dotfiles import append_line
 from annactl.planning.templates.info import disk_full, disk_usage, failed_services, system_status
 from annactl.planning.templates.machine import machine_fact
-from annactl.planning.templates.packages import clean_cache, install_package, remove_package
+from annactl.planning.templates.packages import (
+    clean_cache,
+    install_package,
+    remove_package,
+    upgrade_system,
+)
 from annactl.planning.templates.processes import top_processes
 from annactl.planning.templates.services import enable_firewall, service_action
 from annactl.planning.templates.wallpaper import RECORDING_PREFIX, change_wallpaper
@@ -38,6 +43,7 @@ TEMPLATES: tuple[Callable[[Context], TemplateMatch | None], ...] = (
     install_package,
     remove_package,
     clean_cache,
+    upgrade_system,
     enable_firewall,
     service_action,
     change_wallpaper,
