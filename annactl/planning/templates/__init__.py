@@ -20,8 +20,9 @@ from collections.abc import Callable
 from typing import TYPE_CHECKING
 
 from annactl.planning.templates.base import Context, TemplateMatch
+from annactl.planning.templates.disks import DISK_FULL_TEMPLATE, disk_full, disk_health
 from annactl.planning.templates.dotfiles import append_line
-from annactl.planning.templates.info import disk_full, disk_usage, failed_services, system_status
+from annactl.planning.templates.info import disk_usage, failed_services, system_status
 from annactl.planning.templates.machine import machine_fact
 from annactl.planning.templates.packages import (
     clean_cache,
@@ -51,6 +52,7 @@ TEMPLATES: tuple[Callable[[Context], TemplateMatch | None], ...] = (
     machine_fact,
     top_processes,
     failed_services,
+    disk_health,
     disk_full,
     disk_usage,
     system_status,
@@ -61,11 +63,15 @@ MAX_TEMPLATE_REQUEST = 300
 """Longer requests are never answered by a template."""
 
 
-def records_first(template: str | None) -> bool:
+def records_first(template: str | None, confident: bool = True) -> bool:
     """Whether ``template`` plans twice: once to record the current state with its checks,
     then again with what they printed (``match(..., recorded=...)``), so its undo restores
-    exactly that state."""
-    return bool(template) and str(template).startswith(RECORDING_PREFIX)
+    exactly that state (wallpaper) or it proposes only what they measured (disk full, when
+    the whole request asked it: a weak match's checks run once, for the model to read)."""
+    if not template:
+        return False
+    return str(template).startswith(RECORDING_PREFIX) or (confident
+                                                           and template == DISK_FULL_TEMPLATE)
 
 
 def match(request: str, telemetry: Telemetry, *, context: AssessContext,
