@@ -80,3 +80,14 @@ def test_missing_parts_are_said_never_invented(make_settings: Any) -> None:
         outcome = planner.plan(request_text, telemetry=telemetry)
         assert outcome.plan is not None and says in outcome.plan.notes_for_user
         assert "(from the daemon's telemetry)" in outcome.plan.notes_for_user
+
+
+@pytest.mark.parametrize(("request_text", "template"), [
+    ("what uses my memory", "top_processes_v1"), ("which process uses the most cpu?",
+                                                  "top_processes_v1"),
+    ("show me failed services", "failed_services_v1")])
+def test_everyday_wordings_are_whole_matches(make_settings: Any, request_text: str,
+                                             template: str) -> None:
+    outcome = Planner(make_settings(llm_url=DEAD), daemon=None).plan(
+        request_text, telemetry=_machine())
+    assert outcome.template == template and outcome.template_confident

@@ -63,3 +63,14 @@ def test_several_failed_units_are_a_question(make_settings: Any) -> None:
     assert plan.command_plan == []
     assert "Which unit? Failed units now: bluetooth.service, cups.service" in \
         plan.notes_for_user
+
+
+@pytest.mark.parametrize(("files", "command", "says"), [
+    (["ufw.service", "ssh.service"], "systemctl enable --now ufw.service", "ufw"),
+    (DEBIAN, None, "No firewall is installed"),
+])
+def test_the_firewall_without_a_package_list_comes_from_the_unit_files(
+        make_settings: Any, files: list[str], command: str | None, says: str) -> None:
+    plan = _plan(make_settings, "enable the firewall", _machine("debian", files))
+    assert [s.command for s in plan.command_plan] == ([command] if command else [])
+    assert says in plan.notes_for_user + plan.analysis

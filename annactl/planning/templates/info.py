@@ -15,9 +15,9 @@ _STATUS_FULL = re.compile(
     r"[?.! ]*$")
 _STATUS_WORDS = re.compile(r"(?i)\b(status|health|how is my|overview)\b")
 _FAILED_FULL = re.compile(
-    r"(?i)^(?:show |list |what are |which are |are there )?(?:the |my |any )?(?:failed|failing|"
-    r"broken) (?:services|units|systemd units)(?: are there)?[?.! ]*$|^(?:what|which) "
-    r"(?:services|units) (?:have )?failed[?.! ]*$")
+    r"(?i)^(?:show |list |what are |which are |are there )?(?:me )?(?:the |my |any )?"
+    r"(?:failed|failing|broken) (?:services|units|systemd units)(?: are there)?[?.! ]*$"
+    r"|^(?:what|which) (?:services|units) (?:have )?failed[?.! ]*$")
 _FAILED_WORDS = re.compile(r"(?i)\bfail(ed|ing)?\b.*\b(service|unit)s?\b")
 _DISK_FULL = re.compile(
     r"(?i)^(?:show |check |what(?:'s| is) )?(?:my |the )?(?:disk|storage) (?:usage|space|use)"

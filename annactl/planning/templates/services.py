@@ -191,10 +191,17 @@ def _the_failed_unit(ctx: Context, action: str, template: str) -> TemplateMatch 
 
 def enable_firewall(ctx: Context) -> TemplateMatch | None:
     """"enable the firewall": the firewall that is installed, or an answer saying none is."""
-    if _FIREWALL.match(ctx.request) is None or not ctx.telemetry.packages.available:
+    if _FIREWALL.match(ctx.request) is None:
         return None
-    have = installed(ctx)
-    present = [(package, unit) for package, unit in FIREWALLS if package in have]
+    files = set(ctx.telemetry.services.unit_files)
+    if ctx.telemetry.packages.available:
+        have = installed(ctx)
+        present = [(package, unit) for package, unit in FIREWALLS if package in have]
+    elif files:  # no package list (not Arch): the installed unit files tell
+        have = {package: "unit file present" for package, unit in FIREWALLS if unit in files}
+        present = [(package, unit) for package, unit in FIREWALLS if unit in files]
+    else:
+        return None
     if not present:
         names = ", ".join(p for p, _ in FIREWALLS)
         return _not_installed(
@@ -204,7 +211,7 @@ def enable_firewall(ctx: Context) -> TemplateMatch | None:
             "\"install ufw\", then ask again; a firewall with no rules of yours may block "
             "services you use.")
     package, unit = present[0]
-    found = f"{package} {have[package]} is installed"
+    found = f"{package} ({have[package]}) is installed"
     if len(present) > 1:
         found += " (also installed: " + ", ".join(p for p, _ in present[1:]) + ")"
     return _plan(ctx, "enable", unit, found, template=FIREWALL_TEMPLATE)
