@@ -57,7 +57,7 @@ def test_a_question_gets_the_answer_form_and_its_citations_are_verified(
         {"doc": "telemetry:disks.0.percent", "quote": "12"},
         {"doc": "telemetry:cpu.flux", "quote": "1"}]}))
     outcome = _planner(make_settings(llm_provider="openai", llm_url=fake_llm.openai_url)).plan(
-        "what uses my memory?", telemetry=telemetry)
+        "how much memory is free?", telemetry=telemetry)
     body = fake_llm.chat_bodies()[0]
     assert body["messages"][0]["content"] == system_message("answer")
     schema = body["response_format"]["json_schema"]["schema"]
@@ -205,7 +205,7 @@ def test_the_budget_left_is_shown_while_waiting(fake_llm, make_settings):
     fake_llm.push(json.dumps({"answer": "Fine.", "citations": []}))
     seen = []
     _planner(make_settings(llm_url=fake_llm.ollama_url, llm_budget=45.0)).plan(
-        "what uses my memory?", telemetry=make_telemetry(), on_progress=seen.append)
+        "how much memory is free?", telemetry=make_telemetry(), on_progress=seen.append)
     model = [p for p in seen if p.stage == "model"]
     assert model and all(p.budget_s == 45.0 and p.deadline is not None for p in model)
     # the CLI spinner shows the time used of the budget, as the TUI does (annactl.ui.waiting)
@@ -236,7 +236,7 @@ def test_the_response_packet_carries_the_verified_citations(fake_llm, make_setti
         {"doc": "telemetry:memory.percent", "quote": "40"}]}))
     history = History(tmp_path / "history")
     _planner(make_settings(llm_url=fake_llm.ollama_url), history=history).plan(
-        "what uses my memory?", telemetry=make_telemetry())
+        "how much memory is free?", telemetry=make_telemetry())
     _request, response = history.packets()
     cited = response["assistant"]["citations"]
     assert [(c["doc"], c["verified"], c["value"]) for c in cited] == [
@@ -253,7 +253,7 @@ def test_cited_facts_are_shown_beside_the_answer_and_false_ones_flagged(fake_llm
         {"doc": "telemetry:disks.0.percent", "quote": "12"}]}))
     telemetry = make_telemetry()
     outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
-        "what uses my memory?", telemetry=telemetry)
+        "how much memory is free?", telemetry=telemetry)
     assert outcome.result.plan is not None
     console = Console(record=True, width=160)
     console.print(notes_only(outcome.result.plan, telemetry=telemetry,
