@@ -80,7 +80,7 @@ def test_a_family_request_lets_the_model_fill_values_and_anna_writes_the_command
         fake_llm, make_settings):
     fake_llm.push(json.dumps({"action": "install", "package": "ripgrep"}))
     outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
-        "please install the fast grep tool", telemetry=make_telemetry())
+        "please install ripgrep, the fast grep tool", telemetry=make_telemetry())
     body = fake_llm.chat_bodies()[0]
     assert body["messages"][0]["content"] == system_message("package")
     assert set(body["format"]["properties"]) == {"action", "package"}
@@ -95,7 +95,7 @@ def test_a_family_value_the_template_refuses_is_repaired_like_a_schema_error(
     fake_llm.push(json.dumps({"action": "install", "package": "rip grep; rm -rf ~"}),
                   json.dumps({"action": "install", "package": "ripgrep"}))
     outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
-        "please install the fast grep tool", telemetry=make_telemetry())
+        "please install ripgrep, the fast grep tool", telemetry=make_telemetry())
     assert outcome.repairs == 1 and outcome.plan is not None
     assert "one name" in fake_llm.chat_bodies()[1]["messages"][-1]["content"]
 

@@ -64,6 +64,9 @@ class Context:
     recorded: dict[str, str] | None = None
     """A recording template's second round: its checks' outputs (id → output of the checks
     that ran and exited 0); None in the first round."""
+    sent: str = ""
+    """The user message a model was shown for this request (a family form's values must
+    be named there: the request or the telemetry); empty for a template's own match."""
 
 
 @dataclass
