@@ -14,12 +14,14 @@ Volatile figures are rounded to a documented granularity (docs/planning.md) befo
 are sent, so the same request a few minutes later on an unchanged machine sends the same
 bytes: the deterministic cache (keyed on what is sent) hits, and the server's prompt cache
 holds. The 5-minute load moves in steps of 0.5 below 4, 1 below 16 and 4 above (the
-1-minute figure and the CPU's momentary share are not sent); memory and swap shares in
-steps of 5 %; free disk space in steps of 1 % of the disk (at least 0.5 GB) and disk use in
-steps of 5 % (memory as a share only); temperatures in steps of 5 °C; a process's CPU share
-in steps of 5 % and its memory share in steps of 1 %; uptime in whole hours (whole days
-past two days). Top processes are sent only to a request about them, listed by name rather
-than by momentary rank, without the process count.
+1-minute figure and the CPU's momentary share are not sent); memory and swap shares and disk
+use in whole percent, as ``annactl status`` and the templates print them, so the model cites
+the number the person sees (issue 39: a 5 % step sent 30 where the screen showed 28); free
+disk space in steps of 1 % of the disk (at least 0.5 GB) (memory as a share only);
+temperatures in steps of 5 °C; a process's CPU share in steps of 5 % and its memory share
+in steps of 1 %; uptime in whole hours (whole days past two days). Top processes are sent
+only to a request about them, listed by name rather than by momentary rank, without the
+process count.
 
 Every string here is still untrusted; :mod:`annactl.planning.prompt` puts the result in
 the user message inside a block labelled untrusted, escaped so it cannot close
@@ -40,7 +42,7 @@ DEFAULT_BUDGET = 4200
 
 GB = 1024**3
 
-GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 5.0, "gb": 0.5,
+GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 1.0, "gb": 0.5,
                                  "celsius": 5.0, "process_cpu": 5.0, "process_memory": 1.0}
 """Steps the volatile figures are rounded to (see the module docstring)."""
 
