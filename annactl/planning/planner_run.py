@@ -259,7 +259,7 @@ class Run(ModelCalls, OfflineBeside):
                 self.tracer.event("REFINE_SKIPPED", reason="time budget spent")
                 break
         # the model's path only: a template's answer needs none of these (bench/startup.py)
-        from annactl.planning.citations import flagged, verify
+        from annactl.planning.citations import flagged, uncited, verify
         from annactl.planning.replies import failure
 
         if result.ok and result.plan is not None and not self.built:
@@ -277,6 +277,8 @@ class Run(ModelCalls, OfflineBeside):
             stats.contradictions = contradictions(stats.plan, self.telemetry)
             stats.citations = verify(self.cited, self.packet["context"]["documents"])
             stats.contradictions += flagged(stats.citations)
+            if self.form == "answer" and not self.built:
+                stats.contradictions += uncited(stats.plan.notes_for_user, stats.citations)
             if stats.contradictions:
                 self.tracer.event("CONTRADICTIONS", facts=[c.to_dict()
                                                            for c in stats.contradictions])
