@@ -208,6 +208,67 @@ class ServicesInfo(BaseModel):
     """Why not, e.g. ``systemd is not running``."""
     failed: list[FailedUnit] = Field(default_factory=list)
     """Failed system units."""
+    unit_files: list[str] = Field(default_factory=list)
+    """Installed unit files' names as systemd spells them (``NetworkManager.service``), so a
+    unit a person names in lower case is looked up, never guessed; empty when unknown."""
+
+
+class Address(BaseModel):
+    """One address of a network interface (untrusted strings)."""
+
+    model_config = _MODEL
+
+    interface: str
+    """Interface name (``eth0``, ``wlan0``)."""
+    family: Literal["ipv4", "ipv6"]
+    """Address family."""
+    address: str
+    """The address as the kernel prints it."""
+    prefix: int | None = None
+    """Prefix length, when the netmask gives one."""
+
+
+class Listener(BaseModel):
+    """One socket listening for connections (TCP) or datagrams (UDP)."""
+
+    model_config = _MODEL
+
+    proto: Literal["tcp", "udp"]
+    """Transport."""
+    address: str
+    """Local address (``0.0.0.0`` and ``::`` are every address)."""
+    port: int
+    """Local port."""
+    process: str | None = None
+    """The owning process's name, when the daemon may see it (untrusted)."""
+
+
+class NetworkInfo(BaseModel):
+    """Interface addresses and listening sockets."""
+
+    model_config = _MODEL
+
+    available: bool = False
+    """Whether the collector ran."""
+    addresses: list[Address] = Field(default_factory=list)
+    """Every interface address (loopback included)."""
+    listeners: list[Listener] = Field(default_factory=list)
+    """Listening sockets, by port."""
+
+
+class LoginSession(BaseModel):
+    """One logged-in user session, as utmp records it (untrusted strings)."""
+
+    model_config = _MODEL
+
+    user: str
+    """User name."""
+    terminal: str = ""
+    """Terminal (``tty1``, ``pts/0``)."""
+    host: str = ""
+    """Remote host, for a remote login."""
+    started: float = 0.0
+    """Unix time the session began."""
 
 
 class DesktopInfo(BaseModel):
@@ -269,5 +330,9 @@ class Telemetry(BaseModel):
     """The caller's desktop session."""
     boot: BootInfo = Field(default_factory=BootInfo)
     """Bootloader and initramfs facts."""
+    network: NetworkInfo = Field(default_factory=NetworkInfo)
+    """Interface addresses and listening sockets."""
+    sessions: list[LoginSession] | None = None
+    """Users logged in (None: not collected)."""
     errors: list[str] = Field(default_factory=list)
     """Collectors that failed, with why; the rest of the telemetry is still valid."""

@@ -53,6 +53,16 @@ REQUESTS = ("how is my system", "install htop", "why is my disk full",
             "show me failed services", "free up space", "what uses my memory",
             "add an alias ll='ls -la' to my .bashrc", "enable the firewall")
 """Issue 24's ten everyday requests."""
+FIRST_HOUR = ("how is my system", "what kernel am I running?", "show my ip address",
+              "how long has my computer been up?", "who is logged in?",
+              "what's listening on the network?", "show me failed services",
+              "what uses my memory", "why is my disk full?", "check disk health",
+              "install htop", "clean the package cache", "update my system",
+              "restart networkmanager", "restart ssh", "enable the firewall",
+              "add an alias ll to my bashrc", "change my wallpaper to ~/Pictures/fjord.png",
+              "list big files in my home", "how do I extract a tar.gz?")
+"""Issue 39's twenty everyday requests of a person's first hour (bench/first_hour.py asks
+them and judges each answer against the machine)."""
 PROMPT_TPS, GEN_TPS = 110.0, 21.0
 """SmolLM2-135M on 2 cores (shared/real-llm.md): prompt and generation tokens per second."""
 

@@ -136,7 +136,7 @@ class Flow:
             first.stored_id = prepared.plan_id  # a question's checks run on this plan
             from annactl.planning.templates import records_first
 
-            if records_first(first.template):
+            if records_first(first.template, first.template_confident):
                 prepared = self._recorded(prepared, request)
             early.append(prepared)
             on_offline(prepared)
@@ -173,7 +173,7 @@ class Flow:
         prepared.checks = list(outcome.checks)
         from annactl.planning.templates import records_first
 
-        if records_first(outcome.template):
+        if records_first(outcome.template, outcome.template_confident):
             prepared = self._recorded(prepared, request)
         return prepared
 

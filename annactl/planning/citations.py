@@ -27,8 +27,14 @@ if TYPE_CHECKING:
 
 VALUE_CHARS = 160
 """Longest document value kept beside a citation."""
-_UNIT = re.compile(r"\s*(%|gib|gb|mib|mb|°c|c|h|hours?|s|seconds?|cores?)\s*$")
+_UNIT = re.compile(r"\s*(%|percent|per cent|gib|gb|gigabytes?|mib|mb|megabytes?|°c|c|"
+                   r"degrees?(?: c| celsius)?|h|hours?|s|seconds?|cores?|threads?)\s*$")
 _NOISE = re.compile(r"[\"'`]")
+_TOKEN = re.compile(r"[a-z0-9]+(?:[._:/-][a-z0-9]+)*")
+UNCITED = "uncited"
+"""``Contradiction.fact`` of an answer about the machine that cites nothing: unverified."""
+_NO_CLAIM = re.compile(r"(?i)\b(do(?:es)? not|don't|doesn't|cannot|can't) (show|say|tell|hold|"
+                       r"contain|know)\b")
 
 
 @dataclass(frozen=True)
@@ -101,12 +107,32 @@ def verify(cited: list[dict[str, str]], documents: list[dict[str, Any]]) -> list
         doc, quote = str(entry.get("doc", ""))[:100], str(entry.get("quote", ""))[:200]
         found, value, reason = _lookup(doc, documents)
         text = _text(value) if found else ""
-        ok = found and bool(_norm(quote)) and _norm(quote) in _norm(text)
+        ok = found and bool(_norm(quote)) and (_norm(quote) in _norm(text)
+                                               or paraphrase(quote, text))
         if found and not ok:
             reason = "the quote is not in the cited document"
         results.append(Citation(doc=doc, quote=quote, verified=ok, value=cut(text, VALUE_CHARS),
                                 reason="" if ok else reason))
     return results
+
+
+def paraphrase(quote: str, value: str) -> bool:
+    """The quote restates the value in other order or with words left out: every word and
+    number of the quote is in the value ("Debian 12" of "Debian GNU/Linux 12 (bookworm)",
+    "28 percent" of ``28``), so a true value quoted loosely is not flagged as false."""
+    said = set(_TOKEN.findall(_norm(quote)))
+    return bool(said) and said <= set(_TOKEN.findall(_norm(value)))
+
+
+def uncited(answer: str, citations: list[Citation]) -> list[Contradiction]:
+    """An answer that cites nothing is unverified, unless it claims nothing ("the documents
+    do not show this"): marked so, never printed as if Anna had checked it."""
+    from annactl.planning.facts import Contradiction
+
+    if citations or not answer.strip() or _NO_CLAIM.search(answer):
+        return []
+    return [Contradiction(fact=UNCITED, claim=cut(answer, 80),
+                          telemetry="cites no document: unverified", where="notes_for_user")]
 
 
 def flagged(citations: list[Citation]) -> list[Contradiction]:

@@ -202,9 +202,56 @@ def _family_plan(form: str, obj: dict[str, Any], ctx: Context) -> ActionPlan | F
         request = f"{action} {value}"
         template = ((install_package if action == "install" else remove_package)
                     if form == "package" else service_action)
-    found = template(replace(ctx, request=request))
+    unnamed = unnamed_value(form, got[-1], ctx)
+    if unnamed is not None:
+        return unnamed
+    asked = replace(ctx, request=request)
+    found = template(asked)
+    if found is not None and found.rejected:
+        return _finding(found.rejected)  # the value itself is wrong: the model may repair it
     if found is None or found.plan is None:
-        why = found.rejected if found is not None and found.rejected else (
-            f"Anna's {form} template cannot act on these values here")
-        return _finding(why)
+        return _machine_lacks(form, asked, found)
     return found.plan
+
+
+def _machine_lacks(form: str, ctx: Context, found: Any) -> ActionPlan | Finding:
+    """The family's template does not act on this machine (no wallpaper backend, no package
+    manager it speaks): that reason is the answer, never a bad reply to repair."""
+    from annactl.planning.templates.base import PlanBuilder
+    from annactl.planning.templates.nearmiss import near_miss
+
+    why = near_miss(ctx, found)
+    if why is None:
+        return _finding(f"Anna's {form} template cannot act on these values here")
+    builder = PlanBuilder(ctx, f"{form}_unavailable_v1", [f"Answer: {ctx.request}"[:150]])
+    return builder.build(f"Anna cannot do this here: {why}.",
+                         f"I cannot do this on this machine: {why.replace(' offline', '')}.")
+
+
+_TOKEN = re.compile(r"[a-z0-9@_+][a-z0-9@._+-]*")
+
+
+def unnamed_value(form: str, value: str, ctx: Context) -> ActionPlan | None:
+    """A question instead of a plan when the model's package or unit is named nowhere in
+    what it was shown (the request and the telemetry sent): a value it supplied itself, a
+    copied example or a guess ("remove orphaned packages" answered with one installed
+    package), is the person's to confirm. None when the value is named there."""
+    if form == "wallpaper" or not ctx.sent:
+        return None  # the wallpaper template refuses a path that is not a plain one
+    from annactl.planning.templates.base import PlanBuilder
+    from annactl.planning.templates.services import KNOWN_UNITS
+
+    low = value.lower()
+    stem = low.removesuffix(".service")
+    shown = set(_TOKEN.findall(f"{ctx.request}\n{ctx.sent}".lower()))
+    asked = set(_TOKEN.findall(ctx.request.lower()))
+    aliases = {KNOWN_UNITS[w][0].lower() for w in asked if w in KNOWN_UNITS}
+    if low in shown or stem in shown or low in aliases:
+        return None
+    what = "package" if form == "package" else "unit"
+    builder = PlanBuilder(ctx, f"{form}_question_v1", [f"Ask which {what} is meant"])
+    return builder.build(
+        f"The model chose the {what} {value}, which the request does not name and the "
+        "telemetry does not show; Anna plans only what the person named.",
+        f"Which {what} do you mean? Your request names none, and I will not guess one. If "
+        f"you meant {value}, ask again naming it.")

@@ -39,6 +39,7 @@ from annactl.planning.packet import (
 from annactl.planning.run_calls import ModelCalls
 from annactl.planning.run_offline import OfflineBeside
 from annactl.planning.telemetry_trim import cut
+from annactl.planning.templates.managers import MANAGERS
 
 if TYPE_CHECKING:
     from anna_common.plan import ActionPlan
@@ -101,8 +102,8 @@ class Run(ModelCalls, OfflineBeside):
         self.telemetry = telemetry if telemetry is not None else self.planner.fetch_telemetry()
         self.context = self.planner.assess_context(self.telemetry)
         if not self.continuation:
-            self.form = forms.choose(self.request, arch=self.telemetry.packages.manager
-                                     == "pacman")
+            self.form = forms.choose(self.request,  # a family the package templates speak
+                                     arch=(self.context.distro or "") in MANAGERS)
         self.packet = self._plan_packet(turns)
         found: TemplateMatch | None = None
         if use_templates and self.settings.templates and not self.continuation:
@@ -258,7 +259,7 @@ class Run(ModelCalls, OfflineBeside):
                 self.tracer.event("REFINE_SKIPPED", reason="time budget spent")
                 break
         # the model's path only: a template's answer needs none of these (bench/startup.py)
-        from annactl.planning.citations import flagged, verify
+        from annactl.planning.citations import flagged, uncited, verify
         from annactl.planning.replies import failure
 
         if result.ok and result.plan is not None and not self.built:
@@ -276,6 +277,8 @@ class Run(ModelCalls, OfflineBeside):
             stats.contradictions = contradictions(stats.plan, self.telemetry)
             stats.citations = verify(self.cited, self.packet["context"]["documents"])
             stats.contradictions += flagged(stats.citations)
+            if self.form == "answer" and not self.built:
+                stats.contradictions += uncited(stats.plan.notes_for_user, stats.citations)
             if stats.contradictions:
                 self.tracer.event("CONTRADICTIONS", facts=[c.to_dict()
                                                            for c in stats.contradictions])

@@ -209,13 +209,22 @@ def user_message(request: str, *, mode: str, telemetry: Telemetry,
     return render_packet(packet_for(spec, Trace("")))
 
 
-def repair_message(findings: list[Finding], *, truncated: bool = False) -> str:
-    """Ask for corrected JSON, naming what was wrong."""
+def repair_message(findings: list[Finding], *, truncated: bool = False,
+                   form: str = "plan") -> str:
+    """Ask for corrected JSON, naming what was wrong, in the words of the request's form: a
+    small form's repair names its own fields, never the ActionPlan's it does not have."""
+    from annactl.planning import forms
+
     lines = [f"- {f.code}{' at ' + f.path if f.path else ''}: {cut(f.message, 300)}"
              for f in findings[:12]]
     if truncated:
-        lines.insert(0, "- the reply was cut off at the token limit; write a shorter plan")
-    return fill(prompts().text("repair"), {"findings": "\n".join(lines) or "- unknown"})
+        lines.insert(0, "- the reply was cut off at the token limit; write a shorter "
+                        + ("plan" if form not in forms.SMALL_FORMS else "reply"))
+    values = {"findings": "\n".join(lines) or "- unknown"}
+    if form in forms.SMALL_FORMS:
+        values["fields"] = ", ".join(forms.schema(form)["properties"])
+        return fill(prompts().text("repair_small"), values)
+    return fill(prompts().text("repair"), values)
 
 
 def echo_reply(reply: str) -> str:

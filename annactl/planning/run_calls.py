@@ -130,8 +130,8 @@ class ModelCalls:
         self.tracer.event("REPAIR_ATTEMPT", purpose=purpose, repair=self.stats.repairs,
                           compact=self.compact)
         repair = [*messages, {"role": "assistant", "content": prompt.echo_reply(reply.text)},
-                  {"role": "user", "content": prompt.repair_message(result.errors,
-                                                                    truncated=reply.truncated)}]
+                  {"role": "user", "content": prompt.repair_message(
+                      result.errors, truncated=reply.truncated, form=self.form)}]
         second = self.call(repair, "repair")
         result = self.check_reply(second)
         if result.ok or is_banned(result):
@@ -207,7 +207,7 @@ class ModelCalls:
 
         assert self.telemetry is not None and self.context is not None
         return Context(request=self.request, telemetry=self.telemetry,
-                       assess_context=self.context, home=self.planner.home)
+                       assess_context=self.context, home=self.planner.home, sent=self.sent)
 
     def _budget(self, message: str, *,
                 hint: str = "raise ANNA_MAX_MODEL_CALLS or ANNA_MAX_PROMPT_BYTES") -> AnnaError:

@@ -14,12 +14,14 @@ Volatile figures are rounded to a documented granularity (docs/planning.md) befo
 are sent, so the same request a few minutes later on an unchanged machine sends the same
 bytes: the deterministic cache (keyed on what is sent) hits, and the server's prompt cache
 holds. The 5-minute load moves in steps of 0.5 below 4, 1 below 16 and 4 above (the
-1-minute figure and the CPU's momentary share are not sent); memory and swap shares in
-steps of 5 %; free disk space in steps of 1 % of the disk (at least 0.5 GB) and disk use in
-steps of 5 % (memory as a share only); temperatures in steps of 5 °C; a process's CPU share
-in steps of 5 % and its memory share in steps of 1 %; uptime in whole hours (whole days
-past two days). Top processes are sent only to a request about them, listed by name rather
-than by momentary rank, without the process count.
+1-minute figure and the CPU's momentary share are not sent); memory and swap shares and disk
+use in whole percent, as ``annactl status`` and the templates print them, so the model cites
+the number the person sees (issue 39: a 5 % step sent 30 where the screen showed 28); free
+disk space in steps of 1 % of the disk (at least 0.5 GB) (memory as a share only);
+temperatures in steps of 5 °C; a process's CPU share in steps of 5 % and its memory share
+in steps of 1 %; uptime in whole hours (whole days past two days). Top processes are sent
+only to a request about them, listed by name rather than by momentary rank, without the
+process count.
 
 Every string here is still untrusted; :mod:`annactl.planning.prompt` puts the result in
 the user message inside a block labelled untrusted, escaped so it cannot close
@@ -40,7 +42,7 @@ DEFAULT_BUDGET = 4200
 
 GB = 1024**3
 
-GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 5.0, "gb": 0.5,
+GRANULARITY: dict[str, float] = {"load": 0.5, "percent": 1.0, "gb": 0.5,
                                  "celsius": 5.0, "process_cpu": 5.0, "process_memory": 1.0}
 """Steps the volatile figures are rounded to (see the module docstring)."""
 
@@ -235,6 +237,31 @@ def _machine(t: Telemetry, disks: int, failed: int) -> dict[str, Any]:
     }
 
 
+_NETWORK_WORDS = re.compile(r"(?i)\b(ip|ips|address(es)?|network|listen\w*|ports?|interfaces?|"
+                            r"lan|wifi|ethernet)\b")
+_SESSION_WORDS = re.compile(r"(?i)\b(who|users?|logged|log(ged)?[- ]?in|logins?|sessions?)\b")
+
+
+def _network(telemetry: Telemetry, request: str, rows: int) -> dict[str, Any]:
+    """Addresses, listeners and login sessions, for a request about them (exact values:
+    they change rarely, so sending them keeps the key stable)."""
+    extra: dict[str, Any] = {}
+    net = telemetry.network
+    if net.available and _NETWORK_WORDS.search(request):
+        extra["network"] = {
+            "addresses": [f"{cut(a.interface, 20)} {a.address}" + (f"/{a.prefix}" if a.prefix
+                                                                   else "")
+                          for a in net.addresses[:rows]],
+            "listening": [f"{x.proto} {x.address}:{x.port}"
+                          + (f" {cut(x.process, 30)}" if x.process else "")
+                          for x in net.listeners[:rows]]}
+    if telemetry.sessions is not None and _SESSION_WORDS.search(request):
+        extra["logged_in"] = [f"{cut(s.user, 32)} {cut(s.terminal, 16)}"
+                              + (f" from {cut(s.host, 40)}" if s.host else "")
+                              for s in telemetry.sessions[:rows]]
+    return extra
+
+
 _LEVELS = (  # (top processes, cmdline chars, matched packages, disks, failed units)
     (6, 80, MAX_MATCHED, 8, 8),
     (4, 40, 15, 6, 5),
@@ -256,12 +283,14 @@ def trim(telemetry: Telemetry, request: str, *, budget: int = DEFAULT_BUDGET) ->
             kept = list(packages["matching_installed"].items())[:matched]
             packages["matching_installed"] = dict(kept)
         result["packages"] = packages
+        result.update(_network(telemetry, request, max(disks, 2) * 2))
         if telemetry.errors:
             result["collector_errors"] = [cut(e, 80) for e in telemetry.errors[:3]]
         if len(compact(result)) <= budget:
             return result
     # Last resort: keep only the summary sections, each cut hard.
-    for key in ("temperatures_c", "collector_errors", "boot", "processes"):
+    for key in ("temperatures_c", "collector_errors", "boot", "processes", "network",
+                "logged_in"):
         result.pop(key, None)
         if len(compact(result)) <= budget:
             return result

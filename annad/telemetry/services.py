@@ -30,6 +30,11 @@ MAX_TEXT = 256
 BASE = ["systemctl", "list-units", "--state=failed", "--no-pager", "--no-legend", "--plain",
         "--full"]
 """The read-only query; the JSON form adds ``--output=json``."""
+UNIT_FILES = ["systemctl", "list-unit-files", "--type=service,socket,timer", "--no-pager",
+              "--no-legend", "--plain", "--full"]
+"""Installed unit files (name, state, preset per line): the names templates look units up in."""
+MAX_UNIT_FILES = 3000
+"""Unit file names kept at most (a desktop has about 400)."""
 
 Run = Callable[[list[str]], RunResult]
 """How systemctl is run (the runner's ``run_argv`` by default)."""
@@ -109,4 +114,18 @@ def collect_services(systemd_run: Path = Path("/run/systemd/system"), *,
         if not result.ok:
             return ServicesInfo(available=False, reason=f"systemctl: {_first_line(result)}")
         units = parse_units_text(result.output)
-    return ServicesInfo(available=True, failed=units)
+    return ServicesInfo(available=True, failed=units, unit_files=unit_files(run))
+
+
+def parse_unit_files(output: str) -> list[str]:
+    """Unit names from ``list-unit-files``: the first word of each line that names a unit."""
+    names = {line.split(None, 1)[0] for line in output.splitlines()
+             if line.strip() and "." in line.split(None, 1)[0]}
+    return sorted(n[:MAX_TEXT] for n in names)[:MAX_UNIT_FILES]
+
+
+def unit_files(run: Run) -> list[str]:
+    """Installed unit files' names; empty when systemctl cannot list them (then templates
+    check a unit with a required ``systemctl cat``, as before)."""
+    result = run(list(UNIT_FILES))
+    return parse_unit_files(result.output) if result.ok else []

@@ -22,6 +22,7 @@ from anna_common.telemetry import (
     DesktopInfo,
     DiskInfo,
     MemoryInfo,
+    NetworkInfo,
     PackagesInfo,
     ProcessesInfo,
     ServicesInfo,
@@ -31,6 +32,7 @@ from anna_common.telemetry import (
 )
 from annad.telemetry.boot import collect_boot
 from annad.telemetry.desktop import backend_programs_on_path, detect_desktop
+from annad.telemetry.network import collect_network, collect_sessions
 from annad.telemetry.packages import collect_packages
 from annad.telemetry.processes import ProcessScan, collect_processes
 from annad.telemetry.services import collect_services
@@ -111,6 +113,8 @@ def collect_machine(*, pacman_dbpath: Path, sources: Sources, previous: Telemetr
         services=guarded(errors, "services", lambda: collect_services(sources.systemd_run),
                          ServicesInfo(reason="collector failed")),
         boot=guarded(errors, "boot", lambda: collect_boot(sources.root, sources.sys), BootInfo()),
+        network=guarded(errors, "network", collect_network, NetworkInfo()),
+        sessions=guarded(errors, "sessions", collect_sessions, None),
         errors=errors,
     )
     telemetry.collect_ms = round((time.perf_counter() - started) * 1000, 2)

@@ -52,19 +52,19 @@ def _planner(settings, **kwargs) -> Planner:
 def test_a_question_gets_the_answer_form_and_its_citations_are_verified(
         fake_llm, make_settings):
     telemetry = make_telemetry()
-    fake_llm.push(json.dumps({"answer": "Memory is at 40 % and / is 93 % full.", "citations": [
-        {"doc": "telemetry:memory.percent", "quote": "40%"},
+    fake_llm.push(json.dumps({"answer": "Memory is at 38 % and / is 93 % full.", "citations": [
+        {"doc": "telemetry:memory.percent", "quote": "38%"},
         {"doc": "telemetry:disks.0.percent", "quote": "12"},
         {"doc": "telemetry:cpu.flux", "quote": "1"}]}))
     outcome = _planner(make_settings(llm_provider="openai", llm_url=fake_llm.openai_url)).plan(
-        "what uses my memory?", telemetry=telemetry)
+        "how much memory is free?", telemetry=telemetry)
     body = fake_llm.chat_bodies()[0]
     assert body["messages"][0]["content"] == system_message("answer")
     schema = body["response_format"]["json_schema"]["schema"]
     assert set(schema["properties"]) == {"answer", "citations"}
     assert body["max_tokens"] <= 512
     assert outcome.result.ok and outcome.plan is not None and outcome.form == "answer"
-    assert outcome.plan.notes_for_user.startswith("Memory is at 40")
+    assert outcome.plan.notes_for_user.startswith("Memory is at 38")
     assert not outcome.plan.command_plan and not outcome.plan.necessary_checks
     verdicts = {c.doc: c.verified for c in outcome.citations}
     assert verdicts == {"telemetry:memory.percent": True, "telemetry:disks.0.percent": False,
@@ -72,7 +72,7 @@ def test_a_question_gets_the_answer_form_and_its_citations_are_verified(
     flagged = [c for c in outcome.contradictions if c.fact.startswith("citation")]
     assert {c.fact for c in flagged} == {"citation telemetry:disks.0.percent",
                                         "citation telemetry:cpu.flux"}
-    assert next(c for c in flagged if "disks" in c.fact).telemetry == "95"  # 93 in 5 % steps
+    assert next(c for c in flagged if "disks" in c.fact).telemetry == "93"  # whole percent, as the person sees it
     assert outcome.summary()["citations"][0]["verified"] is True
 
 
@@ -80,7 +80,7 @@ def test_a_family_request_lets_the_model_fill_values_and_anna_writes_the_command
         fake_llm, make_settings):
     fake_llm.push(json.dumps({"action": "install", "package": "ripgrep"}))
     outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
-        "please install the fast grep tool", telemetry=make_telemetry())
+        "please install ripgrep, the fast grep tool", telemetry=make_telemetry())
     body = fake_llm.chat_bodies()[0]
     assert body["messages"][0]["content"] == system_message("package")
     assert set(body["format"]["properties"]) == {"action", "package"}
@@ -95,7 +95,7 @@ def test_a_family_value_the_template_refuses_is_repaired_like_a_schema_error(
     fake_llm.push(json.dumps({"action": "install", "package": "rip grep; rm -rf ~"}),
                   json.dumps({"action": "install", "package": "ripgrep"}))
     outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
-        "please install the fast grep tool", telemetry=make_telemetry())
+        "please install ripgrep, the fast grep tool", telemetry=make_telemetry())
     assert outcome.repairs == 1 and outcome.plan is not None
     assert "one name" in fake_llm.chat_bodies()[1]["messages"][-1]["content"]
 
@@ -205,7 +205,7 @@ def test_the_budget_left_is_shown_while_waiting(fake_llm, make_settings):
     fake_llm.push(json.dumps({"answer": "Fine.", "citations": []}))
     seen = []
     _planner(make_settings(llm_url=fake_llm.ollama_url, llm_budget=45.0)).plan(
-        "what uses my memory?", telemetry=make_telemetry(), on_progress=seen.append)
+        "how much memory is free?", telemetry=make_telemetry(), on_progress=seen.append)
     model = [p for p in seen if p.stage == "model"]
     assert model and all(p.budget_s == 45.0 and p.deadline is not None for p in model)
     # the CLI spinner shows the time used of the budget, as the TUI does (annactl.ui.waiting)
@@ -232,15 +232,15 @@ def test_a_family_value_the_template_refuses_is_a_finding_never_a_crash(
 def test_the_response_packet_carries_the_verified_citations(fake_llm, make_settings, tmp_path):
     from annactl.planning.history import History
 
-    fake_llm.push(json.dumps({"answer": "Memory is at 40 %.", "citations": [
-        {"doc": "telemetry:memory.percent", "quote": "40"}]}))
+    fake_llm.push(json.dumps({"answer": "Memory is at 38 %.", "citations": [
+        {"doc": "telemetry:memory.percent", "quote": "38"}]}))
     history = History(tmp_path / "history")
     _planner(make_settings(llm_url=fake_llm.ollama_url), history=history).plan(
-        "what uses my memory?", telemetry=make_telemetry())
+        "how much memory is free?", telemetry=make_telemetry())
     _request, response = history.packets()
     cited = response["assistant"]["citations"]
     assert [(c["doc"], c["verified"], c["value"]) for c in cited] == [
-        ("telemetry:memory.percent", True, "40")]
+        ("telemetry:memory.percent", True, "38")]
 
 
 def test_cited_facts_are_shown_beside_the_answer_and_false_ones_flagged(fake_llm, make_settings):
@@ -248,19 +248,19 @@ def test_cited_facts_are_shown_beside_the_answer_and_false_ones_flagged(fake_llm
 
     from annactl.ui.render_plan import notes_only
 
-    fake_llm.push(json.dumps({"answer": "Memory is at 40 %; / is 12 % full.", "citations": [
-        {"doc": "telemetry:memory.percent", "quote": "40"},
+    fake_llm.push(json.dumps({"answer": "Memory is at 38 %; / is 12 % full.", "citations": [
+        {"doc": "telemetry:memory.percent", "quote": "38"},
         {"doc": "telemetry:disks.0.percent", "quote": "12"}]}))
     telemetry = make_telemetry()
     outcome = _planner(make_settings(llm_url=fake_llm.ollama_url)).plan(
-        "what uses my memory?", telemetry=telemetry)
+        "how much memory is free?", telemetry=telemetry)
     assert outcome.result.plan is not None
     console = Console(record=True, width=160)
     console.print(notes_only(outcome.result.plan, telemetry=telemetry,
                              contradictions=outcome.contradictions,
                              citations=outcome.citations))
     text = console.export_text()
-    assert "✔ cited: telemetry:memory.percent = 40" in text
+    assert "✔ cited: telemetry:memory.percent = 38" in text
     assert "not true here: citation telemetry:disks.0.percent" in text and "93" in text
 
 

@@ -53,7 +53,8 @@ def test_garbage_then_good_reply_gives_the_plan_after_exactly_one_repair(
     assert roles == ["system", "user", "assistant", "user"]
     assert repair["messages"][2]["content"].startswith("Sure! Here is")
     assert "PARSE_ERROR" in repair["messages"][3]["content"]
-    assert "corrected ActionPlan JSON only" in repair["messages"][3]["content"]
+    # a question's repair names the answer form's own fields (issue 39.7)
+    assert "exactly the fields answer, citations" in repair["messages"][3]["content"]
     assert repair["messages"][0] == first["messages"][0]
 
 

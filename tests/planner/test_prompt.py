@@ -169,7 +169,7 @@ def test_volatile_figures_are_rounded_so_a_minute_later_sends_the_same_bytes():
     two snapshots a minute apart; what is sent does not."""
     first, later = make_telemetry(), make_telemetry()
     later.cpu.load_1, later.cpu.load_5 = 0.62, 0.38
-    later.memory.percent = 38.9
+    later.memory.percent = 38.2  # the same whole percent the person sees (issue 39)
     later.memory.used_bytes += 80 * 1024**2
     later.system.uptime_seconds = first.system.uptime_seconds + 60
     later.disks[0].free_bytes -= 30 * 1024**2

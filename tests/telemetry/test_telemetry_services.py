@@ -127,3 +127,31 @@ def test_run_result_error_is_reported(tmp_path: Path) -> None:
     info = collect_services(booted, run=lambda argv: RunResult(exit_code=None, output="",
                                                                error="cannot start: boom"))
     assert info.reason == "systemctl: cannot start: boom"
+
+
+def test_unit_files_are_listed_with_their_real_case(tmp_path: Path) -> None:
+    # a real program through the real runner: failed units as JSON, unit files as a table
+    bindir = tmp_path / "bin"
+    (tmp_path / "files.txt").write_text(
+        "NetworkManager.service enabled enabled\nsshd.service disabled disabled\n"
+        "getty@.service enabled enabled\n\n2 unit files listed.\n")
+    _fake_systemctl(bindir, f"""
+case "$*" in
+  *list-unit-files*) /bin/cat {tmp_path / 'files.txt'} ;;
+  *) echo '[]' ;;
+esac
+""")
+    booted = tmp_path / "booted"
+    booted.mkdir()
+    info = collect_services(booted, run=lambda argv: run_argv(argv, env={"PATH": str(bindir)}))
+    assert info.available and info.failed == []
+    assert info.unit_files == ["NetworkManager.service", "getty@.service", "sshd.service"]
+
+
+def test_unit_files_that_cannot_be_listed_leave_the_list_empty(tmp_path: Path) -> None:
+    bindir = tmp_path / "bin"
+    _fake_systemctl(bindir, 'case "$*" in *list-unit-files*) exit 1 ;; *) echo "[]" ;; esac\n')
+    booted = tmp_path / "booted"
+    booted.mkdir()
+    info = collect_services(booted, run=lambda argv: run_argv(argv, env={"PATH": str(bindir)}))
+    assert info.available and info.unit_files == []

@@ -64,6 +64,9 @@ class Context:
     recorded: dict[str, str] | None = None
     """A recording template's second round: its checks' outputs (id → output of the checks
     that ran and exited 0); None in the first round."""
+    sent: str = ""
+    """The user message a model was shown for this request (a family form's values must
+    be named there: the request or the telemetry); empty for a template's own match."""
 
 
 @dataclass
@@ -121,16 +124,11 @@ def detection(telemetry: Telemetry) -> DetectionResults:
                             display_protocol=desktop.display_protocol)
 
 
-def is_arch(ctx: Context) -> bool:
-    """Package templates speak pacman: only on the Arch family with a readable database."""
-    packages = ctx.telemetry.packages
-    return ctx.assess_context.distro == "arch" and packages.manager == "pacman" and \
-        packages.available
-
-
 def installed(ctx: Context) -> dict[str, str]:
-    """Installed package name → version."""
-    return {p.name: p.version for p in ctx.telemetry.packages.packages}
+    """Installed package name → version (empty when telemetry could not read the database:
+    then nothing is known to be installed, or missing)."""
+    packages = ctx.telemetry.packages
+    return {p.name: p.version for p in packages.packages} if packages.available else {}
 
 
 def safe_path(raw: str, home: str) -> str | None:

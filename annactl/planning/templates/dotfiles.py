@@ -28,6 +28,8 @@ DOTFILES = {"bashrc": ".bashrc", ".bashrc": ".bashrc", "~/.bashrc": ".bashrc",
             "~/.config/fish/config.fish": ".config/fish/config.fish"}
 """Names people give a dotfile → its path under the home directory."""
 _LINE_OK = re.compile(r"^[^\x00-\x1f\x7f]{1,300}$")
+_BARE_ALIAS = re.compile(r"^alias\s+([A-Za-z0-9_.:+-]{1,64})$")
+"""``alias ll`` with no ``=``: bash prints "alias: ll: not found" in every new shell."""
 
 
 def _line(raw: str) -> str | None:
@@ -52,6 +54,9 @@ def append_line(ctx: Context) -> TemplateMatch | None:
         return TemplateMatch(template, True, rejected="the line to add must be one printable "
                              "line of at most 300 characters")
     path = f"{ctx.home.rstrip('/')}/{DOTFILES[name]}"
+    bare = _BARE_ALIAS.match(line)
+    if bare is not None:
+        return _ask_definition(ctx, template, bare.group(1), path)
     quoted_path, quoted_line = shlex.quote(path), shlex.quote(line)
     builder = PlanBuilder(ctx, template, [f"Add one line to {path}"])
     builder.check("already_there", f"Look for the line in {path} already",
@@ -65,3 +70,15 @@ def append_line(ctx: Context) -> TemplateMatch | None:
         "(or after `source` in this one). If the check finds the line already there, you "
         "can decline.")
     return TemplateMatch(template, True, plan)
+
+
+def _ask_definition(ctx: Context, template: str, alias: str, path: str) -> TemplateMatch:
+    """An alias named without its definition: a question, weakly (a model may still plan
+    the usual meaning; offline, the person is asked), never the line ``alias NAME``."""
+    builder = PlanBuilder(ctx, template, [f"Define the alias {alias} in {path}"])
+    plan = builder.build(f"The request names the alias {alias} but not what it runs; "
+                         f"appending 'alias {alias}' alone would make every new shell "
+                         "print an error.",
+                         f"What should {alias} run? Say the whole definition, in the shape: "
+                         f"add alias {alias}='COMMAND' to my {path.rsplit('/', 1)[-1]}")
+    return TemplateMatch(template, False, plan)

@@ -1,10 +1,9 @@
-"""Read-only answers from telemetry: system status, failed services, disk usage, and why a
-disk is full."""
+"""Read-only answers from telemetry: system status, failed services, disk usage (why a disk
+is full and its health: :mod:`annactl.planning.templates.disks`)."""
 
 from __future__ import annotations
 
 import re
-import shlex
 
 from annactl.planning.templates.base import Context, PlanBuilder, TemplateMatch, gb
 
@@ -16,9 +15,9 @@ _STATUS_FULL = re.compile(
     r"[?.! ]*$")
 _STATUS_WORDS = re.compile(r"(?i)\b(status|health|how is my|overview)\b")
 _FAILED_FULL = re.compile(
-    r"(?i)^(?:show |list |what are |which are |are there )?(?:the |my |any )?(?:failed|failing|"
-    r"broken) (?:services|units|systemd units)(?: are there)?[?.! ]*$|^(?:what|which) "
-    r"(?:services|units) (?:have )?failed[?.! ]*$")
+    r"(?i)^(?:show |list |what are |which are |are there )?(?:me )?(?:the |my |any )?"
+    r"(?:failed|failing|broken) (?:services|units|systemd units)(?: are there)?[?.! ]*$"
+    r"|^(?:what|which) (?:services|units) (?:have )?failed[?.! ]*$")
 _FAILED_WORDS = re.compile(r"(?i)\bfail(ed|ing)?\b.*\b(service|unit)s?\b")
 _DISK_FULL = re.compile(
     r"(?i)^(?:show |check |what(?:'s| is) )?(?:my |the )?(?:disk|storage) (?:usage|space|use)"
@@ -110,65 +109,4 @@ def disk_usage(ctx: Context) -> TemplateMatch | None:
                  "df -h -x tmpfs -x devtmpfs")
     plan = builder.build("Filesystems from telemetry; the step shows live numbers.",
                          _disk_summary(ctx))
-    return TemplateMatch(builder.template, confident, plan)
-
-
-_WHY_FULL = re.compile(
-    r"(?i)^(?:why is |is )?(?:my |the )?(?:disk|drive|storage|root|/)(?: partition| filesystem)?"
-    r" (?:is |so |almost |nearly )*full[?.! ]*$|^what(?:'s| is) (?:using|filling|taking(?: up)?|"
-    r"eating) (?:all )?(?:my |the )?(?:disk|space|storage|drive)(?: space)?[?.! ]*$|^(?:where "
-    r"(?:did|has|is) (?:all )?(?:my |the )?(?:disk )?space (?:gone|go(?:ne)?)|(?:find|show|list)"
-    r" (?:me )?(?:what is using |the |my )?(?:big|large|biggest|largest) (?:directories|"
-    r"folders|files))"
-    r"[?.! ]*$")
-_FULL_WORDS = re.compile(r"(?i)\b(full|biggest|largest|filling|fills|eating)\b")
-_MOUNT_OK = re.compile(r"^/[A-Za-z0-9._/@+-]{0,200}$")
-DU_SECONDS = 20
-"""How long the biggest-directories check may take before ``timeout`` ends it."""
-
-
-def fullest_mount(ctx: Context) -> str:
-    """The mount point of the fullest filesystem (telemetry), or ``/``; only a plain path is
-    ever put into a command (telemetry is untrusted)."""
-    disks = sorted(ctx.telemetry.disks, key=lambda d: d.percent, reverse=True)
-    for disk in disks:
-        if _MOUNT_OK.match(disk.mountpoint) and ".." not in disk.mountpoint.split("/"):
-            return disk.mountpoint
-    return "/"
-
-
-def _cleanable(ctx: Context) -> str:
-    pacman = ctx.telemetry.packages.manager == "pacman"
-    parts = ["What Anna would clean, each only when you ask:"]
-    if pacman:
-        parts.append("old package files (ask \"clean the package cache\": paccache keeps the two "
-                     "newest versions of each package);")
-    parts.append("old journal files (journalctl --vacuum-time=2weeks);")
-    parts.append("your own cache (~/.cache) once you have looked at what is in it.")
-    return " ".join(parts)
-
-
-def disk_full(ctx: Context) -> TemplateMatch | None:
-    """"Why is my disk full?" → the fullest filesystem's biggest directories (``du``, bounded
-    in time), the package cache, the journal's size, and what could be cleaned."""
-    confident = bool(_WHY_FULL.match(ctx.request))
-    if not confident and not (_DISK_WORDS.search(ctx.request) and
-                              _FULL_WORDS.search(ctx.request)):
-        return None
-    mount = fullest_mount(ctx)
-    builder = PlanBuilder(ctx, "disk_full_v1", [f"Find what fills {mount}"])
-    builder.check("biggest_dirs", f"Biggest directories on {mount} (at most {DU_SECONDS} s)",
-                  f"timeout {DU_SECONDS} du -xh -d1 {shlex.quote(mount)} 2>/dev/null "
-                  "| sort -rh | head -n 12", required=False)
-    if ctx.telemetry.packages.manager == "pacman":
-        builder.check("package_cache", "Size of the pacman package cache",
-                      "du -sh /var/cache/pacman/pkg", required=False)
-        builder.check("paccache_dry_run", "Old package files paccache would remove",
-                      "paccache -dk2", required=False)
-    builder.check("journal_size", "Size of the systemd journal", "journalctl --disk-usage",
-                  required=False)
-    builder.step("show_df", "Show usage of every real filesystem", "df -h -x tmpfs -x devtmpfs")
-    plan = builder.build(f"{mount} is the fullest filesystem; the checks measure its biggest "
-                         "directories, the package cache and the journal (read-only).",
-                         _disk_summary(ctx) + " " + _cleanable(ctx))
     return TemplateMatch(builder.template, confident, plan)

@@ -1,7 +1,8 @@
 """When no offline template answers: which one came close, and why it could not.
 
-Said instead of a bare ``LLM_UNAVAILABLE`` ("installing packages needs pacman; this machine
-has apt"), so a person without a model learns what would work and what will not.
+Said instead of a bare ``LLM_UNAVAILABLE`` ("installing packages offline needs pacman, apt,
+dnf or zypper; this machine has apk"), so a person without a model learns what would work
+and what will not.
 """
 
 from __future__ import annotations
@@ -23,8 +24,8 @@ def _manager(ctx: Context) -> str:
     packages = ctx.telemetry.packages
     if packages.manager and packages.manager not in ("none", "pacman"):
         return packages.manager
-    distro = ctx.telemetry.system.distro_id or ctx.assess_context.distro
-    return {"debian": "apt", "ubuntu": "apt", "fedora": "dnf", "opensuse": "zypper"}.get(
+    distro = ctx.assess_context.distro or ctx.telemetry.system.distro_id
+    return {"alpine": "apk", "gentoo": "portage", "void": "xbps"}.get(
         distro or "", f"no readable pacman database ({packages.reason or distro or 'unknown'})")
 
 
@@ -36,7 +37,8 @@ def near_miss(ctx: Context, found: TemplateMatch | None) -> str | None:
     if _INSTALL.match(text) or _REMOVE.match(text) or _CLEAN.match(text):
         verb = "installing" if _INSTALL.match(text) else ("removing" if _REMOVE.match(text)
                                                           else "cleaning the cache of")
-        return f"{verb} packages offline needs pacman; this machine has {_manager(ctx)}"
+        return (f"{verb} packages offline needs pacman, apt, dnf or zypper; this machine has "
+                f"{_manager(ctx)}")
     if _SERVICE.match(text) and not ctx.telemetry.services.available:
         return ("restarting or enabling a service needs systemd: "
                 f"{ctx.telemetry.services.reason or 'systemd is not reachable'}")

@@ -14,10 +14,14 @@ _TOP = re.compile(
     r"(?i)^(?:what(?:'s| is)|which (?:process(?:es)?|programs?|apps?) (?:is|are)) "
     r"(?:using|eating|hogging|taking(?: up)?|consuming) (?:all |so much |the most |most )?"
     r"(?:of )?(?:my |the )?(memory|ram|cpu|processor)(?: usage)?[?.! ]*$"
+    r"|^(?:what|which (?:process(?:es)?|programs?|apps?)) (?:uses|eats|hogs|takes(?: up)?|"
+    r"consumes) (?:all |so much |the most |most )?"
+    r"(?:of )?(?:my |the )?(memory|ram|cpu|processor)(?: usage)?[?.! ]*$"
     r"|^(?:show |list )?(?:the )?(?:top|biggest|heaviest) (?:processes|programs)"
     r"(?: by (memory|ram|cpu))?[?.! ]*$"
     r"|^(?:why is )?(?:my )?(memory|ram|cpu) (?:usage )?(?:so )?(?:high|full)[?.! ]*$")
-_TOP_WORDS = re.compile(r"(?i)\b(memory|ram|cpu)\b.*\b(using|usage|hog|eat)|\btop processes\b")
+_TOP_WORDS = re.compile(r"(?i)\b(memory|ram|cpu)\b.*\b(using|usage|hog|eat)|\btop processes\b"
+                        r"|\b(us(es|ing)|eat(s|ing)|hog(s|ging))\b.*\b(memory|ram|cpu)\b")
 SHOWN = 5
 """Processes listed."""
 

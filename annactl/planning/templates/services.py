@@ -61,11 +61,35 @@ def _known(ctx: Context, word: str) -> tuple[str, str | None, str]:
     """(unit, its package or None, what Anna found) for the word in the request."""
     key = word.lower().removesuffix(".service")
     packages = ctx.telemetry.packages
-    if key not in KNOWN_UNITS or not packages.available:
+    if key not in KNOWN_UNITS:
         unit = _unit(word) or ""
         return unit, None, f"telemetry cannot vouch for {unit}: a required check looks it up"
     unit, package = KNOWN_UNITS[key]
+    if not packages.available:  # the usual spelling of the unit; the required check decides
+        return unit, None, f"telemetry cannot vouch for {unit}: a required check looks it up"
     return unit, package, f"the {unit} unit comes from the {package} package"
+
+
+def unit_file(ctx: Context, word: str) -> tuple[str | None, list[str]]:
+    """The installed unit file ``word`` names, spelled as systemd spells it, and the names
+    looked for; (None, []) when telemetry holds no unit list.
+
+    Case counts to systemd: "networkmanager" is ``NetworkManager.service`` on Arch and
+    Debian alike, and ``systemctl restart networkmanager.service`` fails. The word as given
+    comes first, then the usual Arch spelling."""
+    files = ctx.telemetry.services.unit_files
+    if not files:
+        return None, []
+    by_lower = {name.lower(): name for name in files}
+    key = word.lower().removesuffix(".service")
+    wanted = [_unit(word) or "", f"{key}.service"]
+    if key in KNOWN_UNITS:
+        wanted.append(KNOWN_UNITS[key][0])
+    wanted = [w for w in dict.fromkeys(wanted) if w]
+    for name in wanted:
+        if name.lower() in by_lower:
+            return by_lower[name.lower()], wanted
+    return None, wanted
 
 
 def _failed_note(ctx: Context, unit: str) -> str:
@@ -123,6 +147,20 @@ def service_action(ctx: Context) -> TemplateMatch | None:
     if _unit(found.group(2)) is None:
         return TemplateMatch(template, True, rejected=f"{found.group(2)!r} is not a valid unit "
                              "name")
+    if found.group(2).lower() in ("failed", "failing", "broken", "crashed"):
+        return _the_failed_unit(ctx, action, template)
+    real, looked = unit_file(ctx, found.group(2))
+    if looked and real is None:
+        names = " or ".join(looked)
+        return _not_installed(
+            ctx, template, f"{action.capitalize()} {found.group(2)}",
+            f"No unit file named {names} is installed "
+            f"({len(ctx.telemetry.services.unit_files)} unit files listed).",
+            f"There is no {names} on this machine, so there is nothing to {action}. Say the "
+            "unit's name as `systemctl list-unit-files` prints it, or install the program "
+            "that ships it.")
+    if real is not None:
+        return _plan(ctx, action, real, f"{real} is an installed unit file")
     unit, package, what = _known(ctx, found.group(2))
     if package is not None:
         have = installed(ctx)
@@ -136,12 +174,34 @@ def service_action(ctx: Context) -> TemplateMatch | None:
     return _plan(ctx, action, unit, what)
 
 
+def _the_failed_unit(ctx: Context, action: str, template: str) -> TemplateMatch | None:
+    """"restart the failed service": the one failed unit telemetry lists; with none or
+    several, which one is the person's to say (the model asks, or they name it)."""
+    failed = ctx.telemetry.services.failed
+    if not ctx.telemetry.services.available or len(failed) != 1 or not UNIT_NAME.match(
+            failed[0].name):
+        names = ", ".join(u.name for u in failed[:8]) or "none"
+        return _not_installed(
+            ctx, template, f"{action.capitalize()} a failed unit",
+            f"Failed units now: {names}.",
+            f"Which unit? Failed units now: {names}. Name the one to {action}.")
+    unit = failed[0].name
+    return _plan(ctx, action, unit, f"{unit} is the one failed unit telemetry lists")
+
+
 def enable_firewall(ctx: Context) -> TemplateMatch | None:
     """"enable the firewall": the firewall that is installed, or an answer saying none is."""
-    if _FIREWALL.match(ctx.request) is None or not ctx.telemetry.packages.available:
+    if _FIREWALL.match(ctx.request) is None:
         return None
-    have = installed(ctx)
-    present = [(package, unit) for package, unit in FIREWALLS if package in have]
+    files = set(ctx.telemetry.services.unit_files)
+    if ctx.telemetry.packages.available:
+        have = installed(ctx)
+        present = [(package, unit) for package, unit in FIREWALLS if package in have]
+    elif files:  # no package list (not Arch): the installed unit files tell
+        have = {package: "unit file present" for package, unit in FIREWALLS if unit in files}
+        present = [(package, unit) for package, unit in FIREWALLS if unit in files]
+    else:
+        return None
     if not present:
         names = ", ".join(p for p, _ in FIREWALLS)
         return _not_installed(
@@ -151,7 +211,7 @@ def enable_firewall(ctx: Context) -> TemplateMatch | None:
             "\"install ufw\", then ask again; a firewall with no rules of yours may block "
             "services you use.")
     package, unit = present[0]
-    found = f"{package} {have[package]} is installed"
+    found = f"{package} ({have[package]}) is installed"
     if len(present) > 1:
         found += " (also installed: " + ", ".join(p for p, _ in present[1:]) + ")"
     return _plan(ctx, "enable", unit, found, template=FIREWALL_TEMPLATE)
