@@ -38,6 +38,8 @@ Say what you want, in quotes (the same as annactl ask "REQUEST"):
   annactl "why is my disk full?"
   annactl ask --dry-run "install htop"   show the plan, run only its checks
   annactl history; annactl rollback ID    what ran, and undoing it
+  annactl -m MODEL "…"                    ask another model (annactl models lists them;
+                                          --profile NAME: a profile in config.toml)
 
 What you are asked depends on Anna's own risk for each step: INFO runs without asking,
 LOW and MEDIUM ask once, HIGH asks you to type what it touches, banned never runs.
@@ -277,6 +279,15 @@ def mcp() -> None:
     from annactl.mcp.command import run
 
     raise typer.Exit(run())
+
+
+@app.command()
+def models(as_json: JsonOpt = False) -> None:
+    """What the model server has and which model Anna asks (-m NAME or --profile NAME on any
+    command changes it for that command)."""
+    from annactl.commands import models as models_cmd
+
+    raise typer.Exit(models_cmd.run(_consoles(), as_json=as_json))
 
 
 @app.command()

@@ -11,7 +11,8 @@ Ollama: ``POST /api/chat`` (NDJSON stream unless ``"stream": false``),
 OpenAI: ``POST /v1/chat/completions`` (SSE when ``"stream": true``, with a
 final ``usage`` chunk when ``stream_options.include_usage``), ``GET /v1/models``,
 ``GET /health``. Replies carry ``usage`` and llama.cpp-style ``timings``.
-A request for a model the server does not have gets each API's 404.
+A request for a model the server does not have gets each API's 404 (unless
+``any_model``: llama-server answers any name).
 
 Scripting
 ---------
@@ -250,8 +251,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat(self, body: dict[str, Any], *, openai: bool) -> None:
         fake = self.server.fake
-        model = body.get("model")
-        if model not in fake.models:
+        model = str(body.get("model"))
+        if model not in fake.models and not (openai and fake.any_model):
             if openai:
                 self._error(True, 404, f"The model `{model}` does not exist", "model_not_found")
             else:
@@ -389,6 +390,10 @@ class FakeLLM:
         """True: 400 for a json_schema that uses maxItems (like strict servers that lack it)."""
         self.reject_schema_words: set[str] = set()
         """Schema keywords answered with llama-server's 400 "JSON schema conversion failed"."""
+        self.any_model = False
+        """True: the OpenAI API answers whatever model name is asked for, as llama-server
+        does (it serves one model and ignores the name); ``/v1/models`` still lists
+        :attr:`models`."""
         self.cap_tokens = False
         """True: every reply longer than the request's ``max_tokens`` (``num_predict``) is cut
         there with ``finish_reason: length``, as a real server does."""
