@@ -52,7 +52,7 @@ def _usage_error(exc: BaseException) -> BaseException:
 COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "show",
             "rollback", "confirm", "gc", "policy", "doctor", "repl", "tui", "memory",
             "export", "fleet", "queue", "recipe", "setup", "explain", "audit", "mcp", "models",
-            "--help", "-h"}
+            "sessions", "--help", "-h"}
 """Known first arguments; anything else is a request for ``ask``."""
 
 
@@ -128,12 +128,13 @@ def _fast_apply(args: list[str]) -> int | None:
     return cmd_plans.apply(make_consoles(), targets[0], opts)
 
 
-ASK_FLAGS = frozenset({"--yes", "-y", "--dry-run", "--json", "--no-templates"})
+ASK_FLAGS = frozenset({"--yes", "-y", "--dry-run", "--json", "--no-templates", "--continue",
+                       "-c"})
 """The flags ``ask`` takes without Typer (anything else goes through Typer and its messages)."""
 
 
 def _fast_ask(args: list[str]) -> int | None:
-    """``ask TEXT… [--yes] [--dry-run] [--json] [--no-templates]`` (and the bare
+    """``ask TEXT… [--yes] [--dry-run] [--json] [--no-templates] [--continue]`` (and the bare
     ``annactl "TEXT"``) without Typer, whose import is a fifth of answering "how is my
     system?" offline (issue 23.7, bench/startup.py)."""
     words = [a for a in args if not a.startswith("-")]
@@ -154,7 +155,8 @@ def _fast_ask(args: list[str]) -> int | None:
     opts = cmd_ask.RunOptions(yes=bool(flags & {"--yes", "-y"}), dry_run="--dry-run" in flags,
                               as_json="--json" in flags)
     return int(cmd_ask.ask(make_consoles(), text, opts,
-                           use_templates="--no-templates" not in flags))
+                           use_templates="--no-templates" not in flags,
+                           resume=bool(flags & {"--continue", "-c"})))
 
 
 def _ended(exc: BaseException, watched: WatchedStdout | None = None) -> int:

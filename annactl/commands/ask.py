@@ -216,15 +216,6 @@ def _printed(opts: RunOptions, text: str) -> bool:
     return opts.prose is not None and bool(opts.prose.repeats(text))
 
 
-def prose_printer(consoles: Consoles, *, as_json: bool) -> Any:
-    """A printer for the model's prose as it is written (stdout), or None with ``--json``:
-    the document stays one document."""
-    if as_json:
-        return None
-    from annactl.ui.streamed import ProsePrinter
-
-    return ProsePrinter(consoles.out)
-
 
 def _dry_run(flow: Flow, consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
              opts: RunOptions) -> int:
@@ -324,6 +315,7 @@ def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
     from dataclasses import replace
 
     from annactl.ui.console import inert_text
+    from annactl.ui.streamed import prose_printer
 
     loop = opts.loop
     fix_doc: dict[str, Any] | None = {} if doc is not None else None
@@ -331,7 +323,7 @@ def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
         doc["fix"] = fix_doc
     # --yes stands for the fix's one confirmation only when --fix was given; never HIGH
     fix_opts = replace(opts, yes=opts.yes and opts.fix, allow_high=False, dry_run=False,
-                       into=fix_doc, prose=prose_printer(consoles, as_json=opts.as_json))
+                       into=fix_doc, prose=prose_printer(consoles.out, as_json=opts.as_json))
     try:
         # a refused fix is shown as text; with --json its error goes into the fix's document
         shown = (nullcontext() if opts.as_json
@@ -362,25 +354,33 @@ def offer_confirm(flow: Flow, consoles: Consoles, record: PlanRecord, opts: RunO
         offer(flow, consoles, record)
 
 
-def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:
-    """``annactl ask TEXT``: plan, then :func:`run_prepared`."""
+def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool,
+        session: str | None = None, resume: bool = False) -> int:
+    """``annactl ask TEXT``: plan, then :func:`run_prepared`. ``resume`` (``--continue``)
+    carries the latest conversation's turns, ``session`` that conversation's; without either
+    this request starts the conversation ``last`` afresh (:mod:`annactl.commands.sessions`)."""
     import gc
 
+    from annactl.commands import sessions
     from annactl.commands.flow import connect_flow
     from annactl.commands.piped_count import saying_piped
     from annactl.commands.stdin_text import read_piped
     from annactl.core.config import load_settings
+    from annactl.ui.streamed import prose_printer
 
     with json_failures(consoles, as_json=opts.as_json):
         settings = load_settings()
+        talk = sessions.open_conversation(settings.state_dir, name=session, resume=resume)
         piped = read_piped()  # `journalctl -b | annactl ask …`: untrusted context, bounded
         flow = connect_flow(settings)
+        sessions.say_continued(consoles, talk, as_json=opts.as_json)
 
         def make(**hooks: Any) -> Prepared:
             return flow.plan_text(request, mode="one-shot", piped=piped,
-                                  use_templates=use_templates and settings.templates, **hooks)
+                                  use_templates=use_templates and settings.templates,
+                                  turns=sessions.sent_turns(talk), **hooks)
 
-        opts.prose = prose_printer(consoles, as_json=opts.as_json)
+        opts.prose = prose_printer(consoles.out, as_json=opts.as_json)
         with showing_rejections(consoles, as_json=opts.as_json), \
                 saying_piped(consoles, piped, as_json=opts.as_json):
             try:
@@ -392,4 +392,5 @@ def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bo
                 # until now stays (frozen: never walked again), the collector goes on
                 gc.freeze()
                 gc.enable()
+        sessions.record(settings.state_dir, talk, request, prepared)
         return run_prepared(flow, consoles, prepared, opts)

@@ -88,3 +88,9 @@ class ProsePrinter:
         from annactl.ui.console import inert
 
         return bool(self.shown) and inert(text).strip() == self.shown.strip()
+
+
+def prose_printer(console: Console, *, as_json: bool) -> ProsePrinter | None:
+    """A printer for the model's prose as it is written, or None with ``--json``: the
+    document stays one document."""
+    return None if as_json else ProsePrinter(console)

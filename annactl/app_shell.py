@@ -1,0 +1,54 @@
+"""The commands that serve the shell around annactl: ``sessions`` (conversations kept
+between commands) and ``shell-integration`` (a key binding that turns a typed request into
+a command line). Declarations only; the bodies are in ``annactl/commands/``."""
+
+from __future__ import annotations
+
+from pathlib import Path
+from typing import Annotated, Optional
+
+import typer
+
+from annactl.app_options import JsonOpt, consoles
+
+sessions_app = typer.Typer(
+    invoke_without_command=True,
+    help="Conversations kept between commands (annactl ask --continue, --session NAME).")
+
+
+def _state_dir() -> Path:
+    from annactl.core.config import load_settings
+
+    return load_settings().state_dir
+
+
+@sessions_app.callback()
+def sessions_list(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Without a subcommand: every conversation, newest first."""
+    if ctx.invoked_subcommand is not None:
+        return
+    from annactl.commands import sessions
+
+    raise typer.Exit(sessions.list_all(consoles(), _state_dir(), as_json=as_json))
+
+
+@sessions_app.command("show")
+def sessions_show(name: Annotated[str, typer.Argument(metavar="NAME")],
+                  as_json: JsonOpt = False) -> None:
+    """A conversation's turns, the ones the model gets marked."""
+    from annactl.commands import sessions
+
+    raise typer.Exit(sessions.show(consoles(), _state_dir(), name, as_json=as_json))
+
+
+@sessions_app.command("forget")
+def sessions_forget(
+    names: Annotated[Optional[list[str]], typer.Argument(metavar="[NAME]...")] = None,  # noqa: UP045
+    every: Annotated[bool, typer.Option("--all", help="Every conversation.")] = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Delete conversations (the model never gets their turns again)."""
+    from annactl.commands import sessions
+
+    raise typer.Exit(sessions.forget(consoles(), _state_dir(), list(names or []),
+                                     every=every, as_json=as_json))
