@@ -30,7 +30,7 @@ from annactl.app_options import (
 )
 from annactl.app_options import consoles as _consoles
 from annactl.app_options import request as _request
-from annactl.app_shell import sessions_app
+from annactl.app_shell import models, sessions_app, shell_integration, suggest
 
 HELP = """Anna: a careful system-administration assistant. The model plans; Anna decides.
 
@@ -260,6 +260,9 @@ def gc(plan_ids: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 -
 
 app.add_typer(policy_app, name="policy")
 app.add_typer(sessions_app, name="sessions")
+app.command(name="models")(models)
+app.command(name="shell-integration")(shell_integration)
+app.command(name="suggest")(suggest)
 
 
 @app.command()
@@ -288,15 +291,6 @@ def mcp() -> None:
     from annactl.mcp.command import run
 
     raise typer.Exit(run())
-
-
-@app.command()
-def models(as_json: JsonOpt = False) -> None:
-    """What the model server has and which model Anna asks (-m NAME or --profile NAME on any
-    command changes it for that command)."""
-    from annactl.commands import models as models_cmd
-
-    raise typer.Exit(models_cmd.run(_consoles(), as_json=as_json))
 
 
 @app.command()

@@ -1,6 +1,7 @@
-"""The commands that serve the shell around annactl: ``sessions`` (conversations kept
-between commands) and ``shell-integration`` (a key binding that turns a typed request into
-a command line). Declarations only; the bodies are in ``annactl/commands/``."""
+"""The commands that serve the shell around annactl (issue 36): ``models`` (what the model
+server has), ``sessions`` (conversations kept between commands), ``shell-integration`` (a key
+binding that turns a typed request into a command line) and ``suggest`` (that line).
+Declarations only; the bodies are in ``annactl/commands/``."""
 
 from __future__ import annotations
 
@@ -9,7 +10,7 @@ from typing import Annotated, Optional
 
 import typer
 
-from annactl.app_options import JsonOpt, consoles
+from annactl.app_options import JsonOpt, NoTemplatesOpt, TextArg, consoles, request
 
 sessions_app = typer.Typer(
     invoke_without_command=True,
@@ -52,3 +53,31 @@ def sessions_forget(
 
     raise typer.Exit(sessions.forget(consoles(), _state_dir(), list(names or []),
                                      every=every, as_json=as_json))
+
+
+def shell_integration(
+    shell: Annotated[str, typer.Argument(metavar="bash|zsh|fish", help="Your shell.")],
+) -> None:
+    """Print a key binding (Alt-a) that turns the request typed on your prompt into a command
+    line to edit and run, with Anna's risk beside it. Install: eval "$(annactl
+    shell-integration bash)" in ~/.bashrc (zsh the same; fish: ... fish | source)."""
+    from annactl.commands import shell_widget
+
+    raise typer.Exit(shell_widget.run(consoles(), shell))
+
+
+def suggest(text: TextArg, no_templates: NoTemplatesOpt = False) -> None:
+    """Plan a request and print it as one command line with Anna's risk as a comment (what
+    the shell widget puts on your prompt); nothing is run."""
+    from annactl.commands import suggest as suggest_cmd
+
+    raise typer.Exit(suggest_cmd.suggest(consoles(), request(text),
+                                         use_templates=not no_templates))
+
+
+def models(as_json: JsonOpt = False) -> None:
+    """What the model server has and which model Anna asks (-m NAME or --profile NAME on any
+    command changes it for that command)."""
+    from annactl.commands import models as models_cmd
+
+    raise typer.Exit(models_cmd.run(consoles(), as_json=as_json))

@@ -52,7 +52,7 @@ def _usage_error(exc: BaseException) -> BaseException:
 COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "show",
             "rollback", "confirm", "gc", "policy", "doctor", "repl", "tui", "memory",
             "export", "fleet", "queue", "recipe", "setup", "explain", "audit", "mcp", "models",
-            "sessions", "--help", "-h"}
+            "sessions", "shell-integration", "suggest", "--help", "-h"}
 """Known first arguments; anything else is a request for ``ask``."""
 
 
