@@ -124,3 +124,24 @@ def test_streamed_prose_is_inert(anna: Anna) -> None:
     assert "\u202e" not in proc.stdout and "\x07" not in proc.stdout
     assert "[bold red]now[/]" in proc.stdout  # markup shown as text, not obeyed
     assert proc.stdout.count("done") == 1
+
+
+def test_the_repl_streams_too(anna: Anna) -> None:
+    from .ptyrun import PtyProcess
+
+    resume = threading.Event()
+    reply = json.dumps({"answer": ANSWER, "citations": []})
+    anna.llm.push(Reply(reply, pause_after=8, resume=resume))
+    term = PtyProcess([*anna.argv, "repl", "--no-templates"],
+                      {**anna.env, "PROMPT_TOOLKIT_NO_CPR": "1"})
+    term.expect(r"anna>")
+    term.send("what uses my memory?\r")
+    try:
+        term.expect(FIRST)
+        assert LATER not in term.text  # the rest is still held by the server
+    finally:
+        resume.set()
+    term.expect(r"the most of any program\.[\s\S]*anna>")
+    assert term.text.count(LATER) == 1  # the answer is not printed again
+    term.send("\x04")
+    assert term.wait(timeout=20) == 0
