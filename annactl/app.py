@@ -30,6 +30,7 @@ from annactl.app_options import (
 )
 from annactl.app_options import consoles as _consoles
 from annactl.app_options import request as _request
+from annactl.app_shell import models, sessions_app, shell_integration, suggest
 
 HELP = """Anna: a careful system-administration assistant. The model plans; Anna decides.
 
@@ -38,6 +39,8 @@ Say what you want, in quotes (the same as annactl ask "REQUEST"):
   annactl "why is my disk full?"
   annactl ask --dry-run "install htop"   show the plan, run only its checks
   annactl history; annactl rollback ID    what ran, and undoing it
+  annactl -m MODEL "…"                    ask another model (annactl models lists them;
+                                          --profile NAME: a profile in config.toml)
 
 What you are asked depends on Anna's own risk for each step: INFO runs without asking,
 LOW and MEDIUM ask once, HIGH asks you to type what it touches, banned never runs.
@@ -126,6 +129,12 @@ def ask(
         "--fix", help="If the plan misses its goals, ask the model for a fix (a new plan, "
                       "approved again; with --yes up to MEDIUM, at most 2 rounds).")] = False,
     keep_on_verify_fail: KeepOpt = False,
+    resume: Annotated[bool, typer.Option(
+        "--continue", "-c", help="Carry the latest conversation's turns to the model (as the "
+        "REPL does); annactl sessions lists them.")] = False,
+    session: Annotated[Optional[str], typer.Option(  # noqa: UP045
+        "--session", metavar="NAME", help="Keep this request in conversation NAME, with its "
+        "earlier turns as context.")] = None,
 ) -> None:
     """Plan a request, confirm by its risk, execute, evaluate, report (also: annactl "REQUEST")."""
     from annactl.commands import ask as cmd_ask
@@ -133,7 +142,8 @@ def ask(
     opts = cmd_ask.RunOptions(yes=yes, allow_high=allow_high, dry_run=dry_run, as_json=as_json,
                               fix=fix, keep_on_verify_fail=keep_on_verify_fail)
     raise typer.Exit(cmd_ask.ask(_consoles(), _request(text), opts,
-                                 use_templates=not no_templates))
+                                 use_templates=not no_templates, session=session,
+                                 resume=resume))
 
 
 @app.command()
@@ -249,6 +259,10 @@ def gc(plan_ids: Annotated[Optional[list[str]], typer.Argument(  # noqa: UP045 -
 
 
 app.add_typer(policy_app, name="policy")
+app.add_typer(sessions_app, name="sessions")
+app.command(name="models")(models)
+app.command(name="shell-integration")(shell_integration)
+app.command(name="suggest")(suggest)
 
 
 @app.command()

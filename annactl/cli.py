@@ -51,8 +51,8 @@ def _usage_error(exc: BaseException) -> BaseException:
 
 COMMANDS = {"assess", "validate", "ask", "plan", "apply", "status", "history", "show",
             "rollback", "confirm", "gc", "policy", "doctor", "repl", "tui", "memory",
-            "export", "fleet", "queue", "recipe", "setup", "explain", "audit", "mcp", "--help",
-            "-h"}
+            "export", "fleet", "queue", "recipe", "setup", "explain", "audit", "mcp", "models",
+            "sessions", "shell-integration", "suggest", "--help", "-h"}
 """Known first arguments; anything else is a request for ``ask``."""
 
 
@@ -128,12 +128,13 @@ def _fast_apply(args: list[str]) -> int | None:
     return cmd_plans.apply(make_consoles(), targets[0], opts)
 
 
-ASK_FLAGS = frozenset({"--yes", "-y", "--dry-run", "--json", "--no-templates"})
+ASK_FLAGS = frozenset({"--yes", "-y", "--dry-run", "--json", "--no-templates", "--continue",
+                       "-c"})
 """The flags ``ask`` takes without Typer (anything else goes through Typer and its messages)."""
 
 
 def _fast_ask(args: list[str]) -> int | None:
-    """``ask TEXT… [--yes] [--dry-run] [--json] [--no-templates]`` (and the bare
+    """``ask TEXT… [--yes] [--dry-run] [--json] [--no-templates] [--continue]`` (and the bare
     ``annactl "TEXT"``) without Typer, whose import is a fifth of answering "how is my
     system?" offline (issue 23.7, bench/startup.py)."""
     words = [a for a in args if not a.startswith("-")]
@@ -154,7 +155,8 @@ def _fast_ask(args: list[str]) -> int | None:
     opts = cmd_ask.RunOptions(yes=bool(flags & {"--yes", "-y"}), dry_run="--dry-run" in flags,
                               as_json="--json" in flags)
     return int(cmd_ask.ask(make_consoles(), text, opts,
-                           use_templates="--no-templates" not in flags))
+                           use_templates="--no-templates" not in flags,
+                           resume=bool(flags & {"--continue", "-c"})))
 
 
 def _ended(exc: BaseException, watched: WatchedStdout | None = None) -> int:
@@ -204,6 +206,44 @@ def _flags_last(args: list[str]) -> list[str]:
     return args
 
 
+CHOICE_OPTIONS = {"--model": "model", "-m": "model", "--profile": "profile"}
+"""Options any command that asks a model takes, wherever they are typed (before ``--``)."""
+
+
+def _take_choices(args: list[str]) -> list[str] | BaseException:
+    """``-m NAME``/``--model NAME``/``--profile NAME`` (or ``--opt=NAME``) taken out of
+    ``args`` and handed to :func:`annactl.core.quicksettings.choose`, so every command and
+    every fast path (``ask``, the bare request) plans with them; the rest is returned (or the
+    usage error of an option without its name)."""
+    from annactl.core.quicksettings import choose
+
+    rest: list[str] = []
+    found: dict[str, str] = {}
+    i = 0
+    while i < len(args):
+        arg = args[i]
+        if arg == "--":
+            rest.extend(args[i:])
+            break
+        name, eq, value = arg.partition("=")
+        if name in CHOICE_OPTIONS and (eq or name == arg):
+            if not eq:
+                i += 1
+                value = args[i] if i < len(args) else ""
+            if not value.strip() or value.startswith("-"):
+                from anna_common.errors import UsageError
+
+                return UsageError(f"{name} needs a name", hint="annactl models lists the "
+                                 "server's models; profiles are [profiles.NAME] in config.toml")
+            found[CHOICE_OPTIONS[name]] = value.strip()
+        else:
+            rest.append(arg)
+        i += 1
+    if found:
+        choose(**found)
+    return rest
+
+
 def _asks_version(args: list[str]) -> bool:
     """``--version``, with ``--json`` before or after it (either order prints one document)."""
     lead = 0
@@ -247,7 +287,7 @@ the variable is set already (docs/usage.md)."""
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     os.environ.setdefault(*PLUGINS_OFF)
-    args = _flags_last(list(sys.argv[1:] if argv is None else argv))
+    args = list(sys.argv[1:] if argv is None else argv)
     if _asks_version(args):
         print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args
               else f"annactl {__version__}")
@@ -257,6 +297,10 @@ def main(argv: list[str] | None = None) -> int:
         from annactl.ui.jsonedge import watch_stdout
 
         watched = watch_stdout()
+    taken = _take_choices(args)
+    if isinstance(taken, BaseException):
+        return _failed(taken, watched)
+    args = _flags_last(taken)
     if (word := _mistyped(args)) is not None:
         return _failed(unknown_command(word), watched)
     if (unasked := _piped_without_question(args)) is not None:

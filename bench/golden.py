@@ -55,6 +55,7 @@ from annactl.planning.llm.base import (
     ChatResult,
     EventSink,
     Provider,
+    TextCallback,
     TokenCallback,
     no_events,
 )
@@ -123,7 +124,8 @@ class Golden:
         return result
 
     def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
-             cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
+             cancel: threading.Event | None = None, events: EventSink = no_events,
+             on_text: TextCallback | None = None) -> ChatResult:
         """Answer from the recording, or ask the real provider (and record)."""
         call = len(self.forms)  # attempts: a failed call has its number too
         self.forms.append(request.form)
@@ -136,7 +138,7 @@ class Golden:
             began = time.monotonic()
             try:
                 result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel,
-                                         events=events)
+                                         events=events, on_text=on_text)
             except AnnaError as exc:  # kept, so the replay ends the same way
                 self._keep(call, request.purpose, {"error": {
                     "code": str(exc.code), "message": exc.message, "detail": exc.detail,

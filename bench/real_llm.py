@@ -67,11 +67,13 @@ class Counting:
         self.replies: list[ChatResult] = []
 
     def chat(self, request: ChatRequest, *, on_tokens: Any = None,
-             cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
+             cancel: threading.Event | None = None, events: EventSink = no_events,
+             on_text: Any = None) -> ChatResult:
         if self.max_tokens:
             request = dataclasses.replace(request, options={**request.options,
                                                             "max_tokens": self.max_tokens})
-        result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel, events=events)
+        result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel, events=events,
+                                 on_text=on_text)
         self.replies.append(result)
         return result
 

@@ -11,7 +11,8 @@ Ollama: ``POST /api/chat`` (NDJSON stream unless ``"stream": false``),
 OpenAI: ``POST /v1/chat/completions`` (SSE when ``"stream": true``, with a
 final ``usage`` chunk when ``stream_options.include_usage``), ``GET /v1/models``,
 ``GET /health``. Replies carry ``usage`` and llama.cpp-style ``timings``.
-A request for a model the server does not have gets each API's 404.
+A request for a model the server does not have gets each API's 404 (unless
+``any_model``: llama-server answers any name).
 
 Scripting
 ---------
@@ -22,6 +23,7 @@ Scripting
         llm.push(Reply(status=500), Reply(delay=5.0), Reply(drop=True))
         release = threading.Event()
         llm.push(Reply(json.dumps(plan), hold=release))  # answers once release.set()
+        llm.push(Reply(text, pause_after=8, resume=release))  # 8 pieces, then waits
         llm.reject_formats = {"json_schema"}   # 400 for that response_format type
         llm.reject_bounds = True               # 400 for a schema using maxItems/maxLength
         llm.reject_schema_words = {"prefixItems"}  # llama-server's "JSON schema conversion failed"
@@ -82,6 +84,11 @@ class Reply:
     hold: threading.Event | None = None
     """When given, the reply waits until the test sets this event (a slow model whose
     slowness the test controls: nothing sleeps)."""
+    pause_after: int = 0
+    """With ``resume``: stream this many pieces, then wait for ``resume`` before the rest (a
+    test sees the first words arrive while the model is still "writing")."""
+    resume: threading.Event | None = None
+    """Set by the test to let a paused reply go on (see ``pause_after``)."""
     runaway: bool = False
     """Repeat ``content`` (or a filler) without end, like a tiny model filling every list
     slot: only the request's token cap (:attr:`FakeLLM.cap_tokens`) or the client ends it."""
@@ -191,13 +198,21 @@ class _Handler(BaseHTTPRequestHandler):
         """Sleep unless the server is stopping; False when it is."""
         return not (seconds > 0 and self.server.state.stopping.wait(seconds))
 
-    def _held(self, reply: Reply) -> bool:
-        """Wait for the reply's ``hold`` event; False when the server stops first."""
+    def _held(self, reply: Reply, event: threading.Event | None = None) -> bool:
+        """Wait for the reply's ``hold`` event (or ``event``); False when the server stops
+        first."""
         stopping = self.server.state.stopping
-        while reply.hold is not None and not reply.hold.is_set():
+        event = event or reply.hold
+        while event is not None and not event.is_set():
             if stopping.wait(0.02):
                 return False
         return True
+
+    def _paused(self, reply: Reply, sent: int) -> bool:
+        """After ``pause_after`` pieces, wait for ``resume``; False when the server stops."""
+        if reply.resume is None or sent != reply.pause_after:
+            return True
+        return self._held(reply, reply.resume)
 
     # ------------------------------------------------------------------ routes
     def do_GET(self) -> None:
@@ -250,8 +265,8 @@ class _Handler(BaseHTTPRequestHandler):
 
     def _chat(self, body: dict[str, Any], *, openai: bool) -> None:
         fake = self.server.fake
-        model = body.get("model")
-        if model not in fake.models:
+        model = str(body.get("model"))
+        if model not in fake.models and not (openai and fake.any_model):
             if openai:
                 self._error(True, 404, f"The model `{model}` does not exist", "model_not_found")
             else:
@@ -315,7 +330,9 @@ class _Handler(BaseHTTPRequestHandler):
             self._send_json(200, final)
             return
         self._start_stream("application/x-ndjson")
-        for piece in pieces:
+        for sent, piece in enumerate(pieces):
+            if not self._paused(reply, sent):
+                return
             line = {"model": model, "created_at": "2026-01-01T00:00:00Z",
                     "message": {"role": "assistant", "content": piece}, "done": False}
             self.wfile.write(json.dumps(line).encode() + b"\n")
@@ -339,7 +356,9 @@ class _Handler(BaseHTTPRequestHandler):
             return
         self._start_stream("text/event-stream")
         chunk = {**base, "object": "chat.completion.chunk"}
-        for piece in pieces:
+        for sent, piece in enumerate(pieces):
+            if not self._paused(reply, sent):
+                return
             event = {**chunk, "choices": [{"index": 0, "delta": {"content": piece},
                                            "finish_reason": None}]}
             self.wfile.write(b"data: " + json.dumps(event).encode() + b"\n\n")
@@ -389,6 +408,10 @@ class FakeLLM:
         """True: 400 for a json_schema that uses maxItems (like strict servers that lack it)."""
         self.reject_schema_words: set[str] = set()
         """Schema keywords answered with llama-server's 400 "JSON schema conversion failed"."""
+        self.any_model = False
+        """True: the OpenAI API answers whatever model name is asked for, as llama-server
+        does (it serves one model and ignores the name); ``/v1/models`` still lists
+        :attr:`models`."""
         self.cap_tokens = False
         """True: every reply longer than the request's ``max_tokens`` (``num_predict``) is cut
         there with ``finish_reason: length``, as a real server does."""

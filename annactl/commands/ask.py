@@ -51,6 +51,9 @@ class RunOptions:
     printing one."""
     keep_on_verify_fail: bool = False
     """Keep a step whose verification failed instead of rolling the plan back."""
+    prose: Any = None
+    """The :class:`~annactl.ui.streamed.ProsePrinter` that printed the model's prose while it
+    was written (the views do not print it twice); None with ``--json``."""
 
 
 @contextmanager
@@ -134,7 +137,8 @@ def _run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunO
         consoles.out.print(render.plan_view(plan, checks=prepared.checks,
                                             warnings=prepared.warnings,
                                             plan_id=prepared.plan_id,
-                                            contradictions=prepared.contradictions))
+                                            contradictions=prepared.contradictions,
+                                            streamed=_printed(opts, plan.plan.analysis)))
         if prepared.preview is not None:
             consoles.out.print(preview_view(prepared.preview, plan.steps))
     req = confirm.requirement(plan)
@@ -198,11 +202,19 @@ def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
     else:
         from annactl.ui.render_plan import notes_only  # not render: its events are for steps
 
+        plan = prepared.annotated.plan
         consoles.out.print(notes_only(
             prepared.annotated, telemetry=prepared.answer_telemetry,
             contradictions=prepared.contradictions,
-            citations=prepared.outcome.citations if prepared.outcome is not None else ()))
+            citations=prepared.outcome.citations if prepared.outcome is not None else (),
+            streamed=_printed(opts, plan.notes_for_user.strip() or plan.analysis)))
     return ExitStatus.SUCCESS
+
+
+def _printed(opts: RunOptions, text: str) -> bool:
+    """``text`` was printed while the model wrote it (the view leaves it out)."""
+    return opts.prose is not None and bool(opts.prose.repeats(text))
+
 
 
 def _dry_run(flow: Flow, consoles: Consoles, prepared: Prepared, req: confirm.Requirement,
@@ -303,6 +315,7 @@ def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
     from dataclasses import replace
 
     from annactl.ui.console import inert_text
+    from annactl.ui.streamed import prose_printer
 
     loop = opts.loop
     fix_doc: dict[str, Any] | None = {} if doc is not None else None
@@ -310,7 +323,7 @@ def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
         doc["fix"] = fix_doc
     # --yes stands for the fix's one confirmation only when --fix was given; never HIGH
     fix_opts = replace(opts, yes=opts.yes and opts.fix, allow_high=False, dry_run=False,
-                       into=fix_doc)
+                       into=fix_doc, prose=prose_printer(consoles.out, as_json=opts.as_json))
     try:
         # a refused fix is shown as text; with --json its error goes into the fix's document
         shown = (nullcontext() if opts.as_json
@@ -318,7 +331,8 @@ def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
         with shown:
             prepared = plan_with_spinner(
                 consoles, lambda **hooks: loop.plan_fix(flow, **hooks),
-                show_spinner=consoles.err.is_terminal and not opts.as_json)
+                show_spinner=consoles.err.is_terminal and not opts.as_json,
+                prose=fix_opts.prose)
         fixed = run_prepared(flow, consoles, prepared, fix_opts)
     except AnnaError as exc:
         if exc.code == ErrorCode.CANCELLED:
@@ -340,32 +354,43 @@ def offer_confirm(flow: Flow, consoles: Consoles, record: PlanRecord, opts: RunO
         offer(flow, consoles, record)
 
 
-def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool) -> int:
-    """``annactl ask TEXT``: plan, then :func:`run_prepared`."""
+def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bool,
+        session: str | None = None, resume: bool = False) -> int:
+    """``annactl ask TEXT``: plan, then :func:`run_prepared`. ``resume`` (``--continue``)
+    carries the latest conversation's turns, ``session`` that conversation's; without either
+    this request starts the conversation ``last`` afresh (:mod:`annactl.commands.sessions`)."""
     import gc
 
+    from annactl.commands import sessions
     from annactl.commands.flow import connect_flow
     from annactl.commands.piped_count import saying_piped
     from annactl.commands.stdin_text import read_piped
     from annactl.core.config import load_settings
+    from annactl.ui.streamed import prose_printer
 
     with json_failures(consoles, as_json=opts.as_json):
         settings = load_settings()
+        talk = sessions.open_conversation(settings.state_dir, name=session, resume=resume)
         piped = read_piped()  # `journalctl -b | annactl ask …`: untrusted context, bounded
         flow = connect_flow(settings)
+        sessions.say_continued(consoles, talk, as_json=opts.as_json)
 
         def make(**hooks: Any) -> Prepared:
             return flow.plan_text(request, mode="one-shot", piped=piped,
-                                  use_templates=use_templates and settings.templates, **hooks)
+                                  use_templates=use_templates and settings.templates,
+                                  turns=sessions.sent_turns(talk), **hooks)
 
+        opts.prose = prose_printer(consoles.out, as_json=opts.as_json)
         with showing_rejections(consoles, as_json=opts.as_json), \
                 saying_piped(consoles, piped, as_json=opts.as_json):
             try:
                 prepared = plan_with_spinner(consoles, make,
-                                             show_spinner=consoles.err.is_terminal)
+                                             show_spinner=consoles.err.is_terminal,
+                                             prose=opts.prose)
             finally:
                 # paused while annactl started and planned (cli._fast_ask): what was built
                 # until now stays (frozen: never walked again), the collector goes on
                 gc.freeze()
                 gc.enable()
+        sessions.record(settings.state_dir, talk, request, prepared)
         return run_prepared(flow, consoles, prepared, opts)

@@ -2,7 +2,9 @@
 
 Checks, in order: configuration valid; a daemon reachable (system or per-user
 socket) with room on its state disk; the model server reachable; the configured
-model present (``/api/tags`` or ``/v1/models``); structured output honoured (one tiny chat
+model present (``/api/tags`` or ``/v1/models``; on an OpenAI-compatible server that does not
+list it, the probe below decides: llama-server answers any name); structured output
+honoured (one tiny chat
 whose reply must follow a two-field JSON Schema); the pacman database
 readable (as the daemon sees it). Nothing here changes the machine.
 """
@@ -72,8 +74,9 @@ def check_config() -> tuple[Check, ClientSettings]:
                 ClientSettings.model_construct())
     where = config_file()
     found = f"{where}" if where.exists() else f"defaults (no {where})"
+    profile = f" (profile {settings.profile})" if settings.profile else ""
     return Check("config", "ok", f"valid: {found}; provider {settings.llm_provider}, model "
-                 f"{settings.llm_model} at {settings.resolved_llm_url}"), settings
+                 f"{settings.llm_model} at {settings.resolved_llm_url}{profile}"), settings
 
 
 def check_daemon() -> tuple[Check, dict[str, Any] | None, Path | None]:
@@ -123,48 +126,52 @@ def check_capture(health: dict[str, Any]) -> Check:
     return Check("capture", "ok", "file steps are captured, judged before they land, undone")
 
 
-def _http_get(settings: ClientSettings, path: str) -> Any:
-    import httpx
-
-    headers = {"User-Agent": "annactl-doctor"}
-    if settings.llm_api_key is not None:
-        headers["Authorization"] = f"Bearer {settings.llm_api_key.get_secret_value()}"
-    url = settings.resolved_llm_url + path
-    # trust_env=False: like the providers, never send local traffic through a proxy variable
-    with httpx.Client(timeout=httpx.Timeout(10.0, connect=settings.llm_connect_timeout),
-                      trust_env=False, headers=headers) as client:
-        response = client.get(url)
-    response.raise_for_status()
-    return response.json()
+UNLISTED = "unlisted"
+"""The ``model`` check's detail prefix while an OpenAI-compatible server's answer decides it."""
 
 
 def check_model(settings: ClientSettings) -> list[Check]:
-    """Server reachable, model listed."""
-    import httpx
+    """Server reachable, model listed. An OpenAI-compatible server that does not list the
+    name is not failed here: some serve whatever name is sent (llama-server, one model per
+    process), so the structured-output probe, which sends that name, decides
+    (:func:`settle_unlisted`). Ollama loads models by name: there an unlisted one fails."""
+    from annactl.planning.llm.listing import list_models
 
     ollama = settings.llm_provider == "ollama"
-    where = settings.resolved_llm_url
     try:
-        listing = _http_get(settings, "/api/tags" if ollama else "/models")
-    except (httpx.HTTPError, ValueError) as exc:
-        fix = ("start Ollama (systemctl start ollama, or ollama serve) or set ANNA_LLM_URL"
-               if ollama else "start the server or set ANNA_LLM_URL (with /v1)")
-        return [Check("model_server", "fail", f"{where}: {type(exc).__name__}: {exc}", fix),
+        listing = list_models(settings)
+    except AnnaError as exc:
+        return [Check("model_server", "fail", exc.message, exc.hint or ""),
                 Check("model", "skip", "server not reachable")]
-    entries = listing.get("models" if ollama else "data", []) if isinstance(listing, dict) \
-        else []
-    names = {str(e.get("name") or e.get("model") or e.get("id") or "") for e in entries
-             if isinstance(e, dict)}
-    server = Check("model_server", "ok", f"{settings.llm_provider} server at {where} answers, "
-                   f"{len(names)} model(s)")
+    names = sorted(m.name for m in listing.models)
+    server = Check("model_server", "ok", f"{settings.llm_provider} server at {listing.url} "
+                   f"answers, {len(names)} model(s)")
     wanted = settings.llm_model
-    present = wanted in names or (ollama and f"{wanted}:latest" in names)
-    if present:
+    if listing.has(wanted):
         return [server, Check("model", "ok", f"{wanted} is available")]
-    fix = f"ollama pull {wanted}" if ollama else "load the model in the server"
-    shown = ", ".join(sorted(names)[:8]) or "none"
+    shown = ", ".join(names[:8]) or "none"
+    if not ollama:
+        return [server, Check("model", "warn", f"{UNLISTED}: {wanted} is not listed (the "
+                              f"server lists: {shown})")]
     return [server, Check("model", "fail", f"{wanted} is not on the server (it has: "
-                          f"{shown})", f"{fix}, or set ANNA_LLM_MODEL to one it has")]
+                          f"{shown})", f"ollama pull {wanted}, or set ANNA_LLM_MODEL to one "
+                          "it has (annactl models lists them)")]
+
+
+def settle_unlisted(model: Check, probe: Check, settings: ClientSettings) -> Check:
+    """The ``model`` check of a name the server does not list, once a request sent with it
+    was answered (the server ignores names) or refused (it enforces them)."""
+    listed = model.detail.partition("(")[2].rstrip(")")
+    wanted = settings.llm_model
+    if probe.status in ("ok", "warn"):
+        return Check("model", "ok", f"{wanted}: the server does not check model names; it "
+                     f"answered a request for it ({listed})")
+    if "LLM_MODEL_NOT_FOUND" in probe.detail:
+        return Check("model", "fail", f"{wanted} is not on the server ({listed})",
+                     "load the model in the server, or set ANNA_LLM_MODEL to one it has "
+                     "(annactl models lists them)")
+    return Check("model", "warn", f"{wanted} is not listed, and the server could not be "
+                 f"asked whether it serves it ({listed})", "see structured_output below")
 
 
 def check_structured_output(settings: ClientSettings) -> Check:
@@ -239,12 +246,15 @@ def collect() -> list[Check]:
         checks.append(Check("model_server", "skip", f"replay mode: answers come from "
                             f"{settings.llm_replay}"))
     else:
-        model_checks = check_model(settings)
-        checks.extend(model_checks)
-        if model_checks[-1].status == "ok":
-            checks.append(check_structured_output(settings))
+        server, model = check_model(settings)
+        unlisted = model.detail.startswith(UNLISTED)
+        if model.status == "ok" or unlisted:
+            probe = check_structured_output(settings)
+            if unlisted:
+                model = settle_unlisted(model, probe, settings)
         else:
-            checks.append(Check("structured_output", "skip", "no model to ask"))
+            probe = Check("structured_output", "skip", "no model to ask")
+        checks.extend([server, model, probe])
     checks.append(check_pacman(socket_path))
     return checks
 

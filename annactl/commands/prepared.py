@@ -40,6 +40,9 @@ class Prepared:
     """The planner's report (model calls, repairs, template), when a model or template made it."""
     preview: PlanPreview | None = None
     """What each step will do, as the daemon previewed it (None: no preview was made)."""
+    conversation: dict[str, Any] | None = None
+    """``ask --continue``/``--session``: the conversation and the earlier turns the model got
+    (``--json`` prints it as ``conversation``)."""
 
     @property
     def contradictions(self) -> list[Contradiction]:
@@ -88,4 +91,6 @@ class Prepared:
 
                 counted = tally(piped.whole)  # no model read it: Anna's own count, as in text
                 data["piped"]["tally"] = counted.to_dict() if counted is not None else None
+        if self.conversation is not None:
+            data["conversation"] = self.conversation
         return data

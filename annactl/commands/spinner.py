@@ -1,4 +1,9 @@
-"""Planning with a spinner on stderr (terminals only); Ctrl-C cancels the planner."""
+"""Planning with a spinner on stderr (terminals only); Ctrl-C cancels the planner.
+
+With a :class:`~annactl.ui.streamed.ProsePrinter`, the reply's prose (an answer, a plan's
+analysis) is printed as the model writes it, checked for every spinner frame (0.1 s); the
+spinner stops when the first words are printed, since they show the model is working.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +19,7 @@ if TYPE_CHECKING:
     from annactl.commands.prepared import Prepared
     from annactl.planning.outcome import Progress
     from annactl.ui.console import Consoles
+    from annactl.ui.streamed import ProsePrinter
 
 CANCEL_GRACE_S = 2.0
 """How long Ctrl-C waits for the planner to notice the cancel before leaving anyway."""
@@ -47,12 +53,14 @@ class _Offered:
 
 def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
                       show_spinner: bool,
-                      on_offline: Callable[[Prepared], None] | None = None) -> Prepared:
+                      on_offline: Callable[[Prepared], None] | None = None,
+                      prose: ProsePrinter | None = None) -> Prepared:
     """Run ``make(on_progress=..., cancel=...)`` in a thread, with a spinner; Ctrl-C cancels.
 
     With ``on_offline`` (the REPL, issue 24.1), ``make`` also gets ``on_offline=``: Anna's
     offline answer is handed to ``on_offline`` on this thread, the spinner paused, while the
-    model goes on; Ctrl-C after it was shown stops waiting and returns it.
+    model goes on; Ctrl-C after it was shown stops waiting and returns it. With ``prose``,
+    the reply's prose is printed as it comes (never with ``--json``: the caller passes none).
     """
     cancel = threading.Event()
     box: dict[str, Any] = {}
@@ -73,8 +81,10 @@ def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
     started = time.monotonic()
     thread.start()
     try:
-        _wait(thread, consoles, latest, started, show_spinner, offered)
+        _wait(thread, consoles, latest, started, show_spinner, offered, prose)
     except KeyboardInterrupt:
+        if prose is not None:
+            prose.finish()
         cancel.set()
         thread.join(CANCEL_GRACE_S)
         if offered.shown is not None:  # the person saw the offline answer: it stands
@@ -89,21 +99,44 @@ def plan_with_spinner(consoles: Consoles, make: Callable[..., Prepared], *,
 
 
 def _wait(thread: threading.Thread, consoles: Consoles, latest: list[Progress],
-          started: float, show_spinner: bool, offered: _Offered) -> None:
+          started: float, show_spinner: bool, offered: _Offered,
+          prose: ProsePrinter | None) -> None:
+    def streamed() -> Any:
+        return latest[-1].streamed if latest else None
+
     if not show_spinner:
         while thread.is_alive():
             thread.join(0.1)
             if thread.is_alive():
                 offered.show()
+            if prose is not None:
+                prose.feed(streamed())
+        _ended(prose, streamed())
         return
+    spinning = True
     with consoles.err.status("Planning…", spinner="dots") as spinner:
         while thread.is_alive():
             thread.join(0.1)
             if thread.is_alive() and offered.waiting():
                 spinner.stop()  # the answer is printed where the spinner was, then it goes on
                 offered.show()
-                spinner.start()
-            spinner.update(_spinner_text(latest[-1] if latest else None, started))
+                if spinning:
+                    spinner.start()
+            if prose is not None and prose.pending(streamed()):
+                if spinning:
+                    spinner.stop()  # the words show the model at work; no line to redraw
+                    spinning = False
+                prose.feed(streamed())
+            if spinning:
+                spinner.update(_spinner_text(latest[-1] if latest else None, started))
+    _ended(prose, streamed())
+
+
+def _ended(prose: ProsePrinter | None, streamed: Any) -> None:
+    """The planner is done: what came after the last frame, then the prose's newline."""
+    if prose is not None:
+        prose.feed(streamed)
+        prose.finish()
 
 
 def _spinner_text(progress: Progress | None, started: float) -> Any:

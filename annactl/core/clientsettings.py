@@ -16,11 +16,33 @@ from pydantic import BaseModel, ConfigDict, Field, SecretStr, field_validator
 
 from annactl.core.quicksettings import state_dir
 
-__all__ = ["DEFAULT_URLS", "ClientSettings"]
+__all__ = ["DEFAULT_URLS", "ClientSettings", "Profile"]
 
 
 DEFAULT_URLS = {"ollama": "http://127.0.0.1:11434", "openai": "http://127.0.0.1:8080/v1"}
 """Where each provider listens by default."""
+
+
+class Profile(BaseModel):
+    """A named set of model settings (``[profiles.NAME]`` in config.toml), chosen with
+    ``--profile NAME`` or ``profile = "NAME"``; what it leaves out keeps its usual value."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    llm_provider: Literal["ollama", "openai"] | None = None
+    """``ollama`` or ``openai``."""
+    llm_url: str | None = None
+    """Server base URL."""
+    llm_model: str | None = None
+    """Model name as the server knows it."""
+    llm_api_key: SecretStr | None = None
+    """Bearer token for this server (never logged, never shown)."""
+    llm_budget: float | None = Field(default=None, ge=0, le=3600)
+    """Seconds one request may wait on this model in all."""
+    llm_timeout: float | None = Field(default=None, gt=0, le=3600)
+    """Seconds to wait for a reply."""
+    llm_compact: bool | None = None
+    """The compact plan form for a small model."""
 
 
 class ClientSettings(BaseModel):
@@ -97,6 +119,11 @@ class ClientSettings(BaseModel):
     """History, memory, cache and traces."""
     language: str | None = None
     """Preferred language for answers (a remembered preference)."""
+    profile: str | None = None
+    """The profile (a key of ``profiles``) used when ``--profile`` names none."""
+    profiles: dict[str, Profile] = Field(default_factory=dict)
+    """Named model settings (``[profiles.NAME]`` tables); a chosen one's values win over the
+    environment and the file's top-level keys, ``--model`` wins over its model."""
 
     @field_validator("llm_api_key", mode="before")
     @classmethod

@@ -25,6 +25,7 @@ from annactl.core.clientsettings import DEFAULT_URLS, ClientSettings
 
 # the directories are computed without pydantic (annactl/core/quicksettings.py); re-exported
 from annactl.core.quicksettings import (
+    chosen,
     config_dir,
     config_file,
     exact_values,
@@ -38,10 +39,32 @@ __all__ = ["DEFAULT_URLS", "ClientSettings", "config_dir", "config_file", "load_
 
 
 def load_settings(**overrides: Any) -> ClientSettings:
-    """Build settings.
+    """Build settings: the sources, then the chosen profile's values over them, then the
+    command line's ``--model`` and ``overrides`` over everything.
 
-    Raises :class:`~anna_common.errors.AnnaError` (CONFIG_INVALID) on bad input.
+    Raises :class:`~anna_common.errors.AnnaError` (CONFIG_INVALID) on bad input, and for a
+    profile the file does not define.
     """
+    picked = chosen()
+    overrides = {**{k: v for k, v in picked.items() if k != "profile"}, **overrides}
+    settings = _build(overrides)
+    name = picked.get("profile") or settings.profile
+    if not name:
+        return settings
+    profile = settings.profiles.get(name)
+    if profile is None:
+        from anna_common.errors import AnnaError, ErrorCode
+
+        known = ", ".join(sorted(settings.profiles)) or "none"
+        raise AnnaError(f"no profile {name!r} in {config_file()} (profiles: {known})",
+                        code=ErrorCode.CONFIG_INVALID,
+                        hint=f"add a [profiles.{name}] table, or choose one of the profiles")
+    values = profile.model_dump(exclude_none=True)
+    return _build({**values, "profile": name, **overrides})
+
+
+def _build(overrides: dict[str, Any]) -> ClientSettings:
+    """The settings from the sources under ``overrides``."""
     exact = None if overrides else exact_values()
     if exact is not None:
         return _constructed(exact)

@@ -52,12 +52,30 @@ SETTINGS = frozenset({
     "llm_replay",
     "max_model_calls", "max_prompt_bytes", "max_session_calls", "max_session_tokens",
     "allowed_models", "trace", "trace_raw", "templates", "evaluate", "socket", "system_socket",
-    "autostart", "reconnect_wait_s", "state_dir", "language"})
+    "autostart", "reconnect_wait_s", "state_dir", "language", "profile", "profiles"})
 """Every field of :class:`ClientSettings` (a test checks): the ``ANNA_*`` names it reads."""
+_CHOSEN: dict[str, str] = {}
+"""``--model``/``--profile`` from the command line (:func:`choose`), for every
+:func:`~annactl.core.config.load_settings` of this process."""
 _BOOL = {"true": True, "false": False, "1": True, "0": False}
 """Spellings of a boolean read here (pydantic accepts more; those go the full way)."""
 _NUMBER = {int: re.compile(r"[0-9]{1,12}"), float: re.compile(r"[0-9]{1,12}(\.[0-9]{1,9})?")}
 """Spellings of a number read here: plain digits (no sign, exponent, space or ``_``)."""
+
+
+def choose(*, model: str | None = None, profile: str | None = None) -> None:
+    """What the command line chose for every model call of this process (``annactl -m NAME``,
+    ``--profile NAME``): set once by :func:`annactl.cli.main`, read by ``load_settings``."""
+    _CHOSEN.clear()
+    if model is not None:
+        _CHOSEN["llm_model"] = model
+    if profile is not None:
+        _CHOSEN["profile"] = profile
+
+
+def chosen() -> dict[str, str]:
+    """A copy of what :func:`choose` set."""
+    return dict(_CHOSEN)
 
 
 @dataclass(frozen=True)
@@ -80,7 +98,7 @@ KINDS: dict[str, Any] = {
     "llm_compact": bool, "llm_cache": ("off", "read", "write", "readwrite"), "llm_record": Path,
     "llm_replay": Path, "trace": bool, "trace_raw": bool, "templates": bool,
     "evaluate": bool, "socket": Path, "system_socket": Path, "autostart": bool,
-    "state_dir": Path, "language": str,
+    "state_dir": Path, "language": str, "profile": str,
     "llm_timeout": Number(float, 0, 3600, low_open=True),
     "llm_budget": Number(float, 0, 3600),
     "llm_connect_timeout": Number(float, 0, 120, low_open=True),
@@ -89,8 +107,9 @@ KINDS: dict[str, Any] = {
     "reconnect_wait_s": Number(float, 0, 86400),
 }
 """The settings read here and their kind (a tuple: one of these strings; a :class:`Number`
-with its bounds). A setting not named (the list ``allowed_models``) sends the caller the full
-way when it is set at all; a test checks the bounds against the model's."""
+with its bounds). A setting not named (the list ``allowed_models``, the ``profiles`` tables)
+sends the caller the full way when it is set at all (``profiles`` only for planning: applying
+a stored plan asks no model); a test checks the bounds against the model's."""
 
 
 @dataclass(frozen=True)
@@ -114,19 +133,22 @@ class QuickSettings:
 
 def quick_settings() -> QuickSettings | None:
     """The settings, when reading them here is exact; None: use ``load_settings()``."""
-    parsed = exact_values()
+    parsed = exact_values(stored_plan=True)
     if parsed is None:
         return None
     wanted = {k: v for k, v in parsed.items() if k in QuickSettings.__dataclass_fields__}
     return QuickSettings(**wanted)
 
 
-def exact_values() -> dict[str, Any] | None:
+def exact_values(*, stored_plan: bool = False) -> dict[str, Any] | None:
     """Every setting present (TOML under ``ANNA_*``), parsed here, when that is exactly what
-    the model's validation would make of it; None otherwise (the caller validates)."""
-    values = _toml_values()
+    the model's validation would make of it; None otherwise (the caller validates).
+    ``stored_plan``: for applying a stored plan, which asks no model, so the ``profiles``
+    tables are left out; otherwise they send the caller the full way."""
+    values = _toml_values(frozenset(KINDS) | {"profiles"} if stored_plan else frozenset(KINDS))
     if values is None:
         return None
+    values.pop("profiles", None)  # model settings: applying a stored plan asks no model
     env = _env_values()
     if env is None:
         return None

@@ -191,11 +191,13 @@ class ReplSession:
                                        on_offline=stored, **hooks)
 
         from annactl.commands.spinner import plan_with_spinner
+        from annactl.ui.streamed import ProsePrinter
 
+        prose = ProsePrinter(self.consoles.out)  # the model's words as it writes them
         try:
             prepared = plan_with_spinner(
                 self.consoles, make, show_spinner=self.consoles.err.is_terminal,
-                on_offline=lambda early: first.show(self.consoles, early))
+                on_offline=lambda early: first.show(self.consoles, early), prose=prose)
         except AnnaError as exc:
             prepared = first.after_failure(self.flow, self.consoles, exc)
         other = first.settle(self.flow, self.consoles, prepared)
@@ -210,19 +212,24 @@ class ReplSession:
         memory.offer(self.consoles, self.settings.state_dir, prepared.outcome,
                      confirm.TerminalPrompter(self.consoles.err))
         if run:
-            cmd_ask.run_prepared(self.flow, self.consoles, prepared, self._options(prepared))
+            opts = self._options(prepared)
+            opts.prose = prose
+            cmd_ask.run_prepared(self.flow, self.consoles, prepared, opts)
             self._note_result()
             return
         cmd_ask.offline_note(self.consoles, prepared)
+        plan = prepared.annotated.plan
         if not prepared.annotated.steps:  # an answer: Anna's facts beside the model's prose
             self.consoles.out.print(render.notes_only(
                 prepared.annotated, telemetry=prepared.answer_telemetry,
-                contradictions=prepared.contradictions))
+                contradictions=prepared.contradictions,
+                streamed=prose.repeats(plan.notes_for_user.strip() or plan.analysis)))
         else:
             self.consoles.out.print(render.plan_view(prepared.annotated, checks=prepared.checks,
                                                      warnings=prepared.warnings,
                                                      plan_id=prepared.plan_id,
-                                                     contradictions=prepared.contradictions))
+                                                     contradictions=prepared.contradictions,
+                                                     streamed=prose.repeats(plan.analysis)))
             if prepared.preview is not None:
                 self.consoles.out.print(preview_view(prepared.preview,
                                                      prepared.annotated.steps))

@@ -31,6 +31,7 @@ if TYPE_CHECKING:
     from annactl.planning.facts import Contradiction
     from annactl.planning.llm.base import Provider
     from annactl.planning.piped import Piped
+    from annactl.planning.streaming import StreamedReply
     from annactl.planning.templates import TemplateMatch
 
 QUICK_CONNECT_S = 1.0
@@ -86,6 +87,9 @@ class Progress:
     deadline: float | None = None
     """``time.monotonic()`` when that budget runs out (this process's clock), so a front end
     can show the time used between two reports."""
+    streamed: StreamedReply | None = None
+    """The current model call's reply so far (:mod:`annactl.planning.streaming`), for a
+    front end that prints its prose as the model writes it."""
 
 
 @dataclass

@@ -29,6 +29,7 @@ from annactl.planning import forms, prompt
 from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.offrequest import off_request_findings
 from annactl.planning.outcome import PlanOutcome, Progress, is_banned
+from annactl.planning.streaming import StreamedReply
 
 if TYPE_CHECKING:
     from anna_common.risk.rules.base import AssessContext
@@ -73,6 +74,8 @@ class ModelCalls:
         """The last usable reply's plan was written by a family template."""
         self._sent_keys: set[str] = set()
         self._last_call_s = 0.0
+        self.streamed: StreamedReply | None = None
+        """The current call's reply as it streams in (reported with every progress)."""
 
     # ------------------------------------------------------------------ progress
     def progress(self, stage: str, tokens: int = 0, message: str = "") -> None:
@@ -82,7 +85,8 @@ class ModelCalls:
             return
         budget = self.settings.llm_budget if self.deadline is not None else 0.0
         self.on_progress(Progress(stage, time.monotonic() - self.started, tokens, message,
-                                  budget_s=budget, deadline=self.deadline))
+                                  budget_s=budget, deadline=self.deadline,
+                                  streamed=self.streamed))
 
     def start_budget(self) -> None:
         """The model time budget starts with the first model call."""
@@ -253,6 +257,7 @@ class ModelCalls:
         stats.form = request.form
         self.planner.session_calls += 1
         stage = "model" if purpose == "plan" else purpose
+        self.streamed = StreamedReply(request.form, stats.model_calls)
         self.progress(stage)
         self.tracer.event("LLM_REQUEST_SENT", purpose=purpose, call=stats.model_calls,
                           model=stats.model, prompt_bytes=request.prompt_bytes,
@@ -261,7 +266,7 @@ class ModelCalls:
         try:
             reply = self.planner.provider.chat(
                 request, on_tokens=lambda n: self.progress(stage, tokens=n), cancel=self.cancel,
-                events=self.tracer.event)
+                events=self.tracer.event, on_text=self.streamed.append)
         except LLMError as exc:
             self.tracer.event("LLM_ERROR", code=str(exc.code), message=exc.message)
             raise

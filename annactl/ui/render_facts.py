@@ -62,15 +62,18 @@ def telemetry_table(telemetry: Telemetry) -> RenderableType:
     return table
 
 
-def answer_view(prose: RenderableType, telemetry: Telemetry | None,
+def answer_view(prose: RenderableType | None, telemetry: Telemetry | None,
                 found: Sequence[Contradiction], cited: Sequence[Citation] = ()) -> Group:
     """An answer-only plan: Anna's telemetry facts, then the model's prose, flagged; the facts
-    it cited that Anna verified are shown beside it with the document's own value."""
+    it cited that Anna verified are shown beside it with the document's own value. ``prose``
+    None: it was printed already, while the model wrote it."""
     parts: list[RenderableType] = []
     if telemetry is not None:
         parts.append(telemetry_table(telemetry))
-        parts.append(Text("The model says:", style="bold"))
-    parts.append(prose)
+        if prose is not None:
+            parts.append(Text("The model says:", style="bold"))
+    if prose is not None:
+        parts.append(prose)
     for citation in cited:
         if citation.verified:
             parts.append(Text("  ✔ cited: ", style="green") + inert_text(citation.doc,

@@ -199,9 +199,10 @@ def summary_line(plan: AnnotatedPlan) -> Text:
 
 def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
               warnings: list[Finding] | None = None, plan_id: str | None = None,
-              contradictions: Sequence[Contradiction] = ()) -> Group:
+              contradictions: Sequence[Contradiction] = (), streamed: bool = False) -> Group:
     """The whole plan: goals, analysis, checks, steps, notes, summary; a claim the telemetry
-    contradicts is flagged right under the text that makes it."""
+    contradicts is flagged right under the text that makes it. ``streamed``: the analysis
+    was printed while the model wrote it (:mod:`annactl.ui.streamed`), so it is not repeated."""
     from annactl.ui.render_facts import confidence_line, contradiction_lines
 
     parts: list[RenderableType] = []
@@ -211,10 +212,10 @@ def plan_view(plan: AnnotatedPlan, *, checks: list[CheckResult] | None = None,
         parts.append(Text("  • ") + inert_text(goal, max_chars=200))
     if plan_id:
         parts.append(Text(f"plan {plan_id}", style="dim"))
-    if plan.plan.analysis.strip():
+    if plan.plan.analysis.strip() and not streamed:
         parts.append(Text("Analysis: ", style="bold") + inert_text(plan.plan.analysis,
                                                                   max_chars=2000))
-        parts.extend(contradiction_lines(contradictions, "analysis"))
+    parts.extend(contradiction_lines(contradictions, "analysis"))
     from annactl.ui.render_narrow import ByWidth
 
     if plan.checks:
@@ -320,16 +321,20 @@ def _unverified_notes(plan: AnnotatedPlan) -> list[Text]:
 
 def notes_only(plan: AnnotatedPlan, *, telemetry: Telemetry | None = None,
                contradictions: Sequence[Contradiction] = (),
-               citations: Sequence[Citation] = ()) -> Group:
+               citations: Sequence[Citation] = (), streamed: bool = False) -> Group:
     """A plan with no steps is an answer: its notes. With ``telemetry``, the machine's facts
     come from Anna (a table) and the model's prose stands beside them, flagged where the
-    telemetry contradicts it."""
+    telemetry contradicts it. ``streamed``: the prose was printed while the model wrote it
+    (:mod:`annactl.ui.streamed`); the rest stands under it."""
     from annactl.ui.render_facts import answer_view
 
-    if plan.plan.notes_for_user.strip():
+    prose: Text | None
+    if streamed:
+        prose = None
+    elif plan.plan.notes_for_user.strip():
         prose = inert_text(plan.plan.notes_for_user, max_chars=8000)
     else:
         prose = inert_text(plan.plan.analysis or "(nothing to do)", max_chars=4000)
     if telemetry is None and not contradictions and not citations:
-        return Group(prose)
+        return Group() if prose is None else Group(prose)
     return answer_view(prose, telemetry, contradictions, citations)

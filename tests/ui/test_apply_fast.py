@@ -209,7 +209,7 @@ def _kind_of(name: str) -> Any:
 def test_quick_settings_know_every_setting(monkeypatch: pytest.MonkeyPatch,
                                            tmp_path: Path) -> None:
     assert set(ClientSettings.model_fields) == SETTINGS
-    assert set(SETTINGS) - set(KINDS) == {"allowed_models"}
+    assert set(SETTINGS) - set(KINDS) == {"allowed_models", "profiles"}
     for name, kind in KINDS.items():
         assert _kind_of(name) == kind, name
     _clean_env(monkeypatch, tmp_path)

@@ -21,6 +21,10 @@ from typing import Any, Protocol
 TokenCallback = Callable[[int], None]
 """Called with the number of tokens received so far while a reply streams in."""
 
+TextCallback = Callable[[str], None]
+"""Called with each piece of the reply's text as it streams in (untrusted text: whoever
+shows it makes it inert, :mod:`annactl.ui.streamed`)."""
+
 EventSink = Callable[..., None]
 """``sink(event_name, **fields)``: where providers report trace events (see trace.py)."""
 
@@ -128,6 +132,7 @@ class Provider(Protocol):
         on_tokens: TokenCallback | None = None,
         cancel: threading.Event | None = None,
         events: EventSink = no_events,
+        on_text: TextCallback | None = None,
     ) -> ChatResult:
         """Send one request; return the reply or raise a coded :class:`LLMError`."""
         ...

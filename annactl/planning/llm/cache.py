@@ -30,6 +30,7 @@ from annactl.planning.llm.base import (
     ChatResult,
     EventSink,
     Provider,
+    TextCallback,
     TokenCallback,
     no_events,
 )
@@ -111,8 +112,10 @@ class StoredProvider:
         self.recorder = recorder
 
     def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
-             cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
-        """Serve from the cache when allowed; otherwise ask, then store and record."""
+             cancel: threading.Event | None = None, events: EventSink = no_events,
+             on_text: TextCallback | None = None) -> ChatResult:
+        """Serve from the cache when allowed (its text to ``on_text`` at once); otherwise ask,
+        then store and record."""
         canonical = canonical_request(self.name, self.model, request)
         key = hashlib.sha256(canonical_json(canonical)).hexdigest()
         result = self.cache.get(key) if self.cache is not None else None
@@ -120,8 +123,11 @@ class StoredProvider:
             result.source = "cache"
             result.latency_s = 0.0
             events("LLM_CACHE_HIT", key=key[:16])
+            if on_text is not None:
+                on_text(result.text)
         else:
-            result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel, events=events)
+            result = self.inner.chat(request, on_tokens=on_tokens, cancel=cancel, events=events,
+                                     on_text=on_text)
             if self.cache is not None and self.cache.writes:
                 self.cache.put(key, canonical, result)
                 events("LLM_CACHE_STORE", key=key[:16])

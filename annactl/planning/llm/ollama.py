@@ -14,7 +14,14 @@ import time
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import ErrorCode, LLMError
-from annactl.planning.llm.base import ChatRequest, ChatResult, EventSink, TokenCallback, no_events
+from annactl.planning.llm.base import (
+    ChatRequest,
+    ChatResult,
+    EventSink,
+    TextCallback,
+    TokenCallback,
+    no_events,
+)
 from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.llm.http import HttpProvider, parse_json_line
 
@@ -86,15 +93,16 @@ class OllamaProvider(HttpProvider):
         return body
 
     def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
-             cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
-        """Send one chat request and gather the streamed reply."""
+             cancel: threading.Event | None = None, events: EventSink = no_events,
+             on_text: TextCallback | None = None) -> ChatResult:
+        """Send one chat request and gather the streamed reply (each piece to ``on_text``)."""
         self.begin(request.deadline, request.options)
         caps = self.capabilities(cancel=cancel, events=events)
         body = self.body(request, think_capable="thinking" in caps)
         started = time.monotonic()
 
         def read(response: httpx.Response) -> ChatResult:
-            return self._read_stream(response, started, on_tokens, cancel, events)
+            return self._read_stream(response, started, on_tokens, cancel, events, on_text)
 
         try:
             result = self.post(CHAT, body, read, cancel=cancel, events=events)
@@ -106,7 +114,8 @@ class OllamaProvider(HttpProvider):
             events("LLM_RESPONSE_FORMAT_FALLBACK", rejected="ollama_schema_strict",
                    next="ollama_schema", status=exc.detail.get("status"),
                    server=str(exc.detail.get("server", ""))[:200])
-            return self.chat(request, on_tokens=on_tokens, cancel=cancel, events=events)
+            return self.chat(request, on_tokens=on_tokens, cancel=cancel, events=events,
+                             on_text=on_text)
         strict = self.strict_ok and request.strict_schema is not None
         result.response_format = ("none" if request.schema is None else
                                   "ollama_schema_strict" if strict else "ollama_schema")
@@ -123,7 +132,7 @@ class OllamaProvider(HttpProvider):
 
     def _read_stream(self, response: httpx.Response, started: float,
                      on_tokens: TokenCallback | None, cancel: threading.Event | None,
-                     events: EventSink) -> ChatResult:
+                     events: EventSink, on_text: TextCallback | None) -> ChatResult:
         parts: list[str] = []
         chunks = 0
         for line in response.iter_lines():
@@ -143,6 +152,8 @@ class OllamaProvider(HttpProvider):
             message = obj.get("message")
             if isinstance(message, dict) and isinstance(message.get("content"), str):
                 parts.append(message["content"])
+                if on_text is not None and message["content"]:
+                    on_text(message["content"])
             chunks += 1
             if on_tokens is not None and not obj.get("done"):
                 on_tokens(chunks)

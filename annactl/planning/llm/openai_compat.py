@@ -30,7 +30,14 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import ErrorCode, LLMError
 from anna_common.plan import without_bounds
-from annactl.planning.llm.base import ChatRequest, ChatResult, EventSink, TokenCallback, no_events
+from annactl.planning.llm.base import (
+    ChatRequest,
+    ChatResult,
+    EventSink,
+    TextCallback,
+    TokenCallback,
+    no_events,
+)
 from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.llm.http import UNAVAILABLE_STATUSES, HttpProvider, parse_json_line
 
@@ -83,9 +90,11 @@ class OpenAIProvider(HttpProvider):
         return body
 
     def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
-             cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
-        """Send one request, falling back to weaker response formats when rejected."""
-        stream = on_tokens is not None
+             cancel: threading.Event | None = None, events: EventSink = no_events,
+             on_text: TextCallback | None = None) -> ChatResult:
+        """Send one request, falling back to weaker response formats when rejected; a
+        streamed reply's pieces go to ``on_text`` as they come."""
+        stream = on_tokens is not None or on_text is not None
         self.begin(request.deadline, request.options)
         failed_level = -1  # a 5xx at temperature 0: the next try uses a weaker schema form
         while True:
@@ -94,7 +103,8 @@ class OpenAIProvider(HttpProvider):
 
             def read(response: httpx.Response, started: float = started) -> ChatResult:
                 if stream:
-                    return self._read_stream(response, started, on_tokens, cancel, events)
+                    return self._read_stream(response, started, on_tokens, cancel, events,
+                                             on_text)
                 response.read()
                 return self._read_whole(response)
 
@@ -174,7 +184,7 @@ class OpenAIProvider(HttpProvider):
 
     def _read_stream(self, response: httpx.Response, started: float,
                      on_tokens: TokenCallback | None, cancel: threading.Event | None,
-                     events: EventSink) -> ChatResult:
+                     events: EventSink, on_text: TextCallback | None) -> ChatResult:
         result = ChatResult(text="", model=self.model)
         parts: list[str] = []
         chunks = 0
@@ -197,6 +207,8 @@ class OpenAIProvider(HttpProvider):
                 delta = choice.get("delta") if isinstance(choice, dict) else None
                 if isinstance(delta, dict) and isinstance(delta.get("content"), str):
                     parts.append(delta["content"])
+                    if on_text is not None and delta["content"]:
+                        on_text(delta["content"])
                     chunks += 1
                     if on_tokens is not None:
                         on_tokens(chunks)

@@ -23,7 +23,14 @@ from pathlib import Path
 from typing import Any
 
 from anna_common.errors import ErrorCode, UsageError
-from annactl.planning.llm.base import ChatRequest, ChatResult, EventSink, TokenCallback, no_events
+from annactl.planning.llm.base import (
+    ChatRequest,
+    ChatResult,
+    EventSink,
+    TextCallback,
+    TokenCallback,
+    no_events,
+)
 from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.llm.keys import request_key
 
@@ -83,8 +90,10 @@ class ReplayProvider:
         self._served: dict[str, int] = {}
 
     def chat(self, request: ChatRequest, *, on_tokens: TokenCallback | None = None,
-             cancel: threading.Event | None = None, events: EventSink = no_events) -> ChatResult:
-        """The recorded reply for this exact request, or ``LLM_REPLAY_MISS``."""
+             cancel: threading.Event | None = None, events: EventSink = no_events,
+             on_text: TextCallback | None = None) -> ChatResult:
+        """The recorded reply for this exact request (its text to ``on_text`` at once), or
+        ``LLM_REPLAY_MISS``."""
         check_cancel(cancel)
         key = request_key(self.name, self.model, request)
         replies = self._table.get(key)
@@ -104,6 +113,8 @@ class ReplayProvider:
         result.latency_s = 0.0
         if on_tokens is not None:
             on_tokens(result.completion_tokens)
+        if on_text is not None:
+            on_text(result.text)
         events("LLM_REPLAY_HIT", key=key[:16])
         return result
 
