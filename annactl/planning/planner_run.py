@@ -244,7 +244,8 @@ class Run(ModelCalls, OfflineBeside):
             if results is None:
                 break
             stats.rounds += 1
-            packet = prompt.packet_for(prompt.refine_spec(self.request, results),
+            packet = prompt.packet_for(prompt.refine_spec(self.request, results,
+                                                          form=self.form),
                                        self._trace(stats.model_calls + 1))
             self.tracer.event("PACKET", task="anna.refine", packet=stored(packet))
             refine = [*base, {"role": "assistant", "content": prompt.echo_reply(reply)},
