@@ -62,6 +62,10 @@ class OpenAIProvider(HttpProvider):
         """Index into :data:`FORMATS`: the strongest form this server may still accept."""
         self.dropped: set[str] = set()
         """Fields of :data:`THINKING_OFF` this server rejected (not sent again)."""
+        from annactl.planning.llm.busy import BusyProbe
+
+        self.busy = BusyProbe(self.url)
+        """Looks at llama.cpp's ``/slots`` before each request (issue 39.8)."""
 
     def body(self, request: ChatRequest, fmt: str, *, stream: bool) -> dict[str, Any]:
         """The request body for structured-output form ``fmt``."""
@@ -87,6 +91,7 @@ class OpenAIProvider(HttpProvider):
         """Send one request, falling back to weaker response formats when rejected."""
         stream = on_tokens is not None
         self.begin(request.deadline, request.options)
+        self.busy.wait_free(self._client, left=self.left(), cancel=cancel, events=events)
         failed_level = -1  # a 5xx at temperature 0: the next try uses a weaker schema form
         while True:
             fmt = self._format(request, after=failed_level)

@@ -1,0 +1,97 @@
+"""Is the server still busy with an earlier request? (issue 39.8)
+
+Measured with Qwen2.5-Coder-0.5B under llama.cpp on 2 cores (shared/real-llm.md): a request
+Anna's budget cancelled kept the server's one slot busy for 104 s (llama.cpp finishes the
+prompt batch it is evaluating before it notices the client left), and the next request
+waited in its queue and lost its whole budget there. llama.cpp's ``GET /slots`` says whether
+each slot is processing; before a chat request Anna asks it, waits briefly for a slot, and
+otherwise says the server is busy — an ``LLM_TIMEOUT`` with ``detail.busy``, which a matching
+template answers like any model failure — instead of queueing behind work it cannot see.
+
+A server without ``/slots`` (Ollama, vLLM, a llama.cpp started with ``--no-slots``) is asked
+once per provider and then never again.
+"""
+
+from __future__ import annotations
+
+import threading
+import time
+from typing import Any
+
+import httpx
+
+from anna_common.errors import ErrorCode, LLMError
+from annactl.planning.llm.base import EventSink, no_events
+from annactl.planning.llm.errors import check_cancel, llm_error
+
+WAIT_S = 3.0
+"""Longest wait for a slot to free (a request about to finish is worth waiting for)."""
+POLL_S = 0.25
+"""Seconds between two looks at ``/slots``."""
+PROBE_TIMEOUT_S = 1.0
+"""A ``/slots`` answer slower than this is no answer (the check must stay cheap)."""
+
+
+def server_root(url: str) -> str:
+    """The server's root: llama.cpp serves ``/slots`` beside ``/v1``, not under it."""
+    url = url.rstrip("/")
+    return url[: -len("/v1")] if url.endswith("/v1") else url
+
+
+class BusyProbe:
+    """Per provider: whether the server has ``/slots``, and the look before each request."""
+
+    def __init__(self, root: str) -> None:
+        self.url = server_root(root) + "/slots"
+        self.supported: bool | None = None
+        """None until asked; False once the server had no usable ``/slots``."""
+
+    def _slots(self, client: httpx.Client) -> list[dict[str, Any]] | None:
+        try:
+            response = client.get(self.url, timeout=PROBE_TIMEOUT_S)
+            data = response.json() if response.status_code == 200 else None
+        except (httpx.HTTPError, ValueError):
+            data = None
+        if not isinstance(data, list) or not data or not all(isinstance(s, dict)
+                                                             for s in data):
+            return None
+        return data
+
+    def wait_free(self, client: httpx.Client, *, left: float | None,
+                  cancel: threading.Event | None = None,
+                  events: EventSink = no_events) -> None:
+        """Return when a slot is free (or the server cannot say); raise when it stays busy."""
+        if self.supported is False:
+            return
+        began = time.monotonic()
+        limit = WAIT_S if left is None else max(0.0, min(WAIT_S, left / 4))
+        while True:
+            slots = self._slots(client)
+            if slots is None:
+                self.supported = self.supported or False
+                return
+            self.supported = True
+            working = sum(bool(s.get("is_processing")) for s in slots)
+            if working < len(slots):
+                return
+            waited = time.monotonic() - began
+            if waited >= limit:
+                events("LLM_SERVER_BUSY", slots=len(slots), waited_s=round(waited, 2))
+                raise busy_error(len(slots), waited)
+            check_cancel(cancel)
+            if cancel is not None:
+                cancel.wait(POLL_S)
+                check_cancel(cancel)
+            else:
+                time.sleep(POLL_S)
+
+
+def busy_error(slots: int, waited: float) -> LLMError:
+    """The server is still working on something else: say so, do not queue."""
+    return llm_error(
+        ErrorCode.LLM_TIMEOUT,
+        f"the model server is still busy with an earlier request ({slots} of {slots} "
+        f"slots working after {waited:.1f} s): Anna did not queue behind it",
+        "ask again in a moment; a request Anna cancelled keeps a llama.cpp slot busy until "
+        "the prompt batch it is evaluating ends (a smaller --batch-size ends it sooner)",
+        busy=True, slots=slots)
