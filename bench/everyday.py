@@ -75,12 +75,16 @@ class Watch:
         self.calls = 0
         self.wait_s = 0.0
         self.form = ""
+        self.first_call: float | None = None
+        """When the current request's first model call started (``time.monotonic()``)."""
 
     def chat(self, request: ChatRequest, **kwargs: Any) -> ChatResult:
         """Ask the wrapped provider and keep the reply (a call that failed is counted)."""
         self.calls += 1
         self.form = getattr(request, "form", "plan")
         began = time.monotonic()
+        if self.first_call is None:
+            self.first_call = began
         try:
             result = self.inner.chat(request, **kwargs)
         finally:
@@ -138,6 +142,7 @@ def simulated(speedup: float) -> Any:
 def run(planner: Planner, watch: Watch, request: str, scale: float) -> dict[str, Any]:
     """One request; the row of the table."""
     watch.replies, watch.calls, watch.wait_s, watch.form = [], 0, 0.0, ""
+    watch.first_call = None
     started = time.monotonic()
     row: dict[str, Any] = {"request": request}
     try:
@@ -153,9 +158,17 @@ def run(planner: Planner, watch: Watch, request: str, scale: float) -> dict[str,
             row["got"] = "template (confident)"
         else:
             row["got"] = "model"
+        plan = outcome.plan
+        if plan is not None:  # what the person read, to judge by hand whether it is right
+            row["answer"] = plan.notes_for_user[:400]
+            row["commands"] = [s.command for s in plan.command_plan][:6]
+        row["form_why"] = getattr(outcome, "form_why", "")
     # the model's wait in the simulated model's seconds; Anna's own time as measured
     row["seconds"] = time.monotonic() - started - watch.wait_s + watch.wait_s * scale
     row["calls"] = watch.calls
+    # Anna's own work before the first model call (issue 39.8: it counts, and is small)
+    row["before_first_call_s"] = (None if watch.first_call is None
+                                  else round(watch.first_call - started, 3))
     row["closed"] = sum(r.finish_reason != "length" for r in watch.replies)
     row["forms"] = sorted({r.response_format for r in watch.replies})
     return row

@@ -79,3 +79,28 @@ def test_the_budget_counts_annas_work_before_the_first_call(fake_llm, make_setti
     planner.plan("what uses my memory?", telemetry=telemetry, use_templates=False,
                  on_progress=progress)
     assert seen and all(abs(s - 30.0) < 0.5 for s in seen)
+
+
+def test_after_the_contract_trial_the_small_form_waits_for_the_slot_it_left_busy(
+        fake_llm, make_settings, telemetry) -> None:
+    """An unknown model's contract did not close within its half of the budget; the server
+    goes on with it for a moment (one prompt batch), and the small form waits for that slot
+    (up to half the time left) instead of calling the server busy after 3 s."""
+    from tests.fakellm import Reply, plan_json
+
+    fake_llm.slots = [{"id": 0, "is_processing": False}]
+    fake_llm.push(Reply(content=plan_json(), delay=7.0), _answer("Memory is at 37.5 %."))
+    settings = make_settings(llm_provider="openai", llm_url=fake_llm.openai_url,
+                             llm_forms="auto", llm_budget=12.0)
+    planner = Planner(settings)
+    real_chat = planner.provider.chat
+
+    def chat(request, **kwargs):  # type: ignore[no-untyped-def]
+        if request.form == "answer":
+            fake_llm.busy_polls = 8  # ~2 s of "still processing" after the trial's cut
+        return real_chat(request, **kwargs)
+
+    planner.provider.chat = chat  # type: ignore[method-assign]
+    outcome = planner.plan("what uses my memory?", telemetry=telemetry, use_templates=False)
+    assert outcome.result.ok and outcome.form == "answer"
+    assert outcome.plan is not None and outcome.plan.notes_for_user == "Memory is at 37.5 %."

@@ -26,6 +26,10 @@ from annactl.planning.llm.errors import check_cancel, llm_error
 
 WAIT_S = 3.0
 """Longest wait for a slot to free (a request about to finish is worth waiting for)."""
+OWN_WORK_S = 300.0
+"""For this long after Anna gave up on a request of its own, the busy slot is most likely
+that request: a wait for it may take up to half the time left (it frees within one prompt
+batch), since the request after it (a small form after the contract's trial) is why."""
 POLL_S = 0.25
 """Seconds between two looks at ``/slots``."""
 PROBE_TIMEOUT_S = 1.0
@@ -45,6 +49,8 @@ class BusyProbe:
         self.url = server_root(root) + "/slots"
         self.supported: bool | None = None
         """None until asked; False once the server had no usable ``/slots``."""
+        self.abandoned: float | None = None
+        """When this provider last gave up on a request at its deadline (monotonic)."""
 
     def _slots(self, client: httpx.Client) -> list[dict[str, Any]] | None:
         try:
@@ -65,6 +71,9 @@ class BusyProbe:
             return
         began = time.monotonic()
         limit = WAIT_S if left is None else max(0.0, min(WAIT_S, left / 4))
+        if (left is not None and self.abandoned is not None
+                and began - self.abandoned < OWN_WORK_S):
+            limit = max(limit, left / 2)
         while True:
             slots = self._slots(client)
             if slots is None:

@@ -107,6 +107,8 @@ class OpenAIProvider(HttpProvider):
                 result = self.post(CHAT, self.body(request, fmt, stream=stream), read,
                                    cancel=cancel, events=events)
             except LLMError as exc:
+                if exc.code == ErrorCode.LLM_TIMEOUT and not exc.detail.get("busy"):
+                    self.busy.abandoned = time.monotonic()  # the server may still work on it
                 if self._server_failed(exc, fmt, events):
                     failed_level = FORMATS.index(fmt)
                     continue
