@@ -117,6 +117,7 @@ class Run(ModelCalls, OfflineBeside):
             if (found is not None and found.confident and found.plan is not None
                     and self.piped is None):  # a template cannot read piped text: the model first
                 self.tracer.event("TEMPLATE_USED", template=found.template)
+                self.form_why = "a template answered: the model was not asked"
                 return self._done(template_outcome(found, self.context, offline_reason=None,
                                                    started=self.started))
         if found is not None and found.plan is not None:

@@ -88,3 +88,10 @@ def test_a_pin_keeps_the_small_forms_for_a_capable_model(fake_llm, make_settings
     outcome = Planner(settings).plan("what uses my memory?", telemetry=telemetry,
                                      use_templates=False)
     assert outcome.form == "answer" and outcome.form_why.startswith("pinned by llm_forms=small")
+
+
+def test_a_confident_template_says_no_form_was_asked(make_settings, telemetry) -> None:
+    outcome = Planner(make_settings(llm_forms="auto")).plan("install htop",
+                                                           telemetry=telemetry)
+    assert outcome.template is not None and outcome.model_calls == 0
+    assert outcome.form_why == "a template answered: the model was not asked"
