@@ -104,3 +104,16 @@ def test_after_the_contract_trial_the_small_form_waits_for_the_slot_it_left_busy
     outcome = planner.plan("what uses my memory?", telemetry=telemetry, use_templates=False)
     assert outcome.result.ok and outcome.form == "answer"
     assert outcome.plan is not None and outcome.plan.notes_for_user == "Memory is at 37.5 %."
+
+
+def test_a_slot_with_a_long_prompt_left_is_not_waited_for(fake_llm, make_settings,
+                                                          telemetry) -> None:
+    """Minutes of another request's prompt still to read: said at once, not after 3 s."""
+    fake_llm.slots = [{"id": 0, "is_processing": True, "n_prompt_tokens": 2514,
+                       "n_prompt_tokens_processed": 256}]
+    settings = make_settings(llm_provider="openai", llm_url=fake_llm.openai_url)
+    with pytest.raises(LLMError) as info:
+        Planner(settings).plan("what uses my memory?", telemetry=telemetry,
+                               use_templates=False)
+    assert info.value.detail["busy"]
+    assert sum(1 for r in fake_llm.requests if r.path == "/slots") == 1

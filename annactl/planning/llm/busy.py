@@ -34,6 +34,9 @@ POLL_S = 0.25
 """Seconds between two looks at ``/slots``."""
 PROBE_TIMEOUT_S = 1.0
 """A ``/slots`` answer slower than this is no answer (the check must stay cheap)."""
+LONG_PROMPT_LEFT = 1024
+"""Prompt tokens still to read in every busy slot beyond which waiting is pointless: measured
+with the real models on 2 cores (8–14 prompt tokens/s), that is over a minute of work."""
 
 
 def server_root(url: str) -> str:
@@ -57,7 +60,9 @@ class BusyProbe:
             response = client.get(self.url, timeout=PROBE_TIMEOUT_S)
             data = response.json() if response.status_code == 200 else None
         except (httpx.HTTPError, ValueError):
-            data = None
+            return None
+        if response.status_code in (404, 405, 501):
+            self.supported = False  # no such endpoint here: never ask again
         if not isinstance(data, list) or not data or not all(isinstance(s, dict)
                                                              for s in data):
             return None
@@ -76,15 +81,14 @@ class BusyProbe:
             limit = max(limit, left / 2)
         while True:
             slots = self._slots(client)
-            if slots is None:
-                self.supported = self.supported or False
+            if slots is None:  # no answer this time (loading, slow): do not hold the request
                 return
             self.supported = True
             working = sum(bool(s.get("is_processing")) for s in slots)
             if working < len(slots):
                 return
             waited = time.monotonic() - began
-            if waited >= limit:
+            if waited >= limit or min(_prompt_left(s) for s in slots) > LONG_PROMPT_LEFT:
                 events("LLM_SERVER_BUSY", slots=len(slots), waited_s=round(waited, 2))
                 raise busy_error(len(slots), waited)
             check_cancel(cancel)
@@ -93,6 +97,14 @@ class BusyProbe:
                 check_cancel(cancel)
             else:
                 time.sleep(POLL_S)
+
+
+def _prompt_left(slot: dict[str, Any]) -> int:
+    """Prompt tokens a busy slot still has to read (0 when the server does not say)."""
+    total, done = slot.get("n_prompt_tokens"), slot.get("n_prompt_tokens_processed")
+    if isinstance(total, int) and isinstance(done, int):
+        return max(0, total - done)
+    return 0
 
 
 def busy_error(slots: int, waited: float) -> LLMError:
