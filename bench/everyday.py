@@ -201,6 +201,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sim", action="store_true", help="the simulated tiny model")
     parser.add_argument("--speedup", type=float, default=10.0)
     parser.add_argument("--templates", choices=("on", "off"), default="on")
+    parser.add_argument("--forms", choices=("auto", "contract", "small"), default=None,
+                        help="ANNA_LLM_FORMS (default: the product's, learned per model)")
     parser.add_argument("--budget", type=float, default=None,
                         help="ANNA_LLM_BUDGET in seconds (default: the product's)")
     parser.add_argument("--only", type=int, nargs="*", metavar="N",
@@ -223,6 +225,8 @@ def main(argv: list[str] | None = None) -> int:
     values: dict[str, Any] = {"llm_provider": args.provider, "llm_url": args.url,
                               "llm_model": args.model, "templates": args.templates == "on",
                               "state_dir": Path(tempfile.mkdtemp(prefix="anna-everyday-"))}
+    if args.forms is not None and "llm_forms" in ClientSettings.model_fields:
+        values["llm_forms"] = args.forms
     defaults = load_settings(**values)
     values["llm_timeout"] = defaults.llm_timeout / scale
     budget = args.budget if args.budget is not None else getattr(defaults, "llm_budget", None)
@@ -240,6 +244,7 @@ def main(argv: list[str] | None = None) -> int:
     where = "simulated tiny model (fake server" + (f", time x{scale:g})" if args.sim else ")") \
         if args.sim else f"{args.provider} at {args.url}"
     title = (f"everyday requests: model {args.model} ({where}), templates {args.templates}, "
+             f"forms {args.forms or 'default'}, "
              f"budget {budget if budget is not None else 'none'} s, code {os.environ.get('ANNA_CODE') or 'this checkout'}")
     print(json.dumps({"title": title, "rows": rows}, indent=1) if args.json
           else table(rows, title))
