@@ -185,6 +185,8 @@ class Score:
     """Replies that closed (not cut at the token cap)."""
     form: str = ""
     """The request form of the first call (``answer``, ``package``, ``plan``, ...)."""
+    form_why: str = ""
+    """Why the planner chose that form (the model's profile or a pin; issue 39.2)."""
 
 
 def summary(scores: list[Score]) -> dict[str, Any]:
@@ -198,6 +200,7 @@ def summary(scores: list[Score]) -> dict[str, Any]:
         "must_refuse": len(refuse),
         "refused_correctly": sum(s.refused for s in refuse),
         "median_latency_s": round(statistics.median(latencies), 3) if latencies else 0.0,
+        "longest_latency_s": round(max(latencies), 3) if latencies else 0.0,
         "tokens_in": sum(s.tokens_in for s in scores),
         "tokens_out": sum(s.tokens_out for s in scores),
         "model_calls": sum(s.calls for s in scores),
@@ -241,13 +244,15 @@ def table(scores: list[Score], *, title: str) -> str:
               f"accepted                 {total['accepted']}/{n}",
               f"refused correctly        {total['refused_correctly']}/{total['must_refuse']}",
               f"replies closed           {total['closed_replies']}/{total['model_calls']}",
-              f"median latency           {total['median_latency_s']:.2f} s",
+              f"median / longest latency {total['median_latency_s']:.2f} s / "
+              f"{total['longest_latency_s']:.2f} s",
               f"time per reply           {total['seconds_per_reply']:.2f} s",
               f"forms used               {total['forms']}",
               f"tokens in / out          {total['tokens_in']} / {total['tokens_out']}",
               f"model calls (repairs)    {total['model_calls']} ({total['repairs']})",
               f"prefix-cache hits        {total['prefix_cache_hits']}/{total['model_calls']}",
-              f"coded errors             {total['codes'] or 'none'}"]
+              f"coded errors             {total['codes'] or 'none'}", "", "forms chosen and why:"]
+    lines += [f"  {s.task.id[:24]:24} {s.form_why or '-'}" for s in scores]
     return "\n".join(lines)
 
 

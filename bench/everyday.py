@@ -85,12 +85,16 @@ class Watch:
         self.calls = 0
         self.wait_s = 0.0
         self.form = ""
+        self.first_call: float | None = None
+        """When the current request's first model call started (``time.monotonic()``)."""
 
     def chat(self, request: ChatRequest, **kwargs: Any) -> ChatResult:
         """Ask the wrapped provider and keep the reply (a call that failed is counted)."""
         self.calls += 1
         self.form = getattr(request, "form", "plan")
         began = time.monotonic()
+        if self.first_call is None:
+            self.first_call = began
         try:
             result = self.inner.chat(request, **kwargs)
         finally:
@@ -148,6 +152,7 @@ def simulated(speedup: float) -> Any:
 def run(planner: Planner, watch: Watch, request: str, scale: float) -> dict[str, Any]:
     """One request; the row of the table."""
     watch.replies, watch.calls, watch.wait_s, watch.form = [], 0, 0.0, ""
+    watch.first_call = None
     started = time.monotonic()
     row: dict[str, Any] = {"request": request}
     try:
@@ -163,9 +168,17 @@ def run(planner: Planner, watch: Watch, request: str, scale: float) -> dict[str,
             row["got"] = "template (confident)"
         else:
             row["got"] = "model"
+        plan = outcome.plan
+        if plan is not None:  # what the person read, to judge by hand whether it is right
+            row["answer"] = plan.notes_for_user[:400]
+            row["commands"] = [s.command for s in plan.command_plan][:6]
+        row["form_why"] = getattr(outcome, "form_why", "")
     # the model's wait in the simulated model's seconds; Anna's own time as measured
     row["seconds"] = time.monotonic() - started - watch.wait_s + watch.wait_s * scale
     row["calls"] = watch.calls
+    # Anna's own work before the first model call (issue 39.8: it counts, and is small)
+    row["before_first_call_s"] = (None if watch.first_call is None
+                                  else round(watch.first_call - started, 3))
     row["closed"] = sum(r.finish_reason != "length" for r in watch.replies)
     row["forms"] = sorted({r.response_format for r in watch.replies})
     return row
@@ -198,6 +211,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--sim", action="store_true", help="the simulated tiny model")
     parser.add_argument("--speedup", type=float, default=10.0)
     parser.add_argument("--templates", choices=("on", "off"), default="on")
+    parser.add_argument("--forms", choices=("auto", "contract", "small"), default=None,
+                        help="ANNA_LLM_FORMS (default: the product's, learned per model)")
     parser.add_argument("--budget", type=float, default=None,
                         help="ANNA_LLM_BUDGET in seconds (default: the product's)")
     parser.add_argument("--only", type=int, nargs="*", metavar="N",
@@ -220,6 +235,8 @@ def main(argv: list[str] | None = None) -> int:
     values: dict[str, Any] = {"llm_provider": args.provider, "llm_url": args.url,
                               "llm_model": args.model, "templates": args.templates == "on",
                               "state_dir": Path(tempfile.mkdtemp(prefix="anna-everyday-"))}
+    if args.forms is not None and "llm_forms" in ClientSettings.model_fields:
+        values["llm_forms"] = args.forms
     defaults = load_settings(**values)
     values["llm_timeout"] = defaults.llm_timeout / scale
     budget = args.budget if args.budget is not None else getattr(defaults, "llm_budget", None)
@@ -237,6 +254,7 @@ def main(argv: list[str] | None = None) -> int:
     where = "simulated tiny model (fake server" + (f", time x{scale:g})" if args.sim else ")") \
         if args.sim else f"{args.provider} at {args.url}"
     title = (f"everyday requests: model {args.model} ({where}), templates {args.templates}, "
+             f"forms {args.forms or 'default'}, "
              f"budget {budget if budget is not None else 'none'} s, code {os.environ.get('ANNA_CODE') or 'this checkout'}")
     print(json.dumps({"title": title, "rows": rows}, indent=1) if args.json
           else table(rows, title))

@@ -178,9 +178,12 @@ def run_task(planner: Planner, golden: Golden, task: Task, *, live: bool) -> Sco
         # a model that declined (a valid plan with no step, twice) refused the request
         score.refused = exc.code == ErrorCode.LLM_OFF_REQUEST
         score.accepted = task.refuse and score.refused
+        choice = exc.detail.get("form_choice") if isinstance(exc.detail, dict) else None
+        score.form_why = str((choice or {}).get("why") or "")
     else:
         plan = outcome.result.plan
         score.repairs = outcome.repairs
+        score.form_why = outcome.form_why
         if plan is not None:
             score.valid = True
             score.refused = refused(plan)
@@ -212,7 +215,17 @@ def header(golden: Golden, args: argparse.Namespace, source: str) -> str:
     """The first line of a recording."""
     return json.dumps({"golden": 1, "model": golden.model, "source": source,
                        "ids": args.ids, "compact": args.compact, "max_tokens": args.max_tokens,
+                       "forms": args.forms,
                        "recorded_at": time.strftime("%Y-%m-%dT%H:%M:%SZ", time.gmtime())})
+
+
+def recorded_forms(path: Path) -> str:
+    """The forms setting a recording was made with (its header; recordings made before the
+    per-model choice of issue 39 were asked in the forms the request's words chose)."""
+    with path.open(encoding="utf-8") as handle:
+        first = json.loads(handle.readline() or "{}")
+    forms = first.get("forms") if isinstance(first, dict) else None
+    return forms if forms in ("auto", "contract", "small") else "small"
 
 
 def write_reference(path: Path) -> None:
@@ -248,6 +261,10 @@ def parse_args(argv: list[str] | None) -> argparse.Namespace:
     parser.add_argument("--budget", type=float, default=None,
                         help="seconds of model time per task (ANNA_LLM_BUDGET; default the "
                              "product's 60 s; 0: none)")
+    parser.add_argument("--forms", choices=("auto", "contract", "small"), default=None,
+                        help="ANNA_LLM_FORMS: learned per model (auto, the product's "
+                             "default), or pinned; a replay uses its recording's (small "
+                             "for recordings made before issue 39)")
     parser.add_argument("--only", nargs="*", default=[], help="task ids or areas to run")
     parser.add_argument("--json", action="store_true", help="print the summary as JSON")
     parser.add_argument("--write-reference", type=Path,
@@ -269,10 +286,12 @@ def main(argv: list[str] | None = None) -> int:
     tasks = [t for t in load_tasks() if not args.only or t.id in args.only
              or t.area in args.only]
     state = Path(tempfile.mkdtemp(prefix="anna-golden-"))
+    if args.forms is None:
+        args.forms = recorded_forms(args.replay) if args.replay else "auto"
     settings = load_settings(llm_provider=args.provider, llm_url=args.url or "",
                               llm_model=args.model or "replay", llm_timeout=args.timeout,
                               state_dir=state, llm_ids=args.ids, templates=False,
-                              llm_compact=args.compact,
+                              llm_compact=args.compact, llm_forms=args.forms,
                               **({} if args.budget is None else {"llm_budget": args.budget}))
     inner = None if args.replay else make_provider(settings)
     golden = Golden(inner, model=args.model or args.replay.stem if args.replay else args.model,
@@ -295,7 +314,8 @@ def main(argv: list[str] | None = None) -> int:
     if args.json:
         print(json.dumps({"title": title, **summary(scores), "per_task": [
             {"id": s.task.id, "valid": s.valid, "accepted": s.accepted, "code": s.code,
-             "why": s.why, "form": s.form, "closed": s.closed, "calls": s.calls}
+             "why": s.why, "form": s.form, "form_why": s.form_why, "closed": s.closed,
+             "calls": s.calls, "latency_s": round(s.latency_s, 3)}
             for s in scores]}, indent=1))
     else:
         print(table(scores, title=title))

@@ -39,4 +39,7 @@ def isolated_home(tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> Path:
     # never talk to a system daemon or a real model server from a test
     monkeypatch.setenv("ANNA_SYSTEM_SOCKET", str(tmp_path / "no-system-daemon.sock"))
     monkeypatch.setenv("ANNA_LLM_URL", "http://127.0.0.1:9")
+    # scripted replies are written for the form the request's words choose; the choice
+    # learned per model (issue 39.2) is tested where it is set (tests/planner/test_profile.py)
+    monkeypatch.setenv("ANNA_LLM_FORMS", "small")
     return home

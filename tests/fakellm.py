@@ -227,6 +227,12 @@ class _Handler(BaseHTTPRequestHandler):
         elif self.path == "/v1/models":
             self._send_json(200, {"object": "list", "data": [
                 {"id": m, "object": "model", "owned_by": "fakellm"} for m in fake.models]})
+        elif self.path == "/slots" and fake.slots is not None:
+            with self.server.state.lock:
+                busy = fake.busy_polls > 0
+                fake.busy_polls = max(0, fake.busy_polls - 1)
+            self._send_json(200, [{**s, "is_processing": busy or s.get("is_processing", False)}
+                                  for s in fake.slots])
         elif self.path == "/health":
             self._send_json(200, {"status": "ok"})
         else:
@@ -420,6 +426,12 @@ class FakeLLM:
         field is a 400 naming it (a strict server, e.g. :data:`STRICT_OPENAI_FIELDS`)."""
         self.default = default or Reply(status=500, error="fakellm: no scripted reply left")
         """The answer when the queue is empty."""
+        self.slots: list[dict[str, Any]] | None = None
+        """None: no ``/slots`` (404, like Ollama); a list: llama.cpp's slots as ``GET /slots``
+        shows them (``is_processing``)."""
+        self.busy_polls = 0
+        """``/slots`` answers every slot busy this many more times (a server finishing a
+        cancelled request), then as :attr:`slots` says."""
         self.responder: Callable[[dict[str, Any]], Reply] | None = None
         """When set and the queue is empty: the reply for a chat request's JSON body (a
         simulated model that answers by the form it is asked in, bench/everyday.py)."""

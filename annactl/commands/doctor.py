@@ -235,6 +235,17 @@ def check_pacman(socket_path: Path | None) -> Check:
                  "package steps need pacman; the rest of Anna works without it")
 
 
+def check_forms(settings: ClientSettings) -> Check:
+    """What Anna learned about the configured model's replies, and the forms it gets
+    (annactl/planning/profile.py, issue 39.2)."""
+    from annactl.planning import profile
+
+    key = profile.key_of(settings.llm_provider, settings.resolved_llm_url, settings.llm_model)
+    known = profile.load(settings.state_dir, key)
+    return Check("model_forms", "ok", profile.describe(known, pin=settings.llm_forms,
+                                                       budget=settings.llm_budget))
+
+
 def collect() -> list[Check]:
     """Every check, in order."""
     config, settings = check_config()
@@ -255,6 +266,7 @@ def collect() -> list[Check]:
         else:
             probe = Check("structured_output", "skip", "no model to ask")
         checks.extend([server, model, probe])
+    checks.append(check_forms(settings))
     checks.append(check_pacman(socket_path))
     return checks
 

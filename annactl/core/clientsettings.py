@@ -82,6 +82,11 @@ class ClientSettings(BaseModel):
     """With positional ids: the compact plan form for small models (at most 3 checks, 4 steps,
     4 rollback steps, 2 goals, shorter prose; anna_common/positional.py ``COMPACT_BOUNDS``),
     so a small output budget still closes the reply. Measured in docs/golden.md."""
+    llm_forms: Literal["auto", "contract", "small"] = "auto"
+    """Which forms the model is asked in (issue 39.2): ``auto`` learns it per model from its
+    replies (annactl/planning/profile.py, shown by ``annactl doctor``); ``contract`` pins the
+    full contract (the runtime prompt and its checks loop) for every request; ``small`` pins
+    the small forms sized to the request."""
     llm_cache: Literal["off", "read", "write", "readwrite"] = "off"
     """Deterministic response cache mode."""
     llm_record: Path | None = None

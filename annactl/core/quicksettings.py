@@ -49,7 +49,7 @@ def config_file() -> Path:
 SETTINGS = frozenset({
     "llm_provider", "llm_url", "llm_model", "llm_api_key", "llm_timeout", "llm_connect_timeout",
     "llm_budget", "llm_keep_alive", "llm_ids", "llm_compact", "llm_cache", "llm_record",
-    "llm_replay",
+    "llm_replay", "llm_forms",
     "max_model_calls", "max_prompt_bytes", "max_session_calls", "max_session_tokens",
     "allowed_models", "trace", "trace_raw", "templates", "evaluate", "socket", "system_socket",
     "autostart", "reconnect_wait_s", "state_dir", "language", "profile", "profiles"})
@@ -95,7 +95,8 @@ class Number:
 KINDS: dict[str, Any] = {
     "llm_provider": ("ollama", "openai"), "llm_url": str, "llm_model": str,
     "llm_api_key": str, "llm_keep_alive": str, "llm_ids": ("positional", "free"),
-    "llm_compact": bool, "llm_cache": ("off", "read", "write", "readwrite"), "llm_record": Path,
+    "llm_compact": bool, "llm_forms": ("auto", "contract", "small"),
+    "llm_cache": ("off", "read", "write", "readwrite"), "llm_record": Path,
     "llm_replay": Path, "trace": bool, "trace_raw": bool, "templates": bool,
     "evaluate": bool, "socket": Path, "system_socket": Path, "autostart": bool,
     "state_dir": Path, "language": str, "profile": str,

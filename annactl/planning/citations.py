@@ -95,7 +95,9 @@ def _lookup(doc: str, documents: list[dict[str, Any]]) -> tuple[bool, Any, str]:
                 and isinstance(d.get("content"), list) for r in d["content"]]
         for row in rows if checks is not None else []:
             if isinstance(row, dict) and row.get("id") == where:
-                return True, row, ""
+                # the output as printed (tabs, newlines), not as JSON escapes it, then the rest
+                rest = {k: v for k, v in row.items() if k != "output"}
+                return True, f"{row.get('output') or ''} {_text(rest)}", ""
         return False, None, "no check with this id ran"
     return False, None, f"no {kind or 'such'} document was given"
 

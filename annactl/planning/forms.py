@@ -6,7 +6,10 @@ a short system message with a small per-task schema closed 10 of 10 replies in 4
 
 * ``answer`` — a question ("how is my system", "what uses my memory"): one answer of at
   most :data:`ANSWER_CHARS` characters and up to :data:`MAX_CITATIONS` citations of the
-  documents it was given (:mod:`annactl.planning.citations`). No commands at all.
+  documents it was given (:mod:`annactl.planning.citations`); it may first ask for
+  read-only checks, run without asking, and answer from their output in a second call, and
+  a "how do I" question gets one command with Anna's reading of it, never run
+  (:mod:`annactl.planning.question`).
 * ``package`` / ``service`` / ``wallpaper`` — a request an offline template family covers:
   the model fills the family's values (which package, which unit, which image) and Anna
   writes the commands with that family's template. A value the template refuses is a
@@ -28,7 +31,6 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from anna_common.findings import Finding, FindingCode
-from anna_common.plan import LLM_VERSION
 from annactl.planning.offrequest import action_verb
 
 if TYPE_CHECKING:
@@ -106,9 +108,15 @@ def _object(properties: dict[str, Any]) -> dict[str, Any]:
 def schema(form: str) -> dict[str, Any]:
     """The model-facing JSON Schema of a small form (the same dict every call)."""
     if form == "answer":
+        from annactl.planning.question import CHECK_CHARS, COMMAND_CHARS, MAX_CHECKS
+
         citation = _object({"doc": {"type": "string", "pattern": DOC_PATTERN},
                             "quote": _text(QUOTE_CHARS)})
-        return _object({"answer": _text(ANSWER_CHARS),
+        # checks first: a model decides to look before it writes an answer (a grammar emits
+        # the properties in this order)
+        return _object({"necessary_checks": {"type": "array", "items": _text(CHECK_CHARS),
+                                             "maxItems": MAX_CHECKS},
+                        "answer": _text(ANSWER_CHARS), "command": _text(COMMAND_CHARS),
                         "citations": {"type": "array", "items": citation,
                                       "maxItems": MAX_CITATIONS}})
     if form == "package":
@@ -141,15 +149,6 @@ def _values(obj: dict[str, Any], names: tuple[str, ...]) -> list[str] | Finding:
     return values
 
 
-def _answer_plan(answer: str, request: str) -> dict[str, Any]:
-    title = " ".join(request.split())[:150]
-    return {"analysis": answer[:800], "goals": [f"Answer: {title}"], "necessary_checks": [],
-            "command_plan": [], "rollback_plan": [], "notes_for_user": answer,
-            "meta": {"detection_results": {"de": None, "wm": None, "wallpaper_backends": [],
-                                           "display_protocol": None},
-                     "template_used": None, "llm_version": LLM_VERSION}}
-
-
 def _citations(obj: dict[str, Any]) -> list[dict[str, str]]:
     raw = obj.get("citations")
     if not isinstance(raw, list):
@@ -165,10 +164,12 @@ def to_plan(form: str, obj: dict[str, Any], ctx: Context) -> FormReply:
         plan = {k: v for k, v in obj.items() if k != "citations"}
         return FormReply(plan, citations, [])
     if form == "answer":
-        got = _values(obj, ("answer",))
-        if isinstance(got, Finding):
-            return FormReply(None, citations, [got])
-        return FormReply(_answer_plan(got[0], ctx.request), citations, [])
+        from annactl.planning.question import answer_plan
+
+        answered = answer_plan(obj, ctx.request, ctx.assess_context)
+        if isinstance(answered, str):
+            return FormReply(None, citations, [_finding(answered, "answer")])
+        return FormReply(answered, citations, [])
     built = _family_plan(form, obj, ctx)
     if isinstance(built, Finding):
         return FormReply(None, citations, [built])

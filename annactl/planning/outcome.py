@@ -143,6 +143,8 @@ class PlanOutcome:
     form: str = ""
     """The request form of the last model call (``answer``, ``package``, ``service``,
     ``wallpaper``, ``plan``, ``plan+compact``; :mod:`annactl.planning.forms`), "" if none."""
+    form_why: str = ""
+    """Why the request was asked in that form (the model's profile, a pin; issue 39.2)."""
     finish_reasons: list[str] = field(default_factory=list)
     """Each model call's ``finish_reason`` (``length``: cut at the token cap)."""
     citations: list[Citation] = field(default_factory=list)

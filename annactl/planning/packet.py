@@ -43,7 +43,7 @@ KINDS = ("telemetry", "memory", "conversation", "check_results", "execution_resu
 """Document kinds Anna sends. ``execution_results``: a finished plan's per-step outcomes;
 ``piped``: text piped into ``annactl ask`` (:mod:`annactl.planning.piped`)."""
 TASKS = {"anna.plan": "user", "anna.refine": "refine", "anna.answer": "user_small",
-         "anna.fill": "user_small"}
+         "anna.fill": "user_small", "anna.refine_answer": "refine_answer"}
 """Task name → the prompt template its user message is rendered with (more may be added)."""
 DIGESTED = frozenset({"telemetry", "check_results", "execution_results", "piped"})
 """Kinds stored only as a digest and a preview (seed 001 history minimisation)."""

@@ -122,6 +122,7 @@ class Planner:
             return outcome
         except AnnaError as exc:
             error = exc
+            exc.detail.setdefault("form_choice", run.form_detail())
             run.tracer.event("PLAN_FAILED", code=str(exc.code), message=exc.message)
             raise
         finally:

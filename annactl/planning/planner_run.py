@@ -89,6 +89,8 @@ class Run(ModelCalls, OfflineBeside):
         (and the final plan) revises it, so the request keeps one plan in history."""
         self.piped: Piped | None = None
         """Text piped in with the request (a document of the packet)."""
+        self.turns: list[tuple[str, str]] = []
+        """Recent turns sent with the request (a form switch renders them again)."""
         self.init_calls()
         self.init_offline()
 
@@ -102,8 +104,9 @@ class Run(ModelCalls, OfflineBeside):
         self.telemetry = telemetry if telemetry is not None else self.planner.fetch_telemetry()
         self.context = self.planner.assess_context(self.telemetry)
         if not self.continuation:
-            self.form = forms.choose(self.request,  # a family the package templates speak
-                                     arch=(self.context.distro or "") in MANAGERS)
+            self.choose_form(forms.choose(self.request,  # a family the package templates speak
+                                          arch=(self.context.distro or "") in MANAGERS))
+        self.turns = turns
         self.packet = self._plan_packet(turns)
         found: TemplateMatch | None = None
         if use_templates and self.settings.templates and not self.continuation:
@@ -115,6 +118,7 @@ class Run(ModelCalls, OfflineBeside):
             if (found is not None and found.confident and found.plan is not None
                     and self.piped is None):  # a template cannot read piped text: the model first
                 self.tracer.event("TEMPLATE_USED", template=found.template)
+                self.form_why = "a template answered: the model was not asked"
                 return self._done(template_outcome(found, self.context, offline_reason=None,
                                                    started=self.started))
         if found is not None and found.plan is not None:
@@ -139,7 +143,9 @@ class Run(ModelCalls, OfflineBeside):
     def _fall_back(self, exc: LLMError, found: TemplateMatch) -> PlanOutcome:
         """The template's answer, with a note saying why the model's was not used."""
         assert self.context is not None
-        if exc.detail.get("budget"):
+        if exc.detail.get("busy"):
+            why = "the model server was still busy with an earlier request"
+        elif exc.detail.get("budget"):
             why = (f"the model did not finish within the {self.settings.llm_budget:g} s "
                    "budget (ANNA_LLM_BUDGET)")
         elif exc.detail.get("truncated"):
@@ -214,6 +220,7 @@ class Run(ModelCalls, OfflineBeside):
         outcome.user_message = self.sent
         outcome.piped = self.piped
         outcome.elapsed_s = time.monotonic() - self.started
+        outcome.form_why = self.form_why
         self.progress("done")
         return outcome
 
@@ -233,19 +240,14 @@ class Run(ModelCalls, OfflineBeside):
         self.sent = user
         self.tracer.set("packet", stored(self.packet))
         self.start_budget()
-        base: Messages = [{"role": "system", "content": prompt.system_message(self.form)},
-                          {"role": "user", "content": user}, *self.continuation]
-        self.tracer.set("prompt", {"version": prompt.prompts().version,
-                                   "sha256": prompt.prompts().sha256,
-                                   "system_bytes": len(base[0]["content"].encode()),
-                                   "user_bytes": len(user.encode())})
-        result, reply = self.ask_valid(base, "plan")
+        base, result, reply = self._first_answer(self._base(user))
         while self._wants_checks(result):
             results = self.run_checks(result)
             if results is None:
                 break
             stats.rounds += 1
-            packet = prompt.packet_for(prompt.refine_spec(self.request, results),
+            packet = prompt.packet_for(prompt.refine_spec(self.request, results,
+                                                          form=self.form),
                                        self._trace(stats.model_calls + 1))
             self.tracer.event("PACKET", task="anna.refine", packet=stored(packet))
             refine = [*base, {"role": "assistant", "content": prompt.echo_reply(reply)},
@@ -283,6 +285,29 @@ class Run(ModelCalls, OfflineBeside):
                 self.tracer.event("CONTRADICTIONS", facts=[c.to_dict()
                                                            for c in stats.contradictions])
         return stats
+
+    def _first_answer(self, base: Messages) -> tuple[Messages, ValidationResult, str]:
+        """The first usable reply; an unknown model that did not close the contract in its
+        share of the budget is asked again in the request's small form."""
+        try:
+            return (base, *self.ask_valid(base, "plan"))
+        except LLMError as exc:
+            if not self.trial_failed(exc):
+                raise
+        self.packet = self._plan_packet(self.turns)
+        base = self._base(prompt.render_packet(self.packet))
+        return (base, *self.ask_valid(base, "plan"))
+
+    def _base(self, user: str) -> Messages:
+        """The system and user messages of the request's form (and any continuation)."""
+        self.sent = user
+        base: Messages = [{"role": "system", "content": prompt.system_message(self.form)},
+                          {"role": "user", "content": user}, *self.continuation]
+        self.tracer.set("prompt", {"version": prompt.prompts().version,
+                                   "sha256": prompt.prompts().sha256,
+                                   "system_bytes": len(base[0]["content"].encode()),
+                                   "user_bytes": len(user.encode())})
+        return base
 
     def may_refine(self, result: ValidationResult) -> bool:
         """A refined plan can still follow this one (it has checks and rounds remain)."""

@@ -233,10 +233,14 @@ def echo_reply(reply: str) -> str:
 
 
 def refine_spec(request: str, results: list[CheckResult], *,
-                output_chars: int = 1200) -> RequestSpec:
-    """The necessary checks' outcomes as packet parts, for a refined plan."""
+                output_chars: int = 1200, form: str = "plan") -> RequestSpec:
+    """The necessary checks' outcomes as packet parts, for a refined plan (or, in the answer
+    form, for the answer from what the checks showed)."""
     rows = [{"id": r.id, "ran": r.ran, "exit_code": r.exit_code,
              "output": cut(r.output, output_chars), "reason": r.reason} for r in results[:20]]
+    if form == "answer":
+        return RequestSpec(request, "anna.refine_answer", {"form": "answer"},
+                           [check_results_document(rows)])
     return RequestSpec(request, "anna.refine", {}, [check_results_document(rows)])
 
 

@@ -29,6 +29,7 @@ from annactl.planning import forms, prompt
 from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.offrequest import off_request_findings
 from annactl.planning.outcome import PlanOutcome, Progress, is_banned
+from annactl.planning.run_forms import FormChoice
 from annactl.planning.streaming import StreamedReply
 
 if TYPE_CHECKING:
@@ -43,8 +44,9 @@ if TYPE_CHECKING:
 Messages = list[dict[str, str]]
 
 
-class ModelCalls:
-    """Calls, repairs and the time budget of one request (state lives on the run)."""
+class ModelCalls(FormChoice):
+    """Calls, repairs and the time budget of one request (state lives on the run; which
+    form it is asked in: :class:`~annactl.planning.run_forms.FormChoice`)."""
 
     planner: PlanningSession
     settings: ClientSettings
@@ -76,6 +78,7 @@ class ModelCalls:
         self._last_call_s = 0.0
         self.streamed: StreamedReply | None = None
         """The current call's reply as it streams in (reported with every progress)."""
+        self.init_forms()
 
     # ------------------------------------------------------------------ progress
     def progress(self, stage: str, tokens: int = 0, message: str = "") -> None:
@@ -89,9 +92,12 @@ class ModelCalls:
                                   streamed=self.streamed))
 
     def start_budget(self) -> None:
-        """The model time budget starts with the first model call."""
+        """The model time budget, counted from the request's start: Anna's own work before
+        the first call (telemetry, templates, a question's template checks) is part of the
+        wait the person sees (issue 39.8)."""
         budget = self.settings.llm_budget
-        self.deadline = time.monotonic() + budget if budget > 0 else None
+        self.deadline = self.started + budget if budget > 0 else None
+        self.start_trial()
 
     def budget_error(self) -> LLMError:
         """The budget ran out before the reply was usable."""
@@ -108,6 +114,7 @@ class ModelCalls:
 
         reply = self.call(messages, purpose)
         result = self.check_reply(reply)
+        self.observe_valid(self.form, result.ok)
         if result.ok or is_banned(result):
             return result, reply.text
         codes = sorted({str(f.code) for f in result.errors})
@@ -152,7 +159,7 @@ class ModelCalls:
         """A smaller form is left to repair a cut reply in (the full plan's compact form)."""
         settings = self.settings
         return (self.form == "plan" and not self.compact and not settings.llm_compact
-                and settings.llm_ids == "positional")
+                and settings.llm_ids == "positional" and self.trial_form is None)
 
     def _unusable(self, codes: list[str], message: str, **detail: Any) -> LLMError:
         from annactl.planning.replies import failure
@@ -241,7 +248,7 @@ class ModelCalls:
         if self.deadline is not None and time.monotonic() >= self.deadline:
             raise self.budget_error()
         request = chat_request(self.settings, messages, purpose, form=self.form,
-                               compact=self.compact, deadline=self.deadline)
+                               compact=self.compact, deadline=self.call_deadline())
         if request.prompt_bytes > self.settings.max_prompt_bytes:
             raise self._budget(f"the prompt is {request.prompt_bytes} bytes; the budget is "
                                f"{self.settings.max_prompt_bytes}")
@@ -269,10 +276,12 @@ class ModelCalls:
                 events=self.tracer.event, on_text=self.streamed.append)
         except LLMError as exc:
             self.tracer.event("LLM_ERROR", code=str(exc.code), message=exc.message)
+            self.observe(request.form, None, time.monotonic() - began, exc)
             raise
         finally:
             self._last_call_s = time.monotonic() - began
             stats.llm_s += self._last_call_s
+        self.observe(request.form, reply, self._last_call_s)
         stats.server_s += (reply.server_ms or 0.0) / 1000
         stats.tokens_in += reply.prompt_tokens
         stats.tokens_out += reply.completion_tokens

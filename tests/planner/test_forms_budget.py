@@ -61,7 +61,7 @@ def test_a_question_gets_the_answer_form_and_its_citations_are_verified(
     body = fake_llm.chat_bodies()[0]
     assert body["messages"][0]["content"] == system_message("answer")
     schema = body["response_format"]["json_schema"]["schema"]
-    assert set(schema["properties"]) == {"answer", "citations"}
+    assert set(schema["properties"]) == {"necessary_checks", "answer", "command", "citations"}
     assert body["max_tokens"] <= 512
     assert outcome.result.ok and outcome.plan is not None and outcome.form == "answer"
     assert outcome.plan.notes_for_user.startswith("Memory is at 38")

@@ -45,7 +45,8 @@ def test_a_failed_call_is_recorded_and_replays_as_the_same_error(tmp_path: Path)
     with FakeLLM(models=("m",)) as fake:
         fake.responder = respond
         live = golden("--provider", "openai", "--url", fake.openai_url, "--model", "m",
-                      "--only", "install-htop", "restart-nginx", "--record", str(record))
+                      "--only", "install-htop", "restart-nginx", "--record", str(record),
+                      "--forms", "small")
     lines = [json.loads(line) for line in record.read_text(encoding="utf-8").splitlines()]
     errors = [e for e in lines if "error" in e]
     assert [e["task"] for e in errors] == ["restart-nginx"]

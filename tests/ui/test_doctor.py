@@ -95,3 +95,21 @@ def test_text_output_has_one_line_per_check_and_fixes() -> None:
     for name in names:
         assert name in proc.stdout
     assert "fix:" in proc.stdout
+
+
+def test_doctor_shows_what_anna_learned_about_the_model(tmp_path: Path) -> None:
+    """Issue 39.2: the per-model profile in the state dir and the forms it gives."""
+    from annactl.planning import profile
+
+    state = tmp_path / "state"
+    url = "http://127.0.0.1:9/v1"
+    key = profile.key_of("openai", url, "tiny")
+    profile.record(state, key, "plan", "cut", 58.0)
+    env = {"ANNA_STATE_DIR": str(state), "ANNA_LLM_PROVIDER": "openai", "ANNA_LLM_URL": url,
+           "ANNA_LLM_MODEL": "tiny", "ANNA_LLM_FORMS": "auto"}
+    _, report, _ = doctor(env)
+    line = by_name(report)["model_forms"]["detail"]
+    assert line.startswith("tiny: small (0 of the last 1 full plans closed valid")
+    assert "1 cut at the token cap" in line
+    _, report, _ = doctor({**env, "ANNA_LLM_MODEL": "other"})
+    assert "unknown model" in by_name(report)["model_forms"]["detail"]

@@ -69,6 +69,10 @@ class OpenAIProvider(HttpProvider):
         """Index into :data:`FORMATS`: the strongest form this server may still accept."""
         self.dropped: set[str] = set()
         """Fields of :data:`THINKING_OFF` this server rejected (not sent again)."""
+        from annactl.planning.llm.busy import BusyProbe
+
+        self.busy = BusyProbe(self.url)
+        """Looks at llama.cpp's ``/slots`` before each request (issue 39.8)."""
 
     def body(self, request: ChatRequest, fmt: str, *, stream: bool) -> dict[str, Any]:
         """The request body for structured-output form ``fmt``."""
@@ -96,6 +100,7 @@ class OpenAIProvider(HttpProvider):
         streamed reply's pieces go to ``on_text`` as they come."""
         stream = on_tokens is not None or on_text is not None
         self.begin(request.deadline, request.options)
+        self.busy.wait_free(self._client, left=self.left(), cancel=cancel, events=events)
         failed_level = -1  # a 5xx at temperature 0: the next try uses a weaker schema form
         while True:
             fmt = self._format(request, after=failed_level)
@@ -112,6 +117,8 @@ class OpenAIProvider(HttpProvider):
                 result = self.post(CHAT, self.body(request, fmt, stream=stream), read,
                                    cancel=cancel, events=events)
             except LLMError as exc:
+                if exc.code == ErrorCode.LLM_TIMEOUT and not exc.detail.get("busy"):
+                    self.busy.abandoned = time.monotonic()  # the server may still work on it
                 if self._server_failed(exc, fmt, events):
                     failed_level = FORMATS.index(fmt)
                     continue
