@@ -54,7 +54,8 @@ def test_garbage_then_good_reply_gives_the_plan_after_exactly_one_repair(
     assert repair["messages"][2]["content"].startswith("Sure! Here is")
     assert "PARSE_ERROR" in repair["messages"][3]["content"]
     # a question's repair names the answer form's own fields (issue 39.7)
-    assert "exactly the fields answer, citations" in repair["messages"][3]["content"]
+    assert "exactly the fields necessary_checks, answer, command, citations" in \
+        repair["messages"][3]["content"]
     assert repair["messages"][0] == first["messages"][0]
 
 

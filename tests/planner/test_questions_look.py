@@ -49,7 +49,11 @@ def answers_what_it_is_shown(body: dict[str, Any]) -> Reply:
     rows = json.loads(shown.group(1).replace("\\u003c", "<").replace("\\u003e", ">"))
     lines = [line.strip() for line in str(rows[0]["output"]).splitlines() if line.strip()]
     if not lines:
-        return _reply({"answer": f"The check printed nothing (exit code {rows[0]['exit_code']})."})
+        # a claim about the machine cites what it rests on, even "nothing" (an uncited claim
+        # is marked unverified, issue 39.7)
+        code = str(rows[0]["exit_code"])
+        return _reply({"answer": f"The check printed nothing (exit code {code}).",
+                       "citations": [{"doc": "check:c1", "quote": code}]})
     return _reply({"answer": "The check shows: " + "; ".join(lines[:3]),
                    "citations": [{"doc": "check:c1", "quote": lines[0][:100]}]})
 
