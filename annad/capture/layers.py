@@ -23,7 +23,7 @@ from typing import TYPE_CHECKING, Literal
 
 from annad.capture.bounds import Tally
 from annad.capture.unprivileged import recent_user_plan
-from annad.confine import capture_filter
+from annad.confine import capture_filter, capture_walls
 from annad.confine.capture_run import run_capture
 from annad.confine.stepenv import step_environment, sudo_shims
 from annad.stepspec import Bounds
@@ -35,7 +35,7 @@ if TYPE_CHECKING:
     from annad.confine.runner import RunResult
     from annad.stepspec import StepSpec, Who
 
-LIVE_TREES = ("/proc", "/sys", "/dev", "/run")
+LIVE_TREES = capture_walls.LIVE_TREES
 """Kernel, device and runtime trees: the real ones (read-only), never overlaid."""
 VIRTUAL = frozenset({
     "proc", "sysfs", "devtmpfs", "devpts", "cgroup", "cgroup2", "securityfs", "debugfs",

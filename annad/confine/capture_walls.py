@@ -34,6 +34,10 @@ KEPT_CAPABILITIES = (0, 1, 3, 4, 6, 7, 8, 31)
 capabilities), setfcap (a file capability is an xattr the judge sees)."""
 
 
+LIVE_TREES = ("/proc", "/sys", "/dev", "/run")
+"""Kernel, device and runtime trees: the real ones (read-only binds), never overlaid — and
+where the FIFOs and device nodes of the running system are, so no Landlock rule reaches
+into them (:func:`file_rules`)."""
 DEVICE_FILES = ("/dev/null", "/dev/zero", "/dev/full")
 """The device nodes a captured step may open for writing (its ``/dev`` is the confinement's
 minimal one; ``/dev/random`` and ``/dev/urandom`` take no entropy from a step)."""
@@ -51,17 +55,19 @@ def file_rules(plan: list[list[object]]) -> tuple[tuple[str, ...], tuple[str, ..
     read in its assembled tree: (files, trees, entry-only directories) for
     :func:`annad.confine.landlock.wall_files`.
 
-    Every overlay is a tree the step may write in — unless a walled mount (a read-only bind:
-    ``/run``, ``/proc``, ``/sys``, a network share; the minimal ``/dev``) lies beneath it, as
-    the real ``/run`` lies beneath the root's overlay. A Landlock rule holds for a whole
-    hierarchy, so such a directory gets only :data:`annad.confine.landlock.ENTRY_WRITES`
-    (entries made, removed, renamed; nothing beneath opened for writing) and each of its
-    directories a rule of its own by the same reasoning; a regular file directly in it gets
-    a file rule, a symlink none (its target has its own), a FIFO or device node none. What a
-    step cannot do in consequence: write a file it creates directly in such a directory (a new
-    ``/swapfile``); it fails with ``EACCES`` and nothing of it lands."""
+    Every overlay is a tree the step may write in — unless one of the :data:`LIVE_TREES`
+    lies beneath it, as the real ``/run`` lies beneath the root's overlay. A Landlock rule
+    holds for a whole hierarchy, so such a directory gets only
+    :data:`annad.confine.landlock.ENTRY_WRITES` (entries made, removed, renamed; nothing
+    beneath opened for writing) and each of its directories a rule of its own by the same
+    reasoning; a regular file directly in it gets a file rule, a symlink none (its target has
+    its own), a FIFO or device node none. What a step cannot do in consequence: write a file
+    it creates directly in ``/`` (a new ``/swapfile``); it fails with ``EACCES`` and nothing
+    of it lands. Other read-only binds (a squashfs, a FUSE or network share) do not split
+    their parent: a split ``/tmp`` (an AppImage's FUSE mount) or home (an sshfs) would refuse
+    every new file there; their files are read-only to the step, their device nodes ``nodev``."""
     overlays = [str(op[1]) for op in plan if op[0] == "overlay"]
-    walled = {str(op[1]) for op in plan if op[0] != "overlay"}
+    walled = {str(op[1]) for op in plan if op[0] != "overlay" and str(op[1]) in LIVE_TREES}
     files: list[str] = []
     trees: list[str] = []
     entries: list[str] = []

@@ -171,3 +171,14 @@ def test_a_tree_is_written_and_an_entry_directory_is_not(domain_dirs: Path) -> N
     import errno
     assert _in_domain(domain_dirs, "tree") == 0
     assert _in_domain(domain_dirs, "entry") == errno.EACCES
+
+
+def test_the_cost_a_new_file_directly_in_root_cannot_be_written(tmp_path: Path) -> None:
+    # the root holds /run, /proc, /sys and /dev: it may only have entries made, so a file
+    # made directly in it cannot be opened for writing (docs/security.md names this cost);
+    # one level down everything is as before
+    report = special(tmp_path / "root", "echo x > /anna-probe-new-file")
+    refused(report)
+    assert DENIED in report["output"], report
+    report = special(tmp_path / "below", "mkdir {T}/new && echo x > {T}/new/file")
+    assert report["exit"] == 0, report

@@ -131,3 +131,28 @@ def test_the_watch_sums_a_process_tree() -> None:
     finally:
         child.kill()
         child.wait()
+
+
+def test_the_real_daemon_reports_the_code_in_the_preview_and_keeps_the_plan() -> None:
+    """Through the real daemon (its setting ``preview_memory``): the step's preview says
+    PREVIEW_MEMORY_EXCEEDED with its code; the plan is stored and the daemon answers on."""
+    import contextlib
+
+    from anna_common.plan import ActionPlan
+    from tests.daemonfix import make_plan, running_daemon
+
+    if cgroups.prepare() is not None:
+        pytest.skip("no cgroup leaf can be made here (a root preview is then refused)")
+    with running_daemon(user_mode=False, env={"ANNAD_PREVIEW_MEMORY": str(CAP)}) as daemon:
+        target = daemon.base / "out"
+        plan = ActionPlan.model_validate(make_plan([
+            ("hog", HOG.format(mib=100) + f" && echo done > {target}", "MEDIUM")]))
+        with contextlib.closing(daemon.client()) as client:
+            submitted = client.submit(plan)
+            assert submitted.preview is not None
+            step = submitted.preview.steps[0]
+            assert step.code == "PREVIEW_MEMORY_EXCEEDED", step
+            assert "64 MiB" in (step.reason or ""), step
+            assert client.get_plan(submitted.plan_id).status == "submitted"
+            assert client.health() is not None
+        assert not target.exists()
