@@ -26,6 +26,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from anna_common.protocol.models import SessionEnv
 from annad.telemetry import Sources, TelemetryService, collect
 from annad.telemetry.boot import collect_boot
+from annad.telemetry.network import collect_network, collect_sessions
 from annad.telemetry.packages import collect_packages
 from annad.telemetry.processes import collect_processes
 from annad.telemetry.services import collect_services
@@ -81,6 +82,8 @@ def breakdown(dbpath: Path, rounds: int) -> list[tuple[str, float]]:
         ("system", lambda: collect_system(sources.proc, sources.os_release, [])),
         ("services", lambda: collect_services(sources.systemd_run)),
         ("boot", lambda: collect_boot(sources.root, sources.sys)),
+        ("network", lambda: collect_network(sources.proc)),
+        ("sessions", collect_sessions),
     ]
     return [(name, statistics.median(timings(fn, rounds))) for name, fn in parts]
 

@@ -113,7 +113,8 @@ def collect_machine(*, pacman_dbpath: Path, sources: Sources, previous: Telemetr
         services=guarded(errors, "services", lambda: collect_services(sources.systemd_run),
                          ServicesInfo(reason="collector failed")),
         boot=guarded(errors, "boot", lambda: collect_boot(sources.root, sources.sys), BootInfo()),
-        network=guarded(errors, "network", collect_network, NetworkInfo()),
+        network=guarded(errors, "network", lambda: collect_network(sources.proc),
+                        NetworkInfo()),
         sessions=guarded(errors, "sessions", collect_sessions, None),
         errors=errors,
     )

@@ -73,3 +73,21 @@ def test_a_small_form_repair_names_its_own_fields(fake_llm: Any, make_settings: 
     assert outcome.plan is not None
     assert [s.command for s in outcome.plan.command_plan] == [
         "pacman -S --needed --noconfirm ripgrep"]
+
+
+def test_the_echo_check_reads_the_small_forms_replies(fake_llm: Any,
+                                                      make_settings: Any) -> None:
+    """An answer, or a family value, that repeats a prompt example the request and telemetry
+    do not hold is caught like a copied plan, and repaired."""
+    fake_llm.push(json.dumps({"answer": "Your CPU is an Intel Core i7-9700K.", "citations": []}),
+                  json.dumps({"answer": "The documents do not show this.", "citations": []}),
+                  json.dumps({"action": "install", "package": "besseggen"}),
+                  json.dumps({"action": "install", "package": "ripgrep"}))
+    planner = _planner(fake_llm, make_settings)
+    answer = planner.plan("which cpu do i have?", telemetry=make_telemetry())
+    package = planner.plan("install ripgrep", use_templates=False, telemetry=make_telemetry())
+    repairs = [b["messages"][-1]["content"] for b in fake_llm.chat_bodies()[1::2]]
+    assert len(repairs) == 2 and all("LLM_ECHOED_EXAMPLE" in r for r in repairs)
+    assert answer.repairs == 1 and package.repairs == 1
+    assert package.plan is not None and [s.command for s in package.plan.command_plan] == [
+        "pacman -S --needed --noconfirm ripgrep"]

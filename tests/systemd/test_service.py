@@ -51,6 +51,9 @@ def test_a_failed_unit_reaches_the_telemetry(machine: Container, failed_unit: fl
     failed = {u["name"]: u for u in services["failed"]}
     assert "anna-fails.service" in failed, services
     assert failed["anna-fails.service"]["active"] == "failed"
+    # the installed unit files, as systemd spells them, for the templates (issue 39.4)
+    assert {"annad.service", "anna-fails.service", "systemd-journald.service"} <= set(
+        services["unit_files"]), services["unit_files"][:20]
     text = machine.ok(["annactl", "status"], user="alice")
     assert "anna-fails.service" in text
 

@@ -123,7 +123,8 @@ def _listeners(ctx: Context) -> str:
     more = len(network.listeners) - MAX_SHOWN
     tail = f" and {more} more" if more > 0 else ""
     return (f"Listening ({len(network.listeners)}): {listed}{tail}. 0.0.0.0 and :: mean every "
-            "address; 127.0.0.1 and ::1 only this machine.")
+            "address; 127.0.0.1 and ::1 only this machine. (`ss -tulpn` names the program "
+            "behind each.)")
 
 
 _FACTS: tuple[tuple[re.Pattern[str], str, str, Callable[[Context], str]], ...] = (

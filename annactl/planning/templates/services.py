@@ -1,10 +1,12 @@
 """Service templates (systemd, system scope): restart and enable a unit, enable the firewall.
 
-A template claims confidence only for what it checked: the unit's package is looked up in
-the telemetry's package list (Arch's OpenSSH unit is ``sshd.service``, not Debian's
-``ssh.service``), a firewall is enabled only when one is installed, and a unit that
-telemetry cannot vouch for gets a *required* check that it exists (``systemctl cat``), so
-the plan stops there instead of failing half way.
+A template claims confidence only for what it checked: the unit is looked up in the
+machine's installed unit files (telemetry's ``services.unit_files``), case included, so
+"networkmanager" is ``NetworkManager.service`` and a unit the machine lacks is an answer;
+without that list the unit's package is looked up in the telemetry's package list (Arch's
+OpenSSH unit is ``sshd.service``, not Debian's ``ssh.service``). A firewall is enabled only
+when one is installed, and a unit that telemetry cannot vouch for gets a *required* check
+that it exists (``systemctl cat``), so the plan stops there instead of failing half way.
 """
 
 from __future__ import annotations
