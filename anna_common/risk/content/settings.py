@@ -1,7 +1,8 @@
 """The settings that switch a security mechanism off, and the files that hold them.
 
-Shared by :mod:`anna_common.risk.rules.hardening` (what a command writes) and
-:mod:`anna_common.risk.rules.editscripts` (what an in-place edit produces).
+Shared by :mod:`anna_common.risk.rules.hardening` (what a command writes),
+:mod:`anna_common.risk.rules.editscripts` (what an in-place edit produces) and, through
+:mod:`anna_common.risk.content.meaning`, the daemon's judge of what a step really wrote.
 """
 
 from __future__ import annotations
@@ -97,6 +98,13 @@ _ROOTS = ("/etc/", "/boot/", "/efi/", "/proc/sys/", "/usr/lib/sysctl.d/", "/lib/
           "/run/sysctl.d/", "/usr/local/lib/sysctl.d/", "/usr/lib/pam.d/", "/lib/pam.d/",
           "/usr/share/pam.d/", "/sys/", "/selinux/")
 _EXACT = {re.compile(fnmatch.translate(p)): kind for kind, ps in _FILES.items() for p in ps}
+
+
+def kind_of_path(path: str) -> str | None:
+    """Which security file the literal path ``path`` is (None: none)."""
+    if not path.startswith(_ROOTS):
+        return None  # the common case, answered without matching a pattern
+    return next((kind for rx, kind in _EXACT.items() if rx.match(path)), None)
 
 
 def file_kind(place: Resolved) -> str | None:
