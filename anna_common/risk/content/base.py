@@ -8,6 +8,7 @@ and the classifier's own entry point is reached through :func:`judge_command`.
 
 from __future__ import annotations
 
+import contextvars
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
@@ -77,8 +78,35 @@ def set_command_judge(judge: CommandJudge) -> None:
     _COMMAND_JUDGE[:] = [judge]
 
 
+MAX_COMMANDS = 256
+"""Commands (or pieces of shell code) judged in one file: each costs the classifier's time,
+so a file holding more is refused rather than read slowly."""
+_SPENT: contextvars.ContextVar[list[int] | None] = contextvars.ContextVar(
+    "content_commands", default=None)
+
+
+class TooManyCommands(Exception):
+    """A file holds more commands than :data:`MAX_COMMANDS`."""
+
+
+def command_budget() -> contextvars.Token[list[int] | None]:
+    """Start counting the commands judged for one file (the entry point calls it)."""
+    return _SPENT.set([0])
+
+
+def end_budget(token: contextvars.Token[list[int] | None]) -> None:
+    """Stop counting (the entry point, when the file is judged)."""
+    _SPENT.reset(token)
+
+
 def judge_command(command: str, ctx: AssessContext | None) -> tuple[bool, list[str]]:
-    """(banned, codes) of ``command`` by the classifier."""
+    """(banned, codes) of ``command`` by the classifier; raises :class:`TooManyCommands`
+    past :data:`MAX_COMMANDS` in one file."""
+    spent = _SPENT.get()
+    if spent is not None:
+        spent[0] += 1
+        if spent[0] > MAX_COMMANDS:
+            raise TooManyCommands
     if not _COMMAND_JUDGE:  # never silently "not banned": the classifier is not loaded
         raise RuntimeError("anna_common.risk.assess is not imported: no command judge")
     return _COMMAND_JUDGE[0](command, ctx)

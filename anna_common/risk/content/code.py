@@ -45,8 +45,8 @@ def _assessed(command: str, reader: Reader, rule: str, line: int) -> list[Findin
     banned, codes = judge_command(command, reader.ctx)
     if not banned:
         if "TOO_LARGE" in codes:
-            return [Finding(rule, "TOO_LARGE", False, "runs code too large for Anna to "
-                            "read whole", line)]
+            return [Finding("content.command-too-large", "TOO_LARGE", False, "runs code too "
+                            "large for Anna to read whole", line)]
         return []
     code = next((c for c in codes if c.startswith("BAN_")), "BAN_UNTRUSTED_CODE")
     return [Finding(rule, code, True, f"runs a command the seed bans ({code})", line)]
@@ -54,11 +54,10 @@ def _assessed(command: str, reader: Reader, rule: str, line: int) -> list[Findin
 
 def _program(command: str, reader: Reader, rule: str, line: int) -> list[Finding]:
     """A program another user can change, started later (as root, often): banned."""
-    try:
-        words = shlex.split(command, comments=False)
-    except ValueError:
-        words = command.split()
-    program = next((w for w in words if "=" not in w or w.startswith("/")), "")
+    # the first word that is not an assignment (``A=b prog``), its quotes dropped: str.split
+    # reads a 16 KiB line at C speed, where shlex would walk it character by character
+    program = next((w.strip("\"'") for w in command.split(None, 8)
+                    if "=" not in w or w.startswith(("/", "\"/", "'/"))), "")
     if program.startswith("/") and reader.other_writable(program):
         return [Finding(rule, "BAN_UNTRUSTED_CODE", True,
                         "runs a program another user can change", line)]

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import base64
 import binascii
+import contextlib
 import re
 import shlex
 from typing import TYPE_CHECKING
@@ -35,7 +36,7 @@ _SEARCH_VARS = frozenset({"PATH", "PYTHONPATH", "PERL5LIB", "PERLLIB", "RUBYLIB"
                           "NODE_PATH", "GCONV_PATH", "PYTHONSTARTUP", "PYTHONHOME"})
 _SYSTEM_LIBS = re.compile(r"^/(?:usr/)?(?:lib|libexec)(?:64|32|x32)?/")
 _SUDOERS_INCLUDE = re.compile(r"^\s*[#@]include(?:dir)?\s+\"?(?!/etc/)\S")
-_SUDOERS_ENV = re.compile(r"^\s*Defaults\b.*\benv_keep\s*\+?=.*\b(?:LD_|PYTHON|PERL5|BASH_ENV)")
+_SUDOERS_LOADER = re.compile(r"\b(?:LD_|PYTHON|PERL5|BASH_ENV)")
 _POLKIT_YES = re.compile(r"polkit\.Result\.YES\b")
 _POLKIT_WHO = re.compile(r"\bsubject\s*\.\s*(?:user|isInGroup|local|active)\b|\baction\s*\.\s*id\b")
 _PKLA_YES = re.compile(r"^\s*Result(?:Any|Active|Inactive)\s*=\s*yes\b", re.I)
@@ -60,7 +61,9 @@ def settings_extra(kind: str, lines: list[str], _reader: Reader) -> list[Finding
         if _SUDOERS_INCLUDE.match(line):
             return [_new("sudoers.include", "pulls sudo rules in from outside /etc", number,
                          code="BAN_SECURITY_DISABLE")]
-        if _SUDOERS_ENV.match(line):
+        keep = line.find("env_keep")
+        if line.lstrip().startswith("Defaults") and keep >= 0 and \
+                _SUDOERS_LOADER.search(line, keep):
             return [_new("sudoers.env", "keeps a loader or interpreter variable through sudo "
                          "(any user's code in root's programs)", number,
                          code="BAN_SECURITY_DISABLE")]
@@ -167,16 +170,18 @@ def tmpfiles(_path: str, _text: str, lines: list[str], reader: Reader) -> list[F
         stripped = line.strip()
         if not stripped or stripped.startswith("#"):
             continue
-        try:
-            words = shlex.split(stripped)
-        except ValueError:
-            words = stripped.split()
+        # six fields, then the argument as the rest of the line (tmpfiles.d(5)); quotes only
+        # in the fields (shlex on them alone: it is slow on a long argument)
+        words = stripped.split(None, 6)
+        if any(q in " ".join(words[:6]) for q in "\"'"):
+            with contextlib.suppress(ValueError):
+                words = [*shlex.split(" ".join(words[:6])), *words[6:]]
         head = _TMPFILES_TYPE.match(words[0]) if words else None
         if head is None or len(words) < 2:
             continue
         kind, modifiers, target = head.group(1), head.group(3), words[1]
         mode = words[2] if len(words) > 2 else "-"
-        argument = " ".join(words[6:]) if len(words) > 6 else ""
+        argument = words[6] if len(words) > 6 else ""
         found.extend(_tmpfiles_line(kind, modifiers, target, mode, argument, reader, number))
     return found
 

@@ -30,11 +30,15 @@ import dataclasses
 
 from anna_common.risk.content import code, grants
 from anna_common.risk.content.base import (
+    MAX_COMMANDS,
     MAX_CONTENT,
     MAX_DEPTH,
     MAX_LINE,
     Finding,
     Reader,
+    TooManyCommands,
+    command_budget,
+    end_budget,
 )
 from anna_common.risk.content.settings import WHAT, disabling
 
@@ -65,9 +69,16 @@ def judge_text(kind: str, path: str, text: str, reader: Reader | None = None
                         f"a line longer than {MAX_LINE} characters: Anna cannot read what it "
                         "grants or runs", long)]
     token = _DEPTH.set(depth + 1)
+    budget = command_budget() if depth == 0 else None
     try:
         return _by_kind(kind, path, text, lines, reader)
+    except TooManyCommands:
+        return [Finding("content.too-many-commands", "BAN_UNTRUSTED_CODE", True,
+                        f"more than {MAX_COMMANDS} commands in one file: too many for Anna to "
+                        "judge each")]
     finally:
+        if budget is not None:
+            end_budget(budget)
         _DEPTH.reset(token)
 
 

@@ -59,6 +59,10 @@ def meaning_writes(cmd: SimpleCommand, target: WriteTarget, place: Resolved,
     kind = kind_of(place.path)
     if kind is None or kind in WHAT:
         return False  # nothing to read, or the security settings (judged by hardening)
+    if kind == "trust":  # whose key or certificate it is, no rule can read: HIGH always
+        out.high(Code.SECURITY_CONFIG, f"changes {place.path}, whom the machine trusts to "
+                 "sign packages or certificates [trust.anchor]", target=place.path)
+        return False
     if target.how == "link":
         findings = [f for source in _link_sources(cmd, target)
                     for f in link_findings(place.path, source, Reader(ctx=out.ctx))]
