@@ -120,6 +120,8 @@ def test_the_classifier_bans_the_same_text_by_the_same_rule(path: str, text: str
     "sudo chown -R alice /etc", "sudo rm -rf /etc/anna",
     "sudo cp x /etc/systemd/system/annad.service.d/override.conf",
     "sudo tee /etc/an?a/annad.toml", "echo x | sudo tee -a /etc/anna/recipes.d/r.toml",
+    "sudo systemctl set-property annad.service MemoryMax=1", "sudo systemctl revert annad",
+    "sudo systemctl edit annad", "sudo systemctl mask anna-recipe@x.timer",
 ])
 def test_anna_configuration_is_banned_whatever_writes_it(command: str) -> None:
     verdict = assess(command, CTX)

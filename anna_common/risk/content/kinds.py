@@ -19,6 +19,7 @@ _TABLE: tuple[tuple[str, tuple[str, ...]], ...] = (
     ("anna", ("/etc/anna", "/etc/anna/*", "/etc/systemd/system/annad.*",
               "/etc/systemd/system/annad.service.d", "/etc/systemd/system/annad.service.d/*",
               "/run/systemd/system/annad.*", "/usr/lib/systemd/system/annad.*",
+              "/etc/systemd/system.control/annad.*", "/run/systemd/system.control/annad.*",
               "/lib/systemd/system/annad.*", "/etc/systemd/system/anna-recipe@*",
               "/usr/lib/systemd/system/anna-recipe@*", "/usr/lib/tmpfiles.d/anna.conf",
               "/etc/tmpfiles.d/anna.conf", "/usr/lib/sysusers.d/anna.conf")),
