@@ -127,7 +127,7 @@ class Executor:
         """What undo needs for a plan."""
         capture = rollback_capture.RollbackCapture(
             self.backups / plan_id, self.limits, str(self.backups.parent), self.context,
-            self.policy, self.capture_problem, self.trash)
+            self.policy, self.capture_problem, self.trash, self.own_config)
         return UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
                        timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
                        restrict_user_scope=self.root_daemon, session=session, capture=capture)

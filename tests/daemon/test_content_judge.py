@@ -292,6 +292,28 @@ def test_anna_config_written_by_the_command_is_banned_at_submit(decoy: RunningDa
     assert caught.value.code == ErrorCode.PLAN_BANNED
 
 
+def test_a_rollback_command_writing_a_grant_is_refused(decoy: RunningDaemon) -> None:
+    """The plan's rollback command is model text run as root too: captured, and what it
+    wrote judged by the same content rules; the undo fails naming the rule, never lands."""
+    top = decoy.base / "w" / "rollback"
+    top.mkdir(parents=True)
+    (top / "src").write_text(GRANT)
+    client = decoy.client()
+    response = client.submit(ActionPlan.model_validate(make_plan(
+        [("s", f"touch {top}/a", "HIGH")], rollback={"s": f"cp {top}/src /etc/sudoers.d/rb"})))
+    word = tiers.plan_word(response.annotated)
+    events = list(client.execute(response.plan_id, response.digest, confirmed=True,
+                                 high_confirmed=True, confirm_word=word))
+    assert events[-1].status == "succeeded", [(e.type, e.message) for e in events]
+    result = client.rollback(response.plan_id, confirm_word=tiers.rollback_word(
+        response.annotated))
+    assert result.status != "rolled_back"
+    refused = [u for u in result.undo if u.action == "rollback_command"]
+    assert refused and not refused[0].ok, result.undo
+    assert "[sudoers.disables]" in refused[0].message, refused[0].message
+    assert not (decoy.extra["etc"] / "sudoers.d" / "rb").exists()
+
+
 def test_harmless_content_lands(decoy: RunningDaemon) -> None:
     """The judge reads meaning, not location alone: an ordinary grant and a plain alias land."""
     top = decoy.base / "w" / "harmless"
