@@ -13,6 +13,8 @@ Paths that are left unset are derived from the mode: as root the system paths
 from __future__ import annotations
 
 import os
+import shutil
+import stat
 from pathlib import Path
 from typing import Any
 
@@ -196,14 +198,65 @@ class DaemonSettings(BaseSettings):
         return 0o660 if self.mode is DaemonMode.SYSTEM else 0o600
 
 
+def untrusted(path: Path) -> str | None:
+    """Why a file root reads as Anna's configuration could be another user's to change
+    (None: it cannot, or it does not exist): the file or a directory above it is owned by a
+    uid other than root, or writable by group or others (a world-writable sticky directory
+    such as /tmp protects an entry owned by root). Only a root daemon asks: a per-user
+    daemon's files are its user's own."""
+    if os.geteuid() != 0:
+        return None
+    current = Path(os.path.abspath(path))  # noqa: PTH100 - no symlinks resolved: each is checked
+    child_trusted = False
+    seen = 0
+    while True:
+        try:
+            info = current.lstat()
+        except FileNotFoundError:
+            if seen == 0:
+                return None  # no file there: nothing is read
+            return f"{current} does not exist"
+        except OSError as exc:
+            return f"{current} cannot be checked ({exc.strerror})"
+        seen += 1
+        if stat.S_ISLNK(info.st_mode):
+            if info.st_uid != 0:
+                return f"{current} is a link owned by uid {info.st_uid}"
+            target = Path(os.path.realpath(current))
+            why = untrusted(target)
+            if why is not None:
+                return why
+        elif info.st_uid != 0:
+            return f"{current} is owned by uid {info.st_uid}, not root"
+        sticky = stat.S_ISDIR(info.st_mode) and bool(info.st_mode & stat.S_ISVTX)
+        if info.st_mode & 0o022 and not stat.S_ISLNK(info.st_mode) and not (
+                sticky and child_trusted):
+            return f"{current} is writable by {'others' if info.st_mode & 0o002 else 'its group'}"
+        child_trusted = True
+        if current.parent == current:
+            return None
+        current = current.parent
+
+
+def refuse_untrusted(path: Path, what: str) -> None:
+    """Raise ``CONFIG_INVALID`` naming ``path`` when another user could change it."""
+    why = untrusted(path)
+    if why is not None:
+        raise AnnaError(f"{what} {path} is refused: {why}; a root daemon reads only files "
+                        "root alone can change", code=ErrorCode.CONFIG_INVALID,
+                        hint=f"chown root:root {path} && chmod go-w {path}")
+
+
 def load_settings(**arguments: Any) -> DaemonSettings:
     """Build settings from arguments (None means "not given"), env and TOML.
 
-    Raises :class:`AnnaError` with ``CONFIG_INVALID`` on a bad value or file.
+    Raises :class:`AnnaError` with ``CONFIG_INVALID`` on a bad value or file, and on a
+    configuration file or ``confine_python`` another user could change (a root daemon).
     """
     given = {k: v for k, v in arguments.items() if v is not None}
+    refuse_untrusted(config_file(), "the configuration file")
     try:
-        return DaemonSettings(**given)
+        settings = DaemonSettings(**given)
     except ValidationError as exc:
         first = exc.errors(include_url=False)[0]
         where = ".".join(str(p) for p in first.get("loc", ())) or "settings"
@@ -213,3 +266,9 @@ def load_settings(**arguments: Any) -> DaemonSettings:
     except (OSError, ValueError) as exc:
         raise AnnaError(f"cannot read configuration: {exc}", code=ErrorCode.CONFIG_INVALID,
                         hint=f"check {config_file()}") from None
+    if settings.confine_python is not None:
+        # the interpreter runs every check and INFO step's confinement as root
+        program = settings.confine_python
+        found = program if "/" in program else shutil.which(program)
+        refuse_untrusted(Path(found or program), "confine_python")
+    return settings

@@ -204,6 +204,7 @@ def serve(settings: DaemonSettings) -> int:
 def assemble(settings: DaemonSettings, policy: PolicyStore) -> PlanService:
     """The daemon's service and everything it drives (journal, executor, telemetry), as
     :func:`serve` runs it; tests build the same one around the ASGI app."""
+    from annad.config import config_file
     from annad.confine import runner
     from annad.execution.executor import Executor
     from annad.journal.store import Journal
@@ -223,6 +224,9 @@ def assemble(settings: DaemonSettings, policy: PolicyStore) -> PlanService:
     executor = Executor(journal=journal, backups=state / "backups", runner=runner,
                         limits=limits, root_daemon=os.geteuid() == 0,
                         capture_userns=settings.capture_userns)
+    executor.validator_path = tuple(str(p) for p in settings.preview_validator_path)
+    executor.own_config = tuple(str(p) for p in (
+        config_file(), settings.policy_file, settings.recipes_dir))
     telemetry = open_telemetry(pacman_dbpath=settings.pacman_dbpath,
                                refresh_s=settings.telemetry_refresh_s)
     return PlanService(settings, journal=journal, executor=executor, telemetry=telemetry,

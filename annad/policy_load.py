@@ -28,6 +28,7 @@ from anna_common.policy.subject import subject
 from anna_common.protocol.models import CheckResult
 from anna_common.protocol.policy import PolicyCheckResponse, PolicyView
 from anna_common.risk.assess import assess
+from annad.config import untrusted
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -52,7 +53,14 @@ class PolicyStore:
         self._cache: dict[str, tuple[bytes, Policy]] = {}
 
     def admin(self) -> Policy:
-        """The administrator's policy as the file is now (empty when there is none)."""
+        """The administrator's policy as the file is now (empty when there is none). A root
+        daemon refuses one another user could change (:func:`annad.config.untrusted`): an
+        ``allow path="/**"`` written by anyone else would waive every confirmation."""
+        why = untrusted(self.admin_file)
+        if why is not None:
+            raise PolicyError(f"{self.admin_file}:1: refused: {why}; a root daemon reads only "
+                              "a policy root alone can change",
+                              detail={"file": str(self.admin_file), "line": 1})
         data = _read(self.admin_file, owner=None)
         return Policy() if data is None else self._parsed(str(self.admin_file), data, "admin")
 

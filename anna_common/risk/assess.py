@@ -25,6 +25,7 @@ from pydantic import BaseModel, ConfigDict
 # Scope lives with the plan models (light)
 from anna_common.plan import PLAN_COMMANDS, RiskLevel, Scope
 from anna_common.risk import paths
+from anna_common.risk.content.base import set_command_judge
 from anna_common.risk.knownvars import known_values
 from anna_common.risk.namedpaths import IN_PLACE, harmless, named_paths
 from anna_common.risk.rules.base import AssessContext, Code, Out, Reason, help_only
@@ -397,3 +398,12 @@ def _writes(cmd: SimpleCommand, out: Out) -> list[str]:
         judge(target, out)
         written.extend(p.path for p in places)
     return written
+
+
+def _judge_for_content(command: str, ctx: AssessContext | None) -> tuple[bool, list[str]]:
+    """A command found in a file's content (a cron line, a unit's ``ExecStart=``): banned?"""
+    verdict = assess(command, ctx)
+    return verdict.banned, verdict.codes
+
+
+set_command_judge(_judge_for_content)

@@ -9,8 +9,11 @@ for a setuid bit, ``setcap``/``setfacl`` for a file capability or an ACL the ste
 :func:`anna_common.risk.assess.assess`
 — so the secret, persistence, identity, boot and system-path classifiers are the same ones
 that judged the plan, now on paths the kernel resolved rather than words bash had yet to
-expand. A change is refused when it is banned, above the approved tier, denied by the
-policy, inside Anna's own state, a device node, or — when the person saw a complete file
+expand. What a file that governs access or runs code *says* is judged as well
+(:mod:`annad.capture.content`: the content rules the classifier uses, and the systems' own
+validators). A change is refused when it is banned, its content is banned, above the
+approved tier, denied by the policy, inside Anna's own state or configuration, a device
+node, or — when the person saw a complete file
 preview of the step — not exactly a change the preview showed (a path it did not show, other
 content, mode, owner or link target: :mod:`annad.capture.versus_preview`).
 """
@@ -27,7 +30,7 @@ from typing import TYPE_CHECKING
 from anna_common.levels import RiskLevel
 from anna_common.risk import paths
 from anna_common.risk.assess import assess
-from annad.capture import judge_xattrs, versus_preview
+from annad.capture import content, judge_xattrs, versus_preview
 
 if TYPE_CHECKING:
     from collections.abc import Callable, Mapping
@@ -35,6 +38,7 @@ if TYPE_CHECKING:
     from anna_common.protocol.preview import FileChange
     from anna_common.risk.rules.base import AssessContext
     from annad.capture.layers import Change
+    from annad.capture.validate_content import ContentValidators
 
 MAX_SHOWN = 20
 """Refused changes named in the event (the rest are counted)."""
@@ -67,6 +71,11 @@ class Approval:
     (:func:`annad.capture.versus_preview.shown_by_key`; None: no complete file preview)."""
     policy: Callable[[str], str | None] | None = None
     """Why the policy denies a command (None: it does not)."""
+    validators: ContentValidators | None = None
+    """The systems' own validators (visudo, sshd) on observed content (None: none run)."""
+    own_config: tuple[str, ...] = ()
+    """Anna's configuration where this daemon reads it (its TOML, the policy, the recipes),
+    beside ``/etc/anna``: never a step's to change."""
 
 
 def describe(change: Change) -> str:
@@ -103,6 +112,10 @@ def _special(change: Change, approval: Approval, owner: int,
     if change.path == approval.state_dir or change.path.startswith(
             approval.state_dir.rstrip("/") + "/"):
         return "it is inside Anna's own state (journal and backups)"
+    if any(change.path == p or change.path.startswith(p.rstrip("/") + "/")
+           for p in approval.own_config):
+        return "it is Anna's own configuration: only the administrator or annactl changes " \
+            "it, never a plan [anna.own-config]"
     if change.kind == "device":
         return "it makes a device node (a way to the disk below every file)"
     if not approval.system and change.kind != "delete" and change.uid not in (owner, -1):
@@ -119,8 +132,14 @@ def judge(changes: list[Change], approval: Approval, owner: int) -> Verdict:
     verdict = Verdict(shown=[describe(c) for c in changes])
     assessed: dict[str, tuple[RiskLevel, bool, str]] = {}
     names = versus_preview.NamePairing({versus_preview.key(c.path) for c in changes})
+    changed = {c.path: c for c in changes}
     for change in changes:
         why = _special(change, approval, owner, names)
+        if why is None:
+            tier, why = content.refusal(change, tier=approval.tier, ctx=approval.ctx,
+                                        owner=owner, changed=changed,
+                                        validators=approval.validators)
+            verdict.tier = max(verdict.tier, tier)
         if why is None:
             why = _by_rules(change, approval, assessed, verdict)
         if why is not None:

@@ -21,13 +21,15 @@ previews again. A new entry whose *name* was chosen at run time (``f.bak-$(date 
 stands for the one created entry of its kind, named alike but for its digits, the preview
 showed in the same directory and the run did not make, and is held to that entry's
 content, mode, owner and link. Extended attributes and timestamps are not compared.
+A refusal names the path and what differs (kind, mode, owner, link target, sizes), never the
+content: the step may have copied a secret there, and the refusal reaches the caller, the
+journal and the model.
 With no complete preview (none made, a step that failed in it, more changes than it read
 back) the observed change is judged by the rules alone (:mod:`annad.capture.judge`).
 """
 
 from __future__ import annotations
 
-import difflib
 import grp
 import hashlib
 import os
@@ -45,10 +47,6 @@ if TYPE_CHECKING:
     from anna_common.protocol.preview import FileChange
     from annad.capture.layers import Change
 
-DIFF_LINES = 20
-"""Lines of the observed diff shown with a refusal."""
-DIFF_BYTES = 64 * 1024
-"""Files larger than this get no diff (sizes only)."""
 _KIND = {"file": "file", "dir": "dir", "symlink": "symlink", "fifo": "other",
          "device": "other", "socket": "other"}
 
@@ -71,49 +69,12 @@ def _digest(path: str) -> str | None:
         return None
 
 
-def _text(path: str) -> list[str] | None:
-    try:
-        if os.lstat(path).st_size > DIFF_BYTES:
-            return None
-        data = Path(path).read_bytes()
-    except OSError:
-        return []  # absent: the diff shows every line as new
-    if b"\0" in data:
-        return None
-    return data.decode("utf-8", "backslashreplace").splitlines()
-
-
-def _may_read(path: str, owner: int) -> bool:
-    """Whether ``owner`` may read the real file (its parents it reached: the step wrote
-    there as ``owner``)."""
-    try:
-        info = os.lstat(path)
-        user = pwd.getpwuid(owner)
-        groups = set(os.getgrouplist(user.pw_name, user.pw_gid))
-    except (OSError, KeyError):
-        return not os.path.lexists(path)  # nothing there to leak
-    if info.st_uid == owner:
-        return bool(info.st_mode & stat.S_IRUSR)
-    if info.st_gid in groups:
-        return bool(info.st_mode & stat.S_IRGRP)
-    return bool(info.st_mode & stat.S_IROTH)
-
-
-def observed_diff(change: Change, *, owner: int | None) -> str:
-    """The observed change of a file as a capped unified diff against the real file (read
-    as root: for a user-scope step only when its ``owner`` may read the real file; None:
-    a system step, whose owner approves root's reads anyway)."""
-    if change.kind != "file":
-        return ""
-    if owner not in (None, 0) and not _may_read(change.path, owner):
-        return f" (observed {change.size} bytes)"
-    before, after = _text(change.path), _text(change.source)
-    if before is None or after is None:
-        return f" (observed {change.size} bytes, no text diff)"
-    lines = list(difflib.unified_diff(before, after, lineterm="", n=1))[2:]
-    more = len(lines) - DIFF_LINES
-    shown = "\n".join(lines[:DIFF_LINES]) + (f"\n…{more} more lines" if more > 0 else "")
-    return f"; observed diff:\n{shown}" if shown else ""
+def observed(change: Change) -> str:
+    """What a refusal says of an observed file: its size, never its content (the step may
+    have copied a secret there, and the refusal reaches the caller, the journal and the
+    model)."""
+    return f" (observed {change.size} bytes; the content is not shown)" \
+        if change.kind == "file" else ""
 
 
 def _lost(change: Change, shown: Mapping[str, FileChange]) -> str | None:
@@ -189,7 +150,7 @@ def refusal(change: Change, shown: Mapping[str, FileChange], *, owner: int | Non
     if seen is None and names is not None:
         seen = _named_at_run_time(change, shown, names)
     if seen is None:
-        return "the preview did not show a change there" + observed_diff(change, owner=owner)
+        return "the preview did not show a change there" + observed(change)
     if change.kind == "delete":
         return None if seen.change == "deleted" else \
             f"the preview showed it {seen.change}, the step deleted it"
@@ -206,7 +167,7 @@ def refusal(change: Change, shown: Mapping[str, FileChange], *, owner: int | Non
             f"{key(change.link or '')}"
     if change.kind == "file" and not seen.varying and seen.sha256 != _digest(change.source):
         return f"the content is not what the preview showed ({seen.size_after} bytes shown, " \
-            f"{change.size} written)" + observed_diff(change, owner=owner)
+            f"{change.size} written; the content is not shown)"
     return None
 
 def owner_name(uid: int, gid: int) -> str:

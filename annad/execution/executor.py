@@ -32,6 +32,7 @@ from annad.backups.trash import Trash
 from annad.capture import commit
 from annad.capture import step as capturing
 from annad.capture.judge import Approval
+from annad.capture.validate_content import ContentValidators
 from annad.confine.orphans import PROCESS_FILE, kill_orphan_group, record_process
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
@@ -95,6 +96,8 @@ class Executor:
         self.previewed: Callable[[str, int], Mapping[str, FileChange] | None] = \
             lambda _plan, _index: None
         """What the person saw a step change (from the stored preview)."""
+        self.validator_path: tuple[str, ...] = ()  # searched first for visudo, sshd…
+        self.own_config: tuple[str, ...] = ()  # Anna's config files: never a step's to change
         self.expectations: ExpectationSource = no_expectations
         """The hook a preview fills in: what each step should leave (package versions,
         file hashes), checked after the step (:mod:`annad.execution.verify`)."""
@@ -106,10 +109,15 @@ class Executor:
     def approval(self, plan_id: str, step: StepSpec, who: Who) -> Approval:
         """What the person approved for ``step``, as the judge of its change set needs it."""
         ctx, policy = self.context(who.home), self.policy
-        return Approval(tier=RiskLevel(step.tier), system=step.scope != "user", ctx=ctx,
+        system = step.scope != "user"
+        validators = ContentValidators(who.identity(), root_read=system and self.root_daemon,
+                                       extra_path=self.validator_path,
+                                       python=self.limits.confine_python)
+        return Approval(tier=RiskLevel(step.tier), system=system, ctx=ctx,
                         state_dir=str(self.backups.parent), policy=lambda command: policy(
                             command, ctx, who.uid, who.home) if policy is not None else None,
-                        previewed=self.previewed(plan_id, step.index))
+                        previewed=self.previewed(plan_id, step.index), validators=validators,
+                        own_config=self.own_config)
 
     def step_dir(self, plan_id: str, index: int) -> Path:
         """Where a step's manifest lives."""
@@ -119,7 +127,7 @@ class Executor:
         """What undo needs for a plan."""
         capture = rollback_capture.RollbackCapture(
             self.backups / plan_id, self.limits, str(self.backups.parent), self.context,
-            self.policy, self.capture_problem, self.trash)
+            self.policy, self.capture_problem, self.trash, self.own_config)
         return UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
                        timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
                        restrict_user_scope=self.root_daemon, session=session, capture=capture)

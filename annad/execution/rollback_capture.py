@@ -68,6 +68,8 @@ class RollbackCapture:
     problem: str | None
     """Why this daemon cannot capture (None: it can)."""
     trash: Trash | None = None
+    own_config: tuple[str, ...] = ()
+    """Anna's configuration files as this daemon reads them: never a rollback's to change."""
 
     def approval(self, manifest: StepManifest) -> Approval:
         """What the person approved for this rollback command: its tier, its scope."""
@@ -79,7 +81,7 @@ class RollbackCapture:
         return Approval(tier=tier, system=manifest.rollback_scope != "user", ctx=ctx,
                         state_dir=self.state_dir, policy=lambda command: policy(
                             command, ctx, manifest.uid, manifest.home)
-                        if policy is not None else None)
+                        if policy is not None else None, own_config=self.own_config)
 
     def __call__(self, manifest: StepManifest, session: dict[str, str] | None) -> Outcome:
         """Run ``manifest``'s rollback command captured; see the module text."""

@@ -12,40 +12,17 @@ a failing one is "failed" with its own words, which raises the step to HIGH.
 from __future__ import annotations
 
 import fnmatch
-import os
-import posixpath
 import shlex
-import shutil
-import tempfile
-from dataclasses import dataclass
-from pathlib import Path
 from typing import TYPE_CHECKING
 
 from anna_common.protocol.preview import FileChange, ValidatorResult
 from annad.backups.manifest import printable
-from annad.confine.runner import run_confined
-from annad.confine.stepenv import SAFE_PATH
+from annad.capture.validator_run import OUTPUT_CAP, Validator, find_program, run_copy
 
 if TYPE_CHECKING:
     from annad.confine.credentials import Identity
 
-OUTPUT_CAP = 2000
-"""Characters of a validator's output kept."""
-TIMEOUT_S = 10.0
-"""Wall time of one validator."""
 _UNIT_SUFFIXES = (".service", ".socket", ".timer", ".path", ".mount", ".target")
-
-
-@dataclass(frozen=True, slots=True)
-class Validator:
-    """One validator: its name, its program and how it is called on a copy."""
-
-    name: str
-    program: str
-    template: str
-    """The command; ``{prog}`` and ``{file}`` are replaced (shell-quoted)."""
-    scratch: tuple[str, ...] = ()
-    """Throw-away writable directories it needs (sshd checks /run/sshd exists)."""
 
 
 _SSHD = Validator("sshd -t", "sshd", "mkdir -p /run/sshd && {prog} -t -f {file}", ("/run",))
@@ -79,8 +56,7 @@ def validator_for(path: str) -> Validator | None:
     return None
 
 
-def _which(program: str, extra: tuple[str, ...]) -> str | None:
-    return shutil.which(program, path=os.pathsep.join([*extra, SAFE_PATH]))
+_which = find_program
 
 
 def overlay_rules(extra_path: tuple[str, ...] = ()) -> list[tuple[str, str]]:
@@ -137,34 +113,6 @@ def validate(changes: list[FileChange], contents: dict[str, bytes], identity: Id
             results.append(ValidatorResult(name=validator.name, target=item.path,
                                            verdict="not checked", output=why))
             continue
-        results.append(_run_one(validator, program, item.path, data, identity,
+        results.append(run_copy(validator, program, item.path, data, identity,
                                 root_read=root_read, python=python))
     return results
-
-
-def _run_one(validator: Validator, program: str, path: str, data: bytes, identity: Identity,
-             *, root_read: bool, python: str | None) -> ValidatorResult:
-    """Write the previewed copy to a private directory and run the validator on it."""
-    base = "/var/tmp" if "/tmp" in validator.scratch else None  # not under the scratch
-    with tempfile.TemporaryDirectory(prefix="anna-validate-", dir=base) as tmp:
-        # the confined validator may be the owner, not root: it must reach the copy (which
-        # holds only what the preview shows the person anyway)
-        Path(tmp).chmod(0o755)
-        copy = posixpath.join(tmp, posixpath.basename(path))
-        fd = os.open(copy, os.O_WRONLY | os.O_CREAT | os.O_EXCL | os.O_NOFOLLOW, 0o644)
-        try:
-            os.write(fd, data)
-        finally:
-            os.close(fd)
-        command = validator.template.format(prog=shlex.quote(program), file=shlex.quote(copy))
-        run = run_confined(command, identity, root_read=root_read, timeout=TIMEOUT_S,
-                           max_output=OUTPUT_CAP * 2, cwd=tmp, scratch=validator.scratch,
-                           python=python)
-    words = run.output.replace(copy, path).strip()[-OUTPUT_CAP:]
-    if run.error is not None:
-        return ValidatorResult(name=validator.name, target=path, verdict="not checked",
-                               output=run.error[:OUTPUT_CAP])
-    verdict = "ok" if run.ok else "failed"
-    if run.timed_out:
-        words = f"timed out after {TIMEOUT_S:g} s"
-    return ValidatorResult(name=validator.name, target=path, verdict=verdict, output=words)

@@ -231,6 +231,8 @@ def test_a_file_swapped_for_a_link_after_the_preview_is_refused(decoy: RunningDa
     preview = client.preview(response.plan_id)
     shown = [f.path for s in preview.steps for f in s.files]
     assert str(top / "out") in shown, preview
+    shadow = decoy.extra["etc"] / "shadow"
+    shadow.write_text(shadow.read_text() + "annatest:$6$annatestsecret:19000:0:99999:7:::\n")
     (top / "src").unlink()
     (top / "src").symlink_to("/etc/shadow")
     events = list(client.execute(response.plan_id, response.digest, confirmed=True,
@@ -239,3 +241,5 @@ def test_a_file_swapped_for_a_link_after_the_preview_is_refused(decoy: RunningDa
     assert finished[-1].code == "OBSERVED_CHANGE_REFUSED", finished[-1]
     assert "the preview showed" in (finished[-1].message or ""), finished[-1].message
     assert not (top / "out").exists()
+    # the refusal names the path and the rule, never the content (issue 34 item 5)
+    assert "$6$annatestsecret" not in (finished[-1].message or "")

@@ -93,7 +93,7 @@ def test_the_same_effect_as_shown_lands(decoy: RunningDaemon) -> None:
 
 def test_a_path_the_preview_did_not_show_is_refused(decoy: RunningDaemon) -> None:
     """The name is read at run time; it changed after the preview: the step now writes a
-    path nobody saw. Refused, nothing landed, the message names the path and shows the diff."""
+    path nobody saw. Refused, nothing landed, the message names the path, never the content."""
     top = case_dir(decoy, "unshown")
     (top / "name").write_text("a\n")
     plan = Submitted(decoy.client(), f"echo data > {top}/$(cat {top}/name)")
@@ -101,7 +101,9 @@ def test_a_path_the_preview_did_not_show_is_refused(decoy: RunningDaemon) -> Non
     (top / "name").write_text("b\n")
     before = fingerprint(top)
     finished = plan.execute()
-    refused(finished, f"{top}/b", "the preview did not show a change there", "+data")
+    refused(finished, f"{top}/b", "the preview did not show a change there",
+            "observed 5 bytes; the content is not shown")
+    assert "data" not in (finished.message or "").replace(str(top), "")
     assert fingerprint(top) == before
     assert not layers_left(decoy.state)
 
@@ -144,7 +146,9 @@ def test_a_file_swapped_after_the_preview_is_refused(decoy: RunningDaemon) -> No
     assert plan.shown()[str(top / "out")].size_after == 7
     (top / "src").write_text("secret\n")
     finished = plan.execute()
-    refused(finished, f"{top}/out", "the content is not what the preview showed", "+secret")
+    refused(finished, f"{top}/out", "the content is not what the preview showed",
+            "7 bytes shown, 7 written; the content is not shown")
+    assert "secret" not in (finished.message or "")  # never the content (issue 34 item 5)
     assert not (top / "out").exists()
 
 

@@ -119,6 +119,9 @@ class Code(StrEnum):
     """MEDIUM: bash evaluates non-literal text as arithmetic; ``$(...)`` in it would run."""
     TOO_LARGE = "TOO_LARGE"
     """HIGH: the command is beyond the analysis budget (size, expansion, nesting)."""
+    BAN_ANNA_CONFIG = "BAN_ANNA_CONFIG"
+    """Banned: a plan writes Anna's own configuration (``/etc/anna/**``, annad's unit and
+    drop-ins): the administrator or annactl changes it, never a plan."""
 
 
 RUNS_LIVE = "runs live; Anna cannot undo it"

@@ -11,15 +11,15 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
-from anna_common.risk.paths import Resolved
-from anna_common.risk.rules.content import stdin_of, word_text
-from anna_common.risk.rules.secsettings import (
+from anna_common.risk.content.settings import (
     CMDLINE,
     SSHD_KEYS,
     SYSCTL_OFF,
     disabling,
     file_kind,
 )
+from anna_common.risk.paths import Resolved
+from anna_common.risk.rules.content import stdin_of, word_text
 
 if TYPE_CHECKING:
     from anna_common.risk.rules.base import Out

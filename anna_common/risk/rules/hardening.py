@@ -13,10 +13,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anna_common.risk.rules.base import Code, Out
-from anna_common.risk.rules.content import file_content, stdin_of, word_text, written_by
-from anna_common.risk.rules.editscripts import config_tool_disables, edit_disables
-from anna_common.risk.rules.secsettings import (
+from anna_common.risk.content.settings import (
     CMDLINE,
     SYSCTL_OFF,
     WHAT,
@@ -24,6 +21,10 @@ from anna_common.risk.rules.secsettings import (
     file_kind,
     sysctl_off,
 )
+from anna_common.risk.rules.base import Code, Out
+from anna_common.risk.rules.content import file_content, stdin_of, word_text, written_by
+from anna_common.risk.rules.editscripts import config_tool_disables, edit_disables
+from anna_common.risk.rules.meaningwrites import meaning_writes
 from anna_common.risk.rules.services import security_unit
 from anna_common.risk.rules.shadowperms import shadow_exposed
 from anna_common.risk.writes import CP_VALUES, write_targets
@@ -44,6 +45,8 @@ def security_writes(cmd: SimpleCommand, analysis: Analysis, out: Out) -> None:
     """Ban writes whose content (or permission change) switches a security mechanism off."""
     for target in write_targets(cmd):
         for place in out.paths(target.word):
+            if meaning_writes(cmd, target, place, analysis, out):
+                return
             kind = file_kind(place)
             if kind is not None and _judge_target(cmd, target, kind, place.path, analysis, out):
                 return

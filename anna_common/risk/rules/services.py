@@ -44,6 +44,9 @@ _CRITICAL_UNITS = ("sshd", "ssh", "NetworkManager", "systemd-networkd", "systemd
                    "connman", "nscd", "sssd", "systemd-homed", "rsyslog", "syslog-ng", "syslog",
                    "cron", "cronie", "crond", "atd", "systemd-journald", "journald")
 _STOPPING = frozenset({"stop", "disable", "mask", "kill", "isolate", "freeze"})
+_REWRITING = frozenset({"edit", "set-property", "revert", "mask", "unmask", "link"})
+"""Verbs that write a unit's file or drop-ins (``/etc/systemd/system{,.control}``)."""
+_ANNA_UNITS = frozenset({"annad", "anna-recipe"})
 
 
 def security_unit(unit: str) -> bool:
@@ -89,6 +92,10 @@ def systemctl(cmd: SimpleCommand, out: Out) -> None:
     if verb in _STOPPING and any(b in _SECURITY_UNITS for b in bases) and not user:
         hit = next(b for b in bases if b in _SECURITY_UNITS)
         out.ban(Code.BAN_SECURITY_DISABLE, f"systemctl {verb} switches off {hit}", target=hit)
+        return
+    if verb in _REWRITING and not user and _ANNA_UNITS & set(bases):
+        out.ban(Code.BAN_ANNA_CONFIG, f"systemctl {verb} rewrites annad's own unit or its "
+                "drop-ins: only the administrator changes it, never a plan", target="annad")
         return
     if any(not w.literal for w in words[1:]):
         out.high(Code.SERVICE_CHANGE, f"systemctl {verb} on units only known at run time",

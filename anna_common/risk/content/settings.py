@@ -1,7 +1,8 @@
 """The settings that switch a security mechanism off, and the files that hold them.
 
-Shared by :mod:`anna_common.risk.rules.hardening` (what a command writes) and
-:mod:`anna_common.risk.rules.editscripts` (what an in-place edit produces).
+Shared by :mod:`anna_common.risk.rules.hardening` (what a command writes),
+:mod:`anna_common.risk.rules.editscripts` (what an in-place edit produces) and, through
+:mod:`anna_common.risk.content.meaning`, the daemon's judge of what a step really wrote.
 """
 
 from __future__ import annotations
@@ -58,19 +59,42 @@ SYSCTL_OFF: dict[str, frozenset[str]] = {
 """Kernel tunables and the values that switch a protection off (ASLR 1 is only partial)."""
 
 _SELINUX = re.compile(r"(?<![\w])SELINUX\s*=\s*[\"']?(?:disabled|permissive)\b", re.I)
-_SIGLEVEL = re.compile(r"SigLevel\s*=[^\n]*?\b(?:Package|Database)?(?:Never|TrustAll)\b", re.I)
-_NOPASSWD_ALL = re.compile(
-    r"NOPASSWD\s*:(?:\s*[A-Z_]+\s*:)*[^\n#]*?(?<![\w/.-])(?:ALL\b|(?:/usr)?/s?bin/"
-    r"(?:ba|da|z|k|c|tc|fi|mk)?sh\b|sudoedit\b)")
+_SIGLEVEL = re.compile(r"SigLevel\s*+=", re.I)
+_SIGLEVEL_OFF = re.compile(r"\b(?:Package|Database)?(?:Never|TrustAll)\b", re.I)
+_GRANT_ALL = re.compile(r"ALL|sudoedit|(?:/usr)?/s?bin/(?:ba|da|z|k|c|tc|fi|mk)?sh")
+"""A command in a ``NOPASSWD:`` list that grants everything: ``ALL``, a shell, sudoedit."""
+_SPLIT = re.compile(r"[\s,:()=!]+")
+
+
+def _nopasswd_all(text: str) -> str | None:
+    """``NOPASSWD:`` followed, on its line, by a command that grants everything. One pass
+    over each line from its first ``NOPASSWD`` (a pattern with a repeated group and a lazy
+    tail took cubic time on ``NOPASSWD:`` repeated)."""
+    for line in text.split("\n"):
+        start = line.find("NOPASSWD")
+        if start < 0:
+            continue
+        rest = line[start + len("NOPASSWD"):].split("#", 1)[0]
+        if not rest.lstrip().startswith(":"):
+            continue
+        for token in _SPLIT.split(rest):
+            if token and _GRANT_ALL.fullmatch(token):
+                return f"NOPASSWD: {token}"
+    return None
+
+
 _NO_AUTH = re.compile(r"^\s*Defaults\b[^\n]*!\s*authenticate\b|^\s*ALL\s+[^\s=#]+\s*=", re.M)
 CMDLINE = re.compile(r"(?<![\w.-])(?:(?:apparmor|selinux|enforcing|audit)\s*=\s*0(?!\d)|"
                       r"security\s*=\s*none\b)", re.I)
 _SSHD_WEAK = re.compile(
-    r"(?:^|[\n;])[ \t]*(?:(?:PermitRootLogin|PermitEmptyPasswords|PasswordAuthentication|"
-    r"HostbasedAuthentication|PermitUserEnvironment)[ \t]*[= \t][ \t]*[\"']?yes\b|"
-    r"(?:IgnoreRhosts|StrictModes)[ \t]*[= \t][ \t]*[\"']?no\b)", re.I)
-_SSHD_INCLUDE = re.compile(r"(?:^|[\n;])[ \t]*Include[ \t]*=?[ \t]*[\"']?(?!/etc/ssh/)\S",
-                           re.I)
+    r"(?:^|[\n;])[ \t]*+(?:(?:PermitRootLogin|PermitEmptyPasswords|PasswordAuthentication|"
+    r"HostbasedAuthentication|PermitUserEnvironment)(?=[ \t=])[ \t]*+(?:=[ \t]*+)?"
+    r"[\"']?yes\b|"
+    r"(?:IgnoreRhosts|StrictModes)(?=[ \t=])[ \t]*+(?:=[ \t]*+)?[\"']?no\b)", re.I)
+"""(Possessive quantifiers: the separators are read once, so a line of spaces costs a pass,
+not its square.)"""
+_SSHD_INCLUDE = re.compile(r"(?:^|[\n;])[ \t]*+Include[ \t]*+(?:=[ \t]*+)?[\"']?"
+                           r"(?!/etc/ssh/)\S", re.I)
 """``Include`` of a file outside ``/etc/ssh``: settings Anna cannot see (``/tmp/x.conf``)."""
 SSHD_KEYS = re.compile(r"PermitRootLogin|PermitEmptyPasswords|PasswordAuthentication|"
                        r"HostbasedAuthentication|PermitUserEnvironment", re.I)
@@ -83,7 +107,8 @@ _PAM_PERMIT = re.compile(
 """An active line of a PAM stack that lets anyone through (``pam_permit.so``), loads a module
 from outside the system's module directories (``auth sufficient /tmp/x.so``), or pulls in a
 stack from outside ``/etc/pam.d`` (``auth include /tmp/p``)."""
-_SYSCTL_LINE = re.compile(r"([A-Za-z][\w.\-/]*)\s*=\s*[\"']?\s*([-+]?(?:0[xX][0-9a-fA-F]+|\d+))")
+_SYSCTL_LINE = re.compile(r"(?<![\w.\-/])([A-Za-z][\w.\-/]*+)\s*+=\s*+[\"']?\s*+"
+                          r"([-+]?(?:0[xX][0-9a-fA-F]+|\d+))")
 WHAT = {
     "selinux": "switches SELinux off", "pacman": "stops pacman checking package signatures",
     "sudoers": "lets sudo grant everything without a password",
@@ -97,6 +122,13 @@ _ROOTS = ("/etc/", "/boot/", "/efi/", "/proc/sys/", "/usr/lib/sysctl.d/", "/lib/
           "/run/sysctl.d/", "/usr/local/lib/sysctl.d/", "/usr/lib/pam.d/", "/lib/pam.d/",
           "/usr/share/pam.d/", "/sys/", "/selinux/")
 _EXACT = {re.compile(fnmatch.translate(p)): kind for kind, ps in _FILES.items() for p in ps}
+
+
+def kind_of_path(path: str) -> str | None:
+    """Which security file the literal path ``path`` is (None: none)."""
+    if not path.startswith(_ROOTS):
+        return None  # the common case, answered without matching a pattern
+    return next((kind for rx, kind in _EXACT.items() if rx.match(path)), None)
 
 
 def file_kind(place: Resolved) -> str | None:
@@ -137,9 +169,12 @@ def _disabling_one(kind: str, text: str, path: str) -> str | None:
     if kind == "selinux":
         match = _SELINUX.search(text)
     elif kind == "pacman":
-        match = _SIGLEVEL.search(text)
+        match = _siglevel_off(text)
     elif kind == "sudoers":
-        match = _NOPASSWD_ALL.search(text) or _NO_AUTH.search(text)
+        hit = _nopasswd_all(text)
+        if hit:
+            return hit
+        match = _NO_AUTH.search(text)
     elif kind == "cmdline":
         match = CMDLINE.search(text)
     elif kind == "sshd":
@@ -159,6 +194,19 @@ def _disabling_one(kind: str, text: str, path: str) -> str | None:
     else:
         return None
     return match.group(0).strip()[:80] if match else None
+
+
+def _siglevel_off(text: str) -> re.Match[str] | None:
+    """``SigLevel = … Never`` on one line; each line is read once from its first SigLevel."""
+    position = 0
+    while (level := _SIGLEVEL.search(text, position)) is not None:
+        end = text.find("\n", level.end())
+        end = len(text) if end < 0 else end
+        found = _SIGLEVEL_OFF.search(text, level.end(), end)
+        if found is not None:
+            return found
+        position = end
+    return None
 
 
 def kernel_number(text: str) -> str:
