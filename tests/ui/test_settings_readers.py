@@ -96,3 +96,41 @@ def test_plain_settings_are_made_without_building_the_validator(tmp_path: Path) 
     odd = subprocess.run([sys.executable, "-c", probe], capture_output=True, text=True,
                          env={**env, "ANNA_AUTOSTART": "yes"}, check=True, timeout=60)
     assert odd.stdout.split()[-1] == "True"  # a spelling only pydantic reads: validated
+
+
+PROFILE_TOML = 'profile = "fast"\n[profiles.fast]\nllm_model = "m2"\nllm_budget = 5\n'
+
+
+@pytest.mark.parametrize(("env", "toml"), [
+    ({}, PROFILE_TOML),
+    ({"ANNA_LLM_MODEL": "env-model", "ANNA_PROFILE": "fast"}, '[profiles.fast]\nllm_budget = 5\n'),
+    ({}, '[profiles.fast]\nllm_modle = "m2"\n'),                       # a typo: refused
+])
+def test_both_readers_read_profiles_the_same(monkeypatch: pytest.MonkeyPatch, tmp_path: Path,
+                                              env: dict[str, str], toml: str) -> None:
+    _setup(monkeypatch, tmp_path, env, toml)
+    assert raw_values() is not None
+    ours = _read(lambda: config._build({}))  # the sources, before a profile is applied
+    assert ours == _read(lambda: config._full({}))
+    from annactl.core.quicksettings import quick_settings
+
+    assert quick_settings() is not None  # applying a stored plan asks no model: still fast
+
+
+def test_a_chosen_profile_wins_over_the_environment_and_model_over_it(
+        monkeypatch: pytest.MonkeyPatch, tmp_path: Path) -> None:
+    from annactl.core.quicksettings import choose
+
+    _setup(monkeypatch, tmp_path, {"ANNA_LLM_MODEL": "env-model", "ANNA_LLM_BUDGET": "9"},
+           PROFILE_TOML)
+    settings = config.load_settings()
+    assert (settings.llm_model, settings.llm_budget, settings.profile) == ("m2", 5.0, "fast")
+    try:
+        choose(model="typed")
+        settings = config.load_settings()
+        assert (settings.llm_model, settings.llm_budget) == ("typed", 5.0)
+        choose(profile="none")
+        with pytest.raises(AnnaError, match=r"no profile 'none'.*profiles: fast"):
+            config.load_settings()
+    finally:
+        choose()
