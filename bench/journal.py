@@ -27,6 +27,11 @@ journal code (its own ``fill``) beside this one: ``--tree /work/main`` is "befor
 figures and the machine's load are in docs/performance.md.
 
 Run: .venv/bin/python bench/journal.py --daemon [--tree DIR] [--sizes ...] [--rounds 3]
+
+``--migration OLD_TREE``: a journal written by an older checkout (schema version 1), opened by
+this one (the migration), retention's first pass (every seeded plan measured once), a reopen.
+
+Run: .venv/bin/python bench/journal.py --migration /tmp/anna-main-33b370e [--sizes ...]
 """
 
 from __future__ import annotations
@@ -159,9 +164,15 @@ def main() -> None:
     parser.add_argument("--rounds", type=int, default=None)
     parser.add_argument("--daemon", action="store_true")
     parser.add_argument("--tree", type=Path, default=ROOT)
+    parser.add_argument("--migration", type=Path, metavar="OLD_TREE",
+                        help="a journal written by OLD_TREE, opened and measured by this one")
     args = parser.parse_args()
     sizes = [int(s) for s in args.sizes.split(",")]
-    if args.daemon:
+    if args.migration:
+        from bench.journal_daemon import measure_migration
+
+        results = {n: measure_migration(n, args.migration.resolve()) for n in sizes}
+    elif args.daemon:
         from bench.journal_daemon import measure_daemon
 
         results = {n: measure_daemon(n, args.rounds or 3, args.tree.resolve()) for n in sizes}

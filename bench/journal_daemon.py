@@ -111,3 +111,38 @@ def measure_daemon(count: int, rounds: int, tree: Path) -> dict[str, float]:
             "rollback CPU": statistics.median(w[2] for w in walls) * 1000,
             "history --all": history_s * 1000,
             "idle RSS MB": idle, "RSS after --all MB": after}
+
+
+def measure_migration(count: int, old: Path) -> dict[str, float]:
+    """Open a journal of ``count`` plans written by the older checkout ``old`` with this
+    tree's journal (the schema migration), run retention's first pass (which measures every
+    seeded plan once), then open it again: seconds, wall and CPU of this process."""
+    import shutil
+    import tempfile
+
+    from annad.execution.retention import Policy, Retention
+    from annad.journal.store import Journal
+
+    base = Path(tempfile.mkdtemp(prefix="anna-bench-migrate-"))
+    try:
+        path = base / "journal.sqlite3"
+        subprocess.run([sys.executable, "-c", _FILL, str(old), str(path), str(count)],
+                       check=True)
+        os.sync()
+        figures: dict[str, float] = {}
+        wall, cpu = time.perf_counter(), time.process_time()
+        journal = Journal(path)
+        figures["open + migrate s"] = time.perf_counter() - wall
+        figures["open + migrate CPU s"] = time.process_time() - cpu
+        wall, cpu = time.perf_counter(), time.process_time()
+        Retention(journal=journal, backups=base / "backups",
+                  policy=Policy(keep_days=30, max_bytes=1 << 30)).measure()
+        figures["first pass s"] = time.perf_counter() - wall
+        figures["first pass CPU s"] = time.process_time() - cpu
+        journal.close()
+        wall = time.perf_counter()
+        Journal(path).close()
+        figures["reopen s"] = time.perf_counter() - wall
+        return figures
+    finally:
+        shutil.rmtree(base, ignore_errors=True)

@@ -94,7 +94,8 @@ class Retention:
         now is left for the pass after it. Returns how many were measured."""
         done = 0
         while True:
-            stale = [p for p in self.journal.stale_backups(MEASURE_BATCH) if p != running]
+            fetched = self.journal.stale_backups(MEASURE_BATCH)
+            stale = [p for p in fetched if p != running]
             if not stale:
                 return done
             sizes: dict[str, int | None] = {}
@@ -103,7 +104,7 @@ class Retention:
                 sizes[plan_id] = None if path is None else tree_bytes(path)
             self.journal.set_backup_sizes(sizes)
             done += len(stale)
-            if len(stale) < MEASURE_BATCH:
+            if len(fetched) < MEASURE_BATCH:
                 return done
 
     def select(self, *, include_rollbackable: bool, now: float, uid: int | None = None

@@ -172,3 +172,18 @@ def test_a_retention_pass_reads_no_plan_json_and_scans_no_table(journal: Journal
              if detail.startswith("SCAN") and "backup_sizes_stale" not in detail
              and "backup_total" not in detail and "CONSTANT ROW" not in detail}
     assert scans == set(), scans
+
+
+def test_measuring_goes_on_past_the_running_plan_in_a_full_batch(
+        journal: Journal, tmp_path: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setattr(retention, "MEASURE_BATCH", 3)
+    backups = tmp_path / "backups"
+    gc = Retention(journal=journal, backups=backups, policy=Policy(keep_days=30, max_bytes=0))
+    names = [_add(journal, f"q{n}") for n in range(7)]
+    for name in names:
+        journal.set_plan_status(name, PlanStatus.RUNNING)
+        _backups(backups, name, 5)
+    running = journal.stale_backups(3)[0]  # in the first batch, and left for later
+    assert gc.measure(running=running) == 6
+    assert set(journal.stale_backups()) == {running}
+    assert journal.backups_total() == 30
