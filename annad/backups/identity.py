@@ -132,7 +132,7 @@ def record(path: str, *, tree: bool, budget: HashBudget) -> list[Ident] | None:
     return found
 
 
-def inside(path: str, roots: set[str] | list[str]) -> bool:
+def inside(path: str, roots: set[str] | list[str] | tuple[str, ...]) -> bool:
     """Whether ``path`` is one of ``roots`` or below one."""
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 

@@ -24,7 +24,6 @@ from anna_common.errors import ErrorCode
 from anna_common.levels import RiskLevel
 from anna_common.protocol.models import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from anna_common.risk.rules.base import AssessContext
-from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.leftovers import clean_leftovers, remove_empty
 from annad.backups.manifest import StepManifest
@@ -39,16 +38,13 @@ from annad.execution import rollback_capture
 from annad.execution.livekinds import live_kind
 from annad.execution.runs_live import not_approved_live
 from annad.execution.stepbackup import prepare, record_after, room_refusal, step_dir
-from annad.execution.undo import (
-    UndoEnv,
-    identity_of,
-    missing_backups,
-    undo_step,
-)
+from annad.execution.undo import UndoEnv
+from annad.execution.undo_actions import identity_of
+from annad.execution.undoing import compared, plan_steps, undo_steps
+from annad.execution.undoonce import plan_manifests, restored_paths
 from annad.execution.undostatus import after_failure
 from annad.execution.verify import Checker, describe, no_expectations
 from annad.execution.verifying import Owner, RunOptions, after_plan, after_step
-from annad.journal.rows import UndoRow
 from annad.stepspec import Limits, StepSpec, Who
 
 if TYPE_CHECKING:
@@ -120,9 +116,18 @@ class Executor:
         capture = rollback_capture.RollbackCapture(
             self.backups / plan_id, self.limits, str(self.backups.parent), self.context,
             self.policy, self.capture_problem, self.trash)
+        specs = plan_steps(self.journal, plan_id)
         return UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
                        timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
-                       restrict_user_scope=self.root_daemon, session=session, capture=capture)
+                       restrict_user_scope=self.root_daemon, session=session, capture=capture,
+                       restored=restored_paths(plan_manifests(self.backups / plan_id)),
+                       every_step_captured=bool(specs) and all(
+                           self.captures(s) or s.confined for s in specs))
+
+    def compared(self, plan_id: str, env: UndoEnv, results: list[UndoResult]
+                 ) -> list[UndoResult]:
+        """The comparison at the end of an undo, journalled (:mod:`annad.execution.undoing`)."""
+        return compared(self.journal, plan_id, env, results)
 
     # ------------------------------------------------------------------ execute
 
@@ -177,7 +182,9 @@ class Executor:
 
     def _fail(self, plan_id: str, failure: _Failure, started: list[int], total: int,
               emit: Callable[[ExecEvent], None]) -> PlanStatus:
-        results = self.undo(plan_id, list(reversed(started)), emit)
+        env = self.undo_env(plan_id)
+        results = self.undo(plan_id, list(reversed(started)), emit, env=env)
+        results += self.compared(plan_id, env, results)
         end = after_failure(results, failure.code)
         error = {"code": str(end.code), "message": failure.message,
                  "detail": {"step_id": failure.step_id, "exit_code": failure.exit_code,
@@ -337,40 +344,8 @@ class Executor:
         ``env``: one rollback undoing its steps one call at a time passes the same env, so
         what an earlier call restored is known to be Anna's own doing, not a conflict.
         """
-        env = env or self.undo_env(plan_id, session)
-        missing = missing_backups([self.step_dir(plan_id, i) for i in indexes], env.blobs)
-        if missing:  # reported per path, and nothing of the plan is touched
-            for result in missing:
-                self.journal.add_undo(plan_id, UndoRow(result.step_id, result.action,
-                                                       result.target, result.ok, result.message))
-            emit(_event(ExecEventType.UNDO_FINISHED, plan_id, message="; ".join(
-                r.message for r in missing)[:4000], status=str(StepStatus.UNDO_FAILED)))
-            return missing
-        results: list[UndoResult] = []
-        for index in indexes:
-            try:
-                record = manifests.load(self.step_dir(plan_id, index))
-            except (OSError, ValueError) as exc:
-                results.append(UndoResult(step_id=f"#{index + 1}", action="restore", ok=False,
-                                          message=f"cannot read the undo record: {exc}"))
-                continue
-            if record is None:
-                continue  # the step never got as far as its snapshot: nothing ran
-            emit(_event(ExecEventType.UNDO_STARTED, plan_id, record.step_id, index + 1,
-                        message=f"undoing {record.step_id}"))
-            step_results = undo_step(record, env)
-            for result in step_results:
-                self.journal.add_undo(plan_id, UndoRow(result.step_id, result.action,
-                                                       result.target, result.ok, result.message))
-            ok = all(r.ok for r in step_results)
-            self.journal.set_step_status(plan_id, index,
-                                         StepStatus.UNDONE if ok else StepStatus.UNDO_FAILED)
-            emit(_event(ExecEventType.UNDO_FINISHED, plan_id, record.step_id, index + 1,
-                        status=str(StepStatus.UNDONE if ok else StepStatus.UNDO_FAILED),
-                        message="; ".join(f"{r.action} {r.target}: {r.message}"
-                                          for r in step_results)[:4000]))
-            results.extend(step_results)
-        return results
+        return undo_steps(self.journal, self.backups / plan_id, indexes, emit,
+                          env or self.undo_env(plan_id, session))
 
 
 def _why(result: RunResult) -> tuple[ErrorCode, str]:

@@ -268,6 +268,7 @@ class RunManager:
                                                    status=PlanStatus.INTERRUPTED, undo=results)
                     return
                 results.extend(self.executor.undo(plan_id, [index], run.emit, env=env))
+            results.extend(self.executor.compared(plan_id, env, results))
             status, code, listed = rollback_status(results)
             error = None if code is None else _rollback_error(status, code, listed, results)
             self.journal.set_plan_status(plan_id, status, error=error, kind="rollback_finished")

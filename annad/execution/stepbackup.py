@@ -32,7 +32,7 @@ from annad.execution.prestate import (
     untyped_live,
     values,
 )
-from annad.execution.undo import identity_of
+from annad.execution.undo_actions import identity_of
 
 if TYPE_CHECKING:
     from annad.execution.undo import Runner
