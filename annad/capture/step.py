@@ -91,6 +91,9 @@ class StepRun:
     cancel: threading.Event
     trash: Trash | None = None
     """Where the step's layers go when done with (None: removed at once)."""
+    recorded: Callable[[StepManifest], None] | None = None
+    """Called once the backups and the commit record are on disk, before anything lands:
+    the journal's record of them (raises BackupRefused: nothing lands)."""
     skip: Callable[[Change], bool] | None = None
     """Observed changes never judged nor landed (a rollback command's at a path the daemon
     restores from its own backup: :mod:`annad.execution.undoonce`)."""
@@ -156,6 +159,19 @@ def _split(changes: list[Change], skip: Callable[[Change], bool] | None
     return [c for c in changes if not skip(c)], [c.path for c in changes if skip(c)]
 
 
+def _save(run_: StepRun, record: StepManifest, changes: list[Change]) -> None:
+    """The originals of the observed paths, the manifest and the commit record, flushed
+    together, then the journal's record of them: all on disk before anything lands."""
+    blobs = BlobStore(run_.blobs_dir, flushed=False)  # flushed once, by commit.prepare
+    record.targets = commit.backup_targets(
+        changes, blobs, Budget(run_.limits.backup_max_bytes, run_.limits.backup_max_files))
+    record.notes.append(f"captured: {len(changes)} change(s) observed and committed")
+    manifests.save(run_.directory, record, flush=False)
+    commit.prepare(run_.directory, changes, blobs=run_.blobs_dir)
+    if run_.recorded is not None:
+        run_.recorded(record)
+
+
 def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
     """Run one step captured; see the module text."""
     problem = upper_problem(run_.directory, Path("/proc/self/mountinfo").read_text())
@@ -210,14 +226,8 @@ def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
     if not changes:
         discard(run_.directory, run_.trash)
         return Captured(capture.result, verdict, dropped=dropped)
-    blobs = BlobStore(run_.blobs_dir, flushed=False)  # flushed once, by commit.prepare
     try:
-        record.targets = commit.backup_targets(
-            changes, blobs, Budget(run_.limits.backup_max_bytes, run_.limits.backup_max_files))
-        record.notes.append(f"captured: {len(changes)} change(s) observed and committed")
-        manifests.save(run_.directory, record, flush=False)
-        # the originals, the upper layers and the commit record are on disk before any lands
-        commit.prepare(run_.directory, changes, blobs=run_.blobs_dir)
+        _save(run_, record, changes)
     except (BackupRefused, OSError) as exc:
         commit.abandon(run_.directory)
         discard(run_.directory, run_.trash)

@@ -20,10 +20,11 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anna_common.errors import ErrorCode
+from anna_common.errors import AnnaError, ErrorCode
 from anna_common.levels import RiskLevel
 from anna_common.protocol.models import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from anna_common.risk.rules.base import AssessContext
+from annad.backups import manifest as manifests
 from annad.backups.backup import BackupRefused, BlobStore
 from annad.backups.leftovers import clean_leftovers, remove_empty
 from annad.backups.manifest import StepManifest
@@ -34,13 +35,13 @@ from annad.capture.judge import Approval
 from annad.confine.orphans import PROCESS_FILE, kill_orphan_group, record_process
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
-from annad.execution import rollback_capture
+from annad.execution import backuprecord, rollback_capture
 from annad.execution.livekinds import live_kind
 from annad.execution.runs_live import not_approved_live
 from annad.execution.stepbackup import prepare, record_after, room_refusal, step_dir
 from annad.execution.undo import UndoEnv
 from annad.execution.undo_actions import identity_of
-from annad.execution.undoing import compared, plan_steps, undo_steps
+from annad.execution.undoing import backup_problems, compared, plan_steps, undo_steps
 from annad.execution.undoonce import plan_manifests, restored_paths
 from annad.execution.undostatus import after_failure
 from annad.execution.verify import Checker, describe, no_expectations
@@ -123,6 +124,11 @@ class Executor:
                        restored=restored_paths(plan_manifests(self.backups / plan_id)),
                        every_step_captured=bool(specs) and all(
                            self.captures(s) or s.confined for s in specs))
+
+    def backup_problems(self, plan_id: str, indexes: list[int], env: UndoEnv,
+                        emit: Callable[[ExecEvent], None]) -> list[UndoResult]:
+        """What is missing or damaged of these steps' backups, before any is undone."""
+        return backup_problems(self.journal, self.backups / plan_id, indexes, emit, env)
 
     def compared(self, plan_id: str, env: UndoEnv, results: list[UndoResult]
                  ) -> list[UndoResult]:
@@ -244,6 +250,7 @@ class Executor:
         try:
             record = prepare(plan_id, step, who, backups=self.backups, limits=self.limits,
                              runner=self.runner, predict=not captured)
+            self._record_backup(plan_id, record)
         except BackupRefused as exc:
             return self._step_failed(plan_id, step, total, emit, None, str(exc),
                                      ErrorCode.BACKUP_REFUSED)
@@ -265,7 +272,9 @@ class Executor:
             outcome = capturing.run(capturing.StepRun(
                 step=step, who=who, directory=step_dir, blobs_dir=self.backups / plan_id /
                 "blobs", limits=self.limits, on_output=output, on_spawn=spawned,
-                cancel=cancel, trash=self.trash), record, self.approval(plan_id, step, who))
+                cancel=cancel, trash=self.trash,
+                recorded=lambda saved: self._record_backup(plan_id, saved)),
+                record, self.approval(plan_id, step, who))
             result = outcome.result
             if outcome.refusal is not None:
                 (step_dir / PROCESS_FILE).unlink(missing_ok=True)
@@ -296,6 +305,19 @@ class Executor:
         record_after(plan_id, step.index, record, backups=self.backups, limits=self.limits,
                      runner=self.runner)
         return self._verify_step(plan_id, step, total, who, emit, record, result, options)
+
+    def _record_backup(self, plan_id: str, record: StepManifest) -> None:
+        """The journal's record of what the step's backups hold, durable before any of the
+        step lands (:mod:`annad.execution.backuprecord`); BackupRefused when it cannot be."""
+        try:
+            data = (self.step_dir(plan_id, record.index) / manifests.MANIFEST).read_bytes()
+        except FileNotFoundError:
+            return  # nothing to undo was saved
+        try:
+            self.journal.backup_recorded(plan_id, record.step_id,
+                                         backuprecord.body(record, data))
+        except AnnaError as exc:  # a full state disk: the step does not run
+            raise BackupRefused(f"cannot record the backups in the journal: {exc}") from None
 
     def _step_failed(self, plan_id: str, step: StepSpec, total: int,
                      emit: Callable[[ExecEvent], None], result: RunResult | None, why: str,

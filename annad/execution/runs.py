@@ -259,9 +259,11 @@ class RunManager:
                                          kind="rollback_started")
             indexes = [s.idx for s in reversed(self.journal.steps(plan_id))
                        if s.status is not StepStatus.UNDONE]
-            results: list[UndoResult] = []
             env = self.executor.undo_env(plan_id, session)  # one rollback, one progress
-            for position, index in enumerate(indexes):
+            # every step's backups checked before any is undone: none is, if one is broken
+            results: list[UndoResult] = self.executor.backup_problems(plan_id, indexes, env,
+                                                                      run.emit)
+            for position, index in enumerate([] if results else indexes):
                 if run.cancel.is_set():  # stopped between two steps: the rest waits
                     self._rollback_interrupted(plan_id, indexes[position:], results)
                     run.outcome = RollbackResponse(plan_id=plan_id,

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.protocol.models import ExecEvent, ExecEventType, StepStatus, UndoResult
 from annad.backups import manifest as manifests
+from annad.execution import backuprecord
 from annad.execution.undo import missing_backups, undo_step
 from annad.execution.undoonce import compare
 from annad.journal.records import annotated_of, step_specs
@@ -56,11 +57,8 @@ def undo_steps(journal: Journal, plan_dir: Path, indexes: list[int],
     """Undo the steps ``indexes`` of the plan whose backups are in ``plan_dir``, in the order
     given; every result is journalled and each step's state set."""
     plan_id = plan_dir.name
-    missing = missing_backups([plan_dir / f"{i:03d}" for i in indexes], env.blobs)
-    if missing:  # reported per path, and nothing of the plan is touched
-        _journal(journal, plan_id, missing)
-        emit(_event(ExecEventType.UNDO_FINISHED, plan_id, message="; ".join(
-            r.message for r in missing)[:4000], status=str(StepStatus.UNDO_FAILED)))
+    missing = backup_problems(journal, plan_dir, indexes, emit, env)
+    if missing:
         return missing
     results: list[UndoResult] = []
     for index in indexes:
@@ -85,6 +83,39 @@ def undo_steps(journal: Journal, plan_dir: Path, indexes: list[int],
                                       for r in step_results)[:4000]))
         results.extend(step_results)
     return results
+
+
+def backup_problems(journal: Journal, plan_dir: Path, indexes: list[int],
+                    emit: Callable[[ExecEvent], None], env: UndoEnv) -> list[UndoResult]:
+    """Every saved path of these steps whose backup or undo record is missing or damaged
+    (against the journal's record of them, then each blob), journalled and reported; checked
+    for all the steps of an undo before any is touched: none is undone then."""
+    missing = _against_journal(journal, plan_dir, indexes)
+    missing += missing_backups([plan_dir / f"{i:03d}" for i in indexes], env.blobs)
+    if missing:
+        _journal(journal, plan_dir.name, missing)
+        emit(_event(ExecEventType.UNDO_FINISHED, plan_dir.name, message="; ".join(
+            r.message for r in missing)[:4000], status=str(StepStatus.UNDO_FAILED)))
+    return missing
+
+
+def _against_journal(journal: Journal, plan_dir: Path, indexes: list[int]
+                     ) -> list[UndoResult]:
+    """Each step's undo record against the journal's record of its backups
+    (:mod:`annad.execution.backuprecord`), before anything is touched."""
+    records = backuprecord.recorded(journal, plan_dir.name)
+    out: list[UndoResult] = []
+    for index in indexes:
+        if index not in records:
+            continue  # nothing was saved for it (or a plan older than the record)
+        step_id, record = records[index]
+        manifest, unreadable = None, None
+        try:
+            manifest = manifests.load(plan_dir / f"{index:03d}")
+        except (OSError, ValueError) as exc:
+            unreadable = str(exc)[:300]
+        out.extend(backuprecord.problems(step_id, record, manifest, unreadable))
+    return out
 
 
 def compared(journal: Journal, plan_id: str, env: UndoEnv, results: list[UndoResult]
