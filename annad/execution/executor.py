@@ -332,9 +332,11 @@ class Executor:
         return _Failure(code, f"step {step.step_id} failed: {why}", step.step_id, exit_code)
 
     def stop_orphans(self, plan_id: str) -> list[int]:
-        """Kill step processes a dead daemon left running (before anything is undone), then
-        remove the temporary files it left (partial blobs, half-written restore copies)."""
-        killed = []
+        """Kill step processes a dead daemon left running (before anything is undone), finish
+        the commits it left half done, then remove the temporary files it left (partial
+        blobs, half-written restore copies). Returns the steps whose commit it finished
+        (their step ran to its end and all it changed landed)."""
+        killed, finished = [], []
         for path in sorted((self.backups / plan_id).glob(f"*/{PROCESS_FILE}")):
             try:
                 info = json.loads(path.read_text())
@@ -351,10 +353,13 @@ class Executor:
             if commit.recover(directory):
                 log.warning("plan %s: finished the commit of step %s a dead daemon left half "
                             "done", plan_id, directory.name)
+                if directory.name.isdigit():  # a step's own, not its rollback command's
+                    finished.append(int(directory.name))
             capturing.discard(directory, self.trash)  # a capture that never reached its commit
         for leftover in clean_leftovers(self.backups / plan_id):
             log.warning("plan %s: removed %s left by a dead daemon", plan_id, leftover)
-        return killed
+        log.debug("plan %s: killed %d orphaned step process group(s)", plan_id, len(killed))
+        return finished
 
     # ------------------------------------------------------------------ undo
 

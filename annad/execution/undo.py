@@ -44,7 +44,14 @@ from annad.confine.runner import RunResult
 from annad.execution.livekinds import live_only
 from annad.execution.prestate import HelperRunner
 from annad.execution.prestate_values import restore_value
-from annad.execution.undo_actions import identity_of, result, summary, undo_packages, undo_unit
+from annad.execution.undo_actions import (
+    identity_of,
+    reload_managers,
+    result,
+    summary,
+    undo_packages,
+    undo_unit,
+)
 
 if TYPE_CHECKING:
     import threading
@@ -175,6 +182,7 @@ def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
         results.append(_unchecked(manifest, command_ok))
     for state in reversed(manifest.packages):
         results.extend(undo_packages(manifest, state, env.runner))
+    results.extend(reload_managers(manifest, env.runner, env.session))
     for unit in reversed(manifest.units):
         results.append(undo_unit(manifest, unit, env.runner, env.session))
     for value in reversed(manifest.values):

@@ -166,3 +166,19 @@ def _unitresult(manifest: StepManifest, before: UnitState, done: str) -> UndoRes
     return result(manifest, "unverified", before.unit, True,
                    f"{done}; but {'; '.join(before.ran)}, and what they did Anna did not see: "
                    "the unit's state is back, the rest is not verified")
+
+
+def reload_managers(manifest: StepManifest, runner: HelperRunner,
+                    session: dict[str, str] | None) -> list[UndoResult]:
+    """A step's ``daemon-reload`` needs no undo; the manager is told to reload once more, so
+    it reads the unit files the undo put back (its exit status is the result)."""
+    out = []
+    for scope in manifest.reloads:
+        user = scope == "user"
+        run = runner.run_argv(["systemctl", *(["--user"] if user else []), "daemon-reload"],
+                              timeout=120, identity=identity_of(manifest) if user else None,
+                              env=dict(session or manifest.session) if user else {})
+        out.append(result(manifest, "daemon_reload", scope, run.ok,
+                          "the manager reads the restored unit files" if run.ok else
+                          summary(run)))
+    return out
