@@ -20,11 +20,13 @@ byte-exact, then the command deleted the person's own last line. So:
 from __future__ import annotations
 
 import contextlib
+import os
 from typing import TYPE_CHECKING
 
 from anna_common.errors import ErrorCode
 from anna_common.protocol.models import UndoResult
 from annad.backups import manifest as manifests
+from annad.backups import safefs, xattrs
 from annad.backups.identity import inside, matches_snapshot
 from annad.backups.manifest import printable
 
@@ -105,4 +107,26 @@ def compare(undone: list[tuple[StepManifest, TargetSnapshot]],
         if not matches_snapshot(target):
             why = "its backup says otherwise" if target.entries else "nothing was saved"
             out.append(_incomplete(manifest, path, why))
+        elif (other := _attributes_differ(target)) is not None:
+            out.append(_incomplete(manifest, other, "its extended attributes differ"))
     return out
+
+
+def _attributes_differ(target: TargetSnapshot) -> str | None:
+    """The first saved file or directory whose extended attributes are not as saved."""
+    for entry in target.entries:
+        if entry.xattrs is None or entry.kind not in ("file", "dir"):
+            continue
+        try:
+            with safefs.parent_dir(entry.path) as pfd:
+                name = safefs.basename(entry.path)
+                fd = safefs.open_file_at(pfd, name) if entry.kind == "file" else \
+                    safefs.open_dir_at(pfd, name)
+        except (OSError, ValueError):
+            return entry.path
+        try:
+            if xattrs.differs(fd, entry.xattrs):
+                return entry.path
+        finally:
+            os.close(fd)
+    return None
