@@ -208,7 +208,8 @@ class GuardState(BaseModel):
 
     state: str
     """``armed`` (waiting for ``annactl confirm``), ``confirmed``, ``expired`` (rolled back
-    by the daemon) or ``failed`` (the automatic rollback did not fully work)."""
+    by the daemon) or ``failed`` (the automatic rollback did not fully work); added later:
+    ``disarmed`` (the person rolled the plan back by hand before the deadline)."""
     deadline: float | None = None
     """Unix time the plan is rolled back at, while armed."""
     reasons: list[str] = Field(default_factory=list)

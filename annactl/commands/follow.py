@@ -59,12 +59,16 @@ class Follower:
         """The stream's ``plan_finished`` event, if it arrived."""
         self.seen: list[ExecEvent] = []
         """Step and undo outcomes from the stream (for a record built from it)."""
+        self.at: ExecEvent | None = None
+        """The newest event that named a step (where the plan was when the stream ended)."""
 
     def events(self, stream: Iterator[ExecEvent]) -> Iterator[ExecEvent]:
         """The stream's events, then (if it broke) progress events until the outcome."""
         cut: str | None = None
         try:
             for event in stream:
+                if event.index is not None and event.type != "plan_finished":
+                    self.at = event
                 if event.type == "plan_finished":
                     self.finished = event
                 elif event.type in ("step_finished", "undo_finished"):
@@ -74,7 +78,7 @@ class Follower:
             cut = exc.message
         if cut is None or self.finished is not None:
             return  # the outcome arrived: final_record() reads the record (or falls back)
-        yield from self._wait(f"the event stream stopped ({cut})")
+        yield from self._wait(f"the event stream stopped {self._where()} ({cut})")
         if self.finished is None and self.record is not None:
             yield self._outcome(self.record)
 
@@ -116,7 +120,7 @@ class Follower:
             self.record = self.daemon.get_plan(self.plan_id)
             return
         except DaemonError as exc:
-            why = f"annad stopped answering after the plan's end ({exc.message})"
+            why = f"annad stopped answering {self._where()} ({exc.message})"
         if self.finished is None:
             yield from self._wait(why)
             return
@@ -124,6 +128,18 @@ class Follower:
             yield from self._wait(why, min(self.wait_s, AFTER_END_WAIT_S))
         except DaemonError:
             self.record = self._from_stream(self.finished)
+
+    def _where(self) -> str:
+        """Where the plan was when the daemon stopped answering, from its own events."""
+        if self.finished is not None:
+            return "after the plan's end"
+        at = self.at
+        if at is None or at.index is None:
+            return "before the plan's first step"
+        total = at.total or len(self.prepared.annotated.steps)
+        doing = "undoing" if at.type.startswith("undo") else "in"
+        return f"{doing} step {at.index} of {total}" + (
+            f" ({at.step_id})" if at.step_id else "")
 
     def _from_stream(self, finished: ExecEvent) -> PlanRecord:
         """The plan's record as its own events told it (the daemon is gone)."""

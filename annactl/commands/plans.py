@@ -221,7 +221,11 @@ def rollback(consoles: Consoles, plan_id: str, *, yes: bool, as_json: bool,
         granted = confirm.approval(req, confirmed=True, typed_word=typed)
     response = flow.rollback(plan_id, confirm_word=granted.word)
     if as_json:
-        emit_json(consoles, {"plan_id": response.plan_id, "status": str(response.status),
+        from annactl.ui.jsonedge import code_for_status
+
+        # a rollback that ended rolled_back is a success (OK), not the plan's failure code
+        emit_json(consoles, {"code": code_for_status(str(response.status), after_rollback=True),
+                             "plan_id": response.plan_id, "status": str(response.status),
                              "undo": [u.model_dump(mode="json") for u in response.undo]})
     else:
         consoles.out.print(render.result_view(flow.record(plan_id)))

@@ -21,7 +21,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path
 
-from annad.backups import safefs, statefs
+from annad.backups import safefs, statefs, xattrs
 from annad.backups.identity import kind_of
 from annad.backups.leftovers import INCOMING
 from annad.backups.manifest import Entry, Ident, TargetSnapshot, printable
@@ -159,15 +159,20 @@ def _save_object(parent: int, name: str, path: str, info: os.stat_result, blobs:
         fd = safefs.open_file_at(parent, name)
         try:
             sha, size = blobs.put(fd)
+            saved = xattrs.read(fd)
         finally:
             os.close(fd)
-        out.append(_entry(path, info, "file", size=size, sha256=sha))
+        out.append(_entry(path, info, "file", size=size, sha256=sha, xattrs=saved))
     elif stat.S_ISLNK(mode):
         budget.take(0, path)
         out.append(_entry(path, info, "symlink", link=os.readlink(name, dir_fd=parent)))
     elif stat.S_ISDIR(mode):
         budget.take(0, path)
-        out.append(_entry(path, info, "dir"))
+        dfd = safefs.open_dir_at(parent, name)
+        try:
+            out.append(_entry(path, info, "dir", xattrs=xattrs.read(dfd)))
+        finally:
+            os.close(dfd)
         if tree:
             dfd = safefs.open_dir_at(parent, name)
             try:

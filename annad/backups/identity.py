@@ -132,7 +132,7 @@ def record(path: str, *, tree: bool, budget: HashBudget) -> list[Ident] | None:
     return found
 
 
-def inside(path: str, roots: set[str] | list[str]) -> bool:
+def inside(path: str, roots: set[str] | list[str] | tuple[str, ...]) -> bool:
     """Whether ``path`` is one of ``roots`` or below one."""
     return any(path == r or path.startswith(r.rstrip("/") + "/") for r in roots)
 
@@ -239,6 +239,37 @@ def partly_restored(target: TargetSnapshot) -> bool:
             continue  # a directory gets its mode last: made, not yet finished
         if not _as_saved(saved, ident):
             return False
+    return True
+
+
+def half_undone(target: TargetSnapshot) -> bool:
+    """Whether each thing at ``target`` now is as the step left it or as it was saved: an
+    undo stopped between two of its atomic actions (a removal, a rename), never a stranger's
+    change, which matches neither. Needs what the step left (``after``)."""
+    after = {i.path: i for i in target.after or []}
+    saved = {e.path: e for e in target.entries}
+    if not after:
+        return False
+    hashed = {p for p, i in after.items() if i.sha256} | {
+        e.path for e in target.entries if e.kind == "file"}
+
+    def hash_if(path: str, _: os.stat_result) -> bool:
+        return path in hashed
+
+    try:
+        now = scan(target.path, tree=True, limit=len(after) + len(saved) + 1, hash_if=hash_if)
+    except (TooBig, OSError):
+        return False
+    for ident in now:
+        left, was = after.get(ident.path), saved.get(ident.path)
+        if ident.kind == "absent":
+            continue
+        if left is not None and (_same_content(left, ident) or (
+                _same(left, ident) and not (left.sha256 and left.sha256 != ident.sha256))):
+            continue
+        if was is not None and (_as_saved(was, ident) or was.kind == ident.kind == "dir"):
+            continue
+        return False
     return True
 
 

@@ -6,7 +6,9 @@ Two kinds, both with recognisable names:
   (killed while saving a file), and a manifest being written, ``.manifest.json.tmp`` or
   ``.after.json.tmp``;
 - a half-written restore copy beside the user's file, ``.<name>.anna-restore-<pid>``
-  (killed while restoring it; the rename over the real name never happened).
+  (killed while restoring it; the rename over the real name never happened), and a tree
+  being removed, ``.<name>.anna-remove-<pid>`` (renamed away in one step, then removed:
+  :func:`remove_whole`).
 
 Start-up recovery calls :func:`clean_leftovers` for every plan the dead daemon left
 running or rolling back: the restore copies can only be beside a path the plan's
@@ -33,11 +35,37 @@ RESTORE_MARK = ".anna-restore-"
 """What a restore's temporary copy has between the file's name and the daemon's pid."""
 INCOMING = ".incoming-"
 """Prefix of a blob being written."""
+REMOVE_MARK = ".anna-remove-"
+"""What a tree being removed is renamed to have between its name and the daemon's pid."""
 
 
 def restore_tmp_name(name: str) -> str:
     """The temporary name a restore writes ``name``'s new content under."""
     return f".{name[:100]}{RESTORE_MARK}{os.getpid()}"
+
+
+def remove_whole(parent: int, name: str) -> bool:
+    """Remove ``name`` below the directory ``parent`` at once: a directory tree is renamed to
+    ``.<name>.anna-remove-<pid>`` first (one atomic step, flushed), then removed. A kill
+    during the removal leaves the path already gone and a hidden leftover that start-up
+    recovery removes (:func:`clean_leftovers`), never a half-removed tree at the path.
+    Returns False when nothing was there."""
+    info = safefs.lstat_at(parent, name)
+    if info is None:
+        return False
+    if not stat.S_ISDIR(info.st_mode):
+        return safefs.remove_at(parent, name)
+    doomed = f".{name[:100]}{REMOVE_MARK}{os.getpid()}"
+    safefs.remove_at(parent, doomed)  # one this daemon left in an earlier rollback
+    os.rename(name, doomed, src_dir_fd=parent, dst_dir_fd=parent)
+    safefs.fsync_dir(parent)
+    safefs.remove_at(parent, doomed)
+    return True
+
+
+def _is_remove_tmp(candidate: str) -> bool:
+    stem, mark, pid = candidate.rpartition(REMOVE_MARK)
+    return candidate.startswith(".") and bool(mark) and len(stem) > 1 and pid.isdigit()
 
 
 def is_restore_tmp(candidate: str, names: set[str]) -> bool:
@@ -93,6 +121,10 @@ def _clean_dir(directory: str, names: set[str]) -> list[str]:
         return []  # gone, or no longer a plain directory: nothing of ours to find there
     try:
         for candidate in os.listdir(dfd):  # noqa: PTH208 - a descriptor, not a path
+            if _is_remove_tmp(candidate):  # a tree a killed rollback was removing
+                safefs.remove_at(dfd, candidate)
+                removed.append(manifests.printable(posixpath.join(directory, candidate)))
+                continue
             if not is_restore_tmp(candidate, names):
                 continue
             info = os.lstat(candidate, dir_fd=dfd)

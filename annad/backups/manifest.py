@@ -91,6 +91,9 @@ class Entry(BaseModel):
     """Symlink target, as stored in the link."""
     mtime_ns: int | None = None
     """Modification time."""
+    xattrs: dict[str, str] | None = None
+    """Extended attributes of a file or directory (user.*, POSIX ACLs, file capabilities…),
+    name → base64 value (:mod:`annad.backups.xattrs`); None: not recorded (older record)."""
 
 
 class Ident(BaseModel):
@@ -250,6 +253,9 @@ class StepManifest(BaseModel):
     """Live programs the step ran to change the running system whose state Anna records none
     of (``ip``, ``nmcli``, ``hyprctl``…): their undo is the plan's rollback command, and an
     undo that relied on it is reported ``unverified``, never done."""
+    reloads: list[Literal["user", "system"]] = Field(default_factory=list)
+    """The systemd managers the step told to reload their unit files (``daemon-reload``):
+    nothing to undo, but reloaded again once the undo put the files back."""
     rollback_command: str | None = None
     """The plan's rollback command for this step, if it has one."""
     rollback_scope: Literal["user", "system"] = "user"

@@ -22,8 +22,8 @@ import posixpath
 import stat
 from typing import TYPE_CHECKING
 
-from annad.backups import safefs
-from annad.backups.leftovers import restore_tmp_name
+from annad.backups import inplace, safefs, xattrs
+from annad.backups.leftovers import remove_whole, restore_tmp_name
 from annad.backups.manifest import printable
 
 if TYPE_CHECKING:
@@ -46,13 +46,17 @@ class NoRoom(OSError):
 
 
 def restore_target(target: TargetSnapshot, blobs: BlobStore,
-                   allowed: tuple[str, ...] | None = None, *, in_place: bool = False) -> str:
+                   allowed: tuple[str, ...] | None = None, *, in_place: bool = False,
+                   lost: list[str] | None = None) -> str:
     """Restore one saved target; return ``restore`` or ``delete``. Raises OSError on failure.
 
     ``allowed``: when set, only paths below these roots are touched (a user-scope
     step's snapshot is restored by root only inside that user's home and temp dirs).
     ``in_place``: write saved files over the existing ones instead of through a copy.
+    ``lost``: gets ``path: attribute`` for each saved extended attribute that could not be
+    put back (:mod:`annad.backups.xattrs`; the rest of the restore still happens).
     """
+    lost = lost if lost is not None else []
     if not target.entries:
         raise OSError(f"nothing was saved for {printable(target.path)}")
     if allowed is not None and not _inside(target.path, allowed):
@@ -64,17 +68,17 @@ def restore_target(target: TargetSnapshot, blobs: BlobStore,
     if target.tree and top.kind == "dir":
         _prune(top.path, {e.path for e in target.entries})
     for entry in target.entries:
-        _restore_entry(entry, blobs, in_place)
+        _restore_entry(entry, blobs, in_place, lost)
     for entry in reversed(target.entries):
         if entry.kind == "dir":
-            _dir_metadata(entry)
+            _dir_metadata(entry, lost)
     return "restore"
 
 
 def _delete(path: str) -> None:
     try:
         with safefs.parent_dir(path) as pfd:
-            safefs.remove_at(pfd, safefs.basename(path))
+            remove_whole(pfd, safefs.basename(path))
     except FileNotFoundError:
         return  # its parent is gone too: nothing left to delete
 
@@ -99,7 +103,7 @@ def _prune_at(dfd: int, path: str, keep: set[str]) -> None:
     for name in os.listdir(dfd):
         child = posixpath.join(path, name)
         if child not in keep:
-            safefs.remove_at(dfd, name)
+            remove_whole(dfd, name)
             continue
         info = os.lstat(name, dir_fd=dfd)
         if stat.S_ISDIR(info.st_mode):
@@ -123,16 +127,16 @@ def _replace_at(pfd: int, name: str, tmp: str) -> None:
     safefs.fsync_dir(pfd)
 
 
-def _restore_entry(entry: Entry, blobs: BlobStore, in_place: bool) -> None:
+def _restore_entry(entry: Entry, blobs: BlobStore, in_place: bool, lost: list[str]) -> None:
     create = (0o700, entry.uid, entry.gid)
     with safefs.parent_dir(entry.path, create=create) as pfd:
         name = safefs.basename(entry.path)
         current = safefs.lstat_at(pfd, name)
         if entry.kind == "file" and in_place and current is not None and \
                 stat.S_ISREG(current.st_mode):
-            _write_in_place(pfd, name, entry, blobs)
+            _write_in_place(pfd, name, entry, blobs, lost)
         elif entry.kind == "file":
-            _write_file(pfd, name, entry, blobs)
+            _write_file(pfd, name, entry, blobs, lost)
         elif entry.kind == "symlink":
             tmp = _tmp_name(name)
             safefs.remove_at(pfd, tmp)
@@ -164,7 +168,8 @@ def _free(fd: int) -> int:
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
-def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore) -> None:
+def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore, lost: list[str]
+                ) -> None:
     if _free(pfd) < entry.size:
         raise NoRoom(errno.ENOSPC, f"no room for a temporary copy of {printable(entry.path)} "
                      f"({entry.size} bytes)")
@@ -175,7 +180,7 @@ def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore) -> None:
     try:
         # streamed in bounded chunks and checked against its hash before it replaces anything
         blobs.copy_out(entry.sha256 or "", fd)
-        _finish(fd, entry)
+        _finish(fd, entry, lost)
     except BaseException as exc:
         os.close(fd)
         os.unlink(tmp, dir_fd=pfd)
@@ -187,16 +192,19 @@ def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore) -> None:
     _replace_at(pfd, name, tmp)
 
 
-def _finish(fd: int, entry: Entry) -> None:
-    # owner before mode: chown clears setuid/setgid bits
+def _finish(fd: int, entry: Entry, lost: list[str]) -> None:
+    # owner before mode: chown clears setuid/setgid bits; attributes after both: chown
+    # clears a file capability too
     os.fchown(fd, entry.uid, entry.gid)
     os.fchmod(fd, entry.mode)
+    lost.extend(f"{printable(entry.path)}: {n}" for n in xattrs.put(fd, entry.xattrs))
     if entry.mtime_ns is not None:
         os.utime(fd, ns=(entry.mtime_ns, entry.mtime_ns))
     os.fsync(fd)
 
 
-def _write_in_place(pfd: int, name: str, entry: Entry, blobs: BlobStore) -> None:
+def _write_in_place(pfd: int, name: str, entry: Entry, blobs: BlobStore, lost: list[str]
+                    ) -> None:
     """Truncate the existing regular file and write the saved content into it.
 
     Only after the blob is known good and the room its old content frees is enough:
@@ -213,20 +221,28 @@ def _write_in_place(pfd: int, name: str, entry: Entry, blobs: BlobStore) -> None
             raise NoRoom(errno.ENOSPC, f"not restored: it needs {entry.size} bytes and its file "
                          f"system has {room} (its current content included); it was left as "
                          "it is")
+        try:  # a kill from here on leaves a marker: the next rollback finishes the file
+            inplace.begin(blobs.dir, entry.path)
+        except OSError as exc:
+            raise NoRoom(errno.ENOSPC, "not restored in place: Anna cannot record the restore "
+                         f"on its state disk ({printable(str(exc))}); it was left as it is"
+                         ) from None
         os.ftruncate(fd, 0)
         blobs.copy_out(entry.sha256 or "", fd)
-        _finish(fd, entry)
+        _finish(fd, entry, lost)
+        inplace.end(blobs.dir, entry.path)
     finally:
         os.close(fd)
 
 
-def _dir_metadata(entry: Entry) -> None:
+def _dir_metadata(entry: Entry, lost: list[str]) -> None:
     """Owner, mode and mtime of a directory, set last (writing inside changes its mtime)."""
     with safefs.parent_dir(entry.path) as pfd:
         dfd = safefs.open_dir_at(pfd, safefs.basename(entry.path))
         try:
             os.fchown(dfd, entry.uid, entry.gid)
             os.fchmod(dfd, entry.mode)
+            lost.extend(f"{printable(entry.path)}: {n}" for n in xattrs.put(dfd, entry.xattrs))
             if entry.mtime_ns is not None:
                 os.utime(dfd, ns=(entry.mtime_ns, entry.mtime_ns))
         finally:

@@ -21,16 +21,18 @@ import posixpath
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
-from annad.backups import safefs
+from annad.backups import inplace, safefs
 from annad.backups.identity import (
     HashBudget,
     changed,
+    half_undone,
     inside,
     matches_snapshot,
     partly_restored,
     record,
     scan,
 )
+from annad.backups.leftovers import remove_whole
 from annad.backups.manifest import printable
 from annad.backups.restore import NoRoom, outside_message, restore_target
 
@@ -57,6 +59,9 @@ class Progress:
     """Paths Anna put back during this rollback."""
     conflicts: set[str] = field(default_factory=set)
     """Paths left as they are because someone changed them since the plan ran."""
+    resuming: bool = False
+    """An earlier rollback of this plan was started and did not finish (killed, stopped): a
+    target each part of which is as the step left it or as saved is its half-done work."""
 
 
 def after_tree(target: TargetSnapshot) -> bool:
@@ -93,11 +98,12 @@ def undo_target(target: TargetSnapshot, blobs: BlobStore, allowed: tuple[str, ..
             if matches_snapshot(target):
                 kind = "delete" if target.entries[0].kind == "absent" else "restore"
                 return [Outcome(kind, path, True, "already as it was before the plan")]
-            if not partly_restored(target):  # else: Anna's own half-done undo, finished now
+            if not _own_half_done(target, blobs, progress):
                 progress.conflicts.add(path)
                 return [_conflict(path, why)]
+    lost: list[str] = []
     try:
-        action = restore_target(target, blobs, allowed, in_place=in_place)
+        action = restore_target(target, blobs, allowed, in_place=in_place, lost=lost)
     except NoRoom as exc:
         if not in_place:
             raise
@@ -107,8 +113,22 @@ def undo_target(target: TargetSnapshot, blobs: BlobStore, allowed: tuple[str, ..
     progress.restored.add(path)
     if action == "delete":
         return [Outcome(action, path, True, "deleted (it did not exist before)")]
+    if lost:  # never "byte-exact" without every attribute it had
+        return [Outcome(action, path, False, "restored its content, owner, mode and mtime, but "
+                        "not these extended attributes (not byte-exact): "
+                        + "; ".join(lost[:20]))]
     return [Outcome(action, path, True, "restored byte-exact in place (no room for a "
                     "temporary copy)" if in_place else "restored byte-exact")]
+
+
+def _own_half_done(target: TargetSnapshot, blobs: BlobStore, progress: Progress) -> bool:
+    """Whether what differs at ``target`` is Anna's own undo, killed half way, to be finished
+    now: a tree partly put back, a file an in-place restore was rewriting (its marker,
+    :mod:`annad.backups.inplace`), or — when this rollback resumes a killed one — a tree each
+    part of which is as the step left it or as saved."""
+    return partly_restored(target) or \
+        inplace.pending(blobs.dir, [e.path for e in target.entries]) or \
+        (progress.resuming and half_undone(target))
 
 
 def undo_targets(targets: list[TargetSnapshot], blobs: BlobStore,
@@ -170,7 +190,7 @@ def _undo_new_entries(target: TargetSnapshot, progress: Progress) -> list[Outcom
 def _remove(path: str) -> Outcome:
     try:
         with safefs.parent_dir(path) as pfd:
-            gone = safefs.remove_at(pfd, safefs.basename(path))
+            gone = remove_whole(pfd, safefs.basename(path))
     except FileNotFoundError:
         gone = False
     except OSError as exc:

@@ -19,7 +19,7 @@ from __future__ import annotations
 import contextlib
 import logging
 import os
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING
 
@@ -49,6 +49,7 @@ if TYPE_CHECKING:
 
     from annad.backups.manifest import StepManifest
     from annad.backups.trash import Trash
+    from annad.capture.layers import Change
     from annad.stepspec import Limits, StepSpec, Who
 
 
@@ -72,6 +73,8 @@ class Captured:
     could not be written (``BACKUP_REFUSED``), the capture cannot be built here
     (``CAPTURE_UNAVAILABLE``), or the commit failed half way (``EXECUTION_FAILED``: what
     landed of it is undone with the step)."""
+    dropped: list[str] = field(default_factory=list)
+    """Observed paths left out of the commit (:attr:`StepRun.skip`), never landed."""
 
 
 @dataclass(frozen=True)
@@ -88,6 +91,12 @@ class StepRun:
     cancel: threading.Event
     trash: Trash | None = None
     """Where the step's layers go when done with (None: removed at once)."""
+    recorded: Callable[[StepManifest], None] | None = None
+    """Called once the backups and the commit record are on disk, before anything lands:
+    the journal's record of them (raises BackupRefused: nothing lands)."""
+    skip: Callable[[Change], bool] | None = None
+    """Observed changes never judged nor landed (a rollback command's at a path the daemon
+    restores from its own backup: :mod:`annad.execution.undoonce`)."""
 
 
 def availability(state: Path, *, enabled: bool, python: str | None) -> str | None:
@@ -142,6 +151,27 @@ def _too_much(result: RunResult, why: str) -> Captured:
                     ErrorCode.OBSERVED_CHANGE_TOO_LARGE)
 
 
+def _split(changes: list[Change], skip: Callable[[Change], bool] | None
+           ) -> tuple[list[Change], list[str]]:
+    """The changes to judge and land, and the paths of those left out (:attr:`StepRun.skip`)."""
+    if skip is None:
+        return changes, []
+    return [c for c in changes if not skip(c)], [c.path for c in changes if skip(c)]
+
+
+def _save(run_: StepRun, record: StepManifest, changes: list[Change]) -> None:
+    """The originals of the observed paths, the manifest and the commit record, flushed
+    together, then the journal's record of them: all on disk before anything lands."""
+    blobs = BlobStore(run_.blobs_dir, flushed=False)  # flushed once, by commit.prepare
+    record.targets = commit.backup_targets(
+        changes, blobs, Budget(run_.limits.backup_max_bytes, run_.limits.backup_max_files))
+    record.notes.append(f"captured: {len(changes)} change(s) observed and committed")
+    manifests.save(run_.directory, record, flush=False)
+    commit.prepare(run_.directory, changes, blobs=run_.blobs_dir)
+    if run_.recorded is not None:
+        run_.recorded(record)
+
+
 def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
     """Run one step captured; see the module text."""
     problem = upper_problem(run_.directory, Path("/proc/self/mountinfo").read_text())
@@ -184,6 +214,7 @@ def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
         return Captured(capture.result, None, "what the step changed cannot be read back "
                         f"({printable(str(exc))}), so it cannot be checked; nothing of it "
                         "landed")
+    changes, dropped = _split(changes, run_.skip)
     verdict = judge(changes, approval, run_.who.uid)
     if verdict.refused:
         discard(run_.directory, run_.trash)
@@ -194,15 +225,9 @@ def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
                         f"{shown}")
     if not changes:
         discard(run_.directory, run_.trash)
-        return Captured(capture.result, verdict)
-    blobs = BlobStore(run_.blobs_dir, flushed=False)  # flushed once, by commit.prepare
+        return Captured(capture.result, verdict, dropped=dropped)
     try:
-        record.targets = commit.backup_targets(
-            changes, blobs, Budget(run_.limits.backup_max_bytes, run_.limits.backup_max_files))
-        record.notes.append(f"captured: {len(changes)} change(s) observed and committed")
-        manifests.save(run_.directory, record, flush=False)
-        # the originals, the upper layers and the commit record are on disk before any lands
-        commit.prepare(run_.directory, changes, blobs=run_.blobs_dir)
+        _save(run_, record, changes)
     except (BackupRefused, OSError) as exc:
         commit.abandon(run_.directory)
         discard(run_.directory, run_.trash)
@@ -219,4 +244,4 @@ def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
                         f"({why}{': ' + printable(exc.filename) if exc.filename else ''}); "
                         "what landed of it is undone", ErrorCode.EXECUTION_FAILED)
     discard(run_.directory, run_.trash)
-    return Captured(capture.result, verdict)
+    return Captured(capture.result, verdict, dropped=dropped)

@@ -20,7 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
 
-from anna_common.errors import ErrorCode
+from anna_common.errors import AnnaError, ErrorCode
 from anna_common.levels import RiskLevel
 from anna_common.protocol.models import ExecEvent, ExecEventType, PlanStatus, StepStatus, UndoResult
 from anna_common.risk.rules.base import AssessContext
@@ -36,20 +36,17 @@ from annad.capture.validate_content import ContentValidators
 from annad.confine.orphans import PROCESS_FILE, kill_orphan_group, record_process
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
-from annad.execution import rollback_capture
+from annad.execution import backuprecord, rollback_capture
 from annad.execution.livekinds import live_kind
 from annad.execution.runs_live import not_approved_live
 from annad.execution.stepbackup import prepare, record_after, room_refusal, step_dir
-from annad.execution.undo import (
-    UndoEnv,
-    identity_of,
-    missing_backups,
-    undo_step,
-)
+from annad.execution.undo import UndoEnv
+from annad.execution.undo_actions import identity_of
+from annad.execution.undoing import backup_problems, compared, plan_steps, undo_steps
+from annad.execution.undoonce import plan_manifests, restored_paths
 from annad.execution.undostatus import after_failure
 from annad.execution.verify import Checker, describe, no_expectations
 from annad.execution.verifying import Owner, RunOptions, after_plan, after_step
-from annad.journal.rows import UndoRow
 from annad.stepspec import Limits, StepSpec, Who
 
 if TYPE_CHECKING:
@@ -128,9 +125,23 @@ class Executor:
         capture = rollback_capture.RollbackCapture(
             self.backups / plan_id, self.limits, str(self.backups.parent), self.context,
             self.policy, self.capture_problem, self.trash, self.own_config)
+        specs = plan_steps(self.journal, plan_id)
         return UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
                        timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
-                       restrict_user_scope=self.root_daemon, session=session, capture=capture)
+                       restrict_user_scope=self.root_daemon, session=session, capture=capture,
+                       restored=restored_paths(plan_manifests(self.backups / plan_id)),
+                       every_step_captured=bool(specs) and all(
+                           self.captures(s) or s.confined for s in specs))
+
+    def backup_problems(self, plan_id: str, indexes: list[int], env: UndoEnv,
+                        emit: Callable[[ExecEvent], None]) -> list[UndoResult]:
+        """What is missing or damaged of these steps' backups, before any is undone."""
+        return backup_problems(self.journal, self.backups / plan_id, indexes, emit, env)
+
+    def compared(self, plan_id: str, env: UndoEnv, results: list[UndoResult]
+                 ) -> list[UndoResult]:
+        """The comparison at the end of an undo, journalled (:mod:`annad.execution.undoing`)."""
+        return compared(self.journal, plan_id, env, results)
 
     # ------------------------------------------------------------------ execute
 
@@ -185,7 +196,9 @@ class Executor:
 
     def _fail(self, plan_id: str, failure: _Failure, started: list[int], total: int,
               emit: Callable[[ExecEvent], None]) -> PlanStatus:
-        results = self.undo(plan_id, list(reversed(started)), emit)
+        env = self.undo_env(plan_id)
+        results = self.undo(plan_id, list(reversed(started)), emit, env=env)
+        results += self.compared(plan_id, env, results)
         end = after_failure(results, failure.code)
         error = {"code": str(end.code), "message": failure.message,
                  "detail": {"step_id": failure.step_id, "exit_code": failure.exit_code,
@@ -245,6 +258,7 @@ class Executor:
         try:
             record = prepare(plan_id, step, who, backups=self.backups, limits=self.limits,
                              runner=self.runner, predict=not captured)
+            self._record_backup(plan_id, record)
         except BackupRefused as exc:
             return self._step_failed(plan_id, step, total, emit, None, str(exc),
                                      ErrorCode.BACKUP_REFUSED)
@@ -266,7 +280,9 @@ class Executor:
             outcome = capturing.run(capturing.StepRun(
                 step=step, who=who, directory=step_dir, blobs_dir=self.backups / plan_id /
                 "blobs", limits=self.limits, on_output=output, on_spawn=spawned,
-                cancel=cancel, trash=self.trash), record, self.approval(plan_id, step, who))
+                cancel=cancel, trash=self.trash,
+                recorded=lambda saved: self._record_backup(plan_id, saved)),
+                record, self.approval(plan_id, step, who))
             result = outcome.result
             if outcome.refusal is not None:
                 (step_dir / PROCESS_FILE).unlink(missing_ok=True)
@@ -298,6 +314,19 @@ class Executor:
                      runner=self.runner)
         return self._verify_step(plan_id, step, total, who, emit, record, result, options)
 
+    def _record_backup(self, plan_id: str, record: StepManifest) -> None:
+        """The journal's record of what the step's backups hold, durable before any of the
+        step lands (:mod:`annad.execution.backuprecord`); BackupRefused when it cannot be."""
+        try:
+            data = (self.step_dir(plan_id, record.index) / manifests.MANIFEST).read_bytes()
+        except FileNotFoundError:
+            return  # nothing to undo was saved
+        try:
+            self.journal.backup_recorded(plan_id, record.step_id,
+                                         backuprecord.body(record, data))
+        except AnnaError as exc:  # a full state disk: the step does not run
+            raise BackupRefused(f"cannot record the backups in the journal: {exc}") from None
+
     def _step_failed(self, plan_id: str, step: StepSpec, total: int,
                      emit: Callable[[ExecEvent], None], result: RunResult | None, why: str,
                      code: ErrorCode) -> _Failure:
@@ -311,9 +340,11 @@ class Executor:
         return _Failure(code, f"step {step.step_id} failed: {why}", step.step_id, exit_code)
 
     def stop_orphans(self, plan_id: str) -> list[int]:
-        """Kill step processes a dead daemon left running (before anything is undone), then
-        remove the temporary files it left (partial blobs, half-written restore copies)."""
-        killed = []
+        """Kill step processes a dead daemon left running (before anything is undone), finish
+        the commits it left half done, then remove the temporary files it left (partial
+        blobs, half-written restore copies). Returns the steps whose commit it finished
+        (their step ran to its end and all it changed landed)."""
+        killed, finished = [], []
         for path in sorted((self.backups / plan_id).glob(f"*/{PROCESS_FILE}")):
             try:
                 info = json.loads(path.read_text())
@@ -330,10 +361,13 @@ class Executor:
             if commit.recover(directory):
                 log.warning("plan %s: finished the commit of step %s a dead daemon left half "
                             "done", plan_id, directory.name)
+                if directory.name.isdigit():  # a step's own, not its rollback command's
+                    finished.append(int(directory.name))
             capturing.discard(directory, self.trash)  # a capture that never reached its commit
         for leftover in clean_leftovers(self.backups / plan_id):
             log.warning("plan %s: removed %s left by a dead daemon", plan_id, leftover)
-        return killed
+        log.debug("plan %s: killed %d orphaned step process group(s)", plan_id, len(killed))
+        return finished
 
     # ------------------------------------------------------------------ undo
 
@@ -345,40 +379,8 @@ class Executor:
         ``env``: one rollback undoing its steps one call at a time passes the same env, so
         what an earlier call restored is known to be Anna's own doing, not a conflict.
         """
-        env = env or self.undo_env(plan_id, session)
-        missing = missing_backups([self.step_dir(plan_id, i) for i in indexes], env.blobs)
-        if missing:  # reported per path, and nothing of the plan is touched
-            for result in missing:
-                self.journal.add_undo(plan_id, UndoRow(result.step_id, result.action,
-                                                       result.target, result.ok, result.message))
-            emit(_event(ExecEventType.UNDO_FINISHED, plan_id, message="; ".join(
-                r.message for r in missing)[:4000], status=str(StepStatus.UNDO_FAILED)))
-            return missing
-        results: list[UndoResult] = []
-        for index in indexes:
-            try:
-                record = manifests.load(self.step_dir(plan_id, index))
-            except (OSError, ValueError) as exc:
-                results.append(UndoResult(step_id=f"#{index + 1}", action="restore", ok=False,
-                                          message=f"cannot read the undo record: {exc}"))
-                continue
-            if record is None:
-                continue  # the step never got as far as its snapshot: nothing ran
-            emit(_event(ExecEventType.UNDO_STARTED, plan_id, record.step_id, index + 1,
-                        message=f"undoing {record.step_id}"))
-            step_results = undo_step(record, env)
-            for result in step_results:
-                self.journal.add_undo(plan_id, UndoRow(result.step_id, result.action,
-                                                       result.target, result.ok, result.message))
-            ok = all(r.ok for r in step_results)
-            self.journal.set_step_status(plan_id, index,
-                                         StepStatus.UNDONE if ok else StepStatus.UNDO_FAILED)
-            emit(_event(ExecEventType.UNDO_FINISHED, plan_id, record.step_id, index + 1,
-                        status=str(StepStatus.UNDONE if ok else StepStatus.UNDO_FAILED),
-                        message="; ".join(f"{r.action} {r.target}: {r.message}"
-                                          for r in step_results)[:4000]))
-            results.extend(step_results)
-        return results
+        return undo_steps(self.journal, self.backups / plan_id, indexes, emit,
+                          env or self.undo_env(plan_id, session))
 
 
 def _why(result: RunResult) -> tuple[ErrorCode, str]:

@@ -43,11 +43,14 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
-ARMED, CONFIRMED, EXPIRED, ROLLED_BACK, FAILED = (
-    "guard_armed", "guard_confirmed", "guard_expired", "guard_rolled_back", "guard_failed")
+ARMED, CONFIRMED, EXPIRED, ROLLED_BACK, FAILED, DISARMED = (
+    "guard_armed", "guard_confirmed", "guard_expired", "guard_rolled_back", "guard_failed",
+    "guard_disarmed")
 """Journal event kinds of the guard, in the order they can happen."""
 _STATE = {ARMED: "armed", CONFIRMED: "confirmed", EXPIRED: "expired",
-          ROLLED_BACK: "expired", FAILED: "failed"}
+          ROLLED_BACK: "expired", FAILED: "failed", DISARMED: "disarmed"}
+_UNDONE = (PlanStatus.ROLLED_BACK, PlanStatus.ROLLBACK_UNVERIFIED)
+"""A manual rollback ending so leaves the guard nothing to wait for."""
 RETRY_S = 1.0
 """How often an expired guard retries its rollback while another plan runs."""
 
@@ -153,6 +156,21 @@ class Guard:
             self.journal.event(CONFIRMED, plan_id, connection=connection, session=session,
                                left_s=round(armed.deadline - time.time(), 3))
         log.info("plan %s confirmed from a new login (session %s): kept", plan_id, session)
+
+    def disarm(self, plan_id: str, status: PlanStatus) -> None:
+        """A rollback the person asked for ended in ``status``: when it undid the plan, the
+        guard stops waiting and says so (``disarmed``); otherwise it stays armed, and its
+        deadline still rolls back what is left."""
+        with self._lock:
+            armed = self._armed.get(plan_id)
+            if armed is None or status not in _UNDONE:
+                return
+            del self._armed[plan_id]
+            armed.done.set()
+            self.journal.event(DISARMED, plan_id, status=str(status),
+                               message=f"the plan was rolled back by hand ({status}) before "
+                                       "the guard's deadline")
+        log.info("plan %s: rolled back by hand; its lock-out guard is disarmed", plan_id)
 
     def _wait(self, plan_id: str, armed: _Armed) -> None:
         while not armed.done.wait(timeout=max(0.0, armed.deadline - time.time())):

@@ -155,6 +155,32 @@ def unit_calls(cmd: SimpleCommand) -> tuple[bool, list[str]] | None:
     return user, words[1:]
 
 
+NO_UNDO_VERBS = frozenset({"daemon-reload", "daemon-reexec", "reset-failed"})
+"""systemctl verbs whose effect needs no undo: the manager reads its unit files again (the
+undo reloads it once more after it put the files back), or forgets a failure."""
+
+
+def manager_calls(cmd: SimpleCommand) -> tuple[bool, str] | None:
+    """(``--user``, verb) of a systemctl call that needs no undo (:data:`NO_UNDO_VERBS`)."""
+    if cmd.program != "systemctl":
+        return None
+    words = [w.text for w in cmd.args if not w.text.startswith("-")]
+    if len(words) != 1 or words[0] not in NO_UNDO_VERBS or \
+            any(w.text in _SYSTEMCTL_VALUE_OPTS for w in cmd.args):
+        return None
+    return any(w.text == "--user" for w in cmd.args), words[0]
+
+
+def reloads(command: str) -> list[str]:
+    """The managers ``command`` tells to reload their unit files: ``user``, ``system``."""
+    found = []
+    for cmd in analyse(command).commands:
+        call = manager_calls(cmd)
+        if call is not None and call[1] == "daemon-reload":
+            found.append("user" if call[0] else "system")
+    return list(dict.fromkeys(found))
+
+
 def unit_programs(cmd: SimpleCommand) -> str | None:
     """``start`` when a systemctl call makes its units' start programs run (start, restart,
     reload, ``enable --now``), ``stop`` when it stops them (stop, ``disable --now``), else
@@ -269,7 +295,7 @@ def untyped_live(command: str) -> list[str]:
             continue
         try:
             if pacman_call(cmd) is not None or unit_calls(cmd) is not None or \
-                    value_calls(cmd) is not None:
+                    value_calls(cmd) is not None or manager_calls(cmd) is not None:
                 continue
         except BackupRefused:
             pass  # a pre-state that cannot be recorded: the step is refused before it runs

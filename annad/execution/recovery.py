@@ -14,7 +14,7 @@ import logging
 import threading
 from typing import TYPE_CHECKING
 
-from anna_common.protocol.models import PlanStatus
+from anna_common.protocol.models import PlanStatus, StepStatus
 from annad.journal.store import StateFull
 
 if TYPE_CHECKING:
@@ -35,6 +35,8 @@ class StartupRecovery:
         self.executor = executor
         self._stopping = threading.Event()
         self._thread = threading.Thread(target=self._retry, name="recovery", daemon=True)
+        self._committed: dict[str, list[int]] = {}
+        """Plan → steps whose commit this start finished (shown ``succeeded``, not failed)."""
 
     def begin(self) -> None:
         """Stop the orphaned step processes, then mark the unfinished plans interrupted
@@ -42,7 +44,7 @@ class StartupRecovery:
         for plan_id in self.journal.unfinished():
             # the step processes a dead daemon left go first, even before there is room
             # to journal anything: they must not go on changing the machine
-            self.executor.stop_orphans(plan_id)
+            self._committed[plan_id] = self.executor.stop_orphans(plan_id)
         if not self._recover():
             self._thread.start()
 
@@ -64,7 +66,25 @@ class StartupRecovery:
             return False
         for plan_id in recovered:
             log.warning("plan %s was running when the daemon stopped: now interrupted", plan_id)
+            self._mark_committed(plan_id, self._committed.get(plan_id, []))
         return True
+
+    def _mark_committed(self, plan_id: str, indexes: list[int]) -> None:
+        """A step whose commit this start finished ran to its end and landed whole: it is
+        ``succeeded`` in ``show`` (the plan stays interrupted, its rollback offered)."""
+        steps = {s.idx: s for s in self.journal.steps(plan_id)}
+        for index in indexes:
+            step = steps.get(index)
+            if step is None or step.status is not StepStatus.FAILED:
+                continue
+            try:
+                self.journal.step_finished(
+                    plan_id, index, step.step_id, StepStatus.SUCCEEDED, 0, step.output,
+                    reason="the daemon stopped while this step's changes were landing; "
+                           "start-up recovery finished landing them")
+            except StateFull:
+                log.warning("plan %s: cannot record that step %s was committed by recovery",
+                            plan_id, step.step_id)
 
     def problem(self) -> str | None:
         """What the state disk lacks (health and ``annactl doctor`` show it), or None."""

@@ -12,7 +12,9 @@ that rated it at submit misses what bash resolves (``cd /etc && xz -k passwd``, 
   confirmed at, with the policy, secrets and Anna's own state — and lands only when within
   it, atomically per file with a commit record (a kill -9 finishes it at the next start:
   :meth:`annad.execution.executor.Executor.stop_orphans`). A refused one lands nothing and
-  its undo result fails, naming each change and why;
+  its undo result fails, naming each change and why. It runs before the step's files are
+  restored, and what it changes at a path the daemon restores from its own backup is
+  dropped before the judge (:mod:`annad.execution.undoonce`): each path is undone once;
 - on a daemon that cannot capture, it does not run: the result fails and says why. It is
   never run live in the capture's place.
 """
@@ -20,7 +22,7 @@ that rated it at submit misses what bash resolves (``cd /etc && xz -k passwd``, 
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from anna_common.levels import RiskLevel
@@ -30,6 +32,7 @@ from annad.capture import commit
 from annad.capture import step as capturing
 from annad.capture.judge import Approval
 from annad.confine.orphans import PROCESS_FILE, record_process
+from annad.execution.undoonce import dropped_words, drops
 from annad.stepspec import StepSpec, Who
 
 if TYPE_CHECKING:
@@ -37,7 +40,7 @@ if TYPE_CHECKING:
     from pathlib import Path
 
     from anna_common.risk.rules.base import AssessContext
-    from annad.backups.manifest import StepManifest
+    from annad.backups.manifest import StepManifest, TargetSnapshot
     from annad.backups.trash import Trash
     from annad.stepspec import Limits
 
@@ -53,6 +56,8 @@ class Outcome:
 
     ok: bool
     message: str
+    saved: list[TargetSnapshot] = field(default_factory=list)
+    """What was at each path that landed before the command ran (its commit's backups)."""
 
 
 @dataclass(frozen=True)
@@ -83,8 +88,10 @@ class RollbackCapture:
                             command, ctx, manifest.uid, manifest.home)
                         if policy is not None else None, own_config=self.own_config)
 
-    def __call__(self, manifest: StepManifest, session: dict[str, str] | None) -> Outcome:
-        """Run ``manifest``'s rollback command captured; see the module text."""
+    def __call__(self, manifest: StepManifest, session: dict[str, str] | None,
+                 restored: tuple[str, ...] = ()) -> Outcome:
+        """Run ``manifest``'s rollback command captured, its changes at or above the paths
+        ``restored`` dropped; see the module text."""
         if self.problem is not None:
             return Outcome(False, "the rollback command did not run: this daemon cannot "
                            f"capture what it writes ({self.problem}), and Anna does not run "
@@ -112,7 +119,8 @@ class RollbackCapture:
             outcome = capturing.run(capturing.StepRun(
                 step=spec, who=who, directory=directory, blobs_dir=self.plan_dir / "blobs",
                 limits=self.limits, on_output=lambda _chunk: None, on_spawn=spawned,
-                cancel=threading.Event(), trash=self.trash), record, self.approval(manifest))
+                cancel=threading.Event(), trash=self.trash,
+                skip=lambda change: drops(change, restored)), record, self.approval(manifest))
         finally:
             (step_dir / PROCESS_FILE).unlink(missing_ok=True)
             remove_empty(directory, self.plan_dir)
@@ -128,5 +136,7 @@ class RollbackCapture:
         changes = outcome.verdict.shown if outcome.verdict is not None else []
         shown = "; ".join(changes[:20]) + (f"; and {len(changes) - 20} more"
                                            if len(changes) > 20 else "")
+        dropped = dropped_words(outcome.dropped) if outcome.dropped else ""
         return Outcome(True, f"exit 0, captured: {len(changes)} change(s) observed, judged "
-                       f"and committed{': ' + shown if shown else ''}")
+                       f"and committed{': ' + shown if shown else ''}{dropped}",
+                       list(record.targets))

@@ -255,19 +255,31 @@ class RunManager:
     def _undo_work(self, run: _Run, session: dict[str, str] | None) -> None:
         plan_id = run.plan_id
         try:
+            # a rollback started before and not finished (killed, stopped): this one resumes it
+            started = self.journal.last_event(plan_id, "rollback_started")
+            ended = [t for t in (self.journal.last_event(plan_id, "rollback_finished"),
+                                 self.journal.last_event(plan_id, "rollback_interrupted"))
+                     if t is not None]
+            resuming = started is not None and (not ended or started > max(ended))
+            # the rollback record, flushed before the first change (the next start or the
+            # next rollback finishes what a kill left)
             self.journal.set_plan_status(plan_id, PlanStatus.ROLLING_BACK,
                                          kind="rollback_started")
             indexes = [s.idx for s in reversed(self.journal.steps(plan_id))
                        if s.status is not StepStatus.UNDONE]
-            results: list[UndoResult] = []
             env = self.executor.undo_env(plan_id, session)  # one rollback, one progress
-            for position, index in enumerate(indexes):
+            env.progress.resuming = resuming
+            # every step's backups checked before any is undone: none is, if one is broken
+            results: list[UndoResult] = self.executor.backup_problems(plan_id, indexes, env,
+                                                                      run.emit)
+            for position, index in enumerate([] if results else indexes):
                 if run.cancel.is_set():  # stopped between two steps: the rest waits
                     self._rollback_interrupted(plan_id, indexes[position:], results)
                     run.outcome = RollbackResponse(plan_id=plan_id,
                                                    status=PlanStatus.INTERRUPTED, undo=results)
                     return
                 results.extend(self.executor.undo(plan_id, [index], run.emit, env=env))
+            results.extend(self.executor.compared(plan_id, env, results))
             status, code, listed = rollback_status(results)
             error = None if code is None else _rollback_error(status, code, listed, results)
             self.journal.set_plan_status(plan_id, status, error=error, kind="rollback_finished")

@@ -28,11 +28,12 @@ from annad.backups.undofiles import after_tree, record_new_entries
 from annad.execution.prestate import (
     package_states,
     query_packages,
+    reloads,
     unit_states,
     untyped_live,
     values,
 )
-from annad.execution.undo import identity_of
+from annad.execution.undo_actions import identity_of
 
 if TYPE_CHECKING:
     from annad.execution.undo import Runner
@@ -110,9 +111,10 @@ def prepare(plan_id: str, step: StepSpec, who: Who, *, backups: Path, limits: Li
                                env=who.session)
     record.values = values(step.command, runner, identity=identity_of(record), env=who.session)
     record.unchecked = untyped_live(step.command)
+    record.reloads = reloads(step.command)  # type: ignore[assignment]
     directory = step_dir(backups, plan_id, step.index)
     if record.targets or record.packages or record.units or record.rollback_command or \
-            record.notes or record.unchecked or record.values:
+            record.notes or record.unchecked or record.values or record.reloads:
         manifests.save(directory, record)  # flushed to disk before the step runs
     return record
 

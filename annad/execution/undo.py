@@ -1,11 +1,15 @@
 """Undoing one step from its manifest, in the order the contract gives.
 
-1. restore the file snapshots (byte-exact; what was absent is deleted again),
+1. run the plan's rollback command for the step, if it has one and it is not a live kind:
+   captured and judged like a step (:mod:`annad.execution.rollback_capture`,
+   :attr:`UndoEnv.capture`), never live unseen; what it changes at a path the daemon
+   restores from its own backup is dropped unlanded (:mod:`annad.execution.undoonce`: one
+   undo per path, the person's data before the model's command);
+2. restore the file snapshots (byte-exact; what was absent is deleted again),
    except what someone changed since the plan ran (:mod:`annad.backups.undofiles`);
-2. run the plan's rollback command for the step, if it has one: live when it is a live
-   kind and nothing else (:func:`annad.execution.livekinds.live_only`), else captured and
-   judged like a step (:mod:`annad.execution.rollback_capture`, :attr:`UndoEnv.capture`),
-   never live unseen;
+   then a rollback command that is a live kind and nothing else
+   (:func:`annad.execution.livekinds.live_only`: ``systemctl``, the package manager…) runs
+   live, after the files it may need are back;
    a step whose writes Anna could not capture (interpreter code) is never reported undone
    unless that command ran, and then the result says it relied on it; the same for what a
    live program with no typed pre-state changed (``ip``, ``nmcli``, ``hyprctl``…): the
@@ -22,7 +26,6 @@ is reported and the rest still run.
 from __future__ import annotations
 
 import contextlib
-import glob
 import os
 import posixpath
 import stat
@@ -32,22 +35,30 @@ from typing import TYPE_CHECKING, Protocol
 from anna_common.errors import ErrorCode
 from anna_common.protocol.models import UndoResult
 from annad.backups import manifest as manifests
-from annad.backups.backup import BackupRefused, BlobStore
+from annad.backups.backup import BlobStore
 from annad.backups.identity import matches_snapshot
 from annad.backups.manifest import printable
 from annad.backups.undofiles import Progress, undo_targets
 from annad.confine.credentials import Identity
 from annad.confine.runner import RunResult
 from annad.execution.livekinds import live_only
-from annad.execution.prestate import HelperRunner, query_packages, unit_state
+from annad.execution.prestate import HelperRunner
 from annad.execution.prestate_values import restore_value
+from annad.execution.undo_actions import (
+    identity_of,
+    reload_managers,
+    result,
+    summary,
+    undo_packages,
+    undo_unit,
+)
 
 if TYPE_CHECKING:
     import threading
     from collections.abc import Callable, Mapping
     from pathlib import Path
 
-    from annad.backups.manifest import PackageState, StepManifest, UnitState
+    from annad.backups.manifest import StepManifest, TargetSnapshot
 
 TMP_ROOTS = ("/tmp", "/var/tmp", "/dev/shm")
 """Temporary directories a user-scope step may write besides its home."""
@@ -82,14 +93,26 @@ class UndoEnv:
     capture: CaptureRollback | None = None
     """Runs a rollback command that is not a live kind captured and judged (None: no capture
     here, so such a command does not run)."""
+    restored: tuple[str, ...] = ()
+    """Every path the daemon restores from its own backups for this plan: a rollback
+    command's change there is dropped (:func:`annad.execution.undoonce.drops`)."""
+    every_step_captured: bool = False
+    """Every step of the plan ran captured: a path no step changed was as it is now before
+    the plan, so a rollback command's change there is a difference from the pre-plan state."""
+    undone: list[tuple[StepManifest, TargetSnapshot]] = field(default_factory=list)
+    """The targets this undo restored, each with its step (for the comparison at its end:
+    :func:`annad.execution.undoonce.compare`)."""
+    command_saved: list[tuple[StepManifest, TargetSnapshot]] = field(default_factory=list)
+    """What a rollback command changed at paths no step changed, as it was before it ran."""
 
 
 class CaptureRollback(Protocol):
     """What runs a rollback command captured (:mod:`annad.execution.rollback_capture`)."""
 
-    def __call__(self, manifest: StepManifest, session: dict[str, str] | None
-                 ) -> RollbackOutcome:
-        """Run ``manifest``'s rollback command captured, judged and committed."""
+    def __call__(self, manifest: StepManifest, session: dict[str, str] | None,
+                 restored: tuple[str, ...]) -> RollbackOutcome:
+        """Run ``manifest``'s rollback command captured, judged and committed, its changes
+        at or above ``restored`` dropped."""
 
 
 class RollbackOutcome(Protocol):
@@ -103,26 +126,9 @@ class RollbackOutcome(Protocol):
     def message(self) -> str:
         """What it changed, or why nothing of it landed."""
 
-
-def identity_of(manifest: StepManifest) -> Identity:
-    """The identity user-scope commands of this step ran as."""
-    return Identity(uid=manifest.uid, gid=manifest.gid, groups=tuple(manifest.groups),
-                    home=manifest.home, user=manifest.user)
-
-
-def _result(manifest: StepManifest, action: str, target: str, ok: bool, message: str
-            ) -> UndoResult:
-    return UndoResult(step_id=manifest.step_id, action=action, target=printable(target)[:500],
-                      ok=ok, message=printable(message)[-2000:])
-
-
-def _summary(result: RunResult) -> str:
-    if result.error:
-        return result.error
-    if result.timed_out:
-        return "timed out"
-    tail = result.output.strip()[-500:]
-    return f"exit {result.exit_code}" + (f": {tail}" if tail else "")
+    @property
+    def saved(self) -> list[TargetSnapshot]:
+        """What was at each path it changed before it ran (the backups of its commit)."""
 
 
 def allowed_roots(uid: int, home: str) -> tuple[str, ...]:
@@ -157,28 +163,35 @@ def undo_step(manifest: StepManifest, env: UndoEnv) -> list[UndoResult]:
     allowed = None
     if env.restrict_user_scope and manifest.scope == "user":
         allowed = allowed_roots(manifest.uid, manifest.home)
-    for done in undo_targets(manifest.targets, env.blobs, allowed, env.progress):
-        results.append(_result(manifest, done.action, done.target, done.ok, done.message))
-    results.extend(_verified(manifest, results))
+    command = manifest.rollback_command
+    live = command is not None and live_only(command) is not None
     command_ok = None
-    if manifest.rollback_command:
-        results.append(_rollback_command(manifest, env))
+    if command and not live:  # first: its changes at restored paths never land
+        results.append(_captured_command(manifest, env))
+        command_ok = results[-1].ok
+    env.undone.extend((manifest, target) for target in manifest.targets)
+    for done in undo_targets(manifest.targets, env.blobs, allowed, env.progress):
+        results.append(result(manifest, done.action, done.target, done.ok, done.message))
+    results.extend(_verified(manifest, results))
+    if command and live:  # after the files it may need are back
+        results.append(_live_command(manifest, env))
         command_ok = results[-1].ok
     if manifest.uncaptured:
         results.append(_uncaptured(manifest, command_ok))
     if manifest.unchecked:
         results.append(_unchecked(manifest, command_ok))
     for state in reversed(manifest.packages):
-        results.extend(_undo_packages(manifest, state, env.runner))
+        results.extend(undo_packages(manifest, state, env.runner))
+    results.extend(reload_managers(manifest, env.runner, env.session))
     for unit in reversed(manifest.units):
-        results.append(_undo_unit(manifest, unit, env.runner, env.session))
+        results.append(undo_unit(manifest, unit, env.runner, env.session))
     for value in reversed(manifest.values):
         found = restore_value(env.runner, value, identity=identity_of(manifest),
                               env=dict(env.session or manifest.session))
         name = " ".join(value.key[-2:])
-        results.append(_result(manifest, "live_state", name, found.ok, found.message))
+        results.append(result(manifest, "live_state", name, found.ok, found.message))
         if found.differs:  # read again and not as before: the undo is incomplete there
-            results.append(_result(manifest, "verify", name, False,
+            results.append(result(manifest, "verify", name, False,
                                    f"{name} is not as it was before the plan after the undo "
                                    f"({ErrorCode.ROLLBACK_INCOMPLETE})"))
     return results
@@ -192,7 +205,7 @@ def _verified(manifest: StepManifest, done: list[UndoResult]) -> list[UndoResult
     for target in manifest.targets:
         if target.new_only or target.path not in restored or matches_snapshot(target):
             continue
-        out.append(_result(manifest, "verify", target.path, False,
+        out.append(result(manifest, "verify", target.path, False,
                            f"{printable(target.path)} is not as it was before the plan after "
                            f"the undo ({ErrorCode.ROLLBACK_INCOMPLETE})"))
     return out
@@ -221,7 +234,7 @@ def _missing(manifest: StepManifest, blobs: BlobStore) -> list[UndoResult]:
                 blobs.verify(entry.sha256)
             except OSError as exc:
                 why = "missing" if isinstance(exc, FileNotFoundError) else "damaged"
-                out.append(_result(manifest, "backup_missing", entry.path, False,
+                out.append(result(manifest, "backup_missing", entry.path, False,
                                    f"the backup of {printable(entry.path)} is {why}: nothing "
                                    "of this plan was touched"))
     return out
@@ -230,11 +243,11 @@ def _missing(manifest: StepManifest, blobs: BlobStore) -> list[UndoResult]:
 def _uncaptured(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
     """A step whose writes Anna could not see is never reported undone on Anna's word."""
     if command_ok:
-        return _result(manifest, "uncaptured", "", True,
+        return result(manifest, "uncaptured", "", True,
                        "Anna could not back up what this step wrote; the restore relied on the "
                        "plan's rollback command, which ran successfully")
     why = "its rollback command failed" if command_ok is False else "it has no rollback command"
-    return _result(manifest, "uncaptured", "", False,
+    return result(manifest, "uncaptured", "", False,
                    f"Anna could not back up what this step wrote, and {why}: what it changed "
                    "is not restored")
 
@@ -244,152 +257,34 @@ def _unchecked(manifest: StepManifest, command_ok: bool | None) -> UndoResult:
     the plan's rollback command ran, which Anna cannot check."""
     programs = ", ".join(manifest.unchecked)
     if command_ok:
-        return _result(manifest, "unverified", programs, True,
+        return result(manifest, "unverified", programs, True,
                        f"Anna ran the rollback command for what {programs} changed on the "
                        "running system and it exited 0, but Anna records no state of it to "
                        "compare: the undo is not verified")
     why = "its rollback command failed" if command_ok is False else \
         "the plan gives no rollback command for it"
-    return _result(manifest, "unverified", programs, False,
+    return result(manifest, "unverified", programs, False,
                    f"{programs} changed the running system and {why}: it is not undone")
 
 
-def _rollback_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:
+def _captured_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:
+    """A rollback command that writes files: judged on what it really changes, or not run."""
     command = manifest.rollback_command or ""
-    if live_only(command) is None:  # files: judged on what it really changes, or not run
-        if env.capture is None:
-            return _result(manifest, "rollback_command", command, False,
-                           "the rollback command did not run: there is no capture to run it "
-                           "in, and Anna does not run it live unseen")
-        done = env.capture(manifest, env.session)
-        return _result(manifest, "rollback_command", command, done.ok, done.message)
+    if env.capture is None:
+        return result(manifest, "rollback_command", command, False,
+                       "the rollback command did not run: there is no capture to run it "
+                       "in, and Anna does not run it live unseen")
+    done = env.capture(manifest, env.session, env.restored)
+    if env.every_step_captured:  # a path no step changed: before it, as before the plan
+        env.command_saved.extend((manifest, target) for target in done.saved)
+    return result(manifest, "rollback_command", command, done.ok, done.message)
+
+
+def _live_command(manifest: StepManifest, env: UndoEnv) -> UndoResult:
+    command = manifest.rollback_command or ""
     user = manifest.rollback_scope == "user"
     run = env.runner.run_shell(command, timeout=env.timeout, max_output=env.max_output,
                                identity=identity_of(manifest) if user else None,
                                session=env.session or manifest.session,
                                cwd=manifest.home if user else "/", home=manifest.home)
-    return _result(manifest, "rollback_command", command, run.ok, _summary(run))
-
-
-# --------------------------------------------------------------------------- packages
-
-
-def _cache_dir(state: PackageState) -> str:
-    opts = dict(zip(state.options[::2], state.options[1::2], strict=True))
-    if "--cachedir" in opts:
-        return opts["--cachedir"]
-    return posixpath.join(opts.get("--root", "/"), "var/cache/pacman/pkg")
-
-
-def _undo_packages(manifest: StepManifest, state: PackageState, runner: HelperRunner
-                   ) -> list[UndoResult]:
-    try:
-        current = query_packages(runner, state.options)
-    except BackupRefused as exc:
-        return [_result(manifest, "remove_packages", "", False, str(exc))]
-    results = []
-    changed = {n: v for n, v in state.before.items() if current.get(n) != v}
-    if changed:
-        files, missing = [], []
-        for name, version in sorted(changed.items()):
-            found = [f for f in glob.glob(posixpath.join(  # noqa: PTH207 - escaped pattern
-                glob.escape(_cache_dir(state)), f"{glob.escape(name)}-{glob.escape(version)}-*"
-                ".pkg.tar*")) if not f.endswith(".sig")]
-            (files.append(found[0]) if found else missing.append(f"{name} {version}"))
-        if missing:
-            results.append(_result(manifest, "reinstall_packages", " ".join(changed), False,
-                                   "no cached package for " + ", ".join(missing)
-                                   + "; reinstall it by hand"))
-        else:
-            run = runner.run_argv(["pacman", *state.options, "-U", "--noconfirm",
-                                   *files], timeout=1800)
-            results.append(_result(manifest, "reinstall_packages", " ".join(changed), run.ok,
-                                   _summary(run)))
-    # only what this step installed (what was there after it and not before it)
-    installed = set(state.after if state.after is not None else current) - set(state.before)
-    remove = sorted(n for n in installed if n in current)
-    if remove:
-        run = runner.run_argv(["pacman", *state.options, "-R", "--noconfirm", *remove],
-                              timeout=1800)
-        results.append(_result(manifest, "remove_packages", " ".join(remove), run.ok,
-                               _summary(run)))
-    if (changed or remove) and all(r.ok for r in results):
-        results.extend(_packages_checked(manifest, state, runner, [*changed, *remove]))
-    return results
-
-
-def _packages_checked(manifest: StepManifest, state: PackageState, runner: HelperRunner,
-                      names: list[str]) -> list[UndoResult]:
-    """The database read again after pacman said it restored ``names``: each is at its
-    version from before the step, or absent if it was (never on pacman's exit status)."""
-    try:
-        now = query_packages(runner, state.options)
-    except BackupRefused as exc:
-        return [_result(manifest, "packages_checked", "", False,
-                        f"cannot check the packages: {exc}")]
-    wrong = [f"{n} {now.get(n, 'absent')} (was {state.before.get(n, 'absent')})"
-             for n in names if now.get(n) != state.before.get(n)]
-    if not wrong:
-        return []
-    return [_result(manifest, "packages_checked", " ".join(names), False,
-                    "after the undo, the package database differs from before the step: "
-                    + ", ".join(wrong))]
-
-
-# --------------------------------------------------------------------------- units
-
-
-def _unit_commands(before: UnitState, now: UnitState) -> list[str]:
-    verbs: list[str] = []
-    if before.enabled != now.enabled:
-        if now.enabled == "masked":
-            verbs.append("unmask")
-        if before.enabled == "masked":
-            verbs.append("mask")
-        elif before.enabled in ("enabled", "enabled-runtime"):
-            verbs.append("enable")
-        elif before.enabled == "disabled":
-            verbs.append("disable")
-    if before.active != now.active:
-        if before.active == "active":
-            verbs.append("start")
-        elif before.active in ("inactive", "failed"):
-            verbs.append("stop")
-    return verbs
-
-
-def _undo_unit(manifest: StepManifest, before: UnitState, runner: HelperRunner,
-               session: dict[str, str] | None) -> UndoResult:
-    identity = identity_of(manifest) if before.user else None
-    env = dict(session or manifest.session) if before.user else {}
-    now = unit_state(runner, before.unit, user=before.user, identity=identity, env=env)
-    verbs = _unit_commands(before, now)
-    if not verbs:
-        return _unit_result(manifest, before, f"already {before.enabled}/{before.active}")
-    scope = ["--user"] if before.user else []
-    failures = []
-    for verb in verbs:
-        run = runner.run_argv(["systemctl", *scope, verb, "--", before.unit], timeout=120,
-                              identity=identity, env=env)
-        if not run.ok:
-            failures.append(f"{verb}: {_summary(run)}")
-    if failures:
-        return _result(manifest, "unit_state", before.unit, False, "; ".join(failures))
-    # read again: the verbs exiting 0 is systemctl's word, the state is the check
-    again = unit_state(runner, before.unit, user=before.user, identity=identity, env=env)
-    if (again.enabled, again.active) != (before.enabled, before.active):
-        return _result(manifest, "unit_state", before.unit, False,
-                       f"ran {', '.join(verbs)}, but it is {again.enabled}/{again.active} "
-                       f"now, not {before.enabled}/{before.active} as before the plan")
-    return _unit_result(manifest, before,
-                        f"ran {', '.join(verbs)}; read again: {again.enabled}/{again.active}")
-
-
-def _unit_result(manifest: StepManifest, before: UnitState, done: str) -> UndoResult:
-    """A unit put back: checked (``unit_state``), unless the step ran the unit's own programs,
-    whose effects nobody saw (``unverified``: the rollback is never ``rolled_back``)."""
-    if not before.ran:
-        return _result(manifest, "unit_state", before.unit, True, done)
-    return _result(manifest, "unverified", before.unit, True,
-                   f"{done}; but {'; '.join(before.ran)}, and what they did Anna did not see: "
-                   "the unit's state is back, the rest is not verified")
+    return result(manifest, "rollback_command", command, run.ok, summary(run))

@@ -377,6 +377,12 @@ class Journal(JournalReads, BackupSizes):
                          {"index": idx, "status": str(status), "exit_code": exit_code,
                           "output_sha256": hashlib.sha256(output.encode()).hexdigest(), **body})
 
+    @_starting
+    def backup_recorded(self, plan_id: str, step_id: str, body: dict[str, Any]) -> None:
+        """What a step's backups hold (``step_backup``), on disk before any of it lands."""
+        with self._tx(durable=True):
+            self._append("step_backup", plan_id, step_id, body)
+
     @_recording
     def set_step_status(self, plan_id: str, idx: int, status: StepStatus) -> None:
         """Change a step's status only (undone, undo_failed)."""

@@ -83,8 +83,9 @@ def test_edit_succeeds_and_rollback_restores_byte_exact(user_daemon: RunningDaem
         stat_before.st_mode, stat_before.st_uid, stat_before.st_gid, stat_before.st_mtime_ns)
     assert not (user_daemon.home / ".config/new.conf").exists()
     actions = [(u.step_id, u.action, u.ok) for u in result.undo]
-    assert actions == [("new", "delete", True), ("edit", "restore", True),
-                       ("edit", "rollback_command", True)]
+    # a captured rollback command runs before the restore (one undo per path)
+    assert actions == [("new", "delete", True), ("edit", "rollback_command", True),
+                       ("edit", "restore", True)]
     assert client.get_plan(plan_id).status == "rolled_back"
     refused(lambda: client.rollback(plan_id), ErrorCode.PLAN_STATE)
 
@@ -290,7 +291,7 @@ def test_failed_undo_is_reported_others_continue_and_retry_works(user_daemon: Ru
     first = client.rollback(plan_id)
     assert first.status == "rollback_failed"
     assert [(u.step_id, u.action, u.ok) for u in first.undo] == [
-        ("b", "delete", True), ("b", "rollback_command", False), ("a", "delete", True)]
+        ("b", "rollback_command", False), ("b", "delete", True), ("a", "delete", True)]
     assert not (user_daemon.home / "a.txt").exists()  # the rest continued
     record = client.get_plan(plan_id)
     assert [s.status for s in record.steps] == ["undone", "undo_failed"]
@@ -298,4 +299,4 @@ def test_failed_undo_is_reported_others_continue_and_retry_works(user_daemon: Ru
     second = client.rollback(plan_id)  # retries only the step whose undo failed
     assert second.status == "rolled_back"
     assert [(u.step_id, u.action, u.ok) for u in second.undo] == [
-        ("b", "delete", True), ("b", "rollback_command", True)]
+        ("b", "rollback_command", True), ("b", "delete", True)]

@@ -128,12 +128,20 @@ def rolling_back(daemon: RunningDaemon, plan_id: str) -> Iterator[dict[str, Any]
         assert not thread.is_alive(), "the rollback request never returned"
 
 
+def at_gate(daemon: RunningDaemon, n: int) -> bool:
+    """Whether an undo command of ``daemon`` waits at gate ``n`` now (it runs captured, before
+    its step's files are restored: one undo per path)."""
+    for pid in step_processes(daemon):
+        with contextlib.suppress(OSError):
+            if f"gate-{n}".encode() in Path(f"/proc/{pid}/cmdline").read_bytes():
+                return True
+    return False
+
+
 def sigterm_while_undoing_s4(daemon: RunningDaemon, plan_id: str) -> None:
     """Wait until s5 is undone and s4's undo command waits at its gate, then SIGTERM."""
     wait_for("s5 undone", lambda: undone_steps(daemon, plan_id) == ["s5"], daemon=daemon)
-    # s4's files are restored before its undo command runs: that command now waits
-    wait_for("s4's file restored", lambda: (daemon.home / "f4.txt").read_bytes().startswith(
-        b"original"), daemon=daemon)
+    wait_for("s4's undo command at its gate", lambda: at_gate(daemon, 4), daemon=daemon)
     assert daemon.proc is not None
     daemon.proc.send_signal(15)
     wait_for("the daemon to start stopping", lambda: "stopping: new plans are refused"
@@ -232,8 +240,7 @@ def test_cancel_during_a_rollback_stops_it_between_steps(user_daemon: RunningDae
     with rolling_back(user_daemon, plan_id) as box:
         wait_for("s5 undone", lambda: undone_steps(user_daemon, plan_id) == ["s5"],
                  daemon=user_daemon)
-        wait_for("s4's undo to be waiting", lambda: (user_daemon.home / "f4.txt").read_bytes()
-                 .startswith(b"original"), daemon=user_daemon)
+        wait_for("s4's undo to be waiting", lambda: at_gate(user_daemon, 4), daemon=user_daemon)
         canceller = threading.Thread(target=lambda: cancelled.update(
             record=user_daemon.client().cancel(plan_id)))
         canceller.start()
