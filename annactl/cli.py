@@ -204,6 +204,16 @@ def _flags_last(args: list[str]) -> list[str]:
     return args
 
 
+def _json_last(args: list[str]) -> list[str]:
+    """``--json`` anywhere before ``--`` goes last: ``annactl policy --json show`` as
+    ``annactl policy show --json`` (a group given ``--json`` before its command would keep
+    it for itself). Every command and group takes ``--json`` (docs/usage.md, "JSON")."""
+    cut = args.index("--") if "--" in args else len(args)
+    if "--json" not in args[:cut]:
+        return args
+    return [a for a in args[:cut] if a != "--json"] + ["--json"] + args[cut:]
+
+
 def _asks_version(args: list[str]) -> bool:
     """``--version``, with ``--json`` before or after it (either order prints one document)."""
     lead = 0
@@ -247,7 +257,7 @@ the variable is set already (docs/usage.md)."""
 def main(argv: list[str] | None = None) -> int:
     """Console entry point."""
     os.environ.setdefault(*PLUGINS_OFF)
-    args = _flags_last(list(sys.argv[1:] if argv is None else argv))
+    args = _json_last(_flags_last(list(sys.argv[1:] if argv is None else argv)))
     if _asks_version(args):
         print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args
               else f"annactl {__version__}")

@@ -227,6 +227,10 @@ class ReplSession:
                 self.consoles.out.print(preview_view(prepared.preview,
                                                      prepared.annotated.steps))
         if prepared.annotated.steps:
+            from annactl.commands.needs_root import refuse_before_asking
+
+            # needs the system daemon: said now, instead of "Type ok to run it"
+            refuse_before_asking(self.flow.daemon, prepared.annotated, prepared.plan_id)
             self.consoles.out.print("Type ok to run it." if other is None else
                                     f"Type ok to run the model's plan {prepared.plan_id} "
                                     f"(above); /apply {other.plan_id} runs Anna's offline "
@@ -256,11 +260,13 @@ class ReplSession:
         """Confirm by tier (``ok`` counts as the one confirmation) and execute."""
         from annactl.commands import ask as cmd_ask
         from annactl.commands.loop import after_execution
+        from annactl.commands.needs_root import refuse_before_asking
         from annactl.ui import render
 
         req = confirm.requirement(prepared.annotated)
         if req.tier == confirm.Tier.BANNED:
             raise confirm.banned_error(req)
+        refuse_before_asking(self.flow.daemon, prepared.annotated, prepared.plan_id)
         prompter = confirm.TerminalPrompter(self.consoles.err)
         approval = confirm.ask(req, prompter, already_confirmed=confirmed)
         _, record = cmd_ask.execute(self.flow, self.consoles, prepared, approval, show=True)
@@ -291,7 +297,7 @@ class ReplSession:
         if self.loop is None:
             self.loop = FixLoop(prepared.request, mode="repl",
                                 planned=prepared.outcome is not None)
-        return RunOptions(offer_fix="repl", loop=self.loop)
+        return RunOptions(offer_fix="repl", loop=self.loop, answer_on_stdout=False)
 
     def _fix(self) -> None:
         """``fix``: a new plan from the model for the last request, confirmed afresh."""
