@@ -200,6 +200,16 @@ def ask(req: Requirement, prompter: Prompter | None, *, yes: bool = False,
     return approval(req, confirmed=True, typed_word=typed)
 
 
+HELP_ANSWERS = frozenset({"?", "h", "help"})
+"""Answers to a y/N question that ask what the answers do."""
+MAX_HELP_ASKS = 10
+"""After this many help requests in a row the question counts as No (never a loop)."""
+YES_NO_HELP = ("y or yes: go ahead.  n, Enter or anything else: no (nothing is run).\n"
+               "Before you decide: annactl show ID shows the plan and its preview; annactl "
+               "apply ID --skip STEP or --edit STEP=COMMAND approves a changed plan instead.")
+"""What ``?`` at a y/N question prints."""
+
+
 class TerminalPrompter:
     """Asks on the error console and reads answers from standard input.
 
@@ -218,8 +228,14 @@ class TerminalPrompter:
         return self.read_line().rstrip("\n")
 
     def yes_no(self, question: str) -> bool:
-        """Default No."""
-        return is_yes(self._ask(question))
+        """Default No; ``?`` (or ``help``) shows what the answers do and asks again, a
+        bounded number of times, instead of counting as No."""
+        for _ in range(MAX_HELP_ASKS):
+            answer = self._ask(question)
+            if answer.strip().lower() not in HELP_ANSWERS:
+                return is_yes(answer)
+            self.err.print(YES_NO_HELP, style="dim", markup=False, highlight=False)
+        return False
 
     def text(self, question: str) -> str:
         """One line."""
