@@ -40,6 +40,9 @@ class Prepared:
     """The planner's report (model calls, repairs, template), when a model or template made it."""
     preview: PlanPreview | None = None
     """What each step will do, as the daemon previewed it (None: no preview was made)."""
+    changed: str = ""
+    """For a plan the person changed (``--skip``/``--edit``, the TUI's Change Steps, the
+    REPL's ``skip``/``edit``): what was changed, from which plan; empty otherwise."""
 
     @property
     def contradictions(self) -> list[Contradiction]:

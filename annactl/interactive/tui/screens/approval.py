@@ -90,6 +90,10 @@ class ApprovalScreen(ModalScreen[Decision]):
             box.border_subtitle = f"plan {self.prepared.plan_id}"
             if self.banner is not None:
                 yield Static(self.banner, id="banner")
+            if self.prepared.changed:  # the box is the changed plan, not the one asked for
+                yield Static(Text(f"Your changed plan ({inert(self.prepared.changed)}): a new "
+                                  "plan, judged and previewed again.", style="bold"),
+                             id="changed")
             yield RiskLine(plan, id="risk")
             yield Static(f"Steps: {len(plan.steps)}", id="steps")
             yield Static(f"Rollback: {plan.rollback_status}", id="rollback")
