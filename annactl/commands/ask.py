@@ -155,7 +155,8 @@ def _run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunO
     if consoles.interactive and not opts.as_json:
         prompter = confirm.TerminalPrompter(consoles.err)
     try:
-        approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
+        approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high,
+                               failed=confirm.failed_in_preview(prepared.preview))
     except AnnaError as exc:
         if exc.code in (ErrorCode.DECLINED, ErrorCode.CONFIRMATION_REQUIRED):
             not_run(flow, prepared)

@@ -254,7 +254,8 @@ class ReplSession:
             raise confirm.banned_error(req)
         refuse_before_asking(self.flow.daemon, prepared.annotated, prepared.plan_id)
         prompter = confirm.TerminalPrompter(self.consoles.err)
-        approval = confirm.ask(req, prompter, already_confirmed=confirmed)
+        approval = confirm.ask(req, prompter, already_confirmed=confirmed,
+                               failed=confirm.failed_in_preview(prepared.preview))
         _, record = cmd_ask.execute(self.flow, self.consoles, prepared, approval, show=True)
         self.consoles.out.print(render.result_view(record))
         if str(record.status) == "succeeded":  # a guarded plan: say so, offer the confirm

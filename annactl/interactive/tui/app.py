@@ -258,8 +258,10 @@ class AnnaTui(WaitingApp):
             self.exit(int(self.status if rejected or fixing else ExitStatus.DECLINED))
             return
         req = confirm.requirement(self.prepared.annotated)
-        if req.tier == confirm.Tier.TWO:
-            self.push_screen(WordScreen(req), self._word_given)
+        failed = confirm.failed_in_preview(self.prepared.preview)
+        if req.tier == confirm.Tier.TWO or failed:  # a failed preview: never a plain yes
+            self.push_screen(WordScreen(req if req.tier == confirm.Tier.TWO
+                                        else confirm.anyway(req, failed)), self._word_given)
             return
         self._start(confirm.approval(req, confirmed=True))
 
