@@ -262,6 +262,15 @@ def main(argv: list[str] | None = None) -> int:
         print(f'{{"code": "OK", "version": "{__version__}"}}' if "--json" in args
               else f"annactl {__version__}")
         return 0
+    if args[:1] and args[0].endswith("-completion"):  # a named shell wins (issue 36.9)
+        try:
+            from annactl.commands.completion import run as completion
+
+            done = completion(args)
+        except Exception as exc:  # the one place errors end
+            return _ended(exc)
+        if done is not None:
+            return done
     watched = None
     if "--json" in args:
         from annactl.ui.jsonedge import watch_stdout

@@ -136,3 +136,25 @@ def test_every_command_and_group_takes_json() -> None:
     missing = [path for path, cmd in walked
                if not any("--json" in getattr(p, "opts", ()) for p in cmd.params)]
     assert missing == []
+
+
+@pytest.mark.parametrize(("shell", "where"), [("zsh", ".zfunc/_annactl"),
+                                             ("bash", ".bash_completions/annactl.sh"),
+                                             ("fish", ".config/fish/completions/annactl.fish")])
+def test_completion_installs_for_the_shell_named(anna: Anna, shell: str, where: str) -> None:
+    """Issue 36.9: ``--install-completion SHELL`` installs SHELL's (Typer ignored the name,
+    and without a shell it could detect said "Shell None is not supported")."""
+    home = anna.work / f"home-{shell}"
+    home.mkdir()
+    proc = anna.run("--install-completion", shell, extra_env={"HOME": str(home)})
+    assert proc.returncode == 0, proc.stderr
+    assert proc.stdout.startswith(f"{shell} completion installed in {home / where}")
+    assert "_ANNACTL_COMPLETE" in (home / where).read_text()
+    assert "None" not in proc.stdout + proc.stderr
+
+
+def test_completion_for_an_unknown_shell_is_a_usage_error(anna: Anna) -> None:
+    proc = anna.run("--show-completion", "tcsh")
+    assert proc.returncode == 2 and "no completion for the shell 'tcsh'" in proc.stderr
+    proc = anna.run("--show-completion", "fish")
+    assert proc.returncode == 0 and proc.stdout.startswith("complete --command annactl")
