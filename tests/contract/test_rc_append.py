@@ -86,3 +86,17 @@ def test_an_empty_rc_file_takes_one_line(tmp_path: Path) -> None:
     old.write_text("")
     new.write_text("export EDITOR=nvim\n")
     assert appended_line(str(old), str(new)) == "export EDITOR=nvim"
+
+
+def test_a_high_step_without_a_named_word_asks_for_what_it_writes() -> None:
+    """The typed word names what the step touches (the README's promise), not the fixed
+    fallback, when a HIGH step was raised without a word (issue 36.8)."""
+    from anna_common.risk.tiers import FALLBACK_WORD, plan_word
+    from tests.ui.plans import annotate_dict, plan_dict
+
+    plan = annotate_dict(plan_dict([("edit", "echo x >> ~/.bashrc", "LOW")]))
+    step = plan.steps[0]
+    assert step.final_risk == RiskLevel.HIGH and step.writes
+    bare = plan.model_copy(update={"confirm_word": None, "steps": [
+        step.model_copy(update={"confirm_word": None})]})
+    assert plan_word(bare) == step.writes[0] != FALLBACK_WORD
