@@ -27,6 +27,8 @@ from annactl.app_options import (
     NoTemplatesOpt,
     TextArg,
     YesOpt,
+    group_help,
+    no_json,
 )
 from annactl.app_options import consoles as _consoles
 from annactl.app_options import request as _request
@@ -48,7 +50,7 @@ LOW and MEDIUM ask once, HIGH asks you to type what it touches, banned never run
 
 app = typer.Typer(
     add_completion=True,
-    no_args_is_help=True,
+    no_args_is_help=False,  # annactl alone: help on stdout, exit 0 (_root)
     rich_markup_mode=None,
     pretty_exceptions_enable=False,
     help=HELP,
@@ -56,15 +58,16 @@ app = typer.Typer(
 )
 
 
-@app.callback()
-def _root(version: Annotated[bool, typer.Option(
+@app.callback(invoke_without_command=True)
+def _root(ctx: typer.Context, version: Annotated[bool, typer.Option(
         "--version", help="Print annactl's version and exit.", is_eager=True)] = False,
-          ) -> None:
+          as_json: JsonOpt = False) -> None:
     if version:  # annactl.cli.main answers --version first; this keeps --help truthful
         from annactl import __version__
 
         typer.echo(f"annactl {__version__}")
         raise typer.Exit(0)
+    group_help(ctx, as_json=as_json)
 
 @app.command()
 def assess(
@@ -285,9 +288,11 @@ def status(as_json: JsonOpt = False) -> None:
 
 
 @app.command()
-def mcp() -> None:
+def mcp(as_json: JsonOpt = False) -> None:
     """Serve Anna's tools to another agent over MCP on stdio (Claude Code, goose...):
     look, explain, run read-only checks, propose; a person approves every change."""
+    no_json(as_json, "mcp speaks JSON-RPC on stdio, many messages, not one document",
+            "run annactl mcp without --json")
     from annactl.mcp.command import run
 
     raise typer.Exit(run())
@@ -316,8 +321,10 @@ def setup(
 
 
 @app.command()
-def repl(no_templates: NoTemplatesOpt = False) -> None:
+def repl(no_templates: NoTemplatesOpt = False, as_json: JsonOpt = False) -> None:
     """An interactive session: history, Ctrl-R search, slash commands, plans in context."""
+    no_json(as_json, "the REPL is a conversation typed at a terminal; it has no JSON form",
+            'one request at a time: annactl ask --json "REQUEST"')
     from annactl.interactive import repl as repl_cmd
 
     raise typer.Exit(repl_cmd.run(_consoles(), use_templates=not no_templates))
@@ -332,9 +339,12 @@ def tui(
     plan_id: Annotated[Optional[str], typer.Option(  # noqa: UP045
         "--plan", help="A stored plan id.")] = None,
     no_templates: NoTemplatesOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
     """The approval screen: details, approve (HIGH asks for a word), progress, rollback.
     Without arguments: the approval queue (plans unattended recipes left waiting)."""
+    no_json(as_json, "the TUI is a screen at a terminal; it has no JSON form",
+            'annactl plan --json "REQUEST", annactl show --json ID, annactl queue --json')
     from annactl.interactive import launch as cmd_tui
 
     raise typer.Exit(cmd_tui.run(_consoles(), text=" ".join(text or []).strip() or None,
@@ -380,12 +390,15 @@ def export(
     mode: ModeOpt = "annad",
     yes: YesOpt = False,
     allow_high: AllowHighOpt = False,
+    as_json: JsonOpt = False,
 ) -> None:
-    """Export a stored plan as an Ansible playbook, with your approval recorded in it."""
+    """Export a stored plan as an Ansible playbook, with your approval recorded in it
+    (--json: one document with the approval and the playbook's text; approve with --yes)."""
     from annactl.commands import export as export_cmd
 
     raise typer.Exit(export_cmd.export(_consoles(), plan_id, ansible=ansible, output=output,
-                                       mode=mode, yes=yes, allow_high=allow_high))
+                                       mode=mode, yes=yes, allow_high=allow_high,
+                                       as_json=as_json))
 
 
 app.add_typer(fleet_app, name="fleet")

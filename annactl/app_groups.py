@@ -10,9 +10,23 @@ from typing import Annotated, Optional
 
 import typer
 
-from annactl.app_options import AllowHighOpt, IdArg, JsonOpt, ModeOpt, YesOpt, consoles
+from annactl.app_options import (
+    AllowHighOpt,
+    IdArg,
+    JsonOpt,
+    ModeOpt,
+    YesOpt,
+    consoles,
+    group_help,
+)
 
-policy_app = typer.Typer(no_args_is_help=True, help="The policy the daemon enforces.")
+policy_app = typer.Typer(help="The policy the daemon enforces.")
+
+
+@policy_app.callback(invoke_without_command=True)
+def _policy(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Named alone: the group's help (exit 0), or with ``--json`` as one document."""
+    group_help(ctx, as_json=as_json)
 
 
 @policy_app.command("show")
@@ -34,7 +48,13 @@ def policy_check(command: Annotated[str, typer.Argument(help="The shell command.
 
 
 
-fleet_app = typer.Typer(no_args_is_help=True, help="Apply a plan on many machines (Ansible).")
+fleet_app = typer.Typer(help="Apply a plan on many machines (Ansible).")
+
+
+@fleet_app.callback(invoke_without_command=True)
+def _fleet(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Named alone: the group's help (exit 0), or with ``--json`` as one document."""
+    group_help(ctx, as_json=as_json)
 
 
 @fleet_app.command("apply")
@@ -120,7 +140,13 @@ def queue_dismiss(plan_id: IdArg, as_json: JsonOpt = False) -> None:
     raise typer.Exit(queue.dismiss(consoles(), plan_id, as_json=as_json))
 
 
-recipe_app = typer.Typer(no_args_is_help=True, help="Unattended recipes (/etc/anna/recipes.d).")
+recipe_app = typer.Typer(help="Unattended recipes (/etc/anna/recipes.d).")
+
+
+@recipe_app.callback(invoke_without_command=True)
+def _recipe(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Named alone: the group's help (exit 0), or with ``--json`` as one document."""
+    group_help(ctx, as_json=as_json)
 
 
 @recipe_app.command("run")
@@ -138,7 +164,13 @@ def recipe_run(
                                       trigger=trigger, as_json=as_json))
 
 
-audit_app = typer.Typer(no_args_is_help=True, help="The daemon's hash-chained journal.")
+audit_app = typer.Typer(help="The daemon's hash-chained journal.")
+
+
+@audit_app.callback(invoke_without_command=True)
+def _audit(ctx: typer.Context, as_json: JsonOpt = False) -> None:
+    """Named alone: the group's help (exit 0), or with ``--json`` as one document."""
+    group_help(ctx, as_json=as_json)
 
 
 @audit_app.command("verify")

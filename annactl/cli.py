@@ -244,6 +244,16 @@ def _take_choices(args: list[str]) -> list[str] | BaseException:
     return rest
 
 
+def _json_last(args: list[str]) -> list[str]:
+    """``--json`` anywhere before ``--`` goes last: ``annactl policy --json show`` as
+    ``annactl policy show --json`` (a group given ``--json`` before its command would keep
+    it for itself). Every command and group takes ``--json`` (docs/usage.md, "JSON")."""
+    cut = args.index("--") if "--" in args else len(args)
+    if "--json" not in args[:cut]:
+        return args
+    return [a for a in args[:cut] if a != "--json"] + ["--json"] + args[cut:]
+
+
 def _asks_version(args: list[str]) -> bool:
     """``--version``, with ``--json`` before or after it (either order prints one document)."""
     lead = 0
@@ -300,7 +310,16 @@ def main(argv: list[str] | None = None) -> int:
     taken = _take_choices(args)
     if isinstance(taken, BaseException):
         return _failed(taken, watched)
-    args = _flags_last(taken)
+    args = _json_last(_flags_last(taken))
+    if args[:1] and args[0].endswith("-completion"):  # a named shell wins (issue 36.9)
+        try:
+            from annactl.commands.completion import run as completion
+
+            done = completion(args)
+        except Exception as exc:  # the one place errors end
+            return _ended(exc, watched)
+        if done is not None:
+            return done
     if (word := _mistyped(args)) is not None:
         return _failed(unknown_command(word), watched)
     if (unasked := _piped_without_question(args)) is not None:

@@ -107,3 +107,9 @@ SESSION_KEYS = ("XDG_RUNTIME_DIR", "WAYLAND_DISPLAY", "DISPLAY", "DBUS_SESSION_B
 """The fields of :class:`~anna_common.protocol.models.SessionEnv`, in order (a test checks)."""
 SESSION_VALUE_CHARS = 512
 """A session variable's value is cut to this many characters."""
+
+
+FAILED_IN_PREVIEW = "the step failed in the preview"
+"""How a step preview's ``reason`` starts when the step exited non-zero in its preview run
+(a wire value: clients ask for more than a plain yes before running such a step). Here,
+beside the routes, so the light client path reads it without the pydantic models."""

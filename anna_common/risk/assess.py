@@ -52,6 +52,7 @@ from anna_common.risk.rules.fetchrun import track as track_fetches
 from anna_common.risk.rules.hardening import security_writes
 from anna_common.risk.rules.locations import judge, linked_identity
 from anna_common.risk.rules.packages import not_native
+from anna_common.risk.rules.rcappend import judged as rc_append
 from anna_common.risk.rules.reads import secrets as _secrets
 from anna_common.risk.rules.registry import rule_for
 from anna_common.risk.runtimename import named_at_run_time_only
@@ -336,10 +337,10 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
     if program is None:
         out.high(Code.DYNAMIC_PROGRAM, "runs a program whose name is only known at run time",
                  target=cmd.name.text if cmd.name else None)
-        return _writes(cmd, out)
+        return _writes(cmd, out, analysis)
     if program in functions:
         out.read_only()
-        return _writes(cmd, out)
+        return _writes(cmd, out, analysis)
     name = cmd.name.text if cmd.name else program
     if "/" in name and not name.startswith(_STANDARD_BIN):
         out.high(Code.SCRIPT_FILE, f"runs {name}, a program Anna cannot see into", target=name)
@@ -348,7 +349,7 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
         "eval", "source", ".", "su") or program in WRAPPERS
     if shellish and help_only(cmd):
         out.read_only()
-        return _writes(cmd, out)
+        return _writes(cmd, out, analysis)
     before = len(out.reasons)
     marks = out.readonly_marks
     if not_native(program, out.ctx.distro):
@@ -359,7 +360,7 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
     elif shellish:
         wrapper_alone(cmd, out)
     judge_code(cmd, analysis, out, assess_into)  # type: ignore[arg-type]
-    written = _writes(cmd, out)
+    written = _writes(cmd, out, analysis)
     security_writes(cmd, analysis, out)  # seed 000: security switched off through its files
     _secrets(cmd, out)
     linked_identity(cmd, out)
@@ -389,13 +390,14 @@ def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: 
     return written
 
 
-def _writes(cmd: SimpleCommand, out: Out) -> list[str]:
+def _writes(cmd: SimpleCommand, out: Out, analysis: Analysis) -> list[str]:
     written: list[str] = []
     for target in write_targets(cmd):
         places = out.paths(target.word)
         if all(harmless(p.path) for p in places):
             continue
-        judge(target, out)
+        if not rc_append(cmd, target, analysis, out, assess):  # one alias line: by the line
+            judge(target, out)
         written.extend(p.path for p in places)
     return written
 

@@ -85,6 +85,8 @@ def plan_word(plan: AnnotatedPlan) -> str | None:
         return None
     raw = plan.confirm_word or next((s.confirm_word for s in high_steps(plan)
                                      if s.confirm_word), None)
+    # no word named: what the HIGH step writes, never the fixed fallback when it is known
+    raw = raw or next((s.writes[0] for s in high_steps(plan) if s.writes), None)
     return printable_word(raw)
 
 

@@ -20,6 +20,8 @@ from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 if TYPE_CHECKING:
     from collections.abc import Iterator
 
+    from rich.console import Console
+
     from anna_common.protocol.models import ExecEvent, PlanRecord
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
@@ -54,6 +56,9 @@ class RunOptions:
     prose: Any = None
     """The :class:`~annactl.ui.streamed.ProsePrinter` that printed the model's prose while it
     was written (the views do not print it twice); None with ``--json``."""
+    answer_on_stdout: bool = True
+    """A read-only plan's output and summary on stdout, its chrome on stderr
+    (:mod:`annactl.commands.answer_out`); the REPL shows everything in one place."""
 
 
 @contextmanager
@@ -127,38 +132,42 @@ def _run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunO
         return _answer(consoles, prepared, opts)
     # imported past the answer: an answer (the offline "how is my system?") needs none of them
     # (issue 23.7, bench/startup.py)
+    from annactl.commands.answer_out import split
     from annactl.commands.needs_root import refuse_before_asking
     from annactl.ui import confirm, render
     from annactl.ui.render_preview import preview_view
 
     if plan.checks and not prepared.checks:
         flow.run_checks(prepared)
-    if not opts.as_json:
-        consoles.out.print(render.plan_view(plan, checks=prepared.checks,
-                                            warnings=prepared.warnings,
-                                            plan_id=prepared.plan_id,
-                                            contradictions=prepared.contradictions,
-                                            streamed=_printed(opts, plan.plan.analysis)))
-        if prepared.preview is not None:
-            consoles.out.print(preview_view(prepared.preview, plan.steps))
     req = confirm.requirement(plan)
+    shown, answer = split(consoles, req.tier, opts)
+    if not opts.as_json:
+        shown.out.print(render.plan_view(plan, checks=prepared.checks,
+                                         warnings=prepared.warnings,
+                                         plan_id=prepared.plan_id,
+                                         contradictions=prepared.contradictions,
+                                         streamed=_printed(opts, plan.plan.analysis)))
+        if prepared.preview is not None:
+            shown.out.print(preview_view(prepared.preview, plan.steps))
     if opts.dry_run:
         return _dry_run(flow, consoles, prepared, req, opts)
     if req.tier == confirm.Tier.BANNED:
         raise confirm.banned_error(req)
-    refuse_before_asking(flow.daemon, plan)  # a per-user daemon: say so now, not after "y"
+    # a per-user daemon: say so now, not after "y", and keep the plan as not run
+    refuse_before_asking(flow.daemon, plan, prepared.plan_id)
     prompter = None
     if consoles.interactive and not opts.as_json:
         prompter = confirm.TerminalPrompter(consoles.err)
     try:
-        approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high)
+        approval = confirm.ask(req, prompter, yes=opts.yes, allow_high=opts.allow_high,
+                               failed=confirm.failed_in_preview(prepared.preview))
     except AnnaError as exc:
         if exc.code in (ErrorCode.DECLINED, ErrorCode.CONFIRMATION_REQUIRED):
             not_run(flow, prepared)
         raise
-    events, record = execute(flow, consoles, prepared, approval, show=not opts.as_json,
-                             keep_on_verify_fail=opts.keep_on_verify_fail)
-    return _report(flow, consoles, prepared, record, events, opts)
+    events, record = execute(flow, shown, prepared, approval, show=not opts.as_json,
+                             keep_on_verify_fail=opts.keep_on_verify_fail, answer=answer)
+    return _report(flow, shown, prepared, record, events, opts, answer=answer)
 
 
 def not_run(flow: Flow, prepared: Prepared) -> None:
@@ -237,10 +246,19 @@ def _dry_run(flow: Flow, consoles: Consoles, prepared: Prepared, req: confirm.Re
 
 
 def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confirm.Approval,
-            *, show: bool, keep_on_verify_fail: bool = False
+            *, show: bool, keep_on_verify_fail: bool = False, answer: Console | None = None
             ) -> tuple[list[ExecEvent], PlanRecord]:
-    """Execute with live progress; Ctrl-C asks the daemon to stop and roll back (exit 130)."""
+    """Execute with live progress; Ctrl-C asks the daemon to stop and roll back (exit 130).
+    With ``answer`` (a read-only plan's stdout), the steps' output goes there, the progress
+    to stderr."""
+    from annactl.commands.answer_out import answer_line
     from annactl.ui import render
+
+    def output(line: str) -> None:
+        if answer is not None:
+            answer_line(answer, line)
+        else:
+            consoles.err.print(render.output_line(line))
 
     events: list[ExecEvent] = []
     lines = render.OutputLines()
@@ -253,11 +271,11 @@ def execute(flow: Flow, consoles: Consoles, prepared: Prepared, approval: confir
             if event.type == "step_output":
                 streamed.add(event.step_id)
                 for line in lines.feed(event.step_id, event.output):
-                    consoles.err.print(render.output_line(line))
+                    output(line)
                 continue
             if event.type == "step_finished":
                 for line in lines.flush(event.step_id):
-                    consoles.err.print(render.output_line(line))
+                    output(line)
             view = render.event_view(event, streamed=event.step_id in streamed)
             if view is not None:
                 consoles.err.print(view)
@@ -282,8 +300,10 @@ def _emit(consoles: Consoles, opts: RunOptions, doc: dict[str, Any]) -> None:
 
 
 def _report(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanRecord,
-            events: list[ExecEvent], opts: RunOptions) -> int:
-    """The result, then its evaluation and perhaps a fix (:mod:`annactl.commands.loop`)."""
+            events: list[ExecEvent], opts: RunOptions, *, answer: Console | None = None
+            ) -> int:
+    """The result, then its evaluation and perhaps a fix (:mod:`annactl.commands.loop`);
+    with ``answer``, the evaluation's summary line there too."""
     from annactl.commands.loop import after_execution
     from annactl.ui import render
 
@@ -298,7 +318,12 @@ def _report(flow: Flow, consoles: Consoles, prepared: Prepared, record: PlanReco
         # before the evaluation: a lock-out guard's clock is running
         offer_confirm(flow, consoles, record, opts)
     status = int(exit_status_for_plan(str(record.status)))
-    if after_execution(flow, consoles, prepared, record, opts, doc):
+    wants_fix = after_execution(flow, consoles, prepared, record, opts, doc)
+    if answer is not None:
+        from annactl.commands.answer_out import summary_line
+
+        summary_line(answer, opts.loop)
+    if wants_fix:
         status = run_fix(flow, consoles, opts, status, doc)
     if doc is not None:
         _emit(consoles, opts, doc)

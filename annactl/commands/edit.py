@@ -57,13 +57,18 @@ def edited(flow: Flow, prepared: Prepared, *, skip: list[str], edits: dict[str, 
     rollback = [r for r in plan.rollback_plan if r.id in used]
     what = [f"skipped {', '.join(skip)}"] if skip else []
     what += [f"edited {', '.join(sorted(edits))}"] if edits else []
-    notes = (plan.notes_for_user + f" (Changed by you from plan {prepared.plan_id}: "
-             + "; ".join(what) + ".)").strip()
+    changed = f"changed by you from plan {prepared.plan_id}: " + "; ".join(what)
+    # the change first: the model's notes describe the plan before it (issue 36.9)
+    notes = f"Your changed plan ({changed})."
+    if plan.notes_for_user.strip():
+        notes += f" The model's notes, written for the plan before the change: " \
+                 f"{plan.notes_for_user.strip()}"
     new = plan.model_copy(update={"command_plan": steps, "rollback_plan": rollback,
                                   "notes_for_user": notes[:4000]})
     _validated(new)
     # "file": the person's own plan, as a plan file is (the protocol's source values)
     second = flow.submit(new, request=prepared.request, source="file")
+    second.changed = changed
     with suppress(AnnaError):  # bookkeeping: the plan offered now is the edited one
         flow.daemon.mark_dry_run(prepared.plan_id)
     return second

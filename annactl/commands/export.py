@@ -49,10 +49,12 @@ def checked_plan(annotated: AnnotatedPlan) -> AnnotatedPlan:
 
 
 def approve(consoles: Consoles, annotated: AnnotatedPlan, *, yes: bool,
-            allow_high: bool) -> ApprovalRecord:
-    """Ask (or take from the flags) the approval the plan's tier needs, as apply does."""
+            allow_high: bool, ask: bool = True) -> ApprovalRecord:
+    """Ask (or take from the flags) the approval the plan's tier needs, as apply does
+    (``ask`` False, as with ``--json``: only the flags)."""
     req = confirm.requirement(annotated)
-    prompter = confirm.TerminalPrompter(consoles.err) if consoles.interactive else None
+    prompter = (confirm.TerminalPrompter(consoles.err) if consoles.interactive and ask
+                else None)
     granted = confirm.ask(req, prompter, yes=yes, allow_high=allow_high)
     confirmations = 2 if granted.high_confirmed else int(granted.confirmed)
     return ApprovalRecord(risk=str(req.risk), confirmations=confirmations,
@@ -69,7 +71,7 @@ def _user() -> str:
 
 
 def render_playbook(consoles: Consoles, plan_id: str, *, mode: str, yes: bool,
-                    allow_high: bool) -> tuple[str, ApprovalRecord]:
+                    allow_high: bool, ask: bool = True) -> tuple[str, ApprovalRecord]:
     """Fetch, check, approve and build: the playbook text and the approval in it."""
     from annactl.commands.yamlout import YamlError
     from annactl.ui.console import inert
@@ -80,7 +82,7 @@ def render_playbook(consoles: Consoles, plan_id: str, *, mode: str, yes: bool,
     flow = _flow()
     record = flow.record(plan_id)
     annotated = checked_plan(record.annotated)
-    approval = approve(consoles, annotated, yes=yes, allow_high=allow_high)
+    approval = approve(consoles, annotated, yes=yes, allow_high=allow_high, ask=ask)
     try:
         text = build(annotated, plan_id=record.plan_id, approval=approval,
                      mode="annad" if mode == "annad" else "shell")
@@ -98,17 +100,29 @@ def _flow() -> Flow:
 
 
 def export(consoles: Consoles, plan_id: str, *, ansible: bool, output: Path | None,
-           mode: str, yes: bool, allow_high: bool) -> int:
-    """Write the playbook to ``output`` (or stdout); say what was approved on stderr."""
+           mode: str, yes: bool, allow_high: bool, as_json: bool = False) -> int:
+    """Write the playbook to ``output`` (or stdout); say what was approved on stderr.
+    With ``as_json``: one document on stdout with the approval, and the playbook's text
+    in it unless it went to ``output`` (never a prompt: approve with ``--yes``)."""
     if not ansible:
         raise UsageError("say what to export to", hint="annactl export ID --ansible")
     text, approval = render_playbook(consoles, plan_id, mode=mode, yes=yes,
-                                     allow_high=allow_high)
-    if output is None:
+                                     allow_high=allow_high, ask=not as_json)
+    if output is not None:
+        write_private(output, text)
+    if as_json:
+        from dataclasses import asdict
+
+        from annactl.ui.console import emit_json
+
+        emit_json(consoles, {"code": "OK", "status": "exported", "plan_id": plan_id,
+                             "mode": mode, "approval": asdict(approval),
+                             "output": None if output is None else str(output),
+                             "playbook": text if output is None else None})
+    elif output is None:
         consoles.out.file.write(text)
         consoles.out.file.flush()
     else:
-        write_private(output, text)
         consoles.err.print(f"wrote {output} ({approval.risk}, approved by {approval.by})",
                            markup=False, highlight=False)
     return ExitStatus.SUCCESS

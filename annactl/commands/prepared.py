@@ -43,6 +43,9 @@ class Prepared:
     conversation: dict[str, Any] | None = None
     """``ask --continue``/``--session``: the conversation and the earlier turns the model got
     (``--json`` prints it as ``conversation``)."""
+    changed: str = ""
+    """For a plan the person changed (``--skip``/``--edit``, the TUI's Change Steps, the
+    REPL's ``skip``/``edit``): what was changed, from which plan; empty otherwise."""
 
     @property
     def contradictions(self) -> list[Contradiction]:

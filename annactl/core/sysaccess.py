@@ -45,7 +45,8 @@ def system_access(uid: int | None = None) -> Access:
     member = user.pw_name in group.gr_mem or user.pw_gid == group.gr_gid
     if uid != 0 and not member:
         return Access(f"only root and group {GROUP} may use the system daemon, and "
-                      f"{user.pw_name} is not in that group", SETUP_COMMAND)
+                      f"{user.pw_name} is not in that group",
+                      join_fix(user.pw_name, administers=_administers(user)))
     session = {os.getegid(), *os.getgroups()}
     if uid != 0 and group.gr_gid not in session:
         return Access(f"{user.pw_name} is in group {GROUP}, but this session started before "
@@ -56,3 +57,30 @@ def system_access(uid: int | None = None) -> Access:
         return Access("the system daemon is installed but does not answer", LOOK)
     return Access("the system daemon does not answer (not installed, or not running)",
                   SETUP_COMMAND)
+
+
+ADMIN_GROUPS = ("wheel", "sudo", "admin")
+"""Groups whose members are usually allowed sudo (Arch and Fedora ``wheel``, Debian
+``sudo``, older Ubuntu ``admin``): a hint, never a permission Anna relies on."""
+
+
+def join_fix(name: str, *, administers: bool) -> str:
+    """What a user outside group anna, on a machine that is set up, can do: an
+    administrator runs ``annactl setup`` (it adds them, asking for sudo); anyone else asks
+    one, since ``annactl setup`` would only fail at its first sudo."""
+    if administers:
+        return f"{SETUP_COMMAND} (it adds {name} to group {GROUP}; then log in again)"
+    return (f"ask an administrator to add you to group {GROUP} (sudo usermod -aG {GROUP} "
+            f"{name}), then log in again")
+
+
+def _administers(user: pwd.struct_passwd) -> bool:
+    """``user`` is in one of :data:`ADMIN_GROUPS` (by name or primary group)."""
+    for name in ADMIN_GROUPS:
+        try:
+            group = grp.getgrnam(name)
+        except KeyError:
+            continue
+        if user.pw_name in group.gr_mem or user.pw_gid == group.gr_gid:
+            return True
+    return False

@@ -16,66 +16,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from prompt_toolkit.completion import Completer, Completion
-
 from anna_common.errors import AnnaError, UsageError
+from annactl.interactive.repl_slash import APPLY_WORDS, MAX_TURNS, SLASH_COMMANDS, SlashCompleter
 from annactl.ui import confirm
 from annactl.ui.console import inert
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterable
-
-    from prompt_toolkit.completion import CompleteEvent
-    from prompt_toolkit.document import Document
+    from collections.abc import Callable
 
     from annactl.commands.ask import RunOptions
     from annactl.commands.flow import Flow
     from annactl.commands.prepared import Prepared
     from annactl.core.config import ClientSettings
+    from annactl.interactive.repl_partial import Changes
     from annactl.planning.fix import FixLoop
     from annactl.ui.console import Consoles
-
-SLASH_COMMANDS = {
-    "/status": "the machine at a glance",
-    "/history": "plans, newest first",
-    "/show": "/show ID: a stored plan and its outcome",
-    "/apply": "/apply [ID]: run the last plan shown, or a stored one",
-    "/fix": "ask the model for a new plan after the last one failed (also: fix)",
-    "/rollback": "/rollback ID: undo a plan",
-    "/memory": "remembered preferences (/memory forget KEY)",
-    "/help": "this list",
-    "/quit": "leave (also Ctrl-D)",
-}
-"""Slash commands and their one-line help."""
-APPLY_WORDS = frozenset({"ok", "apply", "yes"})
-"""Typed alone, these run the last plan shown."""
-MAX_TURNS = 4
-"""Previous turns sent to the planner as context."""
-
-
-class SlashCompleter(Completer):
-    """Completes slash commands, and plan ids after ``/show``, ``/apply``, ``/rollback``."""
-
-    def __init__(self, plan_ids: Callable[[], list[str]]) -> None:
-        self.plan_ids = plan_ids
-
-    def get_completions(self, document: Document,
-                        complete_event: CompleteEvent) -> Iterable[Completion]:
-        """Slash command names first; then ids."""
-        text = document.text_before_cursor
-        if not text.startswith("/"):
-            return
-        if " " not in text:
-            for name, meta in SLASH_COMMANDS.items():
-                if name.startswith(text):
-                    yield Completion(name, start_position=-len(text), display_meta=meta)
-            return
-        command, _, partial = text.partition(" ")
-        if command in {"/show", "/apply", "/rollback"}:
-            for plan_id in self.plan_ids():
-                if plan_id.startswith(partial):
-                    yield Completion(plan_id, start_position=-len(partial))
-
 
 class ReplSession:
     """One REPL conversation: the flow, the turns so far, the last plan shown."""
@@ -116,8 +71,14 @@ class ReplSession:
     def _dispatch(self, text: str) -> bool:
         if text.startswith("/"):
             return self._slash(text)
+        from annactl.interactive.repl_partial import names_a_step, parse_word
+
         if text.lower().rstrip(".!") in APPLY_WORDS:
             self._apply_last(confirmed=True)
+        elif text.lower() in ("clear", "cls"):  # the screen, never a request for the model
+            self.consoles.out.clear()
+        elif names_a_step(text, self.last) and self.last is not None:
+            self._change(self.last, parse_word(text, self.last))
         elif text.lower().rstrip(".!") == "fix":
             self._fix()
         elif text.lower().startswith("plan:"):
@@ -154,6 +115,8 @@ class ReplSession:
             run(self.consoles, arg, as_json=False)
         elif command == "/fix":
             self._fix()
+        elif command == "/clear":
+            self.consoles.out.clear()
         elif command == "/apply":
             self._apply_stored(arg) if arg else self._apply_last(confirmed=False)
         else:
@@ -234,6 +197,10 @@ class ReplSession:
                 self.consoles.out.print(preview_view(prepared.preview,
                                                      prepared.annotated.steps))
         if prepared.annotated.steps:
+            from annactl.commands.needs_root import refuse_before_asking
+
+            # needs the system daemon: said now, instead of "Type ok to run it"
+            refuse_before_asking(self.flow.daemon, prepared.annotated, prepared.plan_id)
             self.consoles.out.print("Type ok to run it." if other is None else
                                     f"Type ok to run the model's plan {prepared.plan_id} "
                                     f"(above); /apply {other.plan_id} runs Anna's offline "
@@ -247,8 +214,31 @@ class ReplSession:
                              hint="describe what you want done")
         self._run(self.last, confirmed=confirmed)
 
-    def _apply_stored(self, plan_id: str) -> None:
-        prepared = self.flow.stored(plan_id)
+    def _change(self, base: Prepared, changes: Changes) -> None:
+        """A changed copy of ``base`` (a new plan, judged and previewed afresh): shown, and
+        the last plan now; ``ok`` runs it after its own confirmation."""
+        from annactl.commands.edit import edited
+        from annactl.interactive.repl_partial import show_changed
+
+        prepared = edited(self.flow, base, skip=changes.skip, edits=changes.edits)
+        self.last, self.loop = prepared, None
+        self.known_ids.insert(0, prepared.plan_id)
+        show_changed(self.consoles, prepared)
+
+    def _apply_stored(self, arg: str) -> None:
+        from annactl.interactive.repl_partial import parse_apply
+
+        changes = parse_apply(arg)
+        if changes.plan_id is None:
+            if self.last is None:
+                raise UsageError("no plan has been shown yet", hint="/apply ID --skip STEP")
+            self._change(self.last, changes)
+            return
+        prepared = self.flow.stored(changes.plan_id)
+        if changes.any:
+            self._change(prepared, changes)
+            return
+        plan_id = changes.plan_id
         from annactl.ui import render
         from annactl.ui.render_preview import preview_view
 
@@ -263,13 +253,16 @@ class ReplSession:
         """Confirm by tier (``ok`` counts as the one confirmation) and execute."""
         from annactl.commands import ask as cmd_ask
         from annactl.commands.loop import after_execution
+        from annactl.commands.needs_root import refuse_before_asking
         from annactl.ui import render
 
         req = confirm.requirement(prepared.annotated)
         if req.tier == confirm.Tier.BANNED:
             raise confirm.banned_error(req)
+        refuse_before_asking(self.flow.daemon, prepared.annotated, prepared.plan_id)
         prompter = confirm.TerminalPrompter(self.consoles.err)
-        approval = confirm.ask(req, prompter, already_confirmed=confirmed)
+        approval = confirm.ask(req, prompter, already_confirmed=confirmed,
+                               failed=confirm.failed_in_preview(prepared.preview))
         _, record = cmd_ask.execute(self.flow, self.consoles, prepared, approval, show=True)
         self.consoles.out.print(render.result_view(record))
         if str(record.status) == "succeeded":  # a guarded plan: say so, offer the confirm
@@ -298,7 +291,7 @@ class ReplSession:
         if self.loop is None:
             self.loop = FixLoop(prepared.request, mode="repl",
                                 planned=prepared.outcome is not None)
-        return RunOptions(offer_fix="repl", loop=self.loop)
+        return RunOptions(offer_fix="repl", loop=self.loop, answer_on_stdout=False)
 
     def _fix(self) -> None:
         """``fix``: a new plan from the model for the last request, confirmed afresh."""
@@ -319,32 +312,14 @@ class ReplSession:
         self._note_result()
 
     def _remember(self, text: str) -> None:
-        from annactl.planning.memory import Memory, parse_remember
+        from annactl.interactive.repl_memory import remember
 
-        found = parse_remember(text)
-        if found is None:
-            raise UsageError("I can remember your editor, AUR helper, shell, terminal, wallpaper "
-                             "backend or directory, or language",
-                             hint='e.g. "remember my editor is nvim"')
-        key, value = found
-        Memory(self.settings.state_dir).set(key, value)
-        self.consoles.out.print(f"Remembered: {key} = {inert(value)}", markup=False)
+        remember(self.consoles, self.settings.state_dir, text)
 
     def _memory(self, arg: str) -> None:
-        from annactl.planning.memory import Memory
+        from annactl.interactive.repl_memory import show_or_forget
 
-        memory = Memory(self.settings.state_dir)
-        if arg.startswith("forget "):
-            key = arg[7:].strip()
-            done = memory.forget(key)
-            self.consoles.out.print(f"Forgot {key}." if done else f"{key} was not remembered.",
-                                    markup=False)
-            return
-        prefs = memory.all()
-        if not prefs:
-            self.consoles.out.print("Nothing remembered yet.", markup=False)
-        for key, value in prefs.items():
-            self.consoles.out.print(f"{key} = {inert(value)}", markup=False, highlight=False)
+        show_or_forget(self.consoles, self.settings.state_dir, arg)
 
     def _error(self, line: str, hint: str | None = None) -> None:
         self.consoles.err.print(inert(line, max_chars=500), style="red", markup=False,

@@ -94,10 +94,17 @@ class FixLoop:
         self.history.append(evaluation.to_dict())
 
     @property
+    def stopped(self) -> bool:
+        """The person stopped the last plan (Ctrl-C, Stop): it missed nothing to fix."""
+        error = self.record.error if self.record is not None else None
+        return error is not None and str(error.code) == "CANCELLED"
+
+    @property
     def can_fix(self) -> bool:
-        """A fix may be offered: the last plan missed its goals and rounds remain."""
+        """A fix may be offered: the last plan missed its goals (not stopped on purpose)
+        and rounds remain."""
         return (self.planned and self.evaluation is not None and needs_fix(self.evaluation)
-                and self.rounds < MAX_FIX_ROUNDS)
+                and not self.stopped and self.rounds < MAX_FIX_ROUNDS)
 
     def why_not(self) -> str:
         """Why no fix can be asked for now (for the REPL's ``fix`` and the TUI)."""
@@ -105,6 +112,8 @@ class FixLoop:
             return "the plan came from a file or the journal, not from a request"
         if self.evaluation is None:
             return "no plan has finished yet"
+        if self.stopped:
+            return "you stopped the last plan; ask again to run it"
         if not needs_fix(self.evaluation):
             return "the last plan reached its goals"
         return f"already {MAX_FIX_ROUNDS} fixes for this request"

@@ -43,6 +43,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from anna_common.findings import AnnotatedPlan, AnnotatedStep
+    from anna_common.protocol.preview import PlanPreview
 
 FALLBACK_WORD = tiers.FALLBACK_WORD
 """Asked for when a HIGH plan names no target (the model labelled a step HIGH that Anna's
@@ -177,17 +178,51 @@ def by_flags(req: Requirement, *, yes: bool, allow_high: bool) -> Approval | Non
     return None
 
 
+RUN_ANYWAY = "run anyway"
+"""What a person types to run a plan one of whose steps failed in its preview."""
+
+
+def failed_in_preview(preview: PlanPreview | None) -> list[str]:
+    """The steps that exited non-zero when the daemon previewed them."""
+    from anna_common.protocol.routes import FAILED_IN_PREVIEW
+
+    if preview is None:
+        return []
+    return [s.step_id for s in preview.steps if (s.reason or "").startswith(FAILED_IN_PREVIEW)]
+
+
+def anyway(req: Requirement, failed: list[str]) -> Requirement:
+    """The typed word a LOW/MEDIUM plan needs when steps failed in their preview: never a
+    plain yes for what will probably fail (issue 36.6); checked here, the daemon's tier is
+    unchanged."""
+    steps = inert(", ".join(failed), max_chars=200)
+    return Requirement(Tier.TWO, req.risk, word=RUN_ANYWAY,
+                       reasons=[f"{steps} failed in the preview: it will probably fail for "
+                                "real, and then every change is undone"])
+
+
 def ask(req: Requirement, prompter: Prompter | None, *, yes: bool = False,
-        allow_high: bool = False, already_confirmed: bool = False) -> Approval:
+        allow_high: bool = False, already_confirmed: bool = False,
+        failed: list[str] | None = None) -> Approval:
     """Get approval from the flags or, failing that, by asking.
 
     ``prompter=None`` means there is no terminal: a plan the flags do not cover is
     declined. ``already_confirmed`` is the REPL's ``ok`` typed after seeing the plan: it
-    is the one confirmation, so a HIGH plan is asked only for its word.
+    is the one confirmation, so a HIGH plan is asked only for its word. ``failed``: steps
+    that failed in their preview; a LOW/MEDIUM plan then asks for :data:`RUN_ANYWAY` typed
+    (flags still decide: ``--yes`` is an approval given before anything was shown).
     """
-    granted = by_flags(req, yes=yes or already_confirmed, allow_high=allow_high)
+    granted = by_flags(req, yes=yes or (already_confirmed and not failed),
+                       allow_high=allow_high)
     if granted is not None:
         return granted
+    if failed and req.tier == Tier.ONE and prompter is not None:
+        extra = anyway(req, failed)
+        typed = prompter.text(f"{extra.reasons[0]}. Type {RUN_ANYWAY!r} to run it:")
+        if not tiers.word_matches(RUN_ANYWAY, typed):
+            raise declined("not confirmed; nothing was run",
+                           hint=f"type {RUN_ANYWAY} to run a plan whose preview failed")
+        return approval(req, confirmed=True)
     if prompter is None:
         need = "--yes --allow-high" if req.tier == Tier.TWO else "--yes"
         raise declined(f"this {req.risk} plan needs a confirmation and there is no terminal "
@@ -198,6 +233,16 @@ def ask(req: Requirement, prompter: Prompter | None, *, yes: bool = False,
         return approval(req, confirmed=True)
     typed = prompter.text(f"This is a HIGH-risk plan. Type {req.word!r} to run it:")
     return approval(req, confirmed=True, typed_word=typed)
+
+
+HELP_ANSWERS = frozenset({"?", "h", "help"})
+"""Answers to a y/N question that ask what the answers do."""
+MAX_HELP_ASKS = 10
+"""After this many help requests in a row the question counts as No (never a loop)."""
+YES_NO_HELP = ("y or yes: go ahead.  n, Enter or anything else: no (nothing is run).\n"
+               "Before you decide: annactl show ID shows the plan and its preview; annactl "
+               "apply ID --skip STEP or --edit STEP=COMMAND approves a changed plan instead.")
+"""What ``?`` at a y/N question prints."""
 
 
 class TerminalPrompter:
@@ -218,8 +263,14 @@ class TerminalPrompter:
         return self.read_line().rstrip("\n")
 
     def yes_no(self, question: str) -> bool:
-        """Default No."""
-        return is_yes(self._ask(question))
+        """Default No; ``?`` (or ``help``) shows what the answers do and asks again, a
+        bounded number of times, instead of counting as No."""
+        for _ in range(MAX_HELP_ASKS):
+            answer = self._ask(question)
+            if answer.strip().lower() not in HELP_ANSWERS:
+                return is_yes(answer)
+            self.err.print(YES_NO_HELP, style="dim", markup=False, highlight=False)
+        return False
 
     def text(self, question: str) -> str:
         """One line."""

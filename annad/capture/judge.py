@@ -30,6 +30,7 @@ from typing import TYPE_CHECKING
 from anna_common.levels import RiskLevel
 from anna_common.risk import paths
 from anna_common.risk.assess import assess
+from anna_common.risk.rules.rcappend import RC_FILES
 from annad.capture import content, judge_xattrs, versus_preview
 
 if TYPE_CHECKING:
@@ -43,6 +44,8 @@ if TYPE_CHECKING:
 MAX_SHOWN = 20
 """Refused changes named in the event (the rest are counted)."""
 SETID = stat.S_ISUID | stat.S_ISGID
+RC_NAMES = frozenset(posixpath.basename(f) for f in RC_FILES)
+"""File names whose appended line may be judged by the line (the rules check the home)."""
 
 
 @dataclass
@@ -100,10 +103,23 @@ def _commands(change: Change, system: bool) -> list[str]:
         return [f"{sudo}ln -sfn -- {shlex.quote(change.link or '')} {path}"]
     first = {"dir": f"{sudo}mkdir -p -- {path}", "fifo": f"{sudo}mkfifo -- {path}"}.get(
         change.kind, f"{sudo}tee -- {path}")
+    line = _rc_line(change)
+    if line is not None:  # one line appended to an rc file: judged by the line, as planned
+        first = f"{sudo}printf '%s\\n' {shlex.quote(line)} >> {path}"
     out = [first]
     if change.mode & SETID:
         out.append(f"{sudo}chmod {change.mode:04o} -- {path}")
     return out + judge_xattrs.commands(change, sudo)
+
+
+def _rc_line(change: Change) -> str | None:
+    """The one line a file change appends to an rc file (:mod:`annad.capture.appended`)."""
+    if change.kind != "file" or change.mode & SETID or not change.source or \
+            posixpath.basename(change.path) not in RC_NAMES:
+        return None
+    from annad.capture.appended import appended_line
+
+    return appended_line(change.path, change.source)
 
 
 def _special(change: Change, approval: Approval, owner: int,

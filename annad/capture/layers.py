@@ -130,7 +130,10 @@ def mount_plan(mountinfo: str, avoid: str) -> tuple[list[list[object]], dict[int
         base = fstype.split(".", 1)[0]
         if read_only or base in VIRTUAL or set(point) & _UNSAFE:
             plan.append(["bind", point])
-            covered.append(point)
+            if base in VIRTUAL or set(point) & _UNSAFE:
+                # a read-only disk is bound read-only, but a writable disk mounted below it
+                # (a read-only / with a writable /home) is still overlaid (issue 36.9)
+                covered.append(point)
             continue
         layers[len(layers)] = point
         plan.append(["overlay", point, len(layers) - 1])

@@ -20,6 +20,7 @@ from anna_common.findings import Finding, FindingCode
 from anna_common.plan import RiskLevel
 from anna_common.protocol.models import DaemonMode, SessionEnv
 from anna_common.protocol.preview import PlanPreview, StepPreview
+from anna_common.protocol.routes import FAILED_IN_PREVIEW
 from anna_common.risk.assess import Scope
 from annad.capture.versus_preview import shown_by_key
 from annad.journal.integrity import PREVIEWED_KIND
@@ -136,7 +137,7 @@ def _overlay(pending: _Pending, previews: list[StepPreview], who: Who, options: 
                 f"{result.more} more were not read back"
         if result.exit_code != 0:
             tail = result.output.strip()[-OUTPUT_SHOWN:]
-            preview.reason = f"the step failed in the preview (exit status " \
+            preview.reason = f"{FAILED_IN_PREVIEW} (exit status " \
                 f"{result.exit_code}){': ' + tail if tail else ''}"
         # keyed by the shown path: a name that is not UTF-8 (shown escaped) is "not checked"
         contents = {f.path: state.data for f in preview.files

@@ -202,3 +202,16 @@ def test_fix_rounds_are_bounded() -> None:
     stored = FixLoop("(from plan.json)", planned=False)
     stored.finished(_record("failed"), offline(_record("failed"), "n"))
     assert not stored.can_fix and "not from a request" in stored.why_not()
+
+
+def test_a_plan_stopped_on_purpose_offers_no_fix() -> None:
+    """Issue 36.9: Ctrl-C (or the TUI's Stop) is the person's decision, not a failure to
+    fix: no Fix is offered, and ``fix`` says why."""
+    from anna_common.protocol.records import ErrorBody
+
+    stopped = _record("rolled_back").model_copy(update={"error": ErrorBody(
+        code="CANCELLED", message="cancelled")})
+    loop = FixLoop("copy the file")
+    loop.finished(stopped, offline(stopped, "n"))
+    assert not loop.evaluation.goals_met  # type: ignore[union-attr]
+    assert not loop.can_fix and "you stopped the last plan" in loop.why_not()

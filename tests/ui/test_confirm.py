@@ -48,10 +48,17 @@ def test_model_label_cannot_lower_the_tier() -> None:
     assert confirm.requirement(plan).tier == Tier.TWO
 
 
-def test_model_high_label_without_target_gets_fallback_word() -> None:
+def test_model_high_label_without_target_names_what_it_writes() -> None:
+    """Issue 36.8: the word names what the step touches, not the fixed fallback."""
     plan = annotate_dict(plan_dict([("w", "echo x > /tmp/anna-ui/x", "HIGH")]))
     req = confirm.requirement(plan)
-    assert req.tier == Tier.TWO and req.word == confirm.FALLBACK_WORD
+    assert req.tier == Tier.TWO and req.word == "/tmp/anna-ui/x" != confirm.FALLBACK_WORD
+
+
+def test_model_high_label_that_writes_nothing_gets_fallback_word() -> None:
+    plan = annotate_dict(plan_dict([("w", "true", "HIGH")]))
+    req = confirm.requirement(plan)
+    assert req.tier == Tier.TWO and req.word in (confirm.FALLBACK_WORD, "true")
 
 
 def test_info_runs_without_asking(info_plan: AnnotatedPlan) -> None:

@@ -47,8 +47,9 @@ def test_transcript_fail_rollback_evaluate_fix_approve_succeed(anna: Anna) -> No
     anna.llm.push(failing, _verdict(False), _fix(anna, target), _verdict(True))
     term = PtyProcess([*anna.argv, "ask", "--no-templates", "replace app.conf with the new one"],
                       anna.env)
-    term.expect(r"Run this LOW plan\? \[y/N\]")
-    term.send("y\r")
+    # its copy step failed in the preview: never a plain yes (issue 36.6)
+    term.expect(r"Type 'run anyway' to run")
+    term.send("run anyway\r")
     term.expect(r"Evaluation: goals not met")
     term.expect(r"Ask for a fix\? \[y/N\]")
     assert note.read_text() == "original\n"  # the failed plan was rolled back
@@ -173,8 +174,8 @@ def test_repl_fix_after_a_failed_plan(anna: Anna) -> None:
     term.send("fix\r")  # nothing ran yet
     term.expect(r"no fix to ask for: no plan has run yet")
     term.send("replace app.conf with the new one\r")
-    term.expect(r"Run this LOW plan\? \[y/N\]")
-    term.send("y\r")
+    term.expect(r"Type 'run anyway' to run")  # its copy step failed in the preview
+    term.send("run anyway\r")
     term.expect(r"Type fix to ask the model for a new plan")
     assert "Ask for a fix?" not in term.text  # the REPL waits for `fix`
     assert note.read_text() == "original\n"

@@ -17,6 +17,7 @@ from annactl.core.exit_codes import ExitStatus
 from annactl.interactive.tui.app import AnnaTui, Source
 from annactl.interactive.tui.screens.approval import ApprovalScreen
 from annactl.interactive.tui.screens.result import ResultScreen
+from annactl.interactive.tui.screens.word import WordScreen
 
 from .conftest import Anna
 from .test_e2e_loop import _failing, _fix, _verdict
@@ -56,6 +57,9 @@ async def test_fix_button_plans_anew_and_asks_again(anna: Anna) -> None:
     async with app.run_test(size=SIZE) as pilot:
         await ready(pilot, ApprovalScreen, focus="cancel")
         await pilot.press("a")
+        # its copy step failed in the preview: approving asks for "run anyway" typed
+        await ready(pilot, WordScreen, focus="word")
+        await pilot.press(*"run anyway", "enter")
         await until(pilot, lambda: _result(app, "failed"), "the failed result")
         await until(pilot, lambda: _evaluated(app, met=False), "the evaluation")
         fix: Any = app.screen.query_one("#fix", Button)

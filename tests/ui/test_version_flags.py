@@ -34,9 +34,10 @@ def test_text_version() -> None:
     assert (proc.returncode, proc.stdout, proc.stderr) == (0, f"annactl {__version__}\n", "")
 
 
-def test_json_alone_is_still_one_error_document() -> None:
-    """``--json`` with nothing to do is a usage error, said once on stdout as JSON."""
+def test_json_alone_is_one_help_document() -> None:
+    """``--json`` with nothing to do: annactl's help as one document on stdout, exit 0
+    (issue 36.5: annactl alone prints help)."""
     proc = _run("--json")
     lines = [line for line in proc.stdout.splitlines() if line.strip()]
-    assert proc.returncode == 2 and len(lines) == 1
-    assert json.loads(lines[0])["code"] == "USAGE_ERROR"
+    assert proc.returncode == 0 and len(lines) == 1
+    assert json.loads(lines[0])["status"] == "help"

@@ -39,6 +39,8 @@ READ_ONLY = frozenset({
     "tldr", "declare", "typeset", "local", "export", "readonly", "let", "unalias", "set",
     "history", "unset", "diff3", "sdiff", "colordiff", "jc", "csvlook",
     "time", "hostid", "logname", "top",
+    # known and harmless (issue 36.8): sync only flushes writes already made to disk
+    "sync", "lsb_release", "lslogins", "jobs", "xdg-user-dir",
 })
 """Programs that only read and print (with the argument exceptions :func:`read_only` checks)."""
 

@@ -50,6 +50,7 @@ from annactl.ui.console import inert
 __all__ = ["AnnaTui", "Source"]
 
 if TYPE_CHECKING:
+    from anna_common.errors import AnnaError
     from annactl.commands.prepared import Prepared
     from annactl.planning.memory import PatchReview
 
@@ -137,7 +138,16 @@ class AnnaTui(WaitingApp):
         if stored and prepared.annotated.checks and not prepared.checks and \
                 self._connect is not None:
             self.run_checks(prepared)
-        self.push_screen(ApprovalScreen(prepared), self._decided)
+        self.push_screen(ApprovalScreen(prepared, refusal=self._needs_root(prepared)),
+                         self._decided)
+
+    def _needs_root(self, prepared: Prepared) -> AnnaError | None:
+        """Why a stored plan cannot run through this daemon (it needs the system one)."""
+        if self._flow is None or prepared.source == "rejected":
+            return None
+        from annactl.commands.needs_root import needs_root
+
+        return needs_root(self._flow.daemon, prepared.annotated, prepared.plan_id)
 
     def on_queue_ready(self, message: QueueReady) -> None:
         """Show the waiting plans (or say that nothing waits)."""
@@ -248,8 +258,10 @@ class AnnaTui(WaitingApp):
             self.exit(int(self.status if rejected or fixing else ExitStatus.DECLINED))
             return
         req = confirm.requirement(self.prepared.annotated)
-        if req.tier == confirm.Tier.TWO:
-            self.push_screen(WordScreen(req), self._word_given)
+        failed = confirm.failed_in_preview(self.prepared.preview)
+        if req.tier == confirm.Tier.TWO or failed:  # a failed preview: never a plain yes
+            self.push_screen(WordScreen(req if req.tier == confirm.Tier.TWO
+                                        else confirm.anyway(req, failed)), self._word_given)
             return
         self._start(confirm.approval(req, confirmed=True))
 
@@ -257,7 +269,9 @@ class AnnaTui(WaitingApp):
         if self.prepared is None:
             return
         if decision != Decision.APPROVE:
-            self.push_screen(ApprovalScreen(self.prepared), self._decided)
+            self.push_screen(ApprovalScreen(self.prepared,
+                                            refusal=self._needs_root(self.prepared)),
+                             self._decided)
             return
         req = confirm.requirement(self.prepared.annotated)
         self._start(confirm.approval(req, confirmed=True, typed_word=req.word))

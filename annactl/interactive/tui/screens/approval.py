@@ -27,11 +27,12 @@ from textual.widgets import Button, Footer, Static
 from annactl.interactive.tui.screens import Decision
 from annactl.interactive.tui.widgets import RiskLine, title_text
 from annactl.ui import confirm
-from annactl.ui.console import inert_text
+from annactl.ui.console import inert, inert_text
 from annactl.ui.render_facts import confidence_line
 from annactl.ui.render_plan import command_text, risk_badge
 
 if TYPE_CHECKING:
+    from anna_common.errors import AnnaError
     from annactl.commands.prepared import Prepared
     from annactl.interactive.tui.screens.edit_steps import StepChanges
 
@@ -49,6 +50,15 @@ def _tier_note(req: confirm.Requirement) -> Text | None:
     return None
 
 
+def _refusal_note(refusal: AnnaError) -> Text:
+    note = Text("Cannot run here: ", style="bold red")
+    note.append(inert(refusal.message, max_chars=400))
+    if refusal.hint:
+        note.append("\nWhat you can do: ", style="bold")
+        note.append(inert(refusal.hint, max_chars=300))
+    return note
+
+
 class ApprovalScreen(ModalScreen[Decision]):
     """Approve or cancel one plan; ``d`` opens the details."""
 
@@ -64,12 +74,21 @@ class ApprovalScreen(ModalScreen[Decision]):
     ]
     AUTO_FOCUS = "#cancel"
 
-    def __init__(self, prepared: Prepared, *, banner: Text | None = None) -> None:
+    def __init__(self, prepared: Prepared, *, banner: Text | None = None,
+                 refusal: AnnaError | None = None) -> None:
         super().__init__()
         self.prepared = prepared
         self.requirement = confirm.requirement(prepared.annotated)
         self.banner = banner
         """A line above the plan (Anna's offline answer says so, issue 24.1)."""
+        self.refusal = refusal
+        """Why this plan cannot run here (it needs the system daemon): said in the box,
+        with what the person can do, and Approve is disabled (issue 36.7)."""
+
+    @property
+    def approvable(self) -> bool:
+        """Approve is offered: not banned, and nothing stops the plan from running here."""
+        return self.requirement.tier != confirm.Tier.BANNED and self.refusal is None
 
     def compose(self) -> ComposeResult:
         """The box."""
@@ -79,6 +98,10 @@ class ApprovalScreen(ModalScreen[Decision]):
             box.border_subtitle = f"plan {self.prepared.plan_id}"
             if self.banner is not None:
                 yield Static(self.banner, id="banner")
+            if self.prepared.changed:  # the box is the changed plan, not the one asked for
+                yield Static(Text(f"Your changed plan ({inert(self.prepared.changed)}): a new "
+                                  "plan, judged and previewed again.", style="bold"),
+                             id="changed")
             yield RiskLine(plan, id="risk")
             yield Static(f"Steps: {len(plan.steps)}", id="steps")
             if plan.steps:
@@ -93,13 +116,15 @@ class ApprovalScreen(ModalScreen[Decision]):
             note = _tier_note(self.requirement)
             if note is not None:
                 yield Static(note, id="tier-note")
+            if self.refusal is not None:
+                yield Static(_refusal_note(self.refusal), id="needs-root")
             doubt = confidence_line(self.prepared.contradictions)
             if doubt is not None:  # the claims themselves are in Show Details
                 yield Static(doubt, id="contradictions")
             with Horizontal(id="buttons"):
                 yield Button("Show Details", id="details")
                 yield Button("Approve", id="approve", variant="success",
-                             disabled=self.requirement.tier == confirm.Tier.BANNED)
+                             disabled=not self.approvable)
                 yield Button("Cancel", id="cancel", variant="error")
         yield Footer()
 
@@ -128,6 +153,10 @@ class ApprovalScreen(ModalScreen[Decision]):
         if self.requirement.tier == confirm.Tier.BANNED:
             self.notify("This plan contains a hard-banned command and cannot be approved.",
                         severity="error", markup=False)
+            return
+        if self.refusal is not None:
+            self.notify(inert(self.refusal.message, max_chars=300), severity="error",
+                        markup=False)
             return
         self.dismiss(Decision.APPROVE)
 

@@ -25,6 +25,23 @@ if TYPE_CHECKING:
     from annactl.commands.prepared import Prepared
 
 
+class StepBox(Checkbox):
+    """A step's checkbox: ✓ kept, ✗ left out — the glyph says it, not only the colour
+    (Textual's checkbox draws the same ``X`` either way, issue 36.6)."""
+
+    KEPT = "✓"
+    DROPPED = "✗"
+
+    def __init__(self, label: Text, value: bool = True, **kwargs: str) -> None:
+        super().__init__(label, value, **kwargs)  # type: ignore[arg-type]
+        self.BUTTON_INNER = self.KEPT if value else self.DROPPED
+
+    def watch_value(self) -> None:
+        """The glyph follows the value (then Textual's own reaction: class, message)."""
+        self.BUTTON_INNER = self.KEPT if self.value else self.DROPPED
+        super().watch_value()
+
+
 @dataclass(frozen=True)
 class StepChanges:
     """What the person changed: steps left out, and new commands by step id."""
@@ -52,14 +69,14 @@ class EditStepsScreen(ModalScreen[StepChanges | None]):
         """The rows, a line for what is wrong, and the buttons."""
         with Vertical(id="edit-box") as box:
             box.border_title = "Change the steps"
-            yield Static(Text("Untick a step to leave it out; edit a command to change it. "
+            yield Static(Text("Untick a step to leave it out (✗); edit a command to change it. "
                               "The changed plan is a new plan: Anna judges and previews it, "
                               "then asks you again.", style="dim"), id="edit-help")
             with VerticalScroll(id="edit-steps"):
                 for index, step in enumerate(self.steps):
                     label = Text(inert(step.id, max_chars=40), style="bold")
                     label.append("  " + inert(step.description, max_chars=80))
-                    yield Checkbox(label, value=True, id=f"keep-{index}")
+                    yield StepBox(label, value=True, id=f"keep-{index}")
                     yield Input(inert(step.command), id=f"command-{index}",
                                 classes="edit-command")
             yield Static("", id="edit-error")

@@ -29,7 +29,9 @@ class WordScreen(ModalScreen[Decision]):
         """The question, what is HIGH, the input and the buttons."""
         word = self.requirement.word or ""
         with Vertical(id="word-box") as box:
-            box.border_title = "HIGH risk: second confirmation"
+            box.border_title = ("HIGH risk: second confirmation"
+                                if self.requirement.word != confirm.RUN_ANYWAY
+                                else "A step failed in its preview")
             reasons = Text()
             for reason in self.requirement.reasons[:4]:
                 reasons.append(f"• {reason}\n")
