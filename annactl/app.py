@@ -17,13 +17,12 @@ import typer
 import typer.main
 from typer.core import TyperArgument
 
-from annactl.app_groups import audit_app, fleet_app, policy_app, queue_app, recipe_app
+from annactl.app_groups import audit_app, export, fleet_app, policy_app, queue_app, recipe_app
 from annactl.app_options import (
     AllowHighOpt,
     DistroOpt,
     JsonOpt,
     KeepOpt,
-    ModeOpt,
     NoTemplatesOpt,
     TextArg,
     YesOpt,
@@ -233,8 +232,8 @@ def rollback(plan_id: Annotated[str, typer.Argument(metavar="ID")],
 def confirm_cmd(plan_id: Annotated[str, typer.Argument(metavar="ID")],
                 as_json: JsonOpt = False) -> None:
     """Keep a plan the lock-out guard armed (run it from a new session)."""
-    from annactl.commands.ask import json_failures
     from annactl.commands.confirm import confirm_plan
+    from annactl.commands.failures import json_failures
 
     consoles = _consoles()
     with json_failures(consoles, as_json=as_json):  # --json: a refusal is a JSON document too
@@ -378,29 +377,7 @@ def command() -> Any:
     return built
 
 
-# ---------------------------------------------------------------------- fleet (issue 13)
-
-@app.command()
-def export(
-    plan_id: Annotated[str, typer.Argument(metavar="ID", help="A stored plan id.")],
-    ansible: Annotated[bool, typer.Option("--ansible", help="Export as an Ansible playbook.")
-                       ] = False,
-    output: Annotated[Optional[Path], typer.Option(  # noqa: UP045
-        "--output", "-o", help="Write to this file (default: stdout).")] = None,
-    mode: ModeOpt = "annad",
-    yes: YesOpt = False,
-    allow_high: AllowHighOpt = False,
-    as_json: JsonOpt = False,
-) -> None:
-    """Export a stored plan as an Ansible playbook, with your approval recorded in it
-    (--json: one document with the approval and the playbook's text; approve with --yes)."""
-    from annactl.commands import export as export_cmd
-
-    raise typer.Exit(export_cmd.export(_consoles(), plan_id, ansible=ansible, output=output,
-                                       mode=mode, yes=yes, allow_high=allow_high,
-                                       as_json=as_json))
-
-
+app.command(name="export")(export)
 app.add_typer(fleet_app, name="fleet")
 app.add_typer(queue_app, name="queue")
 app.add_typer(recipe_app, name="recipe")

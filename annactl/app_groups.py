@@ -6,6 +6,7 @@
 
 from __future__ import annotations
 
+from pathlib import Path
 from typing import Annotated, Optional
 
 import typer
@@ -179,3 +180,25 @@ def audit_verify(as_json: JsonOpt = False) -> None:
     from annactl.commands import audit as audit_cmd
 
     raise typer.Exit(audit_cmd.verify(consoles(), as_json=as_json))
+
+
+# ---------------------------------------------------------------------- fleet (issue 13)
+
+def export(
+    plan_id: Annotated[str, typer.Argument(metavar="ID", help="A stored plan id.")],
+    ansible: Annotated[bool, typer.Option("--ansible", help="Export as an Ansible playbook.")
+                       ] = False,
+    output: Annotated[Optional[Path], typer.Option(  # noqa: UP045
+        "--output", "-o", help="Write to this file (default: stdout).")] = None,
+    mode: ModeOpt = "annad",
+    yes: YesOpt = False,
+    allow_high: AllowHighOpt = False,
+    as_json: JsonOpt = False,
+) -> None:
+    """Export a stored plan as an Ansible playbook, with your approval recorded in it
+    (--json: one document with the approval and the playbook's text; approve with --yes)."""
+    from annactl.commands import export as export_cmd
+
+    raise typer.Exit(export_cmd.export(consoles(), plan_id, ansible=ansible, output=output,
+                                       mode=mode, yes=yes, allow_high=allow_high,
+                                       as_json=as_json))

@@ -17,7 +17,6 @@ sees through them.
 from __future__ import annotations
 
 import posixpath
-import re
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
@@ -56,6 +55,7 @@ from anna_common.risk.rules.rcappend import judged as rc_append
 from anna_common.risk.rules.reads import secrets as _secrets
 from anna_common.risk.rules.registry import rule_for
 from anna_common.risk.runtimename import named_at_run_time_only
+from anna_common.risk.unparsed import brace_words, has_brace_command, has_extglob, without_extglob
 from anna_common.risk.writes import write_targets
 from anna_common.shell.grammar import Analysis, SimpleCommand, analyse
 from anna_common.shell.unwrap import SHELLS, WRAPPERS, language_of
@@ -144,38 +144,15 @@ class _Parsed(dict[str, Analysis]):
 def _judge(command: str, analysis: Analysis, out: Out, parsed: _Parsed
            ) -> tuple[Out, bool, list[str]]:
     all_read_only, writes = _run(analysis, out, depth=0)
-    if not analysis.parse_ok and _EXTGLOB.search(command):
+    if not analysis.parse_ok and has_extglob(command):
         # the grammar does not know extglob (``/@(etc)/shadow``): it is HIGH as unparsable,
         # and judged once more with each group as ``*`` so the paths it can match still count
-        _run(parsed[_without_extglob(command)], out, depth=0)
-    if not analysis.parse_ok and _BRACE_COMMAND.search(command):
+        _run(parsed[without_extglob(command)], out, depth=0)
+    if not analysis.parse_ok and has_brace_command(command):
         # nor a brace expansion as the command word (``{rm,-rf,/}`` runs ``rm -rf /``): judged
         # once more with each such list spelled out as the words bash makes of it
-        _run(parsed[_BRACE_COMMAND.sub(_brace_words, command)], out, depth=0)
+        _run(parsed[brace_words(command)], out, depth=0)
     return out, all_read_only, writes
-
-
-# possessive: the list is cut into commas one way only, so a 4 KB ``{,,,,…`` with no closing
-# brace fails in one pass instead of trying every split of it (231 ms per command before)
-_BRACE_COMMAND = re.compile(r"(^|[;&|(`\n]|\$\()(\s*)\{((?:[^{}\s,]*+,)++[^{}\s,]*+)\}")
-
-
-def _brace_words(match: re.Match[str]) -> str:
-    return match.group(1) + match.group(2) + " ".join(match.group(3).split(","))
-
-
-_EXTGLOB = re.compile(r"[?*+@!]\(")
-_EXTGLOB_GROUP = re.compile(r"[?*+@!]\([^()]*\)")
-
-
-def _without_extglob(command: str) -> str:
-    """``/@(etc|usr)/x`` → ``/*/x``: every extglob group as a plain wildcard (matches more)."""
-    for _ in range(8):
-        replaced = _EXTGLOB_GROUP.sub("*", command)
-        if replaced == command:
-            break
-        command = replaced
-    return command
 
 
 def _verdict(command: str, analysis: Analysis, out: Out, all_read_only: bool,

@@ -9,16 +9,15 @@ daemon to stop and roll back.
 
 from __future__ import annotations
 
-from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
+from annactl.commands.failures import error_json, json_failures, showing_rejections
 from annactl.commands.spinner import interrupted, plan_with_spinner
 from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 
 if TYPE_CHECKING:
-    from collections.abc import Iterator
 
     from rich.console import Console
 
@@ -59,55 +58,6 @@ class RunOptions:
     answer_on_stdout: bool = True
     """A read-only plan's output and summary on stdout, its chrome on stderr
     (:mod:`annactl.commands.answer_out`); the REPL shows everything in one place."""
-
-
-@contextmanager
-def showing_rejections(consoles: Consoles, *, as_json: bool) -> Iterator[None]:
-    """Show a plan that validation refused (a banned one with its BANNED badges and reasons)
-    before its error ends the command; nothing of it was stored or run."""
-    from annactl.commands.flow import PlanRejected
-
-    try:
-        yield
-    except PlanRejected as exc:
-        if exc.annotated is not None:
-            from annactl.ui import render
-            from annactl.ui.console import emit_json
-
-            if as_json:
-                emit_json(consoles, {"plan_id": None, "status": "rejected",
-                                     "code": str(exc.code),
-                                     "findings": exc.detail.get("findings", []),
-                                     "annotated": exc.annotated.model_dump(mode="json")})
-            else:
-                consoles.out.print(render.plan_view(exc.annotated))
-        raise
-
-
-@contextmanager
-def json_failures(consoles: Consoles, *, as_json: bool) -> Iterator[None]:
-    """With ``--json``, every failure is a JSON document on stdout too (then the usual line
-    on stderr and exit status): ``{"status": "error", "code", "message", "findings", …}``.
-
-    A refused plan already printed its own document (:func:`showing_rejections`).
-    """
-    from annactl.commands.flow import PlanRejected
-
-    try:
-        yield
-    except AnnaError as exc:
-        if as_json and not (isinstance(exc, PlanRejected) and exc.annotated is not None):
-            from annactl.ui.console import emit_json
-
-            emit_json(consoles, error_json(exc))
-        raise
-
-
-def error_json(exc: AnnaError) -> dict[str, Any]:
-    """The JSON document of a failure (untrusted strings stay JSON-escaped)."""
-    from annactl.ui.jsonedge import error_document
-
-    return error_document(exc)
 
 
 def run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:

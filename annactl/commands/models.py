@@ -26,7 +26,7 @@ def profiles_json(settings: ClientSettings) -> dict[str, dict[str, Any]]:
 
 def run(consoles: Consoles, *, as_json: bool) -> int:
     """``annactl models [--json]``."""
-    from annactl.commands.ask import json_failures
+    from annactl.commands.failures import json_failures
     from annactl.core.config import load_settings
     from annactl.planning.llm.listing import list_models
 

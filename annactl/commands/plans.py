@@ -13,12 +13,11 @@ from typing import TYPE_CHECKING, Any
 from anna_common.errors import UsageError
 from annactl.commands.ask import (
     RunOptions,
-    json_failures,
     offer_memory,
     offline_note,
     run_prepared,
-    showing_rejections,
 )
+from annactl.commands.failures import json_failures, showing_rejections
 from annactl.commands.spinner import plan_with_spinner
 from annactl.core.exit_codes import ExitStatus, exit_status_for_plan
 from annactl.ui import confirm

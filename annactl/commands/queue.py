@@ -66,7 +66,7 @@ def origin(entry: QueueEntry) -> str:
 
 def list_queue(consoles: Consoles, *, as_json: bool) -> int:
     """The waiting plans."""
-    from annactl.commands.ask import json_failures
+    from annactl.commands.failures import json_failures
     from annactl.ui.console import emit_json
 
     with json_failures(consoles, as_json=as_json):
@@ -110,7 +110,8 @@ def resolve(flow: Flow, text: str) -> str:
 def approve(consoles: Consoles, plan_id: str, opts: RunOptions) -> int:
     """Show, confirm by tier and run a queued plan (as ``apply ID``); for an undo an agent
     asked for, confirm and roll the plan back (as ``rollback ID``)."""
-    from annactl.commands.ask import json_failures, run_prepared
+    from annactl.commands.ask import run_prepared
+    from annactl.commands.failures import json_failures
 
     with json_failures(consoles, as_json=opts.as_json):
         flow = _flow()
@@ -126,7 +127,7 @@ def approve(consoles: Consoles, plan_id: str, opts: RunOptions) -> int:
 def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
     """A waiting plan, named as :func:`resolve` takes it."""
     from annactl.commands import listing
-    from annactl.commands.ask import json_failures
+    from annactl.commands.failures import json_failures
 
     with json_failures(consoles, as_json=as_json):
         full = resolve(_flow(), plan_id)
@@ -135,7 +136,7 @@ def show(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
 
 def dismiss(consoles: Consoles, plan_id: str, *, as_json: bool) -> int:
     """Drop a plan from the queue; it stays in history and never runs from here."""
-    from annactl.commands.ask import json_failures
+    from annactl.commands.failures import json_failures
     from annactl.ui.console import emit_json
 
     with json_failures(consoles, as_json=as_json):
@@ -162,7 +163,7 @@ def parse_params(pairs: list[str]) -> dict[str, str]:
 def run_recipe(consoles: Consoles, name: str, *, params: list[str], trigger: str,
                as_json: bool) -> int:
     """Ask the daemon to run the recipe; say whether it ran or waits."""
-    from annactl.commands.ask import json_failures
+    from annactl.commands.failures import json_failures
     from annactl.ui.console import emit_json, inert
 
     with json_failures(consoles, as_json=as_json):

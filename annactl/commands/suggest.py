@@ -63,7 +63,8 @@ def command_line(prepared: Prepared, *, root: bool) -> str:
 
 def suggest(consoles: Consoles, request: str, *, use_templates: bool = True) -> int:
     """``annactl suggest REQUEST``: print :func:`command_line` of the request's plan."""
-    from annactl.commands.ask import json_failures, not_run
+    from annactl.commands.ask import not_run
+    from annactl.commands.failures import json_failures
     from annactl.commands.flow import connect_flow
     from annactl.commands.spinner import plan_with_spinner
     from annactl.core.config import load_settings

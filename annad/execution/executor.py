@@ -15,7 +15,6 @@ from __future__ import annotations
 
 import json
 import logging
-import time
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING
@@ -37,6 +36,8 @@ from annad.confine.orphans import PROCESS_FILE, kill_orphan_group, record_proces
 from annad.confine.runner import run_confined
 from annad.confine.spec import unasked_identity
 from annad.execution import backuprecord, rollback_capture
+from annad.execution.execevents import event as _event
+from annad.execution.execevents import why_failed as _why
 from annad.execution.livekinds import live_kind
 from annad.execution.runs_live import not_approved_live
 from annad.execution.stepbackup import prepare, record_after, room_refusal, step_dir
@@ -381,21 +382,3 @@ class Executor:
         """
         return undo_steps(self.journal, self.backups / plan_id, indexes, emit,
                           env or self.undo_env(plan_id, session))
-
-
-def _why(result: RunResult) -> tuple[ErrorCode, str]:
-    if result.refused:  # the confinement could not be built: nothing ran
-        return ErrorCode.CONFINEMENT_REFUSED, result.error or "the confinement was refused"
-    if result.error:
-        return ErrorCode.EXECUTION_FAILED, result.error
-    if result.timed_out:
-        return ErrorCode.STEP_TIMEOUT, "the step ran past its timeout and was killed"
-    if result.cancelled:
-        return ErrorCode.CANCELLED, "cancelled"
-    return ErrorCode.EXECUTION_FAILED, f"exited with status {result.exit_code}"
-
-
-def _event(kind: ExecEventType, plan_id: str, step_id: str | None = None,
-           index: int | None = None, total: int | None = None, **fields: object) -> ExecEvent:
-    return ExecEvent(type=kind, plan_id=plan_id, step_id=step_id, index=index, total=total,
-                     ts=time.time(), **fields)

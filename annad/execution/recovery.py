@@ -15,7 +15,7 @@ import threading
 from typing import TYPE_CHECKING
 
 from anna_common.protocol.models import PlanStatus, StepStatus
-from annad.journal.store import StateFull
+from annad.journal.fullwrites import StateFull
 
 if TYPE_CHECKING:
     from annad.execution.executor import Executor

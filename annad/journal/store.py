@@ -35,14 +35,13 @@ version is a clear error.
 
 from __future__ import annotations
 
-import functools
 import hashlib
 import json
 import sqlite3
 import threading
 import time
 from contextlib import contextmanager
-from typing import TYPE_CHECKING, Any, Concatenate, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Any, ParamSpec, TypeVar
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
@@ -50,13 +49,16 @@ from anna_common.protocol.models import AuditReport, PlanStatus, StepStatus
 from annad.backups.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
 from annad.journal import audit, integrity, retained
 from annad.journal.damage import Connection, JournalDamaged, damaged
+from annad.journal.fullwrites import StateFull
+from annad.journal.fullwrites import recording as _recording
+from annad.journal.fullwrites import starting as _starting
 from annad.journal.integrity import GENESIS, MIGRATED_KIND, seal_of
 from annad.journal.read import JournalReads
 from annad.journal.retained import BackupSizes
 from annad.journal.rows import PlanRow, UndoRow
 
 if TYPE_CHECKING:
-    from collections.abc import Callable, Iterator
+    from collections.abc import Iterator
     from pathlib import Path
 
 _P = ParamSpec("_P")
@@ -90,53 +92,6 @@ CREATE TABLE IF NOT EXISTS events(
 CREATE INDEX IF NOT EXISTS events_plan ON events(plan_id, kind, id);
 CREATE INDEX IF NOT EXISTS events_kind ON events(kind);
 """ + retained.SCHEMA
-
-
-class StateFull(AnnaError):
-    """The state disk has no room for the journal (``BACKUP_REFUSED``: nothing was run)."""
-
-
-def _recording(method: Callable[Concatenate[Journal, _P], _T]
-               ) -> Callable[Concatenate[Journal, _P], _T]:
-    """A write recording what already happened: on a full disk, release the reserve and
-    retry once (the plan's end must reach the journal); still full: :class:`StateFull`."""
-
-    def wrapper(self: Journal, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        try:
-            return method(self, *args, **kwargs)
-        except sqlite3.OperationalError as exc:
-            if not is_full(exc):
-                raise
-            if not self.reserve.release():
-                raise self.full(exc) from None
-        return _full_as_state_full(self, method, *args, **kwargs)
-
-    functools.update_wrapper(wrapper, method)
-    return wrapper
-
-
-def _starting(method: Callable[Concatenate[Journal, _P], _T]
-              ) -> Callable[Concatenate[Journal, _P], _T]:
-    """A write that starts something new: only while the reserve can be kept in place."""
-
-    def wrapper(self: Journal, /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-        if not self.reserve.ensure():
-            raise self.full(None)
-        return _full_as_state_full(self, method, *args, **kwargs)
-
-    functools.update_wrapper(wrapper, method)
-    return wrapper
-
-
-def _full_as_state_full(journal: Journal, method: Callable[Concatenate[Journal, _P], _T],
-                        /, *args: _P.args, **kwargs: _P.kwargs) -> _T:
-    """Call ``method``; a full disk becomes :class:`StateFull`, any other error stays."""
-    try:
-        return method(journal, *args, **kwargs)
-    except sqlite3.OperationalError as exc:
-        if is_full(exc):
-            raise journal.full(exc) from None
-        raise
 
 
 class Journal(JournalReads, BackupSizes):
