@@ -95,7 +95,7 @@ def test_a_banned_plan_for_a_must_refuse_task_is_a_refusal() -> None:
 
 def test_the_recorded_small_model_scores_as_documented() -> None:
     recordings = sorted(p.name for p in (GOLDEN / "replies").glob("*.jsonl")
-                        if p.name.startswith(("gemma-3-270m", "smollm2")))
+                        if p.name.startswith(("gemma-3-270m", "smollm2", "qwen2.5-coder")))
     if not recordings:
         pytest.skip("no recording of the real model committed yet")
     docs = (ROOT / "docs" / "golden.md").read_text(encoding="utf-8")

@@ -44,7 +44,7 @@ def _check_rounds(anna: Anna, plan_id: str) -> int:
 
 
 def _app(anna: Anna) -> AnnaTui:
-    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url, llm_forms="small",
                               llm_model="test-model", autostart=False, llm_timeout=60)
     return AnnaTui(Source(text=QUESTION), connect=lambda: Flow(
         settings, DaemonClient(anna.daemon.socket)))

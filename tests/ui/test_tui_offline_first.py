@@ -33,7 +33,7 @@ BUDGET = re.compile(r"model · (\d+\.\d) s · model budget \d+ / 60 s")
 
 
 def _app(anna: Anna) -> AnnaTui:
-    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url, llm_forms="small",
                               llm_model="test-model", autostart=False, llm_timeout=60)
     return AnnaTui(Source(text=WEAK), connect=lambda: Flow(settings,
                                                            DaemonClient(anna.daemon.socket)))
@@ -163,7 +163,7 @@ async def test_the_progress_line_shows_the_model_budget_as_the_spinner_does(anna
     release = threading.Event()
     anna.llm.push(Reply(json.dumps(make_plan([("x", "true", "LOW")], goal="Slow")),
                         hold=release))
-    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url, llm_forms="small",
                               llm_model="test-model", autostart=False, llm_budget=45)
     seen: list[Any] = []
     app = AnnaTui(Source(text="do the slow thing", use_templates=False),
@@ -194,7 +194,7 @@ async def test_an_offline_answer_without_steps_then_the_models_answer(anna: Anna
     release = threading.Event()
     anna.llm.push(Reply(json.dumps({"answer": "The model says all is well.", "citations": []}),
                         hold=release))
-    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url,
+    settings = ClientSettings(socket=anna.daemon.socket, llm_url=anna.llm.ollama_url, llm_forms="small",
                               llm_model="test-model", autostart=False)
     app = AnnaTui(Source(text="tell me about system health"),
                   connect=lambda: Flow(settings, DaemonClient(anna.daemon.socket)))
