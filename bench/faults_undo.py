@@ -3,9 +3,9 @@
     .venv/bin/python bench/faults_undo.py [--trials 30]
 
 Runs tests/daemon/test_faults_undo.py with ``--trials`` trials of each kind (the suite runs
-3, to stay quick): a per-user daemon (as root) killed with SIGKILL the moment its rollback is
-visibly under way — a tree of 400 files the plan made no longer whole, or a 5 MiB file on a
-full 12 MiB tmpfs (in a private mount namespace) no longer what the step left, so restored
+3, to stay quick), on a per-user daemon (run as root) and on the root daemon: each killed
+with SIGKILL the moment its rollback is visibly under way — a tree of 400 files the plan made
+no longer whole, or a 5 MiB file on a full 12 MiB tmpfs (in a private mount namespace) no longer what the step left, so restored
 in place — then started again and rolled back again. Prints the counts: trials, kills that
 came midway, files torn at the kill (an in-place restore cut short: recorded, finished by
 the next rollback), torn after the second rollback, false ``rolled_back`` claims, and second

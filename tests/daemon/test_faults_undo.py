@@ -44,11 +44,11 @@ COUNTS: dict[str, int] = {"trials": 0, "midway": 0, "torn_at_kill": 0, "torn_aft
 """Over every trial of the module: what bench/faults_undo.py prints."""
 
 
-@pytest.fixture(scope="module")
-def held() -> Iterator[tuple[RunningDaemon, Path]]:
-    """A per-user daemon inside a private mount namespace whose ``<base>/full`` is a 12 MiB
-    tmpfs; yields it and the tmpfs as the test sees it (through the holder's root)."""
-    daemon = new_daemon(user_mode=True)
+@pytest.fixture(scope="module", params=["per-user", "root"])
+def held(request: pytest.FixtureRequest) -> Iterator[tuple[RunningDaemon, Path]]:
+    """A per-user or root daemon inside a private mount namespace whose ``<base>/full`` is a
+    12 MiB tmpfs; yields it and the tmpfs as the test sees it (through the holder's root)."""
+    daemon = new_daemon(user_mode=request.param == "per-user")
     full = daemon.base / "full"
     full.mkdir()
     holder = subprocess.Popen(
