@@ -42,7 +42,7 @@ def main() -> int:
     counts = re.search(r"FAULTS_UNDO (\{.*\})", done.stdout)
     print(done.stdout[-1500:] if counts is None else "", done.stderr[-1500:], sep="\n")
     print(f"{args.trials} trials each of kill -9 during a rollback (a removed tree, an in-place "
-          f"restore on a full disk), per-user daemon: "
+          f"restore on a full disk), per-user and root daemons: "
           f"{counts.group(1) if counts else 'no counts'}; pytest status {done.returncode}, "
           f"{time.monotonic() - started:.0f} s, load {load} at the start, "
           f"{Path('/proc/loadavg').read_text().split()[0]} at the end")
