@@ -37,6 +37,7 @@ def _tables() -> list[str]:
                   paths.BOOT_PATTERNS):
         found.extend(p for p in table if p.startswith(("/", "~/")))
     found += ["/dev/" + d for d in _DEVICES]
+    found += ["/proc/1/environ", "/proc/1/mem", "/proc/kcore"]
     found += ["/proc/sys/kernel", "/proc/sysrq-trigger", "/sys/kernel", "/root/.ssh",
               "/etc/sudoers.d", "/etc/ld.so.preload", "/usr/bin", "/usr/lib", "/usr/sbin"]
     return found

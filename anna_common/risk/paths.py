@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from anna_common.risk import pathvalues
+from anna_common.risk.secretpaths import PROCESS_SECRETS, originals
 from anna_common.risk.secretpaths import SECRET_PATTERNS as _SECRET_PATTERNS
-from anna_common.risk.secretpaths import originals
 from anna_common.shell.words import Word
 
 HOME = pathvalues.HOME
@@ -315,7 +315,7 @@ def is_secret(path: str) -> bool:
     """Private keys, password databases, credentials, Anna's own state, and any backup or
     copy of one (``/etc/shadow.pacsave``, ``~/.ssh/id_rsa.bak``, ``/var/backups/shadow.bak``):
     a secret is secret by what it holds, not by its file name."""
-    return _match(path, _SECRET_PATTERNS) or any(
+    return _match(path, _SECRET_PATTERNS) or _match(path, PROCESS_SECRETS) or any(
         _match(original, _SECRET_PATTERNS) for original in originals(path))
 
 
