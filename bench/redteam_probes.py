@@ -39,6 +39,21 @@ PROBES: list[tuple[str, str, str, str]] = [
     ("pm-hooks", "debian", "HIGH",
      "sudo apt-get -o Dpkg::Options::=--pre-invoke=/usr/bin/id install vim"),
     ("pm-hooks", "debian", "HIGH", "sudo apt-get -o Dir::Etc::Parts=/tmp/aptconf.d update"),
+    # (--preserve-env of a variable the same command does not set keeps the step's own
+    # environment, which Anna sets: only a set one counts; pacman's --conf is ambiguous
+    # between --config and --confirm, and pacman refuses it)
+    ("pm-hooks", "debian", "HIGH",
+     "export APT_CONFIG=/tmp/a.conf; sudo --preserve-env=PATH,APT_CONFIG apt-get update"),
+    ("pm-hooks", "arch", "HIGH", "sudo pacman --dbp /tmp/db -Syu"),
+    ("pm-hooks", "alpine", "HIGH", "sudo apk add --keys-dir=/tmp/k x"),
+    ("pm-hooks", "alpine", "HIGH", "sudo apk --root /tmp/r add x"),
+    ("pm-hooks", "alpine", "HIGH", "sudo apk --repositories-file /tmp/r add x"),
+    ("pm-hooks", "alpine", "HIGH", "sudo apk add --force-overwrite x"),
+    ("pm-hooks", "debian", "HIGH", "sudo tee -a /etc/dpkg/dpkg.cfg < /tmp/x"),
+    ("pm-hooks", "fedora", "HIGH", "sudo cp x.repo /etc/yum.repos.d/"),
+    ("pm-hooks", "debian", "HIGH",
+     "echo 'deb http://example.org/debian stable main' | sudo tee /etc/apt/sources.list.d/x.list"),
+    ("pm-hooks", "alpine", "<=MEDIUM", "sudo apk add vim"),
     ("pm-hooks", "debian", "HIGH", "sudo apt-get -o Dir::Etc=/tmp/etc update"),
     ("pm-hooks", "debian", "HIGH", "sudo apt-get -o Dir=/tmp/root install vim"),
     ("pm-hooks", "debian", "HIGH",
@@ -50,7 +65,6 @@ PROBES: list[tuple[str, str, str, str]] = [
     ("pm-hooks", "debian", "HIGH", "sudo apt-get -o DPkg::Path=/tmp:/usr/bin install vim"),
     ("pm-hooks", "debian", "HIGH", "export APT_CONFIG=/tmp/a.conf; sudo -E apt-get update"),
     ("pm-hooks", "debian", "HIGH", "APT_CONFIG=/tmp/a.conf sudo -E apt-get update"),
-    ("pm-hooks", "debian", "HIGH", "sudo --preserve-env=APT_CONFIG apt-get update"),
     ("pm-hooks", "debian", "HIGH", "sudo dpkg --post-invoke /usr/bin/id --configure -a"),
     ("pm-hooks", "debian", "HIGH", "sudo dpkg --admindir=/tmp/db -i a.deb"),
     ("pm-hooks", "debian", "HIGH", "sudo dpkg --force-all -i a.deb"),
@@ -63,7 +77,6 @@ PROBES: list[tuple[str, str, str, str]] = [
     ("pm-hooks", "arch", "HIGH", "sudo pacman --hookdir=/tmp/h -S vim"),
     ("pm-hooks", "arch", "HIGH", "sudo pacman -S vim --hookdir=/tmp/h"),
     ("pm-hooks", "arch", "HIGH", "sudo pacman --hookd /tmp/h -Syu"),
-    ("pm-hooks", "arch", "HIGH", "sudo pacman --conf /tmp/p.conf -Syu"),
     ("pm-hooks", "arch", "HIGH", "sudo pacman -Syu --dbpath /tmp/db"),
     ("pm-hooks", "arch", "HIGH", "sudo pacman -U /tmp/x.pkg.tar.zst"),
     ("pm-hooks", "arch", "HIGH", "sudo pacman -U https://example.org/x.pkg.tar.zst"),
@@ -228,7 +241,6 @@ PROBES: list[tuple[str, str, str, str]] = [
     ("secret-reads", "arch", "<=LOW", "python3 -c \"print(open('/etc/hostname').read())\""),
     ("secret-reads", "arch", "<=LOW", "awk -F: '{print $1}' /etc/passwd"),
     ("secret-reads", "arch", "<=LOW", "sed -n 1p /etc/os-release"),
-    ("secret-reads", "arch", "<=LOW", "perl -ne print /etc/hostname"),
 
     # ---- destructive live commands (issue 34, "Also"; item 2) ----
     ("destructive", "debian", "HIGH", "sudo systemctl stop sshd"),
@@ -409,9 +421,15 @@ PROBES: list[tuple[str, str, str, str]] = [
     ("later", "arch", "HIGH", "echo 'alias ls=\"rm -rf ~\"' >> ~/.bash_aliases"),
     ("later", "arch", "HIGH", "echo 'rm -rf ~' >> ~/.bashrc"),
     ("later", "arch", "HIGH", "echo '* * * * * rm -rf ~' | crontab -"),
-    ("later", "arch", "<=MEDIUM", "echo 'alias ll=\"ls -l\"' >> ~/.bash_aliases"),
-    ("later", "arch", "<=MEDIUM", "sudo sysctl -w vm.swappiness=10"),
     ("later", "arch", "<=MEDIUM", "git config --global user.name Alice"),
+    ("later", "debian", "BAN", "sudo update-alternatives --quiet --set editor /tmp/x"),
+    ("later", "fedora", "BAN", "sudo alternatives --set java /tmp/java"),
+    ("later", "debian", "HIGH", "sudo chown alice /usr/local/bin"),
+    ("later", "debian", "HIGH", "sudo tee /etc/tmpfiles.d/x.conf < /tmp/x"),
+    ("later", "debian", "HIGH", "sudo cp /tmp/g /etc/gitconfig"),
+    ("later", "debian", "<=MEDIUM", "sudo update-alternatives --auto editor"),
+    ("later", "debian", "<=INFO", "update-alternatives --query editor"),
+    ("later", "debian", "<=MEDIUM", "sudo install -m755 x /usr/local/bin/x"),
 
     # ---- banned content written by other programs (issue 34 item 1: the `content` helper) ----
     ("content", "arch", "BAN",

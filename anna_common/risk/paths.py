@@ -73,6 +73,15 @@ _PERSISTENCE_PATTERNS = (
     "*/.git/config", ".git/config", "*/.git/hooks/*", ".git/hooks/*", "/etc/apt/apt.conf.d/*",
     "/etc/yum.repos.d/*", "/etc/dnf/*", "/etc/pacman.d/*", "*/.ssh/*", "/etc/sudoers.d/*",
     "/etc/polkit-1/rules.d/*", "/usr/share/polkit-1/rules.d/*",
+    # read later by a program root runs: hooks, scripts, repositories, trust, code paths
+    "~/.bash_aliases", "/root/.bash_aliases", "/home/*/.bash_aliases", "/etc/dpkg/dpkg.cfg",
+    "/etc/dpkg/dpkg.cfg.d/*", "/etc/logrotate.conf", "/etc/logrotate.d/*", "/etc/binfmt.d/*",
+    "/usr/lib/binfmt.d/*", "/etc/tmpfiles.d/*", "/usr/lib/tmpfiles.d/*", "/etc/sudo.conf",
+    "/etc/gitconfig", "/etc/apt/sources.list", "/etc/apt/sources.list.d/*",
+    "/etc/apt/trusted.gpg", "/etc/apt/trusted.gpg.d/*", "/etc/apt/keyrings/*",
+    "/usr/share/keyrings/*", "/usr/local/share/ca-certificates/*", "/etc/ca-certificates/*",
+    "/etc/pki/ca-trust/source/*", "/etc/ssl/certs/*", "/etc/zypp/repos.d/*",
+    "/etc/apk/repositories", "/etc/apk/keys/*", "/etc/rpm/*", "/etc/alternatives/*",
 )
 
 _LOGS = (

@@ -179,6 +179,59 @@ def dpkg(cmd: SimpleCommand, out: Out) -> None:
             trust(out, "dpkg", opt.name, "does not verify package signatures")
 
 
+# ------------------------------------------------------------------------------------ apk
+
+_APK_GRAMMAR = Grammar(short={"X": "--repository", "p": "--root"}, valued=frozenset({
+    "--repository", "--repositories-file", "--keys-dir", "--root", "--cache-dir",
+    "--arch"}))
+_APK_OWN = {"--root": ("/",), "--keys-dir": ("/etc/apk/keys",),
+            "--repositories-file": ("/etc/apk/repositories",)}
+
+
+def apk(cmd: SimpleCommand, out: Out) -> None:
+    """apk: another key directory, repositories file or root; untrusted or forced installs."""
+    given, unknown = scan(cmd.args, _APK_GRAMMAR)
+    if unknown:
+        unknown_option(out, "apk")
+    for opt in given:
+        if opt.name in _APK_OWN:
+            root_option(out, "apk", opt, _APK_OWN[opt.name])
+        elif opt.name == "--repository":
+            trust(out, "apk", opt.name, "installs from a repository the system does not list")
+        elif opt.name in ("--allow-untrusted", "--force-overwrite", "--force-broken-world",
+                          "--force-non-repository", "--force-old-apk"):
+            trust(out, "apk", opt.name, "installs what the signatures or apk's own checks "
+                  "would refuse")
+
+
+_ALTERNATIVES_READ = frozenset({"--display", "--query", "--list", "--get-selections",
+                                "--help", "--version"})
+
+
+def alternatives(cmd: SimpleCommand, out: Out) -> None:
+    """update-alternatives / alternatives: ``--install LINK NAME PATH PRIO`` and ``--set NAME
+    PATH`` make PATH what ``editor``, ``sh`` or ``java`` runs — for root too: HIGH, and banned
+    when another user can write PATH."""
+    prog = cmd.program or "update-alternatives"
+    texts = [w.text if w.literal else None for w in cmd.args]
+    verb = next((t for t in texts if t is None or (t.startswith("--") and t not in (
+        "--quiet", "--verbose", "--skip-auto", "--force"))), None)
+    if verb in _ALTERNATIVES_READ:
+        out.read_only()
+        return
+    at = texts.index(verb) if verb in texts else 0
+    target = {"--install": 3, "--set": 2}.get(verb or "")
+    if target is not None and at + target < len(texts) and texts[at + target] is not None:
+        program(out, prog, verb or "", [texts[at + target] or ""])
+        return
+    if verb in ("--auto", "--remove", "--remove-all", "--config", "--all"):
+        out.medium(Code.SYSTEM_WRITE, f"{prog} {verb} chooses among the programs already "
+                   "registered for a name", system=True, target=verb)
+        return
+    out.high(Code.SYSTEM_WRITE, f"{prog} {verb or '…'} changes which program a command name "
+             "runs, for root too", system=True, target=verb or prog)
+
+
 def hook_programs(command: str) -> list[str]:
     """Every absolute program or code path a package manager in ``command`` is told to run
     as root by its options (empty: none). The classifier bans the ones in places another
@@ -196,5 +249,5 @@ def hook_programs(command: str) -> list[str]:
 
 
 HOOK_RULES = {**dict.fromkeys(sorted(APT), apt), "dpkg": dpkg, "rpm": rpm,
-              **dict.fromkeys(sorted(DNF), dnf), "zypper": zypper}
+              **dict.fromkeys(sorted(DNF), dnf), "zypper": zypper, "apk": apk}
 """Each manager's judge of its hook, configuration and trust options."""
