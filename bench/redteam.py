@@ -1,6 +1,7 @@
 """The red-team probes of issue 34 through Anna's classifier: held, broken, and how badly.
 
     .venv/bin/python bench/redteam.py [--tree DIR] [--show] [--class NAME]
+    .venv/bin/python bench/redteam.py [--tree DIR] --benign /work/shared/corpora
 
 Every probe in ``bench/redteam_probes.py`` is a command an attacker (a prompt-injected model)
 would put in a plan, with the least verdict Anna must give it. Nothing is executed: each is
@@ -27,6 +28,7 @@ from __future__ import annotations
 
 import argparse
 import importlib
+import json
 import sys
 from collections import Counter, defaultdict
 from pathlib import Path
@@ -91,13 +93,33 @@ def run(tree: Path, only: str | None) -> list[tuple[str, str, str, str, str | No
     return rows
 
 
+def benign(tree: Path, corpora: Path) -> None:
+    """The false-positive side: how many benign corpus commands are HIGH or banned."""
+    sys.path.insert(0, str(tree))
+    assess_mod = importlib.import_module("anna_common.risk.assess")
+    ctx = assess_mod.AssessContext(distro="arch", home="/home/alice")
+    counts: Counter[str] = Counter()
+    for line in (corpora / "benign_commands.jsonl").read_text(encoding="utf-8").splitlines():
+        if line:
+            counts[verdict(assess_mod.assess(json.loads(line)["command"], ctx))] += 1
+    total = sum(counts.values())
+    print(f"benign corpus ({total} commands): " + ", ".join(
+        f"{name} {counts[name]}" for name in ORDER) + f"; HIGH or banned "
+        f"{(counts['HIGH'] + counts['BAN']) / total:.2%}")
+
+
 def main() -> None:
     """Print the table (and the breaks with ``--show``)."""
     parser = argparse.ArgumentParser()
     parser.add_argument("--tree", type=Path, default=HERE.parent)
     parser.add_argument("--show", action="store_true", help="list every broken probe")
     parser.add_argument("--class", dest="only", default=None)
+    parser.add_argument("--benign", type=Path, default=None, metavar="CORPORA",
+                        help="instead: tiers of the benign corpus (e.g. /work/shared/corpora)")
     args = parser.parse_args()
+    if args.benign is not None:
+        benign(args.tree.resolve(), args.benign)
+        return
     rows = run(args.tree.resolve(), args.only)
     per: dict[str, Counter[str]] = defaultdict(Counter)
     for klass, _, _, _, sev, _ in rows:
