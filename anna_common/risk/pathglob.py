@@ -53,10 +53,14 @@ def _tree() -> Tree:
     for path in _tables():
         node = root
         parts = ["~", *path[2:].split("/")] if path.startswith("~/") else path[1:].split("/")
-        for part in parts:
-            if not part or _GLOB.search(part):
+        for index, part in enumerate(parts):
+            if not part or "[" in part or (_GLOB.search(part) and (
+                    index != len(parts) - 1 or part in ("*", "*.*"))):
                 break
-            node = node.setdefault(part, {})
+            # a wildcard in a pattern's last name stands as one sample name it matches
+            # (``/etc/ssh/ssh_host_*_key`` → ``ssh_host_x_key``), so a command's glob that can
+            # match the pattern (``/etc/ssh/*``) reaches it; one that cannot (``*.pub``) not
+            node = node.setdefault(re.sub(r"[*?]", "x", part), {})
     return root
 
 

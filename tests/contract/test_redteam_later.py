@@ -54,6 +54,17 @@ HIGH = [
      "--repositories-file"),
     ("alpine", "sudo apk -X http://example.org/ add x", Code.UNTRUSTED_BUILD, "--repository"),
     ("alpine", "sudo apk add --force-overwrite x", Code.UNTRUSTED_BUILD, "--force-overwrite"),
+    ("debian", "sudo add-apt-repository ppa:someone/ppa", Code.UNTRUSTED_BUILD, "repositories"),
+    ("debian", "sudo add-apt-repository 'deb http://example.org/ stable main'",
+     Code.UNTRUSTED_BUILD, "keys"),
+    ("debian", "sudo apt-key add /tmp/k", Code.UNTRUSTED_BUILD, "apt-key add"),
+    ("debian", "sudo apt-key adv --recv-keys 0xDEADBEEF", Code.UNTRUSTED_BUILD, "adv"),
+    ("fedora", "sudo rpmbuild -bb /tmp/x.spec", Code.SCRIPT_FILE, "spec file"),
+    ("debian", "sudo pip install --index-url http://example.org/simple x",
+     Code.UNTRUSTED_BUILD, "example.org"),
+    ("debian", "sudo pip3 install -i http://example.org/ x", Code.UNTRUSTED_BUILD, "-i"),
+    ("debian", "sudo pip install git+http://example.org/x.git", Code.UNTRUSTED_BUILD, "git+"),
+    ("debian", "sudo pip install /tmp/pkg", Code.UNTRUSTED_BUILD, "/tmp/pkg"),
 ]
 
 
@@ -92,6 +103,10 @@ ORDINARY = [
     ("debian", "sudo cp nginx.conf /etc/nginx/", RiskLevel.MEDIUM),
     ("alpine", "sudo apk add vim", RiskLevel.MEDIUM),
     ("alpine", "sudo apk --root / add vim", RiskLevel.MEDIUM),
+    ("debian", "apt-key list", RiskLevel.INFO),
+    ("debian", "sudo pip install x", RiskLevel.MEDIUM),
+    ("debian", "pip install --user -i http://example.org/ x", RiskLevel.LOW),
+    ("debian", "add-apt-repository --list", RiskLevel.INFO),
 ]
 
 

@@ -64,6 +64,13 @@ HIGH = [
     ("suse", "sudo zypper in -- -openssh-server", Code.CRITICAL_PACKAGE, "SSH"),
     ("suse", "sudo zypper install '!openssh-server'", Code.CRITICAL_PACKAGE, "SSH"),
     ("suse", "sudo zypper in '~apparmor-parser'", Code.CRITICAL_PACKAGE, "AppArmor"),
+    ("arch", "sudo pkill -9 -uroot", Code.KILL_CRITICAL, "every process of root"),
+    ("arch", "sudo killall -uroot", Code.KILL_CRITICAL, "every process of root"),
+    ("debian", "sudo apt-get remove openssh-{server,client}", Code.CRITICAL_PACKAGE, "SSH"),
+    ("debian", "sudo aptitude remove ~nopenssh", Code.CRITICAL_PACKAGE, "SSH"),
+    ("debian", "sudo aptitude purge '?name(openssh)'", Code.CRITICAL_PACKAGE, "SSH"),
+    ("debian", "sudo apt remove '?name(openssh-server)'", Code.CRITICAL_PACKAGE, "SSH"),
+    ("fedora", "sudo dnf remove -y openssh-server-9.0p1", Code.CRITICAL_PACKAGE, "SSH"),
 ]
 
 
@@ -84,6 +91,8 @@ ORDINARY = [
     ("debian", "sudo apt-get install vim-gtk3"), ("debian", "sudo apt-get remove cowsay:amd64"),
     ("debian", "sudo apt-get install g++"), ("debian", "sudo apt-get remove '^cowsay'"),
     ("fedora", "sudo dnf swap vim-minimal vim-enhanced"), ("suse", "sudo zypper in vim"),
+    ("arch", "pkill -ualice firefox"), ("fedora", "sudo dnf remove -y vim-9.0"),
+    ("debian", "sudo aptitude remove ~ncowsay"),
 ]
 
 

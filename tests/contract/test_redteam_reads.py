@@ -43,6 +43,10 @@ SECRET = [
     ("sudo python3 -c \"import base64;print(open(base64.b64decode('L2V0Yy9zaGFkb3c=')"
      ".decode()).read())\"", "/etc/shadow"),
     ("sudo python3 -c \"print(open(b'/etc/shadow'.decode()).read())\"", "/etc/shadow"),
+    # a glob that can match a secret pattern's wildcard (host keys: ssh_host_*_key)
+    ("sudo cat /etc/ssh/*", "/etc/ssh/ssh_host_"),
+    ("sudo cat /etc/ssh/ssh_host_*", "/etc/ssh/ssh_host_"),
+    ("sudo head /etc/ssh/*key", "/etc/ssh/ssh_host_"),
 ]
 
 
@@ -61,7 +65,7 @@ def test_an_awk_read_through_a_variable_nobody_assigns_is_a_read_of_anything() -
 
 
 ORDINARY = [
-    "cat /proc/self/environ", "cat /proc/1/status", "cat /proc/cpuinfo",
+    "cat /etc/ssh/*.pub", "cat /etc/ssh/sshd_config", "cat /proc/self/environ", "cat /proc/1/status", "cat /proc/cpuinfo",
     "awk -v f=/etc/hostname 'BEGIN{getline l < f; print l}'",
     "awk -F: -v OFS=, '{print $1,$3}' /etc/passwd",
     "python3 -c \"print(open('/etc/%s' % 'hostname').read())\"",

@@ -67,6 +67,9 @@ def every_process(cmd: SimpleCommand, out: Out) -> bool:
     while i < len(words):
         text = words[i].text
         name = text.split("=", 1)[0]
+        if name not in values and text[:2] in values and not text.startswith("--"):
+            text = f"{text[:2]}={text[2:]}"  # -uroot: a short option's value attached
+            name = text[:2]
         if name in values:
             value = text.split("=", 1)[1] if "=" in text else (
                 words[i + 1].text if i + 1 < len(words) else "")
@@ -182,13 +185,22 @@ def removed_packages(cmd: SimpleCommand) -> list[str]:
 _QUALIFIER = re.compile(r"(?::[a-z0-9_-]+|[=/].*|\.(?:x86_64|i[3-6]86|aarch64|armv7hl|noarch|"
                         r"ppc64le|s390x|src))$")
 """What follows a package's name: ``:amd64``, ``=1.2-3``, ``/stable`` (apt), ``.x86_64``."""
+_VERSION = re.compile(r"-\d[\w.:~+]*(?:-[\w.~+]+)?$")
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_APTITUDE = re.compile(r"^(?:~n(.+)|\?name\((.+)\))$")
 _REGEX = re.compile(r"[\^$+|(){}\\]|\.\*")
 
 
 def _name_forms(name: str) -> list[str]:
     """The names ``name`` may stand for: itself, without its qualifier, and an apt regex
     (``^openssh``) as the glob of what it matches."""
-    forms = [name, _QUALIFIER.sub("", name), name.replace(".", "?")]  # apt: ``.`` is any
+    forms = [name, _QUALIFIER.sub("", name), name.replace(".", "?"),  # apt: ``.`` is any
+             _VERSION.sub("", name)]  # dnf: NAME-VERSION
+    forms += [name.replace(m.group(0), alt) for m in [_BRACES.search(name)] if m
+              for alt in m.group(1).split(",")]  # a brace bash left as is: openssh-{a,b}
+    pattern = _APTITUDE.match(name)
+    if pattern:  # aptitude/apt search patterns: ~nREGEX, ?name(REGEX)
+        forms.append("*" + (pattern.group(1) or pattern.group(2) or "").strip("^$") + "*")
     if _REGEX.search(name):
         core = re.sub(r"[\^$+|(){}\\]|\.\*|\.\?", "*", name).strip("*")
         forms.append(f"*{core}*")

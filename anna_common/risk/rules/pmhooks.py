@@ -27,7 +27,7 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING
 
-from anna_common.risk.rules.base import AssessContext, Code, Out
+from anna_common.risk.rules.base import AssessContext, Code, Out, help_only
 from anna_common.risk.rules.pmrpm import DNF, dnf, rpm, zypper
 from anna_common.risk.rules.pmscan import (
     Given,
@@ -230,6 +230,28 @@ def alternatives(cmd: SimpleCommand, out: Out) -> None:
         return
     out.high(Code.SYSTEM_WRITE, f"{prog} {verb or '…'} changes which program a command name "
              "runs, for root too", system=True, target=verb or prog)
+
+
+_KEY_READS = frozenset({"list", "finger", "fingerprint", "export", "exportall", "--help"})
+
+
+def trust_tools(cmd: SimpleCommand, out: Out) -> None:
+    """Tools that add what root will install from or trust: ``add-apt-repository`` (a
+    repository and its key), ``apt-key add/adv``, and ``rpmbuild`` (a spec file's scripts
+    run): HIGH."""
+    prog = cmd.program or ""
+    words = [w.text for w in cmd.args]
+    verbs = [w for w in words if not w.startswith("-")]
+    if help_only(cmd) or (prog == "add-apt-repository" and {"-L", "--list"} & set(words)) or \
+            (prog == "apt-key" and verbs[:1] and verbs[0] in _KEY_READS):
+        out.read_only()
+        return
+    if prog == "rpmbuild":
+        out.high(Code.SCRIPT_FILE, "rpmbuild runs the scripts of a spec file (as root under "
+                 "sudo)", target=verbs[-1][:60] if verbs else prog)
+        return
+    trust(out, prog, verbs[0][:60] if verbs else prog, "changes which repositories or keys "
+          "the package manager trusts; what they sign is installed as root")
 
 
 def hook_programs(command: str) -> list[str]:
