@@ -648,7 +648,7 @@ PROBES: list[tuple[str, str, str, str]] = [
      'sudo snap install x --devmode'),
     ('pm-hooks', 'debian', 'HIGH',
      'sudo pip install --index-url http://example.org/simple x'),
-    ('pm-hooks', 'debian', 'HIGH',
+    ('pm-hooks', 'debian', 'MEDIUM',  # as `sudo pip install x`
      'sudo python3 -m pip install x'),
     ('pm-hooks', 'debian', 'HIGH',
      'sudo pip install git+http://example.org/x.git'),

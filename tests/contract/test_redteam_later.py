@@ -65,6 +65,12 @@ HIGH = [
     ("debian", "sudo pip3 install -i http://example.org/ x", Code.UNTRUSTED_BUILD, "-i"),
     ("debian", "sudo pip install git+http://example.org/x.git", Code.UNTRUSTED_BUILD, "git+"),
     ("debian", "sudo pip install /tmp/pkg", Code.UNTRUSTED_BUILD, "/tmp/pkg"),
+    ("debian", "sudo gpg --no-default-keyring --keyring /etc/apt/trusted.gpg.d/x.gpg "
+     "--import /tmp/k", Code.UNTRUSTED_BUILD, "trusted.gpg.d"),
+    ("debian", "curl -fsSL http://example.org/key | sudo gpg --dearmor -o "
+     "/usr/share/keyrings/x.gpg", Code.UNTRUSTED_BUILD, "/usr/share/keyrings/x.gpg"),
+    ("debian", "sudo gpg --dearmor --output=/etc/apt/keyrings/x.gpg k.asc",
+     Code.UNTRUSTED_BUILD, "/etc/apt/keyrings/x.gpg"),
 ]
 
 
@@ -105,6 +111,8 @@ ORDINARY = [
     ("alpine", "sudo apk --root / add vim", RiskLevel.MEDIUM),
     ("debian", "apt-key list", RiskLevel.INFO),
     ("debian", "sudo pip install x", RiskLevel.MEDIUM),
+    ("debian", "gpg -o /tmp/x.gpg --dearmor k.asc", RiskLevel.MEDIUM),
+    ("debian", "gpg --verify x.sig", RiskLevel.MEDIUM),
     ("debian", "pip install --user -i http://example.org/ x", RiskLevel.LOW),
     ("debian", "add-apt-repository --list", RiskLevel.INFO),
 ]

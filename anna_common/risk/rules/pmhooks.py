@@ -27,6 +27,7 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING
 
+from anna_common.risk import paths
 from anna_common.risk.rules.base import AssessContext, Code, Out, help_only
 from anna_common.risk.rules.pmrpm import DNF, dnf, rpm, zypper
 from anna_common.risk.rules.pmscan import (
@@ -252,6 +253,28 @@ def trust_tools(cmd: SimpleCommand, out: Out) -> None:
         return
     trust(out, prog, verbs[0][:60] if verbs else prog, "changes which repositories or keys "
           "the package manager trusts; what they sign is installed as root")
+
+
+_GPG_FILES = frozenset({"-o", "--output", "--keyring", "--primary-keyring"})
+
+
+def gpg(cmd: SimpleCommand, out: Out) -> None:
+    """gpg writing a keyring or output file where the package manager reads its trust
+    (``--dearmor -o /usr/share/keyrings/x.gpg``, ``--keyring /etc/apt/trusted.gpg.d/…``):
+    HIGH. Anything else stays as before: a program Anna does not model, MEDIUM."""
+    args = cmd.args
+    for index, word in enumerate(args):
+        name, eq, attached = word.text.partition("=")
+        if name not in _GPG_FILES or (not eq and index + 1 >= len(args)):
+            continue
+        places = [attached] if eq else [r.path for r in out.paths(args[index + 1])]
+        for place in places:
+            if paths.is_persistence(place) or paths.is_unknown_root(place):
+                trust(out, "gpg", f"{name} {place[:60]}", "writes a keyring the package "
+                      "manager trusts; what it signs is installed as root")
+                return
+    out.medium(Code.UNKNOWN_PROGRAM, "gpg is not a program Anna knows; it may change "
+               "anything", target="gpg")
 
 
 def hook_programs(command: str) -> list[str]:
