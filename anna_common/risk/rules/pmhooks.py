@@ -29,6 +29,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.risk import paths
 from anna_common.risk.rules.base import AssessContext, Code, Out, help_only
+from anna_common.risk.rules.code import unknown_program_signals
 from anna_common.risk.rules.pmrpm import DNF, dnf, rpm, zypper
 from anna_common.risk.rules.pmscan import (
     Given,
@@ -273,8 +274,9 @@ def gpg(cmd: SimpleCommand, out: Out) -> None:
                 trust(out, "gpg", f"{name} {place[:60]}", "writes a keyring the package "
                       "manager trusts; what it signs is installed as root")
                 return
-    out.medium(Code.UNKNOWN_PROGRAM, "gpg is not a program Anna knows; it may change "
-               "anything", target="gpg")
+    if not unknown_program_signals(cmd, out):  # as for any program Anna does not model
+        out.medium(Code.UNKNOWN_PROGRAM, "gpg is not a program Anna knows; it may change "
+                   "anything", target="gpg")
 
 
 def hook_programs(command: str) -> list[str]:
