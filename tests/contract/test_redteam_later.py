@@ -71,6 +71,10 @@ HIGH = [
      "/usr/share/keyrings/x.gpg", Code.UNTRUSTED_BUILD, "/usr/share/keyrings/x.gpg"),
     ("debian", "sudo gpg --dearmor --output=/etc/apt/keyrings/x.gpg k.asc",
      Code.UNTRUSTED_BUILD, "/etc/apt/keyrings/x.gpg"),
+    ("fedora", "sudo dnf config-manager setopt repo.gpgcheck=0", Code.UNTRUSTED_BUILD,
+     "gpgcheck=0"),
+    ("fedora", "sudo dnf5 config-manager setopt pluginpath=/usr/lib/p", Code.EMBEDDED_SHELL,
+     "pluginpath"),
 ]
 
 
@@ -113,6 +117,7 @@ ORDINARY = [
     ("debian", "sudo pip install x", RiskLevel.MEDIUM),
     ("debian", "gpg -o /tmp/x.gpg --dearmor k.asc", RiskLevel.MEDIUM),
     ("debian", "gpg --verify x.sig", RiskLevel.MEDIUM),
+    ("fedora", "sudo dnf config-manager setopt fastestmirror=1", RiskLevel.MEDIUM),
     ("debian", "pip install --user -i http://example.org/ x", RiskLevel.LOW),
     ("debian", "add-apt-repository --list", RiskLevel.INFO),
 ]
