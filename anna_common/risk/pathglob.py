@@ -37,6 +37,7 @@ def _tables() -> list[str]:
                   paths.BOOT_PATTERNS):
         found.extend(p for p in table if p.startswith(("/", "~/")))
     found += ["/dev/" + d for d in _DEVICES]
+    found += ["/proc/1/environ", "/proc/1/mem", "/proc/kcore"]
     found += ["/proc/sys/kernel", "/proc/sysrq-trigger", "/sys/kernel", "/root/.ssh",
               "/etc/sudoers.d", "/etc/ld.so.preload", "/usr/bin", "/usr/lib", "/usr/sbin"]
     return found
@@ -52,10 +53,14 @@ def _tree() -> Tree:
     for path in _tables():
         node = root
         parts = ["~", *path[2:].split("/")] if path.startswith("~/") else path[1:].split("/")
-        for part in parts:
-            if not part or _GLOB.search(part):
+        for index, part in enumerate(parts):
+            if not part or "[" in part or (_GLOB.search(part) and (
+                    index != len(parts) - 1 or part in ("*", "*.*"))):
                 break
-            node = node.setdefault(part, {})
+            # a wildcard in a pattern's last name stands as one sample name it matches
+            # (``/etc/ssh/ssh_host_*_key`` → ``ssh_host_x_key``), so a command's glob that can
+            # match the pattern (``/etc/ssh/*``) reaches it; one that cannot (``*.pub``) not
+            node = node.setdefault(re.sub(r"[*?]", "x", part), {})
     return root
 
 

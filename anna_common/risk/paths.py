@@ -16,8 +16,8 @@ from dataclasses import dataclass
 from functools import lru_cache
 
 from anna_common.risk import pathvalues
+from anna_common.risk.secretpaths import PROCESS_SECRETS, originals
 from anna_common.risk.secretpaths import SECRET_PATTERNS as _SECRET_PATTERNS
-from anna_common.risk.secretpaths import originals
 from anna_common.shell.words import Word
 
 HOME = pathvalues.HOME
@@ -73,6 +73,15 @@ _PERSISTENCE_PATTERNS = (
     "*/.git/config", ".git/config", "*/.git/hooks/*", ".git/hooks/*", "/etc/apt/apt.conf.d/*",
     "/etc/yum.repos.d/*", "/etc/dnf/*", "/etc/pacman.d/*", "*/.ssh/*", "/etc/sudoers.d/*",
     "/etc/polkit-1/rules.d/*", "/usr/share/polkit-1/rules.d/*",
+    # read later by a program root runs: hooks, scripts, repositories, trust, code paths
+    "~/.bash_aliases", "/root/.bash_aliases", "/home/*/.bash_aliases", "/etc/dpkg/dpkg.cfg",
+    "/etc/dpkg/dpkg.cfg.d/*", "/etc/logrotate.conf", "/etc/logrotate.d/*", "/etc/binfmt.d/*",
+    "/usr/lib/binfmt.d/*", "/etc/tmpfiles.d/*", "/usr/lib/tmpfiles.d/*", "/etc/sudo.conf",
+    "/etc/gitconfig", "/etc/apt/sources.list", "/etc/apt/sources.list.d/*",
+    "/etc/apt/trusted.gpg", "/etc/apt/trusted.gpg.d/*", "/etc/apt/keyrings/*",
+    "/usr/share/keyrings/*", "/usr/local/share/ca-certificates/*", "/etc/ca-certificates/*",
+    "/etc/pki/ca-trust/source/*", "/etc/ssl/certs/*", "/etc/zypp/repos.d/*",
+    "/etc/apk/repositories", "/etc/apk/keys/*", "/etc/rpm/*", "/etc/alternatives/*",
 )
 
 _LOGS = (
@@ -315,7 +324,7 @@ def is_secret(path: str) -> bool:
     """Private keys, password databases, credentials, Anna's own state, and any backup or
     copy of one (``/etc/shadow.pacsave``, ``~/.ssh/id_rsa.bak``, ``/var/backups/shadow.bak``):
     a secret is secret by what it holds, not by its file name."""
-    return _match(path, _SECRET_PATTERNS) or any(
+    return _match(path, _SECRET_PATTERNS) or _match(path, PROCESS_SECRETS) or any(
         _match(original, _SECRET_PATTERNS) for original in originals(path))
 
 

@@ -63,6 +63,12 @@ _ANNA_STATE = ("/var/lib/anna", "/var/lib/anna/*", "~/.local/state/anna", "~/.lo
 """Anna's own journal, backups and per-user daemon state: what was backed up includes the
 originals of files Anna changed, secrets among them."""
 
+PROCESS_SECRETS = ("/proc/[0-9]*/environ", "/proc/[0-9]*/task/*/environ", "/proc/[0-9]*/mem",
+                   "/proc/[0-9]*/task/*/mem", "/proc/kcore")
+"""What another process holds: its environment (tokens, passwords handed to a service) and
+its memory. Not in :data:`SECRET_PATTERNS`: those are files the confinement covers, and these
+come and go with the processes (``/proc/self/environ``, the step's own, is no secret)."""
+
 BACKUP_SUFFIXES = (
     "-", "~", ".bak", ".old", ".orig", ".save", ".sav", ".backup", ".copy", ".swp", ".swo",
     ".pacsave", ".pacnew", ".pacorig", ".dpkg-old", ".dpkg-new", ".dpkg-dist", ".dpkg-bak",

@@ -168,7 +168,7 @@ def _judge_one(cmd: SimpleCommand, code: EmbeddedCode, analysis: Analysis, out: 
     if code.language == "python":
         _python(text, out, assess_into, argv=_script_argv(cmd, code))
     elif code.language == "awk":
-        _awk(text, out, assess_into)
+        _awk(text, out, assess_into, [w.text if w.literal else None for w in cmd.args])
     else:
         _generic(prog, text, out, assess_into)
 
@@ -301,7 +301,8 @@ def _python_call(node: ast.Call, out: Out, assess_into: Callable[[str, Out], Non
     return 0
 
 
-def _awk(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> None:
+def _awk(text: str, out: Out, assess_into: Callable[[str, Out], None],
+         args: list[str | None]) -> None:
     strings = [m.group(2) for m in _SHELL_STRING.finditer(text)]
     strings += [m.group(2) or m.group(4) for m in _AWK_PIPE.finditer(text)]
     for shell_text in strings:
@@ -309,7 +310,7 @@ def _awk(text: str, out: Out, assess_into: Callable[[str, Out], None]) -> None:
             assess_into(shell_text, out)
     for redirect in text_writes(text):
         assess_into(redirect, out)
-    judge_reads("awk", awk_reads(text), out, assess_into)  # getline < "F": like cat F
+    judge_reads("awk", awk_reads(text, args), out, assess_into)  # getline < "F": like cat F
     runs, writes = awk_effects(text)
     if runs:
         out.high(Code.EMBEDDED_SHELL, "awk program runs commands", target="awk")

@@ -22,6 +22,7 @@ Each is HIGH with the reason, so the person types a word naming what goes.
 from __future__ import annotations
 
 import fnmatch
+import re
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out
@@ -38,8 +39,9 @@ _PKILL_VALUES = frozenset({"-u", "--euid", "-U", "--uid", "-G", "--group", "-g",
 _KILLALL_VALUES = frozenset({"-u", "--user", "-s", "--signal", "-o", "--older-than", "-y",
                              "--younger-than", "-n", "--ns", "-Z", "--context"})
 _WHOSE = frozenset({"-u", "--euid", "-U", "--uid", "-G", "--group", "-s", "--session", "-t",
-                    "--terminal", "-c", "--cgroup"})
-"""pkill's options that choose processes by owner, session, terminal or cgroup, not name."""
+                    "--terminal", "-c", "--cgroup", "-P", "--parent"})
+"""pkill's options that choose processes by owner, session, terminal, cgroup or parent
+(``-P 1``: every service PID 1 started), not name."""
 _KILLALL_WHOSE = frozenset({"-u", "--user"})
 _EVERYTHING = frozenset({"", ".", ".*", ".+", "^", "$", "^.*$", "^.*", ".*$", "[^]", "?",
                          "*", "^.", "..*"})
@@ -65,6 +67,9 @@ def every_process(cmd: SimpleCommand, out: Out) -> bool:
     while i < len(words):
         text = words[i].text
         name = text.split("=", 1)[0]
+        if name not in values and text[:2] in values and not text.startswith("--"):
+            text = f"{text[:2]}={text[2:]}"  # -uroot: a short option's value attached
+            name = text[:2]
         if name in values:
             value = text.split("=", 1)[1] if "=" in text else (
                 words[i + 1].text if i + 1 < len(words) else "")
@@ -167,16 +172,47 @@ def removed_packages(cmd: SimpleCommand) -> list[str]:
     verb, names = words[0], words[1:]
     if verb in _REMOVE_VERBS:
         return names
-    if verb == "install" and prog in ("apt", "apt-get", "aptitude"):
-        return [n[:-1] for n in names if n.endswith("-")]
+    if verb == "swap" and prog in ("dnf", "dnf5", "yum"):
+        return names[:1]  # dnf swap OLD NEW removes OLD
+    if verb in ("install", "in") and prog in ("apt", "apt-get", "aptitude", "nala"):
+        return [n[:-1] for n in names if n.endswith(("-", "_"))]  # NAME- removes, NAME_ purges
+    if verb in ("install", "in") and prog == "zypper":
+        after = texts[texts.index("--") + 1:] if "--" in texts else []
+        return [n[1:] for n in names + after if n[:1] in ("!", "~", "-") and len(n) > 1]
     return []
 
 
+_QUALIFIER = re.compile(r"(?::[a-z0-9_-]+|[=/].*|\.(?:x86_64|i[3-6]86|aarch64|armv7hl|noarch|"
+                        r"ppc64le|s390x|src))$")
+"""What follows a package's name: ``:amd64``, ``=1.2-3``, ``/stable`` (apt), ``.x86_64``."""
+_VERSION = re.compile(r"-\d[\w.:~+]*(?:-[\w.~+]+)?$")
+_BRACES = re.compile(r"\{([^{}]*,[^{}]*)\}")
+_APTITUDE = re.compile(r"^(?:~n(.+)|\?name\((.+)\))$")
+_REGEX = re.compile(r"[\^$+|(){}\\]|\.\*")
+
+
+def _name_forms(name: str) -> list[str]:
+    """The names ``name`` may stand for: itself, without its qualifier, and an apt regex
+    (``^openssh``) as the glob of what it matches."""
+    forms = [name, _QUALIFIER.sub("", name), name.replace(".", "?"),  # apt: ``.`` is any
+             _VERSION.sub("", name)]  # dnf: NAME-VERSION
+    forms += [name.replace(m.group(0), alt) for m in [_BRACES.search(name)] if m
+              for alt in m.group(1).split(",")]  # a brace bash left as is: openssh-{a,b}
+    pattern = _APTITUDE.match(name)
+    if pattern:  # aptitude/apt search patterns: ~nREGEX, ?name(REGEX)
+        forms.append("*" + (pattern.group(1) or pattern.group(2) or "").strip("^$") + "*")
+    if _REGEX.search(name):
+        core = re.sub(r"[\^$+|(){}\\]|\.\*|\.\?", "*", name).strip("*")
+        forms.append(f"*{core}*")
+    return forms
+
+
 def guarded_removal(names: list[str], prog: str, out: Out) -> bool:
-    """HIGH when ``names`` (maybe globs) take away remote access or a security mechanism."""
-    for name in names:
+    """HIGH when ``names`` (maybe globs, qualified or apt regexes) take away remote access or
+    a security mechanism."""
+    for name, form in ((n, f) for n in names for f in _name_forms(n)):
         for guarded, what in GUARDED_PACKAGES.items():
-            if fnmatch.fnmatchcase(name, guarded) or fnmatch.fnmatchcase(guarded, name):
+            if fnmatch.fnmatchcase(form, guarded) or fnmatch.fnmatchcase(guarded, form):
                 out.high(Code.CRITICAL_PACKAGE, f"{prog} removes {name[:60]}: {what} of this "
                          "machine", system=True, target=name[:60])
                 return True
@@ -188,6 +224,9 @@ def guarded_removal(names: list[str], prog: str, out: Out) -> bool:
 _VIRSH_STORAGE = frozenset({"--remove-all-storage", "--storage", "--wipe-storage",
                             "--delete-storage-volume-snapshots"})
 _VIRSH_DELETES = frozenset({"vol-delete", "vol-wipe", "pool-delete"})
+_VIRSH_VALUES = frozenset({"-c", "--connect", "-d", "--debug", "-l", "--log", "-k",
+                           "--keepalive-interval", "-K", "--keepalive-count", "-e", "--escape"})
+"""virsh's global options that take a value (``virsh -c qemu:///system undefine …``)."""
 
 
 def vm_storage(cmd: SimpleCommand, out: Out) -> bool:
@@ -195,7 +234,8 @@ def vm_storage(cmd: SimpleCommand, out: Out) -> bool:
     if cmd.program != "virsh":
         return False
     texts = [w.text for w in cmd.args]
-    verb = next((t for t in texts if not t.startswith("-")), "")
+    verb = next((t for i, t in enumerate(texts) if not t.startswith("-") and
+                 (i == 0 or texts[i - 1] not in _VIRSH_VALUES)), "")
     storage = next((t for t in texts if t.split("=", 1)[0] in _VIRSH_STORAGE), None)
     if verb in _VIRSH_DELETES or (verb == "undefine" and storage is not None):
         shown = storage if verb == "undefine" else verb

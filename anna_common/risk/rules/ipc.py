@@ -9,12 +9,14 @@ anything else is at least LOW, and those that run commands or reach other sessio
 
 from __future__ import annotations
 
+import posixpath
 import re
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out, help_only
 from anna_common.risk.rules.desktop import desktop_tool
 from anna_common.risk.writes import options
+from anna_common.shell.argv import operands
 
 if TYPE_CHECKING:
     from collections.abc import Callable
@@ -334,7 +336,17 @@ def networkctl(cmd: SimpleCommand, out: Out) -> None:
 
 def fuser(cmd: SimpleCommand, out: Out) -> None:
     """fuser lists users of a file; -k kills them."""
-    if "-k" in options(cmd.args) or "--kill" in options(cmd.args):
+    opts = options(cmd.args)
+    if "-k" in opts or "--kill" in opts:
+        wide = [w.text for w in operands(cmd.args)
+                if not w.literal or (posixpath.normpath(w.text).count("/") <= 1 and
+                w.text.startswith("/"))]
+        if wide or "-m" in opts or "--mount" in opts:
+            # every process using a whole filesystem, or / or a top-level directory: the
+            # services, the sessions and the shell that asked
+            out.high(Code.KILL_CRITICAL, f"fuser -k kills every process using the filesystem "
+                     f"of {(wide or ['the path'])[0][:40]}", system=True, target="fuser")
+            return
         out.medium(Code.PROCESS_SIGNAL, "fuser -k kills every process using the path",
                    target="fuser")
     else:

@@ -59,6 +59,12 @@ def language_packages(cmd: SimpleCommand, out: Out) -> None:
         out.high(Code.PACKAGE_CHANGE, f"{prog} overrides the distribution's package protection",
                  system=True, target=verb)
         return
+    source = _other_source(prog, words)
+    if source and cmd.privileged:
+        out.high(Code.UNTRUSTED_BUILD, f"{prog} {verb} as root from {source[:60]}: its build "
+                 "and install code runs as root, from outside the distribution", system=True,
+                 target=verb)
+        return
     user = "--user" in words or prog in ("pipx", "cargo") or (prog == "npm" and not {"-g",
                                                                                      "--global"}
                                                                & set(words)) or \
@@ -92,3 +98,21 @@ def _into_home(cmd: SimpleCommand, out: Out) -> bool:
     resolved = [r for word in places for r in out.paths(word)]
     return bool(resolved) and all(r.path.startswith("~/") and not r.glob and ".." not in
                                   r.path.split("/") for r in resolved)
+
+
+_PIP_INDEX = ("--index-url", "-i", "--extra-index-url", "--find-links", "-f", "--trusted-host")
+
+
+def _other_source(prog: str, words: list[str]) -> str | None:
+    """Where pip installs from besides PyPI's signed-by-nobody default: another index, a
+    URL, a VCS checkout or a local directory (``setup.py`` runs as whoever installs)."""
+    if not prog.startswith("pip"):
+        return None
+    for index, word in enumerate(words):
+        name = word.split("=", 1)[0]
+        if name in _PIP_INDEX:
+            value = words[index + 1] if index + 1 < len(words) else ""
+            return word if "=" in word else f"{word} {value}"
+        if "://" in word or word.startswith(("git+", "hg+", "svn+", "bzr+", "/", "./", "../")):
+            return word
+    return None

@@ -18,6 +18,10 @@ _DESTRUCTIVE = frozenset({"delete", "move-source", "shred"})
 _REPLACING = frozenset({"write", "copy", "move", "link", "delete", "truncate", "download",
                         "shred", "move-source", "extract", "install"})
 _PERMS = frozenset({"chmod", "chown"})
+_INTO = frozenset({"copy", "move", "install", "link", "extract", "download"})
+"""Writes that may land inside a directory they name (``cp k.gpg /etc/apt/trusted.gpg.d/``)."""
+_PATH_DIRS = frozenset({"/usr/local/bin", "/usr/local/sbin", "/usr/bin", "/usr/sbin", "/bin",
+                        "/sbin"})
 _TAMPER = frozenset({"write", "delete", "truncate", "shred", "link", "move-source", "copy"})
 _SYSTEM_BINARIES = ("/bin/", "/sbin/", "/usr/bin/", "/usr/sbin/", "/lib/", "/lib64/",
                     "/usr/lib/", "/usr/lib64/", "/usr/libexec/")
@@ -191,7 +195,12 @@ def _location_floor(target: WriteTarget, place: Resolved, out: Out, label: str) 
                  f"the system path {label}", target=label, system=True)
     elif path.startswith(("/proc/sys/", "/sys/")) or path == "/proc/sysrq-trigger":
         out.high(Code.KERNEL, f"writes kernel state through {label}", target=label, system=True)
-    elif paths.is_persistence(path):
+    elif how in _PERMS and path.rstrip("/") in _PATH_DIRS:
+        out.high(Code.SYSTEM_PERMISSIONS, f"changes who owns or may write {label}, a "
+                 "directory in root's PATH (a program put there runs as root)", target=label,
+                 system=True)
+    elif paths.is_persistence(path) or (how in _INTO and paths.is_persistence(
+            path.rstrip("/") + "/x")):
         out.high(Code.PERSISTENCE, f"changes {label}, which runs code at login, boot or on a "
                  "schedule", target=label, system=paths.is_system(path))
     elif paths.is_secret(path):

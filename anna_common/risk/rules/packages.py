@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from anna_common.risk.rules.base import Code, Out, help_only
 from anna_common.risk.rules.destructive import guarded_removal, removed_packages
 from anna_common.risk.rules.langpackages import language_packages
-from anna_common.risk.rules.pmhooks import HOOK_RULES
+from anna_common.risk.rules.pmhooks import HOOK_RULES, alternatives, gpg, trust_tools
 from anna_common.risk.writes import operands
 
 if TYPE_CHECKING:
@@ -355,6 +355,9 @@ PACKAGE_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
                      "repo-add", "repo-remove", "pacstrap", "arch-chroot", "pacdiff"),
                     pacman_tools),
     **dict.fromkeys(sorted(FOREIGN_ON_ARCH), foreign),
+    **dict.fromkeys(("update-alternatives", "alternatives"), alternatives),
+    **dict.fromkeys(("add-apt-repository", "apt-key", "rpmbuild"), trust_tools),
+    **dict.fromkeys(("gpg", "gpg2"), gpg),
     **dict.fromkeys(("pip", "pip3", "pipx", "npm", "pnpm", "yarn", "gem", "cargo", "flatpak",
                      "go", "composer", "luarocks", "cpan", "cpanm", "conda", "mamba", "uv",
                      "pamac"), language_packages),

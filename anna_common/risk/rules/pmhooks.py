@@ -27,7 +27,9 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING
 
-from anna_common.risk.rules.base import AssessContext, Code, Out
+from anna_common.risk import paths
+from anna_common.risk.rules.base import AssessContext, Code, Out, help_only
+from anna_common.risk.rules.code import unknown_program_signals
 from anna_common.risk.rules.pmrpm import DNF, dnf, rpm, zypper
 from anna_common.risk.rules.pmscan import (
     Given,
@@ -179,6 +181,104 @@ def dpkg(cmd: SimpleCommand, out: Out) -> None:
             trust(out, "dpkg", opt.name, "does not verify package signatures")
 
 
+# ------------------------------------------------------------------------------------ apk
+
+_APK_GRAMMAR = Grammar(short={"X": "--repository", "p": "--root"}, valued=frozenset({
+    "--repository", "--repositories-file", "--keys-dir", "--root", "--cache-dir",
+    "--arch"}))
+_APK_OWN = {"--root": ("/",), "--keys-dir": ("/etc/apk/keys",),
+            "--repositories-file": ("/etc/apk/repositories",)}
+
+
+def apk(cmd: SimpleCommand, out: Out) -> None:
+    """apk: another key directory, repositories file or root; untrusted or forced installs."""
+    given, unknown = scan(cmd.args, _APK_GRAMMAR)
+    if unknown:
+        unknown_option(out, "apk")
+    for opt in given:
+        if opt.name in _APK_OWN:
+            root_option(out, "apk", opt, _APK_OWN[opt.name])
+        elif opt.name == "--repository":
+            trust(out, "apk", opt.name, "installs from a repository the system does not list")
+        elif opt.name in ("--allow-untrusted", "--force-overwrite", "--force-broken-world",
+                          "--force-non-repository", "--force-old-apk"):
+            trust(out, "apk", opt.name, "installs what the signatures or apk's own checks "
+                  "would refuse")
+
+
+_ALTERNATIVES_READ = frozenset({"--display", "--query", "--list", "--get-selections",
+                                "--help", "--version"})
+
+
+def alternatives(cmd: SimpleCommand, out: Out) -> None:
+    """update-alternatives / alternatives: ``--install LINK NAME PATH PRIO`` and ``--set NAME
+    PATH`` make PATH what ``editor``, ``sh`` or ``java`` runs — for root too: HIGH, and banned
+    when another user can write PATH."""
+    prog = cmd.program or "update-alternatives"
+    texts = [w.text if w.literal else None for w in cmd.args]
+    verb = next((t for t in texts if t is None or (t.startswith("--") and t not in (
+        "--quiet", "--verbose", "--skip-auto", "--force"))), None)
+    if verb in _ALTERNATIVES_READ:
+        out.read_only()
+        return
+    at = texts.index(verb) if verb in texts else 0
+    target = {"--install": 3, "--set": 2}.get(verb or "")
+    if target is not None and at + target < len(texts) and texts[at + target] is not None:
+        program(out, prog, verb or "", [texts[at + target] or ""])
+        return
+    if verb in ("--auto", "--remove", "--remove-all", "--config", "--all"):
+        out.medium(Code.SYSTEM_WRITE, f"{prog} {verb} chooses among the programs already "
+                   "registered for a name", system=True, target=verb)
+        return
+    out.high(Code.SYSTEM_WRITE, f"{prog} {verb or '…'} changes which program a command name "
+             "runs, for root too", system=True, target=verb or prog)
+
+
+_KEY_READS = frozenset({"list", "finger", "fingerprint", "export", "exportall", "--help"})
+
+
+def trust_tools(cmd: SimpleCommand, out: Out) -> None:
+    """Tools that add what root will install from or trust: ``add-apt-repository`` (a
+    repository and its key), ``apt-key add/adv``, and ``rpmbuild`` (a spec file's scripts
+    run): HIGH."""
+    prog = cmd.program or ""
+    words = [w.text for w in cmd.args]
+    verbs = [w for w in words if not w.startswith("-")]
+    if help_only(cmd) or (prog == "add-apt-repository" and {"-L", "--list"} & set(words)) or \
+            (prog == "apt-key" and verbs[:1] and verbs[0] in _KEY_READS):
+        out.read_only()
+        return
+    if prog == "rpmbuild":
+        out.high(Code.SCRIPT_FILE, "rpmbuild runs the scripts of a spec file (as root under "
+                 "sudo)", target=verbs[-1][:60] if verbs else prog)
+        return
+    trust(out, prog, verbs[0][:60] if verbs else prog, "changes which repositories or keys "
+          "the package manager trusts; what they sign is installed as root")
+
+
+_GPG_FILES = frozenset({"-o", "--output", "--keyring", "--primary-keyring"})
+
+
+def gpg(cmd: SimpleCommand, out: Out) -> None:
+    """gpg writing a keyring or output file where the package manager reads its trust
+    (``--dearmor -o /usr/share/keyrings/x.gpg``, ``--keyring /etc/apt/trusted.gpg.d/…``):
+    HIGH. Anything else stays as before: a program Anna does not model, MEDIUM."""
+    args = cmd.args
+    for index, word in enumerate(args):
+        name, eq, attached = word.text.partition("=")
+        if name not in _GPG_FILES or (not eq and index + 1 >= len(args)):
+            continue
+        places = [attached] if eq else [r.path for r in out.paths(args[index + 1])]
+        for place in places:
+            if paths.is_persistence(place) or paths.is_unknown_root(place):
+                trust(out, "gpg", f"{name} {place[:60]}", "writes a keyring the package "
+                      "manager trusts; what it signs is installed as root")
+                return
+    if not unknown_program_signals(cmd, out):  # as for any program Anna does not model
+        out.medium(Code.UNKNOWN_PROGRAM, "gpg is not a program Anna knows; it may change "
+                   "anything", target="gpg")
+
+
 def hook_programs(command: str) -> list[str]:
     """Every absolute program or code path a package manager in ``command`` is told to run
     as root by its options (empty: none). The classifier bans the ones in places another
@@ -196,5 +296,5 @@ def hook_programs(command: str) -> list[str]:
 
 
 HOOK_RULES = {**dict.fromkeys(sorted(APT), apt), "dpkg": dpkg, "rpm": rpm,
-              **dict.fromkeys(sorted(DNF), dnf), "zypper": zypper}
+              **dict.fromkeys(sorted(DNF), dnf), "zypper": zypper, "apk": apk}
 """Each manager's judge of its hook, configuration and trust options."""

@@ -139,6 +139,10 @@ def dnf(cmd: SimpleCommand, out: Out) -> None:
                      target=opt.name)
         elif opt.name in ("--nogpgcheck", "--no-gpgchecks"):
             trust(out, prog, opt.name, "installs without checking signatures")
+    words = [w for w in cmd.args if not w.text.startswith("-")]
+    if [w.text for w in words[:2]] == ["config-manager", "setopt"]:
+        for word in words[2:]:  # dnf5: config-manager setopt KEY=VALUE…, kept in the config
+            _dnf_setting(out, prog, Given("--setopt", word))
 
 
 def _dnf_setting(out: Out, prog: str, opt: Given) -> None:

@@ -20,6 +20,7 @@ awk…) have no parser here: every path-like token of their code counts as read.
 from __future__ import annotations
 
 import ast
+import base64
 import re
 import shlex
 from dataclasses import replace
@@ -80,9 +81,49 @@ _ARGV = "\0argv"
 _AWK_READ = re.compile(r'getline\b[^<;{}\n]*<\s*"([^"]+)"|ARGV\[[^]]*\]\s*=\s*"([^"]+)"')
 
 
-def awk_reads(code: str) -> list[str]:
-    """What an awk program reads besides its operands: ``getline < "F"``, ``ARGV[n] = "F"``."""
-    return [_quote(a or b) for a, b in _AWK_READ.findall(code)][:MAX_READS]
+_AWK_VAR_READ = re.compile(r'getline\b[^<;{}\n]*<\s*[^\s"]|ARGV\[[^]]*\]\s*=\s*[^\s"=]')
+"""``getline < f``, ``ARGV[1] = f``: a read of a path held in a variable."""
+_AWK_NAME = re.compile(r"[A-Za-z_]\w*=")
+
+
+def awk_reads(code: str, args: list[str | None] | None = None) -> list[str]:
+    """What an awk program reads besides its operands: ``getline < "F"``, ``ARGV[n] = "F"``;
+    and where it reads a path held in a variable (``getline < f``), every path the command
+    line assigns (``-v f=/etc/shadow``, an operand ``f=/etc/shadow``, ``--assign``), or a
+    path only known at run time when it assigns none."""
+    words = [_quote(a or b) for a, b in _AWK_READ.findall(code)]
+    if _AWK_VAR_READ.search(code):
+        values = _awk_assigned(args or [])
+        words += [_UNKNOWN if v is None else _quote(v) for v in values
+                  if v is None or _PATHLIKE.match(v)] or [_UNKNOWN]
+    return words[:MAX_READS]
+
+
+def _awk_assigned(args: list[str | None]) -> list[str | None]:
+    """The values ``-v N=V``, ``-vN=V``, ``--assign[=]N=V`` and operands ``N=V`` set (None
+    for a word only known at run time)."""
+    values: list[str | None] = []
+    take = False
+    for arg in args:
+        if arg is None:
+            values.append(None)
+            take = False
+            continue
+        text = arg
+        if take or (not text.startswith("-") and _AWK_NAME.match(text)):
+            take = False
+        elif text in ("-v", "--assign"):
+            take = True
+            continue
+        elif text.startswith("-v"):
+            text = text[2:]
+        elif text.startswith("--assign="):
+            text = text[len("--assign="):]
+        else:
+            continue
+        if _AWK_NAME.match(text):
+            values.append(text.split("=", 1)[1])
+    return values
 
 
 def text_reads(code: str) -> list[str]:
@@ -184,6 +225,14 @@ def _fold(node: ast.AST, names: dict[str, str]) -> str | None:
                   for v in node.values]
         known = [p for p in pieces if p is not None]
         return "".join(known) if len(known) == len(pieces) else None
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.Mod):
+        return _percent(_fold(node.left, names), node.right, names)
+    if isinstance(node, ast.Subscript) and isinstance(node.slice, ast.Slice):
+        return _sliced(_fold(node.value, names), node.slice)
+    if isinstance(node, ast.Call):
+        folded = _fold_call(node, names)
+        if folded is not None:
+            return folded
     if isinstance(node, ast.Call) and _call_name(node) == "join" and node.args:
         parts = [p for p in (_fold(a, names) for a in node.args) if p is not None]
         if len(parts) != len(node.args):
@@ -193,6 +242,107 @@ def _fold(node: ast.AST, names: dict[str, str]) -> str | None:
             joined = part if part.startswith("/") or not joined else \
                 f"{joined.rstrip('/')}/{part}"
         return joined
+    return None
+
+
+_MAX_FOLD = 4096
+"""The longest string folding builds (a path is far shorter; nothing grows without bound)."""
+_FORMAT_FIELD = re.compile(r"\{(\d*)\}")
+
+
+def _percent(text: str | None, right: ast.AST, names: dict[str, str]) -> str | None:
+    """``'/etc/%s' % 'shadow'`` (and a tuple of strings); only ``%s`` and ``%%``, so no
+    width can make a huge string."""
+    items = right.elts if isinstance(right, ast.Tuple) else [right]
+    values = [_fold(item, names) for item in items]
+    if text is None or None in values or re.search(r"%(?![s%])", text):
+        return None
+    pieces = iter(values)
+    try:
+        return re.sub(r"%[s%]", lambda m: "%" if m.group() == "%%" else str(next(pieces)),
+                      text)
+    except StopIteration:
+        return None
+
+
+def _sliced(text: str | None, part: ast.Slice) -> str | None:
+    """``'/etc/wodahs'[::-1]``: a constant string sliced by constant integers."""
+    bounds = [None if b is None else _integer(b) for b in (part.lower, part.upper, part.step)]
+    ints = [b for b in bounds if not isinstance(b, str)]
+    if text is None or len(ints) < len(bounds) or ints[2] == 0:
+        return None
+    return text[ints[0]:ints[1]:ints[2]]
+
+
+def _integer(node: ast.expr) -> int | str:
+    """A constant integer (``-1`` included), or the text ``"?"`` for anything else."""
+    sign = 1
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.USub):
+        sign, node = -1, node.operand
+    if isinstance(node, ast.Constant) and type(node.value) is int:
+        return sign * node.value
+    return "?"
+
+
+def _fold_call(node: ast.Call, names: dict[str, str]) -> str | None:
+    """Calls of constants that make a path: ``chr(47)``, ``bytes.fromhex('2f…').decode()``,
+    ``base64.b64decode('…').decode()``, ``'{}/{}'.format(…)``, ``''.join([…])``,
+    ``s.replace(a, b)``."""
+    name, func = _call_name(node), node.func
+    args = [_fold(a, names) for a in node.args]
+    if name == "chr" and len(node.args) == 1 and isinstance(node.args[0], ast.Constant) and \
+            isinstance(node.args[0].value, int) and 0 <= node.args[0].value < 0x110000:
+        return chr(node.args[0].value)
+    if not isinstance(func, ast.Attribute):
+        return None
+    base = _fold(func.value, names)
+    if name == "decode" and isinstance(func.value, ast.Call):
+        return _decoded(func.value, names)
+    if name == "decode" and isinstance(func.value, ast.Constant) and \
+            isinstance(func.value.value, bytes):
+        return func.value.value.decode(errors="replace")
+    if base is not None and name == "join" and len(node.args) == 1 and \
+            isinstance(node.args[0], ast.List | ast.Tuple):
+        parts = [_fold(e, names) for e in node.args[0].elts]
+        known = [p for p in parts if p is not None]
+        return base.join(known) if len(known) == len(parts) else None
+    if base is None or None in args:
+        return None
+    if name == "format" and not node.keywords:
+        known = [a for a in args if a is not None]
+        fields = _FORMAT_FIELD.findall(base)
+        if base.count("{") != len(fields) or sum(map(len, known)) > _MAX_FOLD:
+            return None
+        numbers = iter(range(len(fields)))
+        try:
+            return _FORMAT_FIELD.sub(
+                lambda m: known[int(m.group(1)) if m.group(1) else next(numbers)], base)
+        except IndexError:
+            return None
+    if name == "replace" and len(args) == 2:
+        joined = base.replace(args[0] or "", args[1] or "")
+        return joined if len(joined) <= _MAX_FOLD else None
+    return None
+
+
+def _decoded(call: ast.Call, names: dict[str, str]) -> str | None:
+    """``bytes.fromhex(C).decode()``, ``base64.b64decode(C).decode()`` of a constant."""
+    name = _call_name(call)
+    arg = call.args[0] if len(call.args) == 1 else None
+    text = _fold(arg, names) if arg is not None else None
+    if isinstance(arg, ast.Constant) and isinstance(arg.value, bytes):
+        text = arg.value.decode("latin-1")
+    if text is None or len(text) > _MAX_FOLD:
+        return None
+    try:
+        if name == "fromhex":
+            return bytes.fromhex(text).decode(errors="replace")
+        if name in ("b64decode", "standard_b64decode", "decodebytes"):
+            return base64.b64decode(text).decode(errors="replace")
+        if name == "b32decode":
+            return base64.b32decode(text).decode(errors="replace")
+    except ValueError:
+        return None
     return None
 
 

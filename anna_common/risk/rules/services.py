@@ -9,6 +9,7 @@ AppArmor or auditd is a hard ban. Per-user units are LOW.
 
 from __future__ import annotations
 
+import fnmatch
 from typing import TYPE_CHECKING
 
 from anna_common.risk.rules.base import Code, Out, help_only
@@ -55,6 +56,15 @@ def security_unit(unit: str) -> bool:
     return _unit_base(unit) in _SECURITY_UNITS
 
 
+def _named(base: str) -> str:
+    """A unit glob (``'ssh*'``, ``'apparm?r'``, ``'*'``: systemctl matches it against the
+    loaded units) as the security or critical unit it can match, else itself."""
+    if not any(c in base for c in "*?["):
+        return base
+    return next((name for name in (*_SECURITY_UNITS, *_CRITICAL_UNITS)
+                 if fnmatch.fnmatchcase(name, base)), base)
+
+
 def _unit_base(unit: str) -> str:
     base = unit.rsplit("/", 1)[-1]
     for suffix in (".service", ".socket", ".target", ".timer", ".path", ".mount"):
@@ -88,7 +98,7 @@ def systemctl(cmd: SimpleCommand, out: Out) -> None:
         out.high(Code.POWER, f"systemctl {verb} changes the power state", system=True,
                  target=verb)
         return
-    bases = [_unit_base(u) for u in units]
+    bases = [_named(_unit_base(u)) for u in units]
     if verb in _STOPPING and any(b in _SECURITY_UNITS for b in bases) and not user:
         hit = next(b for b in bases if b in _SECURITY_UNITS)
         out.ban(Code.BAN_SECURITY_DISABLE, f"systemctl {verb} switches off {hit}", target=hit)
@@ -124,7 +134,7 @@ def systemctl(cmd: SimpleCommand, out: Out) -> None:
 def service(cmd: SimpleCommand, out: Out) -> None:
     """SysV ``service NAME ACTION`` / OpenRC ``rc-service`` / runit ``sv``."""
     texts = [w.text for w in cmd.args if not w.text.startswith("-")]
-    if cmd.program == "sv":
+    if cmd.program in ("sv", "rc-update"):  # ACTION NAME (rc-update del sshd)
         action, name = (texts[0] if texts else "status"), (texts[1] if len(texts) > 1 else "")
     else:
         name, action = (texts[0] if texts else ""), (texts[1] if len(texts) > 1 else "status")
@@ -135,8 +145,9 @@ def service(cmd: SimpleCommand, out: Out) -> None:
     if action in ("status", "--status-all") or not texts or help_only(cmd):
         out.read_only()
         return
-    base = _unit_base(name)
-    if action in ("stop", "disable", "down", "kill", "del", "delete") and base in _SECURITY_UNITS:
+    base = _named(_unit_base(name))
+    if action in ("stop", "disable", "down", "kill", "del", "delete", "off", "remove") and \
+            base in _SECURITY_UNITS:
         out.ban(Code.BAN_SECURITY_DISABLE, f"{cmd.program} stops {base}", target=base)
         return
     if base in _CRITICAL_UNITS:
@@ -317,8 +328,8 @@ def kill(cmd: SimpleCommand, out: Out) -> None:
 
 SERVICE_RULES: dict[str, Callable[[SimpleCommand, Out], None]] = {
     "systemctl": systemctl,
-    **dict.fromkeys(("service", "rc-service", "sv", "rc-update", "update-rc.d", "chkconfig"),
-                    service),
+    **dict.fromkeys(("service", "rc-service", "sv", "rc-update", "update-rc.d", "chkconfig",
+                     "invoke-rc.d"), service),
     "journalctl": journalctl,
     "dmesg": dmesg,
     **dict.fromkeys(tuple(_CTL_READ), ctl),
