@@ -57,22 +57,24 @@ def sessions_forget(
 
 def shell_integration(
     shell: Annotated[str, typer.Argument(metavar="bash|zsh|fish", help="Your shell.")],
+    as_json: JsonOpt = False,
 ) -> None:
     """Print a key binding (Alt-a) that turns the request typed on your prompt into a command
     line to edit and run, with Anna's risk beside it. Install: eval "$(annactl
     shell-integration bash)" in ~/.bashrc (zsh the same; fish: ... fish | source)."""
     from annactl.commands import shell_widget
 
-    raise typer.Exit(shell_widget.run(consoles(), shell))
+    raise typer.Exit(shell_widget.run(consoles(), shell, as_json=as_json))
 
 
-def suggest(text: TextArg, no_templates: NoTemplatesOpt = False) -> None:
+def suggest(text: TextArg, no_templates: NoTemplatesOpt = False,
+            as_json: JsonOpt = False) -> None:
     """Plan a request and print it as one command line with Anna's risk as a comment (what
     the shell widget puts on your prompt); nothing is run."""
     from annactl.commands import suggest as suggest_cmd
 
     raise typer.Exit(suggest_cmd.suggest(consoles(), request(text),
-                                         use_templates=not no_templates))
+                                         use_templates=not no_templates, as_json=as_json))
 
 
 def models(as_json: JsonOpt = False) -> None:

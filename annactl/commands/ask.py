@@ -96,7 +96,8 @@ def _run_prepared(flow: Flow, consoles: Consoles, prepared: Prepared, opts: RunO
                                          warnings=prepared.warnings,
                                          plan_id=prepared.plan_id,
                                          contradictions=prepared.contradictions,
-                                         streamed=_printed(opts, plan.plan.analysis)))
+                                         streamed=_printed(opts, plan.plan.analysis,
+                                                           shown.out)))
         if prepared.preview is not None:
             shown.out.print(preview_view(prepared.preview, plan.steps))
     if opts.dry_run:
@@ -166,13 +167,15 @@ def _answer(consoles: Consoles, prepared: Prepared, opts: RunOptions) -> int:
             prepared.annotated, telemetry=prepared.answer_telemetry,
             contradictions=prepared.contradictions,
             citations=prepared.outcome.citations if prepared.outcome is not None else (),
-            streamed=_printed(opts, plan.notes_for_user.strip() or plan.analysis)))
+            streamed=_printed(opts, plan.notes_for_user.strip() or plan.analysis,
+                              consoles.out)))
     return ExitStatus.SUCCESS
 
 
-def _printed(opts: RunOptions, text: str) -> bool:
-    """``text`` was printed while the model wrote it (the view leaves it out)."""
-    return opts.prose is not None and bool(opts.prose.repeats(text))
+def _printed(opts: RunOptions, text: str, where: Console) -> bool:
+    """``text`` was printed on ``where`` while the model wrote it (the view leaves it out)."""
+    return opts.prose is not None and opts.prose.printed_on(where) and \
+        bool(opts.prose.repeats(text))
 
 
 
@@ -298,7 +301,9 @@ def run_fix(flow: Flow, consoles: Consoles, opts: RunOptions, status: int,
         doc["fix"] = fix_doc
     # --yes stands for the fix's one confirmation only when --fix was given; never HIGH
     fix_opts = replace(opts, yes=opts.yes and opts.fix, allow_high=False, dry_run=False,
-                       into=fix_doc, prose=prose_printer(consoles.out, as_json=opts.as_json))
+                       into=fix_doc, prose=prose_printer(
+                           consoles.out, as_json=opts.as_json,
+                           plans=consoles.err if opts.answer_on_stdout else None))
     try:
         # a refused fix is shown as text; with --json its error goes into the fix's document
         shown = (nullcontext() if opts.as_json
@@ -355,7 +360,8 @@ def ask(consoles: Consoles, request: str, opts: RunOptions, *, use_templates: bo
                                   use_templates=use_templates and settings.templates,
                                   turns=sessions.sent_turns(talk), **hooks)
 
-        opts.prose = prose_printer(consoles.out, as_json=opts.as_json)
+        opts.prose = prose_printer(consoles.out, as_json=opts.as_json,
+                                   plans=consoles.err if opts.answer_on_stdout else None)
         with showing_rejections(consoles, as_json=opts.as_json), \
                 saying_piped(consoles, piped, as_json=opts.as_json):
             try:

@@ -64,14 +64,19 @@ WIDGETS = {"bash": BASH, "zsh": ZSH, "fish": FISH}
 """The widget of each shell."""
 
 
-def run(consoles: Consoles, shell: str) -> int:
-    """Print the widget for ``shell`` on stdout."""
+def run(consoles: Consoles, shell: str, *, as_json: bool = False) -> int:
+    """Print the widget for ``shell`` on stdout (``--json``: one document holding it)."""
     from anna_common.errors import UsageError
 
     script = WIDGETS.get(shell)
     if script is None:
         raise UsageError(f"no widget for {shell!r}", hint="annactl shell-integration bash, "
                          "zsh or fish")
+    if as_json:
+        from annactl.ui.console import emit_json
+
+        emit_json(consoles, {"code": "OK", "shell": shell, "script": script})
+        return ExitStatus.SUCCESS
     consoles.out.file.write(script)
     consoles.out.file.flush()
     return ExitStatus.SUCCESS

@@ -61,8 +61,10 @@ def command_line(prepared: Prepared, *, root: bool) -> str:
     return f"{line}  {note}"
 
 
-def suggest(consoles: Consoles, request: str, *, use_templates: bool = True) -> int:
-    """``annactl suggest REQUEST``: print :func:`command_line` of the request's plan."""
+def suggest(consoles: Consoles, request: str, *, use_templates: bool = True,
+            as_json: bool = False) -> int:
+    """``annactl suggest REQUEST``: print :func:`command_line` of the request's plan
+    (``--json``: one document with the line and the stored plan's id)."""
     from annactl.commands.ask import not_run
     from annactl.commands.failures import json_failures
     from annactl.commands.flow import connect_flow
@@ -70,7 +72,7 @@ def suggest(consoles: Consoles, request: str, *, use_templates: bool = True) -> 
     from annactl.core.config import load_settings
 
     text = request.strip().lstrip("#").strip()  # Warp's "# request" habit
-    with json_failures(consoles, as_json=False):
+    with json_failures(consoles, as_json=as_json):
         settings = load_settings()
         flow = connect_flow(settings)
 
@@ -81,6 +83,11 @@ def suggest(consoles: Consoles, request: str, *, use_templates: bool = True) -> 
         prepared = plan_with_spinner(consoles, make, show_spinner=consoles.err.is_terminal)
         not_run(flow, prepared)
     line = command_line(prepared, root=os.geteuid() == 0)
+    if as_json:
+        from annactl.ui.console import emit_json
+
+        emit_json(consoles, {"code": "OK", "plan_id": prepared.plan_id, "line": line})
+        return ExitStatus.SUCCESS
     consoles.out.file.write(line + "\n")
     consoles.out.file.flush()
     return ExitStatus.SUCCESS

@@ -34,8 +34,13 @@ def _settled(text: str) -> str:
 class ProsePrinter:
     """Prints the growing prose of one streamed reply on ``console``."""
 
-    def __init__(self, console: Console) -> None:
+    def __init__(self, console: Console, plans: Console | None = None) -> None:
         self.console = console
+        """Where an answer's prose goes (stdout: the answer is the output)."""
+        self.plans = plans or console
+        """Where a plan's analysis goes: with a read-only plan's answer on stdout, a plan's
+        prose is chrome (stderr), like the plan table it introduces."""
+        self._to = console
         self.shown = ""
         """The inert prose printed so far (what the final view need not repeat)."""
         self._call: int | None = None
@@ -72,16 +77,20 @@ class ProsePrinter:
             return
         new = clean[len(self.shown):]
         if new:
-            self.console.print(Text(new), end="", soft_wrap=True, highlight=False,
-                               markup=False)
-            self.console.file.flush()
+            self._to = self.console if streamed.form == "answer" else self.plans
+            self._to.print(Text(new), end="", soft_wrap=True, highlight=False, markup=False)
+            self._to.file.flush()
             self.shown = clean
 
     def finish(self) -> None:
         """End the printed prose with a newline (once), if any was printed."""
         if self.shown and not self._ended:
-            self.console.print()
+            self._to.print()
         self._stopped = self._ended = True
+
+    def printed_on(self, console: Console) -> bool:
+        """The prose went to ``console`` (a view there need not repeat it)."""
+        return self._to is console
 
     def repeats(self, text: str) -> bool:
         """``text`` (the final plan's prose) is what was printed: the view leaves it out."""
@@ -90,7 +99,8 @@ class ProsePrinter:
         return bool(self.shown) and inert(text).strip() == self.shown.strip()
 
 
-def prose_printer(console: Console, *, as_json: bool) -> ProsePrinter | None:
-    """A printer for the model's prose as it is written, or None with ``--json``: the
-    document stays one document."""
-    return None if as_json else ProsePrinter(console)
+def prose_printer(console: Console, *, as_json: bool, plans: Console | None = None
+                  ) -> ProsePrinter | None:
+    """A printer for the model's prose as it is written (an answer's on ``console``, a plan's
+    on ``plans``), or None with ``--json``: the document stays one document."""
+    return None if as_json else ProsePrinter(console, plans)

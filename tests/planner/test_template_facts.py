@@ -84,8 +84,19 @@ def test_memory_and_cpu_come_from_telemetry_without_a_command(text: str, first: 
     assert f"1. {first} (pid" in notes and "of 120 processes" in notes
 
 
+def test_a_dotfile_line_that_runs_a_banned_command_is_banned() -> None:
+    """The line is one word of the printf, and what it would run at every login is judged:
+    ``rm -rf ~`` inside an alias is banned like the command itself (issue 34, content)."""
+    snapshot = make_telemetry()
+    context = context_from_telemetry(snapshot, HOME)
+    found = templates.match('add alias x="$(rm -rf ~)"; touch /tmp/pwned to my bashrc',
+                            snapshot, context=context, home=HOME)
+    assert found is not None and found.plan is not None
+    result = validate(found.plan, context)
+    assert not result.ok and any("runs-banned" in f.message for f in result.errors), result
+
+
 @pytest.mark.parametrize("line", ["alias ll='ls -la'", "export EDITOR=nvim",
-                                  "alias x=\"$(rm -rf ~)\"; touch /tmp/pwned",
                                   "`echo hi` $HOME 'quote\" mix"])
 def test_dotfile_line_is_one_word_and_assessed(line: str) -> None:
     found = _match(f"add {line} to my bashrc")

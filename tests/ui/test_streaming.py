@@ -28,18 +28,20 @@ LATER = "firefox holds"
 
 
 class Reader:
-    """annactl's stdout, read as it comes (a thread drains the pipe)."""
+    """annactl's stdout (or stderr), read as it comes (a thread drains the pipe)."""
 
-    def __init__(self, proc: subprocess.Popen[str]) -> None:
+    def __init__(self, proc: subprocess.Popen[str], stream: str = "stdout") -> None:
         self.proc = proc
+        self.stream = stream
         self.text = ""
         self._lock = threading.Lock()
         self._thread = threading.Thread(target=self._drain, daemon=True)
         self._thread.start()
 
     def _drain(self) -> None:
-        assert self.proc.stdout is not None
-        while piece := self.proc.stdout.read(1):
+        pipe = getattr(self.proc, self.stream)
+        assert pipe is not None
+        while piece := pipe.read(1):
             with self._lock:
                 self.text += piece
 
@@ -93,14 +95,18 @@ def test_plan_prose_streams_and_the_table_follows_once(anna: Anna) -> None:
     resume = threading.Event()
     anna.llm.push(Reply(json.dumps(plan), pause_after=10, resume=resume))
     out = _start(anna, "ask", "--dry-run", "--no-templates", "change the file")
+    err = Reader(out.proc, "stderr")
     try:
-        wait_until(lambda: "The file holds" in out.now(), "the analysis on stdout",
-                   saw=out.now)
+        # a plan's prose streams with the chrome (stderr: a read-only plan's answer alone is
+        # stdout, issue 36.5); the plan view on stdout then carries it, once
+        wait_until(lambda: "The file holds" in err.now(), "the analysis on stderr",
+                   saw=err.now)
         assert out.proc.poll() is None and "echo changed" not in out.now()  # no table yet
     finally:
         resume.set()
     text = out.rest()
     assert out.proc.returncode == 0
+    assert err.rest().count(plan["analysis"]) == 1
     assert text.count(plan["analysis"]) == 1, text
     assert text.index(plan["analysis"]) < text.index("echo changed")  # table after prose
     assert target.read_text() == "original\n"
