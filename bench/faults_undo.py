@@ -14,38 +14,25 @@ rollbacks that were byte-exact; then the wall time and the load average.
 
 from __future__ import annotations
 
-import argparse
-import os
 import re
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _faults import trials
 
 
 def main() -> int:
     """Run the trials; exit with pytest's status."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=30, help="trials of each kind")
-    args = parser.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("the full disk is a tmpfs mounted in a private mount namespace: run as root")
-    load = Path("/proc/loadavg").read_text().split()[0]
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", "-s",
-         "tests/daemon/test_faults_undo.py"],
-        cwd=REPO, env={**os.environ, "ANNA_FAULT_TRIALS": str(args.trials)}, check=False,
-        capture_output=True, text=True)
+    count, done, took = trials(__doc__.split("\n\n")[0], "tests/daemon/test_faults_undo.py",
+                               why_root="the full disk is a tmpfs mounted in a private mount namespace: run as root")
     counts = re.search(r"FAULTS_UNDO (\{.*\})", done.stdout)
     print(done.stdout[-1500:] if counts is None else "", done.stderr[-1500:], sep="\n")
-    print(f"{args.trials} trials each of kill -9 during a rollback (a removed tree, an in-place "
+    print(f"{count} trials each of kill -9 during a rollback (a removed tree, an in-place "
           f"restore on a full disk), per-user and root daemons: "
           f"{counts.group(1) if counts else 'no counts'}; pytest status {done.returncode}, "
-          f"{time.monotonic() - started:.0f} s, load {load} at the start, "
-          f"{Path('/proc/loadavg').read_text().split()[0]} at the end")
+          f"{took}")
     return done.returncode
 
 

@@ -13,35 +13,21 @@ module's last test checks at least a third of each), the wall time and the load 
 
 from __future__ import annotations
 
-import argparse
-import os
-import subprocess
 import sys
-import time
 from pathlib import Path
 
-REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+
+from _faults import trials
 
 
 def main() -> int:
     """Run the trials; exit with pytest's status."""
-    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
-    parser.add_argument("--trials", type=int, default=30, help="trials of each kind")
-    args = parser.parse_args()
-    if os.geteuid() != 0:
-        sys.exit("the per-user daemon is run as uid 65534 by root: run this as root")
-    load = Path("/proc/loadavg").read_text().split()[0]
-    started = time.monotonic()
-    done = subprocess.run(
-        [sys.executable, "-m", "pytest", "-p", "no:cacheprovider", "-q", "-rs", "-s",
-         "tests/daemon/test_faults_capture_user.py"],
-        cwd=REPO, env={**os.environ, "ANNA_FAULT_TRIALS": str(args.trials)}, check=False,
-        capture_output=True, text=True)
+    count, done, took = trials(__doc__.split("\n\n")[0], "tests/daemon/test_faults_capture_user.py",
+                               why_root="the per-user daemon is run as uid 65534 by root: run this as root")
     print(done.stdout[-3000:], done.stderr[-2000:], sep="\n")
-    print(f"{args.trials} trials each of kill -9 during the commit and during the rollback, "
-          f"per-user daemon: pytest status {done.returncode}, "
-          f"{time.monotonic() - started:.0f} s, load {load} at the start, "
-          f"{Path('/proc/loadavg').read_text().split()[0]} at the end")
+    print(f"{count} trials each of kill -9 during the commit and during the rollback, "
+          f"per-user daemon: pytest status {done.returncode}, {took}")
     return done.returncode
 
 

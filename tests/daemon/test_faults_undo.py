@@ -20,15 +20,14 @@ import os
 import shutil
 import subprocess
 import sys
-import threading
-import time
-from collections.abc import Callable, Iterator
+from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from anna_common.plan import ActionPlan
 from anna_common.risk import tiers
+from tests.daemon.test_faults_capture import kill_when
 from tests.daemonfix import IS_ROOT, RunningDaemon, make_plan, new_daemon, stop_and_remove
 from tests.treeprint import fingerprint
 
@@ -68,27 +67,6 @@ def held(request: pytest.FixtureRequest) -> Iterator[tuple[RunningDaemon, Path]]
         if holder.stdin is not None:
             holder.stdin.close()
         holder.wait(timeout=30)
-
-
-def _quietly(action: Callable[[], object]) -> None:
-    with contextlib.suppress(Exception):  # the daemon dies under the request: expected
-        action()
-
-
-def kill_when(daemon: RunningDaemon, condition: Callable[[], bool],
-              action: Callable[[], object]) -> bool:
-    """Run ``action`` in a thread, SIGKILL the daemon once ``condition()`` holds; True when
-    the kill came while the action was still under way."""
-    worker = threading.Thread(target=_quietly, args=(action,))
-    worker.start()
-    deadline = time.monotonic() + KILL_WAIT_S
-    while not condition() and worker.is_alive():
-        assert time.monotonic() < deadline, "the condition never held"
-        time.sleep(0.0002)
-    midway = worker.is_alive()
-    daemon.kill()
-    worker.join(timeout=60)
-    return midway
 
 
 def _apply(daemon: RunningDaemon, command: str) -> tuple[str, str]:
