@@ -22,6 +22,7 @@ from __future__ import annotations
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import time
@@ -245,9 +246,9 @@ def run(mode: str, distro: str) -> list[dict[str, Any]]:
         server = _fakellm().FakeLLM(models=("scripted",)).start()
         server.responder = scripted()
         url = server.openai_url
+    state = Path(tempfile.mkdtemp(prefix="anna-first-hour-"))
     settings = load_settings(llm_provider="openai", llm_url=url, llm_model="scripted",
-                             state_dir=Path(tempfile.mkdtemp(prefix="anna-first-hour-")),
-                             llm_connect_timeout=0.5)
+                             state_dir=state, llm_connect_timeout=0.5)
     planner = Planner(settings, daemon=None)
     rows = []
     try:
@@ -259,6 +260,7 @@ def run(mode: str, distro: str) -> list[dict[str, Any]]:
         planner.close()
         if server is not None:
             server.stop()
+        shutil.rmtree(state, ignore_errors=True)  # nothing of the bench stays in /tmp
     return rows
 
 

@@ -58,6 +58,12 @@ def _journal_with_plans(count: int) -> Path:
     return copy
 
 
+def _remove(copy: Path) -> None:
+    """The copy and what SQLite made beside it when it opened it (its WAL and shared memory)."""
+    for suffix in ("", "-wal", "-shm"):
+        Path(f"{copy}{suffix}").unlink(missing_ok=True)
+
+
 def test_damage_met_by_start_up_recovery_is_one_line_and_its_own_exit_status() -> None:
     copy = _journal_with_plans(30)
     try:
@@ -80,7 +86,7 @@ def test_damage_met_by_start_up_recovery_is_one_line_and_its_own_exit_status() -
         finally:
             stop_and_remove(daemon)
     finally:
-        copy.unlink()
+        _remove(copy)
 
 
 def test_damage_met_later_is_a_coded_answer_not_an_internal_error() -> None:
@@ -111,7 +117,7 @@ def test_damage_met_later_is_a_coded_answer_not_an_internal_error() -> None:
         finally:
             stop_and_remove(daemon)
     finally:
-        copy.unlink()
+        _remove(copy)
 
 
 def test_audit_verify_reports_a_page_damaged_under_a_running_daemon() -> None:
