@@ -29,6 +29,7 @@ import importlib.util
 import json
 import os
 import re
+import shutil
 import sys
 import tempfile
 import threading
@@ -232,9 +233,10 @@ def main(argv: list[str] | None = None) -> int:
         server.cap_tokens = True
         server.responder = simulated(args.speedup)
         args.url = server.openai_url if args.provider == "openai" else server.ollama_url
+    state = Path(tempfile.mkdtemp(prefix="anna-everyday-"))
     values: dict[str, Any] = {"llm_provider": args.provider, "llm_url": args.url,
                               "llm_model": args.model, "templates": args.templates == "on",
-                              "state_dir": Path(tempfile.mkdtemp(prefix="anna-everyday-"))}
+                              "state_dir": state}
     if args.forms is not None and "llm_forms" in ClientSettings.model_fields:
         values["llm_forms"] = args.forms
     defaults = load_settings(**values)
@@ -251,6 +253,7 @@ def main(argv: list[str] | None = None) -> int:
         planner.close()
         if server is not None:
             server.stop()
+        shutil.rmtree(state, ignore_errors=True)  # nothing of the bench stays in /tmp
     where = "simulated tiny model (fake server" + (f", time x{scale:g})" if args.sim else ")") \
         if args.sim else f"{args.provider} at {args.url}"
     title = (f"everyday requests: model {args.model} ({where}), templates {args.templates}, "
