@@ -318,20 +318,6 @@ def run_cgroup(processes: int, memory: int, *, required: bool) -> Iterator[tuple
         leaf.remove()
 
 
-JOIN = 'while [ "$1" != -- ]; do printf 0 > "$1" || exit 125; shift; done; shift; exec "$@"'
-"""Fixed shell text (its data are arguments): write ``0`` into each ``cgroup.procs`` named
-before ``--`` — the shell joins the cgroup — then become the program after it."""
-
-
-def joining(leaf: Leaf | None) -> list[str]:
-    """The argv prefix that starts a program inside ``leaf`` (nothing for None): for a program
-    the daemon cannot pass descriptors to (the preview helper)."""
-    if leaf is None:
-        return []
-    return ["/bin/bash", "--noprofile", "--norc", "-c", JOIN, "anna-join",
-            *(str(d / "cgroup.procs") for d in leaf.dirs), "--"]
-
-
 @contextlib.contextmanager
 def leaf_for(limits: RunLimits, *, required: bool) -> Iterator[Leaf | None]:
     """A leaf with ``limits`` (processes, run memory), removed (whatever is left in it

@@ -297,6 +297,9 @@ def run_confined(
 
 PREVIEW_HELPER = Path(__file__).parent.parent / "preview" / "overlay_helper.py"
 """The script that runs a plan's file steps over a throw-away overlay."""
+PREVIEWERS = Pool(spawn_helper)
+"""The preview helpers of this daemon, kept from preview to preview (each forks a child per
+preview: its cgroup, namespaces and overlays are the child's alone)."""
 MAX_REPORT = 64 * 1024 * 1024
 """Bytes of a preview report read back (the helper caps contents far below this)."""
 
@@ -304,18 +307,19 @@ MAX_REPORT = 64 * 1024 * 1024
 def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | None = None,
                 owner: int | None = None, required_abi: int = REQUIRED_ABI,
                 memory: int = previews.MEMORY) -> tuple[RunResult, bytes]:
-    """Run :mod:`annad.preview.overlay_helper` with ``spec`` (JSON); its result and report.
+    """Run ``spec`` (JSON) with a preview helper (:mod:`annad.preview.overlay_helper`); its
+    result and report.
 
     The report travels through a memfd (on no file system; close-on-exec, so the steps can
     neither see nor forge it). The steps get the walls of a check (``walled_spec``), and the
-    whole preview a cgroup (:func:`annad.confine.cgroups.joining`) capped at ``memory``: one
-    with a root step is refused where none can be made (the kernel does not count uid 0's
-    processes), the owner's own steps run bounded by their uid's RLIMIT_NPROC and the
-    helper's watch of their memory (:mod:`annad.confine.memwatch`). ``over_memory``: the
-    cgroup's cap killed it (the watch says so in the report). When the confinement cannot
-    be built nothing ran: ``error`` says why, ``refused`` is set, ``exit_code`` is None.
-    ``owner``'s previews are capped (``PER_OWNER``): one member's hanging previews never
-    hold another member's."""
+    whole preview a cgroup (:func:`annad.confine.cgroups.leaf_for`, joined by the helper's
+    child before anything runs) capped at ``memory``: one with a root step is refused where
+    none can be made (the kernel does not count uid 0's processes), the owner's own steps
+    run bounded by their uid's RLIMIT_NPROC and the helper's watch of their memory
+    (:mod:`annad.confine.memwatch`). ``over_memory``: the cgroup's cap killed it (the watch
+    says so in the report). When the confinement cannot be built nothing ran: ``error``
+    says why, ``refused`` is set, ``exit_code`` is None. ``owner``'s previews are capped
+    (``PER_OWNER``): one member's hanging previews never hold another member's."""
     try:
         spec = walled_spec(spec, timeout=timeout, required_abi=required_abi, memory=memory)
         root = runs_as_root(spec)
@@ -331,41 +335,43 @@ def run_overlay(spec: str, *, timeout: float, max_output: int, python: str | Non
             with cgroups.leaf_for(previews.preview_limits(memory), required=root) as leaf:
                 walled = spec if leaf is not None else previews.watched(spec, memory)
                 result, report = _overlay(walled, timeout=timeout, max_output=max_output,
-                                          python=python, join=cgroups.joining(leaf))
+                                          python=python, leaf=leaf)
                 result.over_memory = leaf is not None and previews.oom_killed(leaf)
                 return result, report
-        except cgroups.Unavailable as exc:
+        except (cgroups.Unavailable, OSError) as exc:
             return RunResult(exit_code=None, output="", refused=True, error="the preview "
                              f"confinement refused, so the preview did not run: {exc}"), b""
 
 
 def _overlay(spec: str, *, timeout: float, max_output: int, python: str | None,
-             join: list[str]) -> tuple[RunResult, bytes]:
+             leaf: cgroups.Leaf | None) -> tuple[RunResult, bytes]:
+    started = time.monotonic()
     report = os.memfd_create("anna-preview", os.MFD_CLOEXEC)
-    status_r, status_w = os.pipe()
-    child_report = os.dup(report)
+    tail = Tail(max_output)
     try:
-        argv = [*join, python or sys.executable, "-I", "-S", str(PREVIEW_HELPER), "--",
-                str(status_w), str(child_report), spec]
-        result = _run(argv, timeout=timeout, max_output=max_output, identity=None,
-                      env={"PATH": SAFE_PATH, "LC_ALL": "C.UTF-8"}, cwd="/", on_output=None,
-                      cancel=None, pass_fds=(status_w, child_report))
-        os.set_blocking(status_r, False)
+        fds = (report, *(leaf.procs_fds() if leaf is not None else ()))
         try:
-            status = os.read(status_r, 4096)
-        except BlockingIOError:
-            status = b""
+            outcome = PREVIEWERS.run(
+                (python,), spec.encode("utf-8", "surrogateescape"),
+                lambda sock: [python or sys.executable, "-I", "-S", str(PREVIEW_HELPER), "--",
+                              str(sock)],
+                deadline=started + timeout, cancel=None, on_output=collector(tail, None),
+                on_spawn=None, fds=fds)
+        finally:
+            for fd in fds[1:]:
+                os.close(fd)
         os.lseek(report, 0, os.SEEK_SET)
         data = os.read(report, MAX_REPORT)
     finally:
-        os.close(status_r)
         os.close(report)
-    if result.error is None and not result.timed_out and not status.startswith(b"R"):
-        why = status[2:].decode("utf-8", "replace") if status.startswith(b"E:") else \
-            f"the helper ended (status {result.exit_code}) before the first step started"
-        result.error = f"the preview confinement could not be set up: {why}"
+    result = RunResult(exit_code=outcome.exit_code, output=tail.text(), truncated=tail.dropped,
+                       timed_out=outcome.timed_out, cancelled=outcome.cancelled,
+                       duration_ms=(time.monotonic() - started) * 1000)
+    if outcome.error is not None and not outcome.timed_out:
         result.exit_code = None
-        result.refused = True
+        result.refused = not outcome.started
+        result.error = f"the preview confinement could not be set up: {outcome.error}" \
+            if not outcome.started else outcome.error
     return result, data
 
 

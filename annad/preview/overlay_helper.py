@@ -1,8 +1,14 @@
 """The preview helper: run a plan's file steps over a throw-away overlay (a script).
 
-Run by :func:`annad.confine.runner.run_overlay` as ``python -I -S overlay_helper.py -- STATUS_FD
-REPORT_FD SPEC_JSON``. In new mount, IPC and UTS namespaces (the PID and network namespaces
-stay the machine's, as for every unasked run: ``ps`` and ``ss`` tell the truth) it
+Started by :func:`annad.confine.runner.run_overlay` as ``python -I -S overlay_helper.py --
+SOCK_FD`` and kept for the previews that follow (:class:`annad.confine.session.Pool`, as the
+confinement helper is: an interpreter's start-up and imports, ~30 ms of CPU, are paid once,
+not twice per preview). It says ``S`` and serves one preview at a time with the confinement
+helper's loop (:func:`annad.confine.helper.serve`): a request is the spec (JSON) with the
+descriptors of its output, its report (a memfd of the daemon) and its cgroup's
+``cgroup.procs``. A forked child per preview joins the cgroup and, in new mount, IPC and UTS
+namespaces of its own (the PID and network namespaces stay the machine's, as for every
+unasked run: ``ps`` and ``ss`` tell the truth),
 
 1. builds the tree of :mod:`annad.capture.tree`: every real, writable file system under an
    overlay whose upper layer is on a size-limited tmpfs only this helper can reach, so the
@@ -17,16 +23,18 @@ stay the machine's, as for every unasked run: ``ps`` and ``ss`` tell the truth) 
    before its effect is read (the helper is their subreaper);
 3. after each step walks the upper layers and writes what changed (created, modified and
    deleted entries, capped contents, the full content's SHA-256) as one JSON line to
-   REPORT_FD (a memfd of the daemon); validators chosen by the changed paths then run on
+   the report; validators chosen by the changed paths then run on
    the previewed tree, and whatever they leave is not the step's (walked and dropped).
 
-When the helper ends, the namespace and with it the overlays and the tmpfs are gone.
-Any failure before the first step is reported as ``E:reason``; nothing falls back.
+When the child ends, the namespace and with it the overlays and the tmpfs are gone (the
+helper kills and reaps whatever it left, as for a check). Any failure before the first step
+is reported as ``E:reason``; nothing falls back.
 """
 
 # ruff: noqa: PTH100, PTH118, PTH120 - no pathlib: start-up time
 from __future__ import annotations
 
+import _socket
 import base64
 import contextlib
 import fnmatch
@@ -41,7 +49,11 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from annad.capture import tree
 from annad.confine import landlock, memwatch, mounts, walls
-from annad.confine.helper import reap_all
+from annad.confine.helper import reap_all, serve
+
+TYPE_CHECKING = False  # typing costs start-up time; mypy reads the block below
+if TYPE_CHECKING:
+    from annad.confine.helper import Child
 
 BASH = "/bin/bash"
 EXIT_REFUSED = 125
@@ -96,7 +108,7 @@ class Walled:
         """(real path pattern, validator command with ``{file}``): chosen by what changed."""
 
 
-def _run_step(step: Step, walled: Walled, status_fd: int, cap: int) -> tuple[int, bytes]:
+def _run_step(step: Step, walled: Walled, cap: int) -> tuple[int, bytes]:
     """Fork, drop, exec ``bash -c``; the exit status (negative: a signal) and the tail of
     its output. A background process that keeps the output open does not hold the run:
     reading stops when the step itself has ended."""
@@ -120,7 +132,6 @@ def _run_step(step: Step, walled: Walled, status_fd: int, cap: int) -> tuple[int
             with contextlib.suppress(OSError):
                 os.write(out_w, f"anna: the step could not start: {exc}\n".encode(
                     "utf-8", "replace"))
-            os.write(status_fd, f"E:{exc}".encode())
             os._exit(EXIT_REFUSED)
     os.close(out_w)
     os.set_blocking(out_r, False)
@@ -237,8 +248,8 @@ class Walker:
         return changed
 
 
-def _validate(step: Step, entries: list[dict[str, object]], walled: Walled, walker: Walker,
-              status_fd: int) -> list[dict[str, object]]:
+def _validate(step: Step, entries: list[dict[str, object]], walled: Walled, walker: Walker
+              ) -> list[dict[str, object]]:
     """The validators of the files the step really changed, run after it on the previewed
     tree (as the step's identity)."""
     out: list[dict[str, object]] = []
@@ -253,22 +264,21 @@ def _validate(step: Step, entries: list[dict[str, object]], walled: Walled, walk
         check = Step({"command": command.replace("{file}", shlex.quote(path)), "uid": step.uid,
                       "gid": step.gid, "groups": ",".join(map(str, step.groups)),
                       "env": step.env, "cwd": "/"})
-        code, output = _run_step(check, walled, status_fd, walker.limits["output"])
+        code, output = _run_step(check, walled, walker.limits["output"])
         out.append({"path": path, "exit": code, "output": output.decode("utf-8", "replace")})
     return out
 
 
-def _steps(walled: Walled, steps: list[Step], walker: Walker, report_fd: int,
-           status_fd: int) -> None:
+def _steps(walled: Walled, steps: list[Step], walker: Walker, report_fd: int) -> None:
     """Each step, what is left of it killed, a walk; its validators, a walk dropped."""
     for index, step in enumerate(steps):
         try:
-            code, output = _run_step(step, walled, status_fd, walker.limits["output"])
+            code, output = _run_step(step, walled, walker.limits["output"])
             reap_all()  # nothing a step left running writes on after its walk
             entries = walker.walk()
             line = {"step": index, "exit": code, "entries": entries, "more": walker.more,
                     "output": output.decode("utf-8", "replace"),
-                    "validators": _validate(step, entries, walled, walker, status_fd)
+                    "validators": _validate(step, entries, walled, walker)
                     if code == 0 else []}
         except memwatch.Exceeded as exc:  # its processes are gone; the run ends here
             os.write(report_fd, json.dumps({"step": index, "memory": exc.used,
@@ -282,41 +292,87 @@ def _steps(walled: Walled, steps: list[Step], walker: Walker, report_fd: int,
             walker.walk()  # what a validator wrote (a cache, a lock) is no step's change
 
 
-def main(argv: list[str]) -> int:
-    """Build the overlay confinement ``argv`` describes and run the steps there."""
+class Request:
+    """One preview: the spec (JSON) the daemon sent, read before anything is forked (a bad
+    one is refused on the socket)."""
+
+    def __init__(self, data: bytes) -> None:
+        self.spec = json.loads(data)
+        self.steps = [Step(raw) for raw in self.spec["steps"]]
+        self.plan = [list(op) for op in self.spec["plan"]]
+        self.layers = [str(op[1]) for op in sorted(
+            (op for op in self.plan if op[0] == "overlay"), key=lambda op: int(op[2]))]
+        self.limits = {k: int(v) for k, v in self.spec["limits"].items()}
+        self.rules = [(str(p), str(c)) for p, c in self.spec.get("validators", [])]
+
+
+def _preview(request: Request, out: int, status_w: int, report_fd: int,
+             cgroup: list[int]) -> None:
+    """In the forked child: its cgroup, then the overlay confinement, then the steps; never
+    returns. ``status_w`` is closed once the tree is built (the daemon's "it runs"); a
+    failure before that is ``E:reason`` on it, and nothing ran."""
     try:
-        status_fd, report_fd, spec = int(argv[2]), int(argv[3]), json.loads(argv[4])
-        steps = [Step(raw) for raw in spec["steps"]]
-        plan = [list(op) for op in spec["plan"]]
-        layers = [str(op[1]) for op in sorted((op for op in plan if op[0] == "overlay"),
-                                              key=lambda op: int(op[2]))]
-        limits = {k: int(v) for k, v in spec["limits"].items()}
-        rules = [(str(p), str(c)) for p, c in spec.get("validators", [])]
-    except (IndexError, ValueError, KeyError, TypeError):
-        return EXIT_REFUSED
-    os.set_inheritable(status_fd, False)
-    os.set_inheritable(report_fd, False)
-    try:
-        walled = Walled(spec, layers, steps, rules)
+        for fd in cgroup:  # before anything runs: every process of the preview is counted
+            os.write(fd, b"0")
+            os.close(fd)
+        os.setsid()
+        devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+        os.dup2(devnull, 0)
+        os.dup2(out, 1)
+        os.dup2(out, 2)
+        walled = Walled(request.spec, request.layers, request.steps, request.rules)
         abi = landlock.abi_version()
         if abi < walled.abi:
             raise landlock.Unavailable(f"this kernel's Landlock ABI is {abi}; confinement "
                                        f"needs ABI >= {walled.abi}")
         parent = os.getppid()
-        walls.prctl(walls.PR_SET_PDEATHSIG, walls.SIGKILL)
+        walls.prctl(walls.PR_SET_PDEATHSIG, walls.SIGKILL)  # the server's death ends it
         if os.getppid() != parent:
-            return 1
+            os._exit(EXIT_REFUSED)
         mounts.namespaces(mounts.CLONE_NEWNS | mounts.CLONE_NEWIPC | mounts.CLONE_NEWUTS,
                           walled.userns)
-        upper = tree.assemble(plan, limits["tmpfs"], walled.userns)
+        upper = tree.assemble(request.plan, request.limits["tmpfs"], walled.userns)
         walls.prctl(walls.PR_SET_CHILD_SUBREAPER, 1)
-        walker = Walker(upper, layers, limits, walled.userns)
-        os.write(status_fd, b"R")
-        _steps(walled, steps, walker, report_fd, status_fd)
+        walker = Walker(upper, request.layers, request.limits, walled.userns)
+    except (mounts.Refused, landlock.Unavailable, OSError, ValueError, KeyError,
+            TypeError) as exc:
+        os.write(status_w, f"E:{exc}".encode())
+        os._exit(EXIT_REFUSED)
+    os.close(status_w)
+    try:
+        _steps(walled, request.steps, walker, report_fd)
     except (mounts.Refused, landlock.Unavailable, OSError, ValueError, KeyError) as exc:
-        os.write(status_fd, f"E:{exc}".encode())
+        os.write(2, f"anna: the preview stopped: {exc}\n".encode("utf-8", "replace"))
+        os._exit(EXIT_REFUSED)
+    os._exit(0)
+
+
+def prepare(data: bytes, extra: list[int]) -> Child:
+    """One request's child: ``extra`` is the report's descriptor, then the ``cgroup.procs``
+    descriptors of the preview's leaf (none: the spec asks for the memory watch)."""
+    request = Request(data)
+    if not extra:
+        raise ValueError("a preview request without its report")
+    return lambda out, status_w: _preview(request, out, status_w, extra[0], extra[1:])
+
+
+def main(argv: list[str]) -> int:
+    """Serve previews on the socket ``argv`` names until it closes."""
+    try:
+        if len(argv) != 3 or argv[1] != "--":
+            return EXIT_REFUSED
+        fd = int(argv[2])
+    except ValueError:
         return EXIT_REFUSED
-    os.close(status_fd)
+    sock = _socket.socket(_socket.AF_UNIX, _socket.SOCK_SEQPACKET, 0, fd)
+    os.set_inheritable(fd, False)  # no step may hold it
+    # what a preview's child leaves behind when it is killed becomes this process's child
+    walls.prctl(walls.PR_SET_CHILD_SUBREAPER, 1)
+    sock.send(b"S")
+    try:
+        serve(sock, prepare)
+    finally:
+        reap_all()
     return 0
 
 
