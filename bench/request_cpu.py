@@ -16,7 +16,11 @@ Per round, CPU (user + system) of:
 ``--tree DIR`` (repeatable) measures several checkouts side by side, one round of each in
 turn, so load slows them alike: ``--tree /tmp/main --tree .`` is before / after. Medians.
 
-Run: .venv/bin/python bench/request_cpu.py [--tree DIR ...] [--rounds 10]
+``--gap S`` waits S seconds before each round: past the confinement helpers' idle time
+(``annad.confine.session.IDLE_S``) every request starts its check and preview helpers, as a
+person's next request a while later does (without it they are reused from the round before).
+
+Run: .venv/bin/python bench/request_cpu.py [--tree DIR ...] [--rounds 10] [--gap 0]
 """
 
 from __future__ import annotations
@@ -131,6 +135,7 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--tree", type=Path, action="append")
     parser.add_argument("--rounds", type=int, default=10)
+    parser.add_argument("--gap", type=float, default=0.0)
     args = parser.parse_args()
     trees = [t.resolve() for t in (args.tree or [ROOT])]
     print(f"load: {os.getloadavg()}", flush=True)
@@ -141,6 +146,7 @@ def main() -> None:
                 t.round()  # warm: the daemon's first telemetry snapshot, bytecode
             samples: list[list[dict[str, float]]] = [[] for _ in running]
             for _ in range(args.rounds):
+                time.sleep(args.gap)
                 for n, t in enumerate(running):
                     samples[n].append(t.round())
         finally:
