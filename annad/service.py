@@ -266,7 +266,7 @@ class PlanService:
 
     # ------------------------------------------------------------------ submit and checks
 
-    def submit(self, peer: Peer | None, body: Any) -> SubmitResponse:
+    def submit(self, peer: Peer | None, body: Any, *, previewed: bool = True) -> SubmitResponse:
         """``POST /v1/plans``: validate and classify with the daemon's own context; store."""
         peer = self.access.authorised(peer)
         approved.submit_envelope(body)
@@ -281,22 +281,21 @@ class PlanService:
         # preview may raise tiers (a failed validator), so the policy judges the result again
         self._judged(result.plan, peer.uid, home, ctx, None, "submit")
         annotated, warnings, preview = engine.at_submit(  # may raise tiers: before the seal
-            result.plan, result.warnings, owner=peer.uid, home=home, settings=self.settings)
+            result.plan, result.warnings, owner=peer.uid, home=home, settings=self.settings,
+            wanted=previewed)
         annotated = mark_live(annotated, self.capture_problem)
         annotated = self._judged(annotated, peer.uid, home, ctx, None, "submit")
         row = submitted_row(annotated, body, uid=peer.uid, home=home)
         if revises is None:
             self.journal.add_plan(row, [s.id for s in annotated.steps])
-            self.journal.event("policy", row.plan_id, **journal_fields(annotated, "submit"))
-            engine.store(self.journal, row.plan_id, preview)
         else:
             row = revision.store(self.journal, self.runs, row, [s.id for s in annotated.steps],
                                  revises=revises, preview=preview)
-            self.journal.event("policy", row.plan_id, **journal_fields(annotated, "submit"))
-        plan_id, status = row.plan_id, row.status
-        return SubmitResponse(plan_id=plan_id, digest=annotated.digest,
-                              status=status, annotated=annotated,
-                              warnings=warnings, preview=preview)
+        self.journal.event("policy", row.plan_id, **journal_fields(annotated, "submit"))
+        if revises is None or not previewed:  # a revision stored its preview (engine.store)
+            engine.store(self.journal, row.plan_id, preview, checks_only=not previewed)
+        return SubmitResponse(plan_id=row.plan_id, digest=annotated.digest, status=row.status,
+                              annotated=annotated, warnings=warnings, preview=preview)
 
     def judge(self, peer: Peer | None, body: Any) -> JudgeResponse:
         """``POST /v1/judge``: validation, the approved digest and the policy, as submit
@@ -346,6 +345,7 @@ class PlanService:
                             code=ErrorCode.DIGEST_MISMATCH)
         if annotated.banned:
             raise PlanError("the plan contains a hard-banned command", code=ErrorCode.PLAN_BANNED)
+        engine.executable(self.journal, row.plan_id)
         # the policy is read again: the file may have changed since submit
         annotated = self._judged(annotated, row.caller_uid, row.home, self.context(row.home),
                                  plan_id, "execute")

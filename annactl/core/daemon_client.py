@@ -180,11 +180,12 @@ class DaemonClient(AdminCalls):
         return TelemetryResponse.model_validate(self._call("GET", path, headers=headers))
 
     def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model",
-               approved_digest: str | None = None, revises: str | None = None
-               ) -> SubmitResponse:
+               approved_digest: str | None = None, revises: str | None = None,
+               preview: bool = True) -> SubmitResponse:
         """``POST /v1/plans``: the daemon validates, classifies and stores the plan
         (``approved_digest``: refused unless the plan's digest is that; ``revises``: the
-        stored plan of this request, not run yet, this one replaces)."""
+        stored plan of this request, not run yet, this one replaces; not ``preview``: stored
+        only to run its checks, not previewed and not executable until revised)."""
         from anna_common.protocol.models import SubmitResponse
 
         # a memory proposal is the client's business (asked about here, never run): the daemon
@@ -194,7 +195,8 @@ class DaemonClient(AdminCalls):
         body: dict[str, Any] = {"plan": data, "request": request, "source": source}
         optional = {"approved_digest": approved_digest, "revises": revises}
         body.update({k: v for k, v in optional.items() if v is not None})
-        return SubmitResponse.model_validate(self._call("POST", Route.PLANS, body,
+        path = Route.PLANS if preview else f"{Route.PLANS}?preview=false"
+        return SubmitResponse.model_validate(self._call("POST", path, body,
                                                         timeout=self.submit_timeout))
 
     def judge(self, plan: ActionPlan, approved_digest: str) -> JudgeResponse:

@@ -58,9 +58,9 @@ class DaemonAPI(Protocol):
         ...
 
     def submit(self, plan: ActionPlan, *, request: str = "", source: str = "model",
-               revises: str | None = None) -> SubmitResponse:
-        """Store a plan (``revises``: in the place of this request's stored plan); the
-        daemon validates it itself."""
+               revises: str | None = None, preview: bool = True) -> SubmitResponse:
+        """Store a plan (``revises``: in the place of this request's stored plan; not
+        ``preview``: only to run its checks); the daemon validates it itself."""
         ...
 
     def run_checks(self, plan_id: str, *,

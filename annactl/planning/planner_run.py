@@ -354,11 +354,12 @@ class Run(ModelCalls, OfflineBeside):
 
     def _store(self, plan: ActionPlan, source: str) -> SubmitResponse:
         """Store ``plan`` to run its checks: the request's first plan, then revisions of it
-        (the checks of every round stay events of that one plan in the daemon's journal)."""
+        (the checks of every round stay events of that one plan in the daemon's journal).
+        Not previewed: the plan shown is the refined one that revises it (and is previewed)."""
         daemon = self.planner.daemon
         assert daemon is not None
         submitted = daemon.submit(plan, request=self.request, source=source,
-                                  revises=self.stored_id)
+                                  revises=self.stored_id, preview=False)
         self.stored_id = submitted.plan_id
         return submitted
 

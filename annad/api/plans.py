@@ -49,6 +49,16 @@ class PlanListQuery(BaseModel):
     """Only plans older than this one."""
 
 
+class SubmitQuery(BaseModel):
+    """``POST /v1/plans?preview=false``: the plan is stored only to run its checks (the
+    planner's rounds before the refined plan, which revises it and is the one shown): no
+    preview is made, and this content never executes — only a submit that revises it with
+    its preview does (``PLAN_STATE`` otherwise)."""
+
+    preview: bool = True
+    """Make the preview (the default)."""
+
+
 def _analysis_limiter(call: Call) -> anyio.CapacityLimiter:
     """The app's own limiter for plan analysis, made on first use (inside the loop)."""
     state = call.request.app.state
@@ -66,8 +76,10 @@ async def submit(call: Call) -> SubmitResponse:
     never on the event loop and never in the shared pool the sync routes use: while a
     large submission is analysed, ``/v1/health`` and plan status keep answering.
     """
-    return await anyio.to_thread.run_sync(call.service.submit, call.peer, call.body,
-                                          limiter=_analysis_limiter(call))
+    previewed = call.query_as(SubmitQuery).preview
+    return await anyio.to_thread.run_sync(
+        lambda: call.service.submit(call.peer, call.body, previewed=previewed),
+        limiter=_analysis_limiter(call))
 
 
 async def judge(call: Call) -> JudgeResponse:
@@ -138,7 +150,7 @@ def gc(call: Call) -> GcResponse:
 
 ENDPOINTS = (
     Endpoint("POST", Route.PLANS, submit, body="json", body_required=True,
-             documented=SubmitRequest),
+             query=SubmitQuery, documented=SubmitRequest),
     Endpoint("POST", Route.JUDGE, judge, body="json", body_required=True,
              documented=JudgeRequest),
     Endpoint("GET", Route.PLANS, list_plans, query=PlanListQuery),

@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING
 
 from anna_common.annotate import raise_to_high
+from anna_common.errors import ErrorCode, PlanError
 from anna_common.findings import Finding, FindingCode
 from anna_common.plan import RiskLevel
 from anna_common.protocol.models import DaemonMode, SessionEnv
@@ -184,10 +185,27 @@ def for_plan(annotated: AnnotatedPlan, *, owner: int, home: str, settings: Daemo
                                   for s in annotated.steps])
 
 
-def store(journal: Journal, plan_id: str, preview: PlanPreview | None) -> None:
-    """Journal the preview with the plan (an event of the hash chain); None: nothing."""
-    if preview is not None:
+def store(journal: Journal, plan_id: str, preview: PlanPreview | None, *,
+          checks_only: bool = False) -> None:
+    """Journal the preview with the plan (an event of the hash chain); None: nothing.
+    ``checks_only``: the plan was stored to run its checks, without the preview submit
+    makes (``POST /v1/plans?preview=false``): the event says so, with or without a preview
+    made later, and the plan does not execute (:func:`executable`) until a submit revises
+    it with its preview."""
+    if checks_only:
+        journal.event(PREVIEWED_KIND, plan_id, checks_only=True,
+                      preview=preview.model_dump(mode="json") if preview is not None else None)
+    elif preview is not None:
         journal.event(PREVIEWED_KIND, plan_id, preview=preview.model_dump(mode="json"))
+
+
+def executable(journal: Journal, plan_id: str) -> None:
+    """PLAN_STATE when the plan's content was stored for its checks only: no preview was
+    made at its submit, so no failed validator could raise its sealed tier."""
+    body = journal.last_body(plan_id, PREVIEWED_KIND)
+    if body is not None and body.get("checks_only"):
+        raise PlanError(f"plan {plan_id} was stored to run its checks only; submit it again "
+                        "(it is previewed then) to execute it", code=ErrorCode.PLAN_STATE)
 
 
 def previewed_files(journal: Journal, plan_id: str, index: int
@@ -219,18 +237,20 @@ def stored_or_new(journal: Journal, annotated: AnnotatedPlan, *, plan_id: str, o
         try:
             return PlanPreview.model_validate(body.get("preview"))
         except ValueError:
-            pass  # an older or damaged body: make a new one
+            pass  # an older or damaged body, or none made (checks only): make a new one
     preview = for_plan(annotated, owner=owner, home=home, settings=settings)
-    store(journal, plan_id, preview)
+    store(journal, plan_id, preview, checks_only=body is not None and bool(
+        body.get("checks_only")))
     return preview
 
 
 def at_submit(annotated: AnnotatedPlan, warnings: list[Finding], *, owner: int, home: str,
-              settings: DaemonSettings
+              settings: DaemonSettings, wanted: bool = True
               ) -> tuple[AnnotatedPlan, list[Finding], PlanPreview | None]:
     """The plan, its warnings and its preview as submit stores them (raised where a
-    validator failed); unchanged and None when previews are off."""
-    if not settings.preview:
+    validator failed); unchanged and None when previews are off or not ``wanted`` (a plan
+    stored to run its checks: nobody sees it, the refined plan that revises it is shown)."""
+    if not settings.preview or not wanted:
         return annotated, warnings, None
     preview = for_plan(annotated, owner=owner, home=home, settings=settings)
     annotated, raised = raise_failed(annotated, preview)
