@@ -49,13 +49,13 @@ def _helpers() -> set[int]:
     return found
 
 
-def _running(marker: str) -> list[int]:
-    """Processes whose command line holds ``marker``."""
+def _sleeping(seconds: str) -> list[int]:
+    """Processes that are ``sleep SECONDS`` (not the shell that started them)."""
     found = []
     for entry in Path("/proc").iterdir():
-        if entry.name.isdigit() and int(entry.name) != os.getpid():
+        if entry.name.isdigit():
             try:
-                if marker.encode() in (entry / "cmdline").read_bytes():
+                if (entry / "cmdline").read_bytes() == f"sleep\0{seconds}\0".encode():
                     found.append(int(entry.name))
             except OSError:
                 continue
@@ -89,11 +89,13 @@ def test_a_preview_past_its_timeout_is_stopped_with_all_it_started() -> None:
     thread = threading.Thread(target=preview)
     thread.start()
     try:
-        wait_until(lambda: len(_running(f"sleep {marker}")) == 2, "both sleeps running")
+        wait_until(lambda: len(_sleeping(marker)) == 2, "both sleeps running",
+                   saw=lambda: _sleeping(marker))
     finally:
         thread.join(timeout=60)
     [result] = done
     assert result.timed_out and result.error is None and not result.refused, result
-    wait_until(lambda: not _running(f"sleep {marker}"), "the preview's processes gone")
+    wait_until(lambda: not _sleeping(marker), "the preview's processes gone",
+               saw=lambda: _sleeping(marker))
     after, report = run_overlay(_spec("echo after"), timeout=60, max_output=4096)
     assert after.error is None and _output(report) == "after\n", after
