@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from anna_common.protocol.models import (
         CheckResult,
         ChecksResponse,
+        JudgeResponse,
         SessionEnv,
         SubmitResponse,
         TelemetryResponse,
@@ -66,6 +67,10 @@ class DaemonAPI(Protocol):
     def run_checks(self, plan_id: str, *,
                    session: SessionEnv | None = None) -> ChecksResponse:
         """Run a stored plan's necessary checks (read-only by the daemon's assessment)."""
+        ...
+
+    def judge(self, plan: ActionPlan, approved_digest: str | None) -> JudgeResponse:
+        """The daemon's validation and assessment of a plan; nothing is stored or run."""
         ...
 
 
