@@ -166,9 +166,22 @@ class Flow:
             early[0].outcome = outcome
             return early[0]
         source = "template" if outcome.template else "model"
-        # the plan stored for the checks' rounds, if any, becomes this one: one plan per request
-        prepared = self.submit(outcome.plan, request=request, source=source,
-                               revises=outcome.stored_id)
+        stored = outcome.stored
+        if (stored is not None and stored.response.plan_id == outcome.stored_id
+                and stored.source == source and stored.request == request
+                and stored.plan == outcome.plan):
+            # the plan stored for its checks is the final one (their results changed nothing):
+            # submitting it again would redo the daemon's analysis and preview (~100 ms of
+            # its CPU, bench/request_cpu.py) for the same digest
+            response = stored.response
+            prepared = Prepared(plan_id=response.plan_id, digest=response.digest,
+                                annotated=response.annotated, source=source, request=request,
+                                warnings=list(response.warnings), preview=response.preview)
+        else:
+            # the plan stored for the checks' rounds, if any, becomes this one: one plan per
+            # request
+            prepared = self.submit(outcome.plan, request=request, source=source,
+                                   revises=outcome.stored_id)
         prepared.outcome = outcome
         prepared.checks = list(outcome.checks)
         from annactl.planning.templates import records_first

@@ -97,6 +97,20 @@ class Progress:
     front end that prints its prose as the model writes it."""
 
 
+@dataclass(frozen=True)
+class StoredPlan:
+    """A plan this request stored in the daemon (to run its checks), as it was stored."""
+
+    plan: ActionPlan
+    """The plan sent."""
+    request: str
+    """The request it was stored with."""
+    source: str
+    """``model`` or ``template``."""
+    response: SubmitResponse
+    """The daemon's answer: id, digest, its annotation and preview."""
+
+
 @dataclass
 class PlanOutcome:
     """What planning produced. ``plan`` is None unless the final validation passed."""
@@ -157,6 +171,8 @@ class PlanOutcome:
     stored_id: str | None = None
     """The daemon's id of the plan this request stored to run its checks (None: none was
     stored): the final plan is submitted as its revision, one stored plan per request."""
+    stored: StoredPlan | None = None
+    """That plan as stored: a final plan equal to it is not submitted again (issue 38.2)."""
     piped: Piped | None = None
     """Text piped into ``annactl ask`` with the request (None: nothing was piped)."""
     checks_follow: bool = False

@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from annactl.core.config import ClientSettings
     from annactl.planning.llm.base import ChatResult
     from annactl.planning.llm.trace import Tracer
-    from annactl.planning.outcome import PlanningSession
+    from annactl.planning.outcome import PlanningSession, StoredPlan
     from annactl.planning.templates import TemplateMatch
 
 Messages = list[dict[str, str]]
@@ -55,6 +55,7 @@ class ModelCalls(FormChoice):
     stats: PlanOutcome
     telemetry: Telemetry | None
     context: AssessContext | None
+    stored: StoredPlan | None
     sent: str
     started: float
     on_progress: Callable[[Progress], None] | None
@@ -231,7 +232,11 @@ class ModelCalls(FormChoice):
 
             try:
                 model = ActionPlan.model_validate(raw)
-                judged = daemon.judge(model, None)
+                stored = self.stored
+                if stored is not None and stored.plan == model:  # judged when it was stored
+                    judged: Any = stored.response
+                else:
+                    judged = daemon.judge(model, None)
             except (ValidationError, AnnaError):
                 pass
             else:

@@ -64,3 +64,31 @@ def test_a_plan_the_daemon_refuses_is_repaired_with_the_findings_made_here(anna:
     assert "no-such-rollback" in repair, repair  # the finding names what was wrong
     assert "anna_common.risk.assess" in loaded, loaded  # validated here, as before
     assert "httpx" not in loaded
+
+
+def test_a_final_plan_equal_to_the_one_stored_for_its_checks_is_not_submitted_again(
+        anna: Anna) -> None:
+    """The refined plan is the one stored to run its checks: neither judged nor submitted
+    again (the daemon's analysis and preview are not redone), and it is the plan offered."""
+    import sqlite3
+
+    from tests.waiting import WAIT_S
+
+    (anna.daemon.home / ".config").mkdir(parents=True, exist_ok=True)
+    (anna.daemon.home / ".config" / "app.conf").write_text("volume=3\n")
+    plan = plan_json(goals=["Set volume to 9 in ~/.config/app.conf"],
+                     necessary_checks=[{"id": "look", "description": "current setting",
+                                        "command": "cat ~/.config/app.conf",
+                                        "risk_level": "INFO", "required": True}],
+                     command_plan=[EDIT])
+    anna.llm.push(plan, plan)  # the refinement changes nothing
+    proc, _loaded = _ask(anna)
+    assert proc.returncode == 0, proc.stderr
+    assert len(anna.llm.chat_bodies()) == 2  # the plan and its refinement
+    assert "+volume=9" in proc.stdout + proc.stderr
+    with sqlite3.connect(anna.daemon.state / "journal.sqlite3", timeout=WAIT_S) as db:
+        rows = db.execute("SELECT plan_id, kind FROM events ORDER BY id").fetchall()
+    kinds = [kind for _id, kind in rows]
+    assert kinds.count("plan_submitted") == 1 and "plan_revised" not in kinds, kinds
+    assert kinds.count("checks_run") == 1, kinds
+    assert len({plan_id for plan_id, _kind in rows if plan_id}) == 1, rows
