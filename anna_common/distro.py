@@ -4,11 +4,15 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING
 
-from anna_common.risk.rules.base import AssessContext
-from anna_common.risk.rules.packages import ARCH_FAMILY
-
 if TYPE_CHECKING:
+    from anna_common.risk.rules.base import AssessContext
     from anna_common.telemetry import Telemetry
+
+ARCH_FAMILY = frozenset({"arch", "manjaro", "endeavouros", "garuda", "artix", "cachyos",
+                         "arcolinux", "archcraft", "parabola", "steamos", "blackarch"})
+"""``ID``/``ID_LIKE`` values that use pacman (the package rules' Arch family,
+:mod:`anna_common.risk.rules.packages`, is this one: defined here, where importing it does
+not load the package rules and the bash grammar under them)."""
 
 FAMILIES: dict[str, frozenset[str]] = {
     "arch": ARCH_FAMILY,
@@ -44,6 +48,8 @@ def parse_os_release(text: str) -> dict[str, str]:
 
 def context_from_telemetry(telemetry: Telemetry, home: str | None) -> AssessContext:
     """The assessment context a plan is judged in: distro family, home, boot evidence."""
+    from anna_common.risk.rules.base import AssessContext
+
     system = telemetry.system
     return AssessContext(
         distro=family_of(system.distro_id, system.distro_like),

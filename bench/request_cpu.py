@@ -11,7 +11,9 @@ Per round, CPU (user + system) of:
     (interpreter start-up included), and
   - *work*: the rest;
 - **daemon**: the daemon and the processes it spawned for this request (its check, preview
-  and confinement helpers; bench/_cpu.py).
+  and confinement helpers; bench/_cpu.py);
+
+and the requests the client sent the daemon (method and path, counted).
 
 ``--tree DIR`` (repeatable) measures several checkouts side by side, one round of each in
 turn, so load slows them alike: ``--tree /tmp/main --tree .`` is before / after. Medians.
@@ -32,6 +34,7 @@ import statistics
 import subprocess
 import sys
 import time
+from collections import Counter
 from pathlib import Path
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -64,16 +67,25 @@ def _timed(*args, **kwargs):
         _spent[0] += time.process_time() - started
         _depth[0] -= 1
 builtins.__import__ = _timed
+import http.client, json  # timed: the client imports both anyway
+_calls = []
+_request = http.client.HTTPConnection.request
+def _counted(self, method, url, *args, **kwargs):
+    if self.host == 'annad':  # the daemon's Unix socket (annactl/core/daemon_http.py)
+        _calls.append(method + ' ' + url.split('?')[0])
+    return _request(self, method, url, *args, **kwargs)
+http.client.HTTPConnection.request = _counted
 sys.argv = ['annactl', *sys.argv[1:]]
 from annactl.cli import main
 try:
     code = main()
 finally:
     print('IMPORTS', _spent[0], file=sys.stderr)
+    print('CALLS', json.dumps(_calls), file=sys.stderr)
 raise SystemExit(code)
 """
 """``annactl`` with the CPU spent inside its outermost ``import`` statements summed (what
-is under one import, nested ones included, counts once)."""
+is under one import, nested ones included, counts once), and the daemon requests it made."""
 
 
 def _cpu_of(argv: list[str], env: dict[str, str], cwd: Path) -> tuple[float, bytes, bytes]:
@@ -100,6 +112,8 @@ class Tree:
 
     def __init__(self, tree: Path, llm: FakeLLM) -> None:
         self.tree = tree
+        self.calls: list[str] = []
+        """The daemon requests of the last round (method and path)."""
         self.daemon: RunningDaemon = new_daemon(user_mode=True, env={"PYTHONPATH": str(tree)})
         self.daemon.start()
         self.env = {**self.daemon.env, "ANNA_SOCKET": str(self.daemon.socket),
@@ -124,6 +138,8 @@ class Tree:
         # the interpreter's own start-up (before the probe's first line) counts as imports
         bare, _, _ = _cpu_of([sys.executable, "-c", "pass"], self.env, self.tree)
         imports = float(line.split()[1]) + bare
+        calls = next((x for x in err.decode().splitlines() if x.startswith("CALLS ")), "")
+        self.calls = json.loads(calls[len("CALLS "):]) if calls else []
         return {"client": client, "client imports": imports,
                 "client work": client - imports, "daemon": daemon, "total": client + daemon}
 
@@ -158,6 +174,10 @@ def main() -> None:
     for name in names:
         print(f"{name:<18}" + "".join(
             f"{statistics.median(s[name] for s in runs) * 1000:>26.0f}" for runs in samples))
+    for t in running:
+        counted = sorted(Counter(t.calls).items())
+        print(f"daemon requests {str(t.tree)[-24:]}: {len(t.calls)}: "
+              + ", ".join(f"{call} x{n}" if n > 1 else call for call, n in counted))
     print(json.dumps({str(t): {name: round(statistics.median(s[name] for s in runs) * 1000)
                                for name in names} for t, runs in zip(trees, samples, strict=True)}))
 

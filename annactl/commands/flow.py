@@ -166,7 +166,9 @@ class Flow:
             early[0].outcome = outcome
             return early[0]
         source = "template" if outcome.template else "model"
-        # the plan stored for the checks' rounds, if any, becomes this one: one plan per request
+        # the plan stored for the checks' rounds, if any, becomes this one: one plan per
+        # request. It is submitted even when equal to the stored one, which was stored only
+        # for its checks (not previewed, not executable): this submit makes the one preview.
         prepared = self.submit(outcome.plan, request=request, source=source,
                                revises=outcome.stored_id)
         prepared.outcome = outcome

@@ -199,8 +199,9 @@ class DaemonClient(AdminCalls):
         return SubmitResponse.model_validate(self._call("POST", path, body,
                                                         timeout=self.submit_timeout))
 
-    def judge(self, plan: ActionPlan, approved_digest: str) -> JudgeResponse:
-        """``POST /v1/judge``: what the daemon would decide; nothing is stored or run."""
+    def judge(self, plan: ActionPlan, approved_digest: str | None) -> JudgeResponse:
+        """``POST /v1/judge``: what the daemon would decide; nothing is stored or run
+        (``approved_digest`` None: no digest to verify)."""
         from anna_common.protocol.models import JudgeResponse
 
         data = plan.model_dump(mode="json")

@@ -20,6 +20,7 @@ if TYPE_CHECKING:
     from anna_common.protocol.models import (
         CheckResult,
         ChecksResponse,
+        JudgeResponse,
         SessionEnv,
         SubmitResponse,
         TelemetryResponse,
@@ -68,6 +69,10 @@ class DaemonAPI(Protocol):
         """Run a stored plan's necessary checks (read-only by the daemon's assessment)."""
         ...
 
+    def judge(self, plan: ActionPlan, approved_digest: str | None) -> JudgeResponse:
+        """The daemon's validation and assessment of a plan; nothing is stored or run."""
+        ...
+
 
 @dataclass
 class Progress:
@@ -90,6 +95,20 @@ class Progress:
     streamed: StreamedReply | None = None
     """The current model call's reply so far (:mod:`annactl.planning.streaming`), for a
     front end that prints its prose as the model writes it."""
+
+
+@dataclass(frozen=True)
+class StoredPlan:
+    """A plan this request stored in the daemon (to run its checks), as it was stored."""
+
+    plan: ActionPlan
+    """The plan sent."""
+    request: str
+    """The request it was stored with."""
+    source: str
+    """``model`` or ``template``."""
+    response: SubmitResponse
+    """The daemon's answer: id, digest, its annotation and preview."""
 
 
 @dataclass
@@ -152,6 +171,8 @@ class PlanOutcome:
     stored_id: str | None = None
     """The daemon's id of the plan this request stored to run its checks (None: none was
     stored): the final plan is submitted as its revision, one stored plan per request."""
+    stored: StoredPlan | None = None
+    """That plan as stored: a final plan equal to it is not judged again (issue 38.2)."""
     piped: Piped | None = None
     """Text piped into ``annactl ask`` with the request (None: nothing was piped)."""
     checks_follow: bool = False

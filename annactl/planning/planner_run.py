@@ -26,6 +26,7 @@ from annactl.planning.outcome import (
     OFFLINE_CODES,
     PlanOutcome,
     Progress,
+    StoredPlan,
     template_outcome,
     usage_checks,
 )
@@ -87,6 +88,8 @@ class Run(ModelCalls, OfflineBeside):
         self.stored_id: str | None = None
         """The daemon's id of the plan stored for this request's checks: each later round
         (and the final plan) revises it, so the request keeps one plan in history."""
+        self.stored: StoredPlan | None = None
+        """That plan as last stored (:class:`~annactl.planning.outcome.StoredPlan`)."""
         self.piped: Piped | None = None
         """Text piped in with the request (a document of the packet)."""
         self.turns: list[tuple[str, str]] = []
@@ -214,6 +217,7 @@ class Run(ModelCalls, OfflineBeside):
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id
         outcome.stored_id = self.stored_id
+        outcome.stored = self.stored
         outcome.packet = self.packet
         outcome.memory_version = self.stats.memory_version
         outcome.telemetry = self.telemetry
@@ -361,6 +365,7 @@ class Run(ModelCalls, OfflineBeside):
         submitted = daemon.submit(plan, request=self.request, source=source,
                                   revises=self.stored_id, preview=False)
         self.stored_id = submitted.plan_id
+        self.stored = StoredPlan(plan, self.request, source, submitted)
         return submitted
 
     def _store_checks(self, results: list[CheckResult]) -> None:

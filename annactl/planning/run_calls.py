@@ -38,7 +38,7 @@ if TYPE_CHECKING:
     from annactl.core.config import ClientSettings
     from annactl.planning.llm.base import ChatResult
     from annactl.planning.llm.trace import Tracer
-    from annactl.planning.outcome import PlanningSession
+    from annactl.planning.outcome import PlanningSession, StoredPlan
     from annactl.planning.templates import TemplateMatch
 
 Messages = list[dict[str, str]]
@@ -55,6 +55,7 @@ class ModelCalls(FormChoice):
     stats: PlanOutcome
     telemetry: Telemetry | None
     context: AssessContext | None
+    stored: StoredPlan | None
     sent: str
     started: float
     on_progress: Callable[[Progress], None] | None
@@ -197,7 +198,7 @@ class ModelCalls(FormChoice):
         converted = forms.to_plan(self.form, raw, self.template_context())
         if converted.plan is None:
             return ValidationResult(ok=False, errors=converted.findings, warnings=[], plan=None)
-        result = validate(converted.plan, self.context)
+        result = self.validated(converted.plan)
         if not result.ok or result.plan is None:
             return result
         self.cited = converted.citations
@@ -211,6 +212,39 @@ class ModelCalls(FormChoice):
             return result
         return ValidationResult(ok=False, errors=grounding, warnings=result.warnings,
                                 plan=result.plan)
+
+    def validated(self, raw: dict[str, Any]) -> ValidationResult:
+        """The plan as the daemon judges it (``POST /v1/judge``), else as
+        :func:`anna_common.validate.validate` judges it here.
+
+        The daemon validates and assesses every plan again at submit whatever the client
+        found, its analysis is warm, and its verdict is the one shown: asking it spares this
+        process the risk engine (its import and first analysis were ~100 ms of the ~430 ms
+        a planning request cost here, bench/request_cpu.py). A plan the daemon refuses
+        (invalid, banned, denied), or no daemon that answers, is validated here, so the
+        findings a repair names, and a banned plan's annotation, are exactly as before.
+        """
+        daemon = self.planner.daemon
+        if daemon is not None:
+            from pydantic import ValidationError
+
+            from anna_common.plan import ActionPlan
+
+            try:
+                model = ActionPlan.model_validate(raw)
+                stored = self.stored
+                if stored is not None and stored.plan == model:  # judged when it was stored
+                    judged: Any = stored.response
+                else:
+                    judged = daemon.judge(model, None)
+            except (ValidationError, AnnaError):
+                pass
+            else:
+                # the daemon never sees the memory proposal: the plan is the one the model wrote
+                annotated = judged.annotated.model_copy(update={"plan": model})
+                return ValidationResult(ok=True, errors=[], warnings=list(judged.warnings),
+                                        plan=annotated)
+        return validate(raw, self.context)
 
     def template_context(self) -> Any:
         """What a family form's template builds from (the request, telemetry, home)."""

@@ -296,21 +296,25 @@ def test_an_unusable_url_is_a_configuration_error(make_settings, url):
     assert "ANNA_LLM_URL" in (info.value.hint or "")
 
 
-def _ssl_context(provider: OllamaProvider | OpenAIProvider) -> Any:
-    return provider._client._transport._pool._ssl_context  # type: ignore[attr-defined]
-
-
-def test_a_plain_http_server_loads_no_certificates_and_https_still_verifies(make_settings):
+def test_a_plain_http_server_loads_no_certificates_and_https_still_verifies(fake_llm,
+                                                                           make_settings):
     import ssl
 
-    plain = OllamaProvider(make_settings(llm_url="http://127.0.0.1:9"))
-    secure = OpenAIProvider(make_settings(llm_provider="openai", llm_url="https://example.org/v1"))
-    try:
-        # a loopback Ollama: no CA store read (~45 ms of every planning command's CPU)
-        assert _ssl_context(plain).cert_store_stats()["x509_ca"] == 0
-        context = _ssl_context(secure)
-        assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
-        assert context.cert_store_stats()["x509_ca"] > 0
-    finally:
-        plain.close()
-        secure.close()
+    from annactl.planning.llm import transport
+
+    # a loopback Ollama: a plain connection, no CA store read (~45 ms of every planning
+    # command's CPU); an https server: the system's CA store, certificate and name checked
+    plain = transport.Client("http://127.0.0.1:9", timeout=transport.Timeout(1, connect=1))
+    with pytest.raises(transport.ConnectError), plain.stream("GET", "/"):
+        pass
+    secure = transport._TLSConnection("example.org", None, transport.Timeout(1, connect=1))
+    context = secure._context  # type: ignore[attr-defined]
+    assert context.verify_mode == ssl.CERT_REQUIRED and context.check_hostname
+    assert context.cert_store_stats()["x509_ca"] > 0
+    # https to a server that does not speak TLS (the fake's plain port) fails to connect,
+    # coded, instead of falling back to plain text
+    url = fake_llm.openai_url.replace("http://", "https://")
+    provider = OpenAIProvider(make_settings(llm_provider="openai", llm_url=url))
+    with pytest.raises(LLMError) as info:
+        provider.chat(_request())
+    assert info.value.code == ErrorCode.LLM_UNAVAILABLE

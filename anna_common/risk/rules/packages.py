@@ -33,10 +33,6 @@ CRITICAL_PACKAGES = frozenset({
 })
 """Removing these can leave a machine that does not boot, log in or reach the network."""
 
-ARCH_FAMILY = frozenset({"arch", "manjaro", "endeavouros", "garuda", "artix", "cachyos",
-                         "arcolinux", "archcraft", "parabola", "steamos", "blackarch"})
-"""``ID``/``ID_LIKE`` values that use pacman."""
-
 FOREIGN_ON_ARCH = frozenset({"apt", "apt-get", "aptitude", "dpkg", "dnf", "dnf5", "yum", "zypper",
                              "rpm",
                              "snap", "apk", "emerge", "xbps-install", "xbps-remove", "pkg",

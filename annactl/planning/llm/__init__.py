@@ -2,7 +2,7 @@
 the deterministic cache, record/replay and traces.
 
 :func:`make_provider` picks and wraps the provider the settings ask for. It
-imports httpx only when a network provider is needed.
+imports the HTTP adapters only when a network provider is needed.
 """
 
 

@@ -8,7 +8,7 @@ Ollama (:mod:`annactl.planning.llm.ollama`) and OpenAI-compatible servers
 
 Every failure is an :class:`~anna_common.errors.LLMError` carrying one of the
 ``LLM_*`` codes and a one-line hint (:mod:`annactl.planning.llm.errors`). Nothing here
-imports httpx, so importing the interface stays cheap.
+imports the HTTP transport, so importing the interface stays cheap.
 """
 
 from __future__ import annotations

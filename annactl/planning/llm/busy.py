@@ -18,11 +18,10 @@ import threading
 import time
 from typing import Any
 
-import httpx
-
 from anna_common.errors import ErrorCode, LLMError
 from annactl.planning.llm.base import EventSink, no_events
 from annactl.planning.llm.errors import check_cancel, llm_error
+from annactl.planning.llm.transport import Client, HTTPError
 
 WAIT_S = 3.0
 """Longest wait for a slot to free (a request about to finish is worth waiting for)."""
@@ -55,11 +54,11 @@ class BusyProbe:
         self.abandoned: float | None = None
         """When this provider last gave up on a request at its deadline (monotonic)."""
 
-    def _slots(self, client: httpx.Client) -> list[dict[str, Any]] | None:
+    def _slots(self, client: Client) -> list[dict[str, Any]] | None:
         try:
             response = client.get(self.url, timeout=PROBE_TIMEOUT_S)
             data = response.json() if response.status_code == 200 else None
-        except (httpx.HTTPError, ValueError):
+        except (HTTPError, ValueError):
             return None
         if response.status_code in (404, 405, 501):
             self.supported = False  # no such endpoint here: never ask again
@@ -68,7 +67,7 @@ class BusyProbe:
             return None
         return data
 
-    def wait_free(self, client: httpx.Client, *, left: float | None,
+    def wait_free(self, client: Client, *, left: float | None,
                   cancel: threading.Event | None = None,
                   events: EventSink = no_events) -> None:
         """Return when a slot is free (or the server cannot say); raise when it stays busy."""

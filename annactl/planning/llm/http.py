@@ -25,8 +25,7 @@ from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any, TypeVar
 
-import httpx
-
+import annactl.planning.llm.transport as wire
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from annactl.planning.llm.base import EventSink, RetryPolicy, no_events
 from annactl.planning.llm.errors import check_cancel, llm_error
@@ -54,7 +53,7 @@ class RetryableError(Exception):
         self.error = error
 
 
-def error_text(response: httpx.Response) -> str:
+def error_text(response: wire.Response) -> str:
     """The server's error message from a JSON body (OpenAI or Ollama shape), else raw text."""
     try:
         body = response.json()
@@ -69,19 +68,14 @@ def error_text(response: httpx.Response) -> str:
     return str(body)[:MAX_ERROR_CHARS]
 
 
-def _plain_http(url: str) -> bool:
-    """The URL's scheme is ``http`` (no TLS to verify)."""
-    return url.lower().startswith("http://")
-
-
 class HttpProvider:
-    """Base of the HTTP adapters: one ``httpx.Client``, retries and error mapping."""
+    """Base of the HTTP adapters: one :class:`~annactl.planning.llm.transport.Client`,
+    retries and error mapping."""
 
     name = "http"
     """Provider name (overridden)."""
 
-    def __init__(self, settings: ClientSettings, *, transport: httpx.BaseTransport | None = None,
-                 retry: RetryPolicy | None = None) -> None:
+    def __init__(self, settings: ClientSettings, *, retry: RetryPolicy | None = None) -> None:
         self.model = settings.llm_model
         """The model name sent to the server."""
         self.url = settings.resolved_llm_url
@@ -98,19 +92,13 @@ class HttpProvider:
         if settings.llm_api_key is not None:
             headers["Authorization"] = f"Bearer {settings.llm_api_key.get_secret_value()}"
         try:
-            self._client = httpx.Client(
-                base_url=self.url,
-                timeout=httpx.Timeout(settings.llm_timeout, connect=settings.llm_connect_timeout),
-                headers=headers,
-                transport=transport,
-                trust_env=False,  # a proxy variable must not send local prompts elsewhere
-                # a plain-http server (the usual loopback Ollama) needs no certificate store:
-                # loading it was ~45 ms of every planning command's CPU. TLS cannot happen on
-                # such a client: redirects are not followed and every request path is
-                # relative to this base URL. An https URL verifies as always.
-                verify=not _plain_http(self.url),
-            )
-        except (httpx.InvalidURL, ValueError):
+            # no proxy variable is read (a local prompt must not go elsewhere) and no
+            # redirect followed; a plain-http server (the usual loopback Ollama) loads no
+            # certificate store, an https one verifies against the system's
+            self._client = wire.Client(
+                self.url, headers=headers,
+                timeout=wire.Timeout(settings.llm_timeout, connect=settings.llm_connect_timeout))
+        except ValueError:
             raise bad_url(mask(self.url, self._secrets)) from None
 
     def close(self) -> None:
@@ -121,7 +109,7 @@ class HttpProvider:
         """From now on: one attempt, and give up connecting after ``connect_s`` seconds."""
         self.retry = RetryPolicy(attempts=1)
         self.connect_s = connect_s
-        self._client.timeout = httpx.Timeout(self.timeout_s, connect=connect_s)
+        self._client.timeout = wire.Timeout(self.timeout_s, connect=connect_s)
 
     def begin(self, deadline: float | None, options: dict[str, Any]) -> None:
         """Take a request's deadline and determinism before its first attempt."""
@@ -132,12 +120,12 @@ class HttpProvider:
         """Seconds to the deadline (None without one)."""
         return None if self.deadline is None else self.deadline - time.monotonic()
 
-    def _timeouts(self) -> httpx.Timeout:
+    def _timeouts(self) -> wire.Timeout:
         left = self.left()
         if left is None:
-            return httpx.Timeout(self.timeout_s, connect=self.connect_s)
+            return wire.Timeout(self.timeout_s, connect=self.connect_s)
         left = max(left, 0.001)
-        return httpx.Timeout(min(self.timeout_s, left), connect=min(self.connect_s, left))
+        return wire.Timeout(min(self.timeout_s, left), connect=min(self.connect_s, left))
 
     def budget_spent(self, events: EventSink, path: str) -> LLMError:
         """The request's time budget ran out before the reply was complete."""
@@ -165,7 +153,7 @@ class HttpProvider:
                          f"{self.timeout_s:g} s",
                          f"raise ANNA_LLM_TIMEOUT or use a smaller model than {self.model}")
 
-    def status_error(self, response: httpx.Response, path: str) -> LLMError:
+    def status_error(self, response: wire.Response, path: str) -> LLMError:
         """A coded error for a non-2xx answer (adapters refine model-not-found)."""
         text = mask(error_text(response), self._secrets)
         status = response.status_code
@@ -190,7 +178,7 @@ class HttpProvider:
                          "set ANNA_LLM_MODEL to a model the server has")
 
     @contextmanager
-    def _open(self, path: str, body: dict[str, Any]) -> Iterator[httpx.Response]:
+    def _open(self, path: str, body: dict[str, Any]) -> Iterator[wire.Response]:
         """POST ``body``; yield a 2xx streaming response, or raise a coded error."""
         try:
             with self._client.stream("POST", path, json=body,
@@ -203,7 +191,7 @@ class HttpProvider:
                         raise RetryableError(error)
                     raise error
                 yield response
-        except httpx.ConnectTimeout:
+        except wire.ConnectTimeout:
             left = self.left()
             if left is not None and left <= 0.05:
                 raise self.budget_spent(no_events, path) from None
@@ -211,14 +199,14 @@ class HttpProvider:
                 ErrorCode.LLM_UNAVAILABLE,
                 f"cannot reach the model server at {self.where} (ConnectTimeout)",
                 self._unavailable_hint())) from None
-        except (httpx.ConnectError, httpx.RemoteProtocolError,
-                httpx.ReadError, httpx.WriteError) as exc:
+        except (wire.ConnectError, wire.RemoteProtocolError,
+                wire.ReadError, wire.WriteError) as exc:
             raise RetryableError(llm_error(
                 ErrorCode.LLM_UNAVAILABLE,
                 f"cannot reach the model server at {self.where} ({type(exc).__name__})",
                 self._unavailable_hint())) from None
 
-    def post(self, path: str, body: dict[str, Any], handle: Callable[[httpx.Response], T], *,
+    def post(self, path: str, body: dict[str, Any], handle: Callable[[wire.Response], T], *,
              cancel: threading.Event | None = None, events: EventSink = no_events) -> T:
         """POST with retries; ``handle`` reads the 2xx response (it may stream)."""
         last: LLMError | None = None
@@ -244,11 +232,11 @@ class HttpProvider:
             except RetryableError as exc:
                 last = exc.error
                 log.debug("attempt %d on %s failed: %s", attempt + 1, path, last.message)
-            except (httpx.ReadTimeout, httpx.WriteTimeout, httpx.PoolTimeout):
+            except (wire.ReadTimeout, wire.WriteTimeout):
                 raise self._timeout(events, path) from None
-            except (httpx.UnsupportedProtocol, httpx.InvalidURL):
+            except (wire.UnsupportedProtocol, wire.InvalidURL):
                 raise bad_url(self.where) from None
-            except httpx.HTTPError as exc:
+            except wire.HTTPError as exc:
                 raise llm_error(ErrorCode.LLM_UNAVAILABLE,
                                 f"talking to {self.where} failed ({type(exc).__name__})",
                                 self._unavailable_hint()) from None

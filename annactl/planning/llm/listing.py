@@ -54,9 +54,8 @@ class ServerModels:
 
 def list_models(settings: ClientSettings) -> ServerModels:
     """The server's models; a coded :class:`LLMError` when it cannot say."""
-    import httpx
-
     from annactl.planning.llm.trace import mask, settings_secrets
+    from annactl.planning.llm.transport import Client, HTTPError, Timeout
 
     ollama = settings.llm_provider == "ollama"
     path = "/api/tags" if ollama else "/models"
@@ -65,12 +64,11 @@ def list_models(settings: ClientSettings) -> ServerModels:
     if settings.llm_api_key is not None:
         headers["Authorization"] = f"Bearer {settings.llm_api_key.get_secret_value()}"
     try:
-        # trust_env=False: like the providers, never send local traffic through a proxy
-        with httpx.Client(timeout=httpx.Timeout(LIST_TIMEOUT_S,
-                                                connect=settings.llm_connect_timeout),
-                          trust_env=False, headers=headers) as client:
-            response = client.get(settings.resolved_llm_url + path)
-    except (httpx.HTTPError, ValueError) as exc:
+        # like the providers: no proxy variable is read, local traffic stays local
+        client = Client(settings.resolved_llm_url, headers=headers,
+                        timeout=Timeout(LIST_TIMEOUT_S, connect=settings.llm_connect_timeout))
+        response = client.get(path)
+    except (HTTPError, ValueError) as exc:
         fix = ("start Ollama (systemctl start ollama, or ollama serve) or set ANNA_LLM_URL"
                if ollama else "start the server or set ANNA_LLM_URL (with /v1)")
         raise llm_error(ErrorCode.LLM_UNAVAILABLE, f"cannot reach the model server at "

@@ -26,9 +26,8 @@ from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.llm.http import HttpProvider, parse_json_line
 
 if TYPE_CHECKING:
-    import httpx
-
     from annactl.core.config import ClientSettings
+    from annactl.planning.llm.transport import Response
 
 CHAT = "/api/chat"
 SHOW = "/api/show"
@@ -57,7 +56,7 @@ class OllamaProvider(HttpProvider):
                      events: EventSink = no_events) -> frozenset[str]:
         """The model's capabilities from ``/api/show`` (asked once per provider)."""
         if self._capabilities is None:
-            def read(response: httpx.Response) -> frozenset[str]:
+            def read(response: Response) -> frozenset[str]:
                 response.read()
                 body = parse_json_line(response.text)
                 caps = body.get("capabilities") if isinstance(body, dict) else None
@@ -101,7 +100,7 @@ class OllamaProvider(HttpProvider):
         body = self.body(request, think_capable="thinking" in caps)
         started = time.monotonic()
 
-        def read(response: httpx.Response) -> ChatResult:
+        def read(response: Response) -> ChatResult:
             return self._read_stream(response, started, on_tokens, cancel, events, on_text)
 
         try:
@@ -130,7 +129,7 @@ class OllamaProvider(HttpProvider):
         return exc.code == ErrorCode.LLM_HTTP_ERROR and any(
             word in text for word in ("schema", "grammar", "format"))
 
-    def _read_stream(self, response: httpx.Response, started: float,
+    def _read_stream(self, response: Response, started: float,
                      on_tokens: TokenCallback | None, cancel: threading.Event | None,
                      events: EventSink, on_text: TextCallback | None) -> ChatResult:
         parts: list[str] = []

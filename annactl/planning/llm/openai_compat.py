@@ -42,9 +42,8 @@ from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.llm.http import UNAVAILABLE_STATUSES, HttpProvider, parse_json_line
 
 if TYPE_CHECKING:
-    import httpx
-
     from annactl.core.config import ClientSettings
+    from annactl.planning.llm.transport import Response
 
 CHAT = "/chat/completions"
 FORMATS = ("json_schema_strict", "json_schema", "json_schema_unbounded", "json_object", "none")
@@ -106,7 +105,7 @@ class OpenAIProvider(HttpProvider):
             fmt = self._format(request, after=failed_level)
             started = time.monotonic()
 
-            def read(response: httpx.Response, started: float = started) -> ChatResult:
+            def read(response: Response, started: float = started) -> ChatResult:
                 if stream:
                     return self._read_stream(response, started, on_tokens, cancel, events,
                                              on_text)
@@ -174,7 +173,7 @@ class OpenAIProvider(HttpProvider):
         events("LLM_RESPONSE_FORMAT_FALLBACK", rejected=fmt, next=FORMATS[level],
                status=exc.detail.get("status"), server=str(exc.detail.get("server", ""))[:200])
 
-    def _read_whole(self, response: httpx.Response) -> ChatResult:
+    def _read_whole(self, response: Response) -> ChatResult:
         body = parse_json_line(response.text)
         if not isinstance(body, dict) or not isinstance(body.get("choices"), list):
             raise self.bad_stream("no choices in the reply")
@@ -189,7 +188,7 @@ class OpenAIProvider(HttpProvider):
         _usage(result, body)
         return result
 
-    def _read_stream(self, response: httpx.Response, started: float,
+    def _read_stream(self, response: Response, started: float,
                      on_tokens: TokenCallback | None, cancel: threading.Event | None,
                      events: EventSink, on_text: TextCallback | None) -> ChatResult:
         result = ChatResult(text="", model=self.model)
