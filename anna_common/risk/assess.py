@@ -127,7 +127,9 @@ def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
     if out.system:
         # a step that needs root runs in ``/`` (annad.execution.executor), a user step in the home:
         # judged once more from ``/``, ``sudo rm etc/shadow`` is the /etc/shadow it removes
-        again, read_only_too, more = _judge(command, analysis, Out(ctx, cwd="/"), parsed)
+        # what the rules computed that does not depend on the working directory is shared
+        from_root = Out(ctx, cwd="/", memo=out.memo)
+        again, read_only_too, more = _judge(command, analysis, from_root, parsed)
         out.reasons.extend(again.reasons)
         all_read_only = all_read_only and read_only_too
         writes += more

@@ -129,9 +129,12 @@ def _anywhere(kind: str, path: str, analysis: Analysis, out: Out) -> str | None:
     of a command (``rm -f`` of 190 globs asked it 390 times, each over every word): the texts
     and a path-independent verdict are computed once per command string and variables known."""
     known = (id(analysis), tuple(out.known.items()))
-    texts = out.memo.get(("visible", *known))
-    if not isinstance(texts, list):
-        texts = out.memo[("visible", *known)] = _visible_texts(analysis, out)
+    kept = out.memo.get(("visible", *known))
+    if not isinstance(kept, tuple):
+        # the analysis is kept with its texts: while the memo lives no other analysis (a
+        # nested one parsed later) can be given the same id and be answered these texts
+        kept = out.memo[("visible", *known)] = (analysis, _visible_texts(analysis, out))
+    texts: list[str] = kept[1]
     if kind not in _PATHLESS:
         return disabling(kind, texts, path)
     key = ("disabling", kind, *known)
