@@ -5,7 +5,7 @@ from __future__ import annotations
 import fnmatch
 from typing import TYPE_CHECKING, NamedTuple
 
-from anna_common.risk import paths
+from anna_common.risk import pathglob, paths
 from anna_common.risk.rules.base import Code, Out
 from anna_common.shell.argv import operands, options
 
@@ -122,6 +122,9 @@ def process_identity(place: Resolved, *, spans: bool = False) -> bool:
     trailing ``*`` stands for an unknown rest (``/proc/$PID/x`` is ``/proc/*``), slashes and
     all; otherwise a wildcard matches within one name, as bash's do."""
     path = place.path
+    first = path.strip("/").split("/", 1)[0]
+    if first != "proc" and not pathglob.is_glob(first):
+        return False  # every sample and pattern starts with ``proc``: no match can follow
     if any(fnmatch.fnmatchcase(path, p) for p in _PROCESS_IDENTITY):
         return True
     if place.glob or any(c in path for c in "*?["):
