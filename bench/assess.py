@@ -124,6 +124,11 @@ EXTGLOB_SHAPES: dict[str, Callable[[int], str]] = {
     "distinct root globs": lambda n: _words("sudo rm -rf ", "/@(e|u)*/a{}*", n),
     "distinct home globs": lambda n: _words("rm -rf ", "~/.s*/a{}*", n),
     "home groups": lambda n: "rm -rf " + "~/@(.ssh|.config)/@(a|b)* " * (n // 26),
+    # relative paths after many ``cd``: each is judged in every place the command may be in
+    "cd then words": lambda n: _words("".join(f"cd /x{i}; " for i in range(min(n // 40, 48)))
+                                      + "sudo rm -f ", "a{}", n),
+    "relative cds": lambda n: _words("".join(f"cd d{i}; " for i in range(6)) + "sudo rm -f ",
+                                     "a{}", n),
 }
 """Commands of about ``n`` characters (issue 38 item 4: linear, 4 KB within 50 ms)."""
 

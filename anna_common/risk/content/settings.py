@@ -146,6 +146,9 @@ def file_kind(place: Resolved) -> str | None:
     # each test below first compares the literal starts (a match must share them), so a
     # command of hundreds of distinct globs is not matched against every file pattern
     own, parent = lead(path), posixpath.dirname(path)
+    top = own.split("/", 2)
+    if own and (top[0] or (len(top) > 2 and top[1] not in _TOPS)):
+        return None  # a relative path, or under a directory no file pattern is in
     parent_own = parent[:len(own)]
     for kind, pattern, pattern_own, sample, pattern_dir in _GLOB_TABLE:
         if path.startswith(pattern_own) and fnmatch.fnmatchcase(path, pattern):
@@ -164,6 +167,9 @@ _GLOB_TABLE = [(kind, pattern, lead(pattern), pattern.replace("*", "anna.conf"),
                for kind, patterns in _FILES.items() for pattern in patterns]
 """Each file pattern with its literal start, a sample file it describes and, for ``dir/*``,
 its directory."""
+_TOPS = frozenset(p.split("/")[1] for ps in _FILES.values() for p in ps)
+"""The first directory of every file pattern (each is absolute and starts with a literal
+name): what a glob's literal start must name, when it names a whole one, to match any."""
 
 
 def disabling(kind: str, texts: list[str], path: str = "") -> str | None:

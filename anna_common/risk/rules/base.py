@@ -17,6 +17,12 @@ if TYPE_CHECKING:
     from anna_common.shell.grammar import SimpleCommand
 
 
+MAX_CWD_PLACES = 256
+"""Places from earlier working directories (see :attr:`Out.earlier_cwds`) all the relative
+paths of one command may be judged in: ``cd /x1; …; cd /x50; rm -f a0 … a94`` asked for
+4,750 and took half a second (issue 38 item 4)."""
+
+
 @dataclass(frozen=True, slots=True)
 class AssessContext:
     """Facts about the machine a command will run on (from telemetry).
@@ -199,6 +205,13 @@ class Out:
     """(word, pattern) pairs already counted against the wildcard budget."""
     glob_spent: int = 0
     """Protected-path candidates handed out for wildcards so far (bounded per command)."""
+    scanned: int = 0
+    """Reasons already looked through by :meth:`too_large_reported`."""
+    too_large: bool = False
+    """A TOO_LARGE reason is among the first :attr:`scanned` reasons."""
+    cwd_spent: int = 0
+    """Places relative paths were given from earlier working directories so far (bounded
+    per command: :data:`MAX_CWD_PLACES`)."""
     nested_runs: int = 0
     """Embedded code strings judged so far (bounded: analysis cost is capped)."""
     nested: Callable[[str, Out], None] | None = None
@@ -244,6 +257,17 @@ class Out:
         """A rule proved the current simple command read-only."""
         self.readonly_marks += 1
 
+    def too_large_reported(self) -> bool:
+        """Whether a reason already says the command is too large to analyse. Asked for each
+        word past a budget: the reasons are looked through once, not once per word (rules
+        only append reasons, or reword one in place)."""
+        if not self.too_large:
+            reasons = self.reasons
+            self.too_large = any(reasons[i].code == Code.TOO_LARGE
+                                 for i in range(self.scanned, len(reasons)))
+            self.scanned = len(reasons)
+        return self.too_large
+
     def paths(self, word: Word) -> list[Resolved]:
         """Resolve a path word against home, cwd and known variables.
 
@@ -251,9 +275,8 @@ class Out:
         ``/etc/shadow`` too), so it gets that path's verdict.
         """
         places = resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
-        for earlier in sorted(self.earlier_cwds):
-            places += [p for p in resolve(word, home=self.ctx.home, cwd=earlier,
-                                          known=self.known) if p not in places]
+        if self.earlier_cwds:
+            places = self._elsewhere(word, places)
         if not word.glob:
             return places
         extra: list[Resolved] = []
@@ -261,6 +284,33 @@ class Out:
             if place.glob:
                 extra.extend(self._glob_candidates(place.path, word))
         return places + extra
+
+    def _elsewhere(self, word: Word, places: list[Resolved]) -> list[Resolved]:
+        """``places`` and where ``word`` lands from each earlier working directory, worked out
+        once per word and places (every rule asks) and within the command's budget: past
+        :data:`MAX_CWD_PLACES` the command is HIGH and a word is judged where it is now."""
+        key = ("elsewhere", id(word), self.cwd, frozenset(self.earlier_cwds), id(self.known))
+        kept = self.memo.get(key)
+        if isinstance(kept, tuple):  # (word, known, places): they keep their ids unique
+            return list(kept[2])
+        here = places
+        places = list(places)
+        seen = set(places)
+        for earlier in sorted(self.earlier_cwds):
+            more = [p for p in resolve(word, home=self.ctx.home, cwd=earlier,
+                                       known=self.known) if p not in seen]
+            places += more
+            seen.update(more)
+            self.cwd_spent += len(more)
+            if self.cwd_spent > MAX_CWD_PLACES:
+                if not self.too_large_reported():
+                    self.high(Code.TOO_LARGE, f"too large to analyse: {word.text[:60]} and the "
+                              "other relative paths land in more places (after cd) than Anna "
+                              "judges in one command", target="cd")
+                places = list(here)
+                break
+        self.memo[key] = (word, self.known, places)
+        return list(places)
 
     def _glob_candidates(self, pattern: str, word: Word) -> list[Resolved]:
         """Protected paths ``pattern`` can match, within the command's budget (issue 8: the
@@ -282,7 +332,7 @@ class Out:
             self.glob_spent += len(found)
         if self.glob_spent > pathglob.MAX_PER_COMMAND:
             text = word.text
-            if not any(r.code == Code.TOO_LARGE for r in self.reasons):
+            if not self.too_large_reported():
                 self.high(Code.TOO_LARGE, f"too large to analyse: {text[:60]} and the other "
                           "wildcards can match more protected paths than Anna judges in one "
                           "command", target=text[:60])
