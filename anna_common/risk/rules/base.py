@@ -13,8 +13,11 @@ from anna_common.shell.words import Word
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeVar
 
     from anna_common.shell.grammar import SimpleCommand
+
+    _T = TypeVar("_T")
 
 
 MAX_CWD_PLACES = 256
@@ -199,8 +202,6 @@ class Out:
     flags: set[str] = field(default_factory=set)
     """Shell options the command turns on that change how later text is read
     (``expand_aliases``)."""
-    globbed: dict[str, list[Resolved]] = field(default_factory=dict)
-    """Wildcard patterns expanded so far, with the protected paths each can match."""
     glob_words: set[tuple[int, str]] = field(default_factory=set)
     """(word, pattern) pairs already counted against the wildcard budget."""
     glob_spent: int = 0
@@ -257,6 +258,14 @@ class Out:
         """A rule proved the current simple command read-only."""
         self.readonly_marks += 1
 
+    def once(self, key: tuple[object, ...], compute: Callable[..., _T], *args: object) -> _T:
+        """``compute(*args)``, remembered for this assessment under ``key``, which must name
+        everything the result depends on (the machine facts are the same throughout)."""
+        if key in self.memo:
+            return self.memo[key]  # type: ignore[return-value]
+        found = self.memo[key] = compute(*args)
+        return found
+
     def too_large_reported(self) -> bool:
         """Whether a reason already says the command is too large to analyse. Asked for each
         word past a budget: the reasons are looked through once, not once per word (rules
@@ -274,7 +283,7 @@ class Out:
         A wildcard is also every protected path it can match (``/e?c/shadow`` is
         ``/etc/shadow`` too), so it gets that path's verdict.
         """
-        places = resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
+        places = self._here(word)
         if self.earlier_cwds:
             places = self._elsewhere(word, places)
         if not word.glob:
@@ -284,6 +293,23 @@ class Out:
             if place.glob:
                 extra.extend(self._glob_candidates(place.path, word))
         return places + extra
+
+    def _here(self, word: Word) -> list[Resolved]:
+        """Where ``word`` lands from the working directory: every rule asks, so a literal
+        word (its places do not depend on variables) is resolved once per assessment, and an
+        absolute one once for both passes (as written and from ``/``)."""
+        if not word.literal:
+            return resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
+        key = ("here", id(word), self.cwd)
+        kept = self.memo.get(key)
+        if not isinstance(kept, tuple):  # (word, places): the word keeps its id unique
+            anywhere = ("here", id(word), "/") if all(v.startswith("/") for v in word.values) \
+                else key
+            kept = self.memo.get(anywhere)
+            if not isinstance(kept, tuple):
+                kept = (word, resolve(word, home=self.ctx.home, cwd=self.cwd))
+            self.memo[key] = self.memo[anywhere] = kept
+        return list(kept[1])
 
     def _elsewhere(self, word: Word, places: list[Resolved]) -> list[Resolved]:
         """``places`` and where ``word`` lands from each earlier working directory, worked out
@@ -317,14 +343,14 @@ class Out:
         cost of judging them all is bounded; past it the command is HIGH)."""
         if self.glob_spent > pathglob.MAX_PER_COMMAND:
             return []  # already over budget (and HIGH): expanding more would only cost time
-        found = self.globbed.get(pattern)
-        if found is None:
-            more = pathglob.expand(pattern, dotglob="dotglob" in self.flags,
-                                   nocase="nocaseglob" in self.flags)
-            found = [Resolved(m, pathglob.is_glob(m)) for m in more or []]
-            if more is None:  # one pattern alone is too much: HIGH below, never quietly less
-                self.glob_spent = pathglob.MAX_PER_COMMAND + 1
-            self.globbed[pattern] = found
+        # expanded once per assessment for each pattern and the options that change what
+        # it matches (``shopt -s dotglob`` between two ``~/*``: the second also matches ~/.ssh)
+        dotglob, nocase = "dotglob" in self.flags, "nocaseglob" in self.flags
+        expanded = self.once(("glob", pattern, dotglob, nocase), _expand, pattern, dotglob,
+                             nocase)
+        if expanded is None:  # one pattern alone is too much: HIGH below, never quietly less
+            self.glob_spent = pathglob.MAX_PER_COMMAND + 1
+        found = list(expanded or ())
         # every word's candidates are judged: the budget counts them per word (the same word
         # asked again by another rule is free; the same pattern in another word is not)
         if (id(word), pattern) not in self.glob_words:
@@ -338,3 +364,9 @@ class Out:
                           "command", target=text[:60])
             return []
         return found
+
+
+def _expand(pattern: str, dotglob: bool, nocase: bool) -> tuple[Resolved, ...] | None:
+    """The protected paths ``pattern`` can match (see :func:`pathglob.expand`), as places."""
+    more = pathglob.expand(pattern, dotglob=dotglob, nocase=nocase)
+    return None if more is None else tuple(Resolved(m, pathglob.is_glob(m)) for m in more)

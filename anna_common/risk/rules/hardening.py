@@ -47,7 +47,7 @@ def security_writes(cmd: SimpleCommand, analysis: Analysis, out: Out) -> None:
         for place in out.paths(target.word):
             if meaning_writes(cmd, target, place, analysis, out):
                 return
-            kind = file_kind(place)
+            kind = out.once(("file kind", place), file_kind, place)
             if kind is not None and _judge_target(cmd, target, kind, place.path, analysis, out):
                 return
     prog = cmd.program or ""
@@ -87,7 +87,9 @@ def _judge_target(cmd: SimpleCommand, target: WriteTarget, kind: str, path: str,
             return True
         return False
     if target.how == "edit" and cmd.program in ("sed", "perl", "ruby"):
-        hit = edit_disables(kind, cmd, out)
+        # the script is the command's, whatever the target: read once, not once per target
+        hit = out.once(("edit", kind, id(cmd), id(out.known)), edit_disables, kind, cmd, out)
+        out.memo["edit kept", id(cmd), id(out.known)] = (cmd, out.known)  # ids stay theirs
     else:
         texts = written_by(cmd, target.word, analysis, out)
         # content Anna cannot follow (a nested shell's inherited stdin, an unknown file):

@@ -122,8 +122,9 @@ def process_identity(place: Resolved, *, spans: bool = False) -> bool:
     trailing ``*`` stands for an unknown rest (``/proc/$PID/x`` is ``/proc/*``), slashes and
     all; otherwise a wildcard matches within one name, as bash's do."""
     path = place.path
-    first = path.strip("/").split("/", 1)[0]
-    if first != "proc" and not pathglob.is_glob(first):
+    names = path.strip("/").split("/", 1)
+    if names[0] != "proc" and (not pathglob.is_glob(names[0]) or (len(names) > 1 and
+                               not fnmatch.fnmatchcase("proc", names[0]))):
         return False  # every sample and pattern starts with ``proc``: no match can follow
     if any(fnmatch.fnmatchcase(path, p) for p in _PROCESS_IDENTITY):
         return True

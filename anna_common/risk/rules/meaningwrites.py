@@ -52,7 +52,8 @@ def touches_anna_config(place: Resolved, target: WriteTarget) -> bool:
 def meaning_writes(cmd: SimpleCommand, target: WriteTarget, place: Resolved,
                    analysis: Analysis, out: Out) -> bool:
     """Judge one write target by what its content means; True when it was banned."""
-    if touches_anna_config(place, target):
+    if out.once(("anna config", place, target.how, target.recursive), touches_anna_config,
+                place, target):
         out.ban(Code.BAN_ANNA_CONFIG, "it changes Anna's own "
                 f"configuration ({place.path}): only the administrator or annactl does that, "
                 "never a plan", target=place.path)
