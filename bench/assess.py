@@ -124,6 +124,8 @@ EXTGLOB_SHAPES: dict[str, Callable[[int], str]] = {
     "distinct root globs": lambda n: _words("sudo rm -rf ", "/@(e|u)*/a{}*", n),
     "distinct home globs": lambda n: _words("rm -rf ", "~/.s*/a{}*", n),
     "home groups": lambda n: "rm -rf " + "~/@(.ssh|.config)/@(a|b)* " * (n // 26),
+    "sed -i globs": lambda n: _words("sudo sed -i s/a/b/ ", "/e*/a{}*", n),
+    "bash -c globs": lambda n: "sudo bash -c '" + _words("rm -rf ", "/e*/a{}*", n - 20) + "'",
     # relative paths after many ``cd``: each is judged in every place the command may be in
     "cd then words": lambda n: _words("".join(f"cd /x{i}; " for i in range(min(n // 40, 48)))
                                       + "sudo rm -f ", "a{}", n),
