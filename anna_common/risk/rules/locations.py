@@ -237,7 +237,7 @@ def _location_floor(target: WriteTarget, place: Resolved, out: Out, label: str) 
             path.rstrip("/") + "/x")):
         out.high(Code.PERSISTENCE, f"changes {label}, which runs code at login, boot or on a "
                  "schedule", target=label, system=paths.is_system(path))
-    elif paths.is_secret(path):
+    elif out.once(("secret", path), paths.is_secret, path):  # the read rules ask it too
         out.high(Code.SECRET_READ, f"touches secret material {label}", target=label,
                  system=paths.is_system(path))
     elif paths.is_sensitive_etc(path):
