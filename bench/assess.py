@@ -13,9 +13,13 @@ again 1,403,582 / 302,534 per s (every second lookup a hit: counted with cache_i
 bounded cache, 4,055 of 4,055; the gap between the two rates is not explained: one run each,
 150 lookups timed at a time), the whole corpus again 1,069,706 / 1,086 per s (4,055 distinct commands: each entry evicted
 before it is asked again, so as cold).
-``--doubling`` (issue 38 item 4): extglob commands of 512 B to 4 KB, the growth per doubling.
+``--doubling`` (issue 38 item 4): the costliest command shapes found (extglob groups, many
+distinct wildcards, each judged with every protected path it can match) from 512 B to 4 KB,
+and the growth per doubling. ``--tree DIR`` judges with another checkout's ``anna_common``
+(``git archive main`` into a directory: the "before" column, run alternately with this one);
+``--shape NAME`` (repeatable) runs only those shapes.
 
-Run: .venv/bin/python bench/assess.py [--doubling]
+Run: .venv/bin/python bench/assess.py [--doubling [--shape NAME]...] [--tree DIR]
 """
 
 from __future__ import annotations
@@ -26,15 +30,21 @@ import sys
 import time
 from itertools import pairwise
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT))
+if "--tree" in sys.argv:  # another checkout's anna_common (and its tests' corpora helpers)
+    sys.path.insert(0, str(Path(sys.argv[sys.argv.index("--tree") + 1]).resolve()))
 
 from anna_common.risk import assess as risk  # noqa: E402
 from anna_common.risk.assess import AssessContext, assess  # noqa: E402
 from anna_common.shell.grammar import bash_parser as _parser  # noqa: E402
 from tests.corpus_eval import corpora_dir  # noqa: E402
 from tests.worst_inputs import worst_inputs  # noqa: E402
+
+if TYPE_CHECKING:
+    from collections.abc import Callable
 
 GOAL_PER_S = 2000.0
 PLAN = 150
@@ -101,14 +111,37 @@ def main() -> int:
     return 0 if cold_med >= GOAL_PER_S and worst <= WORST_MS else 1
 
 
-EXTGLOB_SHAPES = {
+EXTGLOB_SHAPES: dict[str, Callable[[int], str]] = {
     "open groups": lambda n: "ls " + "@(a|" * (n // 4 - 1),
     "closed nested": lambda n: "ls " + "@(a|" * (n // 8) + ")" * (n // 8),
     "many groups": lambda n: "cat " + "/@(etc|usr)/x " * (n // 14),
     "root groups": lambda n: "sudo rm -f " + "/@(etc|usr)/@(a|b)* " * (n // 21),
     "negated globs": lambda n: "rm -rf " + "~/!(keep|this)/*.@(o|a) " * (n // 24),
+    # the costliest others found (of ~50 shapes: braces, find -exec, $(...) nesting, heredocs,
+    # ; chains, cd chains, loops, bash -c, interpreters): a distinct wildcard per word, each
+    # matched against every protected path and security file; they meet the word budget
+    # (200) before 4 KB, so their 4 KB figure is the largest such command under it
+    "distinct root globs": lambda n: _words("sudo rm -rf ", "/@(e|u)*/a{}*", n),
+    "distinct home globs": lambda n: _words("rm -rf ", "~/.s*/a{}*", n),
+    "home groups": lambda n: "rm -rf " + "~/@(.ssh|.config)/@(a|b)* " * (n // 26),
+    "sed -i globs": lambda n: _words("sudo sed -i s/a/b/ ", "/e*/a{}*", n),
+    "bash -c globs": lambda n: "sudo bash -c '" + _words("rm -rf ", "/e*/a{}*", n - 20) + "'",
+    # relative paths after many ``cd``: each is judged in every place the command may be in
+    "cd then words": lambda n: _words("".join(f"cd /x{i}; " for i in range(min(n // 40, 48)))
+                                      + "sudo rm -f ", "a{}", n),
+    "relative cds": lambda n: _words("".join(f"cd d{i}; " for i in range(6)) + "sudo rm -f ",
+                                     "a{}", n),
 }
-"""Extglob commands of about ``n`` characters (issue 38 item 4: linear, 4 KB within 50 ms)."""
+"""Commands of about ``n`` characters (issue 38 item 4: linear, 4 KB within 50 ms)."""
+
+
+def _words(head: str, unit: str, n: int) -> str:
+    """``head`` and distinct words ``unit`` (numbered) up to ``n`` characters, within the
+    analysis' 200 words (past them a command is too large and judged at once)."""
+    words: list[str] = []
+    while len(words) < 196 - len(head.split()) and len(head) + sum(len(w) + 1 for w in words) < n - 16:
+        words.append(unit.format(len(words)))
+    return head + " ".join(words)
 
 
 def doubling() -> float:
@@ -116,10 +149,13 @@ def doubling() -> float:
     return the slowest 4 KB figure (ms)."""
     assess("ls @(a|b)", CONTEXT)
     sizes = (512, 1024, 2048, 4096)
-    print("extglob doubling series (cold, CPU ms of this process, best of 5):")
-    print(f"  {'shape':16}" + "".join(f"{n:>9}" for n in sizes) + "   growth per doubling")
+    print(f"doubling series (cold, CPU ms of this process, best of 5), {risk.__file__}:")
+    print(f"  {'shape':20}" + "".join(f"{n:>9}" for n in sizes) + "   growth per doubling")
     slowest = 0.0
+    only = [sys.argv[i + 1] for i, a in enumerate(sys.argv[:-1]) if a == "--shape"]
     for name, make in EXTGLOB_SHAPES.items():
+        if only and name not in only:
+            continue
         times = []
         for n in sizes:
             command = make(n)
@@ -131,7 +167,7 @@ def doubling() -> float:
                 best = min(best, (time.process_time() - start) * 1000)
             times.append(best)
         growth = " ".join(f"{b / a:.1f}x" for a, b in pairwise(times))
-        print(f"  {name:16}" + "".join(f"{t:>9.1f}" for t in times) + f"   {growth}")
+        print(f"  {name:20}" + "".join(f"{t:>9.1f}" for t in times) + f"   {growth}")
         slowest = max(slowest, times[-1])
     return slowest
 

@@ -16,15 +16,14 @@ sees through them.
 
 from __future__ import annotations
 
-import posixpath
 from functools import lru_cache
 
 from pydantic import BaseModel, ConfigDict
 
 # Scope lives with the plan models (light)
 from anna_common.plan import PLAN_COMMANDS, RiskLevel, Scope
-from anna_common.risk import paths
 from anna_common.risk.content.base import set_command_judge
+from anna_common.risk.cwds import track_cwd
 from anna_common.risk.knownvars import known_values
 from anna_common.risk.namedpaths import IN_PLACE, harmless, named_paths
 from anna_common.risk.rules.base import AssessContext, Code, Out, Reason, help_only
@@ -127,7 +126,9 @@ def _assess_cached(command: str, ctx: AssessContext) -> Assessment:
     if out.system:
         # a step that needs root runs in ``/`` (annad.execution.executor), a user step in the home:
         # judged once more from ``/``, ``sudo rm etc/shadow`` is the /etc/shadow it removes
-        again, read_only_too, more = _judge(command, analysis, Out(ctx, cwd="/"), parsed)
+        # what the rules computed that does not depend on the working directory is shared
+        from_root = Out(ctx, cwd="/", memo=out.memo)
+        again, read_only_too, more = _judge(command, analysis, from_root, parsed)
         out.reasons.extend(again.reasons)
         all_read_only = all_read_only and read_only_too
         writes += more
@@ -232,7 +233,7 @@ def _run(analysis: Analysis, out: Out, *, depth: int) -> tuple[bool, list[str]]:
         before_reasons = len(out.reasons)
         before_marks = out.readonly_marks
         out.known = values.at(cmd)
-        _track_cwd(cmd, out)
+        track_cwd(cmd, out)
         if fetched is not None:
             track_fetches(cmd, out, fetched)
         writes.extend(_judge_command(cmd, analysis, out, functions, assess_into))
@@ -261,48 +262,6 @@ def _options_unknown(cmd: SimpleCommand, out: Out) -> None:
     if cmd.program in _OPTION_WRITERS and any(not w.literal for w in cmd.args):
         out.high(Code.UNKNOWN_TARGET, f"{cmd.program} gets an argument only known at run time, "
                  "which can be an option that changes the machine", target=cmd.program)
-
-
-_CHDIR = frozenset({"cd", "pushd", "popd"})
-
-
-def _track_cwd(cmd: SimpleCommand, out: Out) -> None:
-    """Follow ``cd``: the new place joins the places the command may be in (see
-    :attr:`Out.earlier_cwds`); a place Anna cannot pin down is the unknown root ``$?``,
-    so a relative path after it has an unknown target."""
-    if cmd.program not in _CHDIR:
-        return
-    bases = [out.cwd, *sorted(out.earlier_cwds)]
-    targets = [_chdir_target(cmd, out, base) for base in bases]
-    out.earlier_cwds.update(b if b is not None else paths.HOME for b in bases)
-    known = [t for t in targets if t is not None]
-    out.cwd = known[0] if len(known) == len(targets) else paths.UNKNOWN
-    out.earlier_cwds.update(known)
-    out.earlier_cwds.discard(out.cwd)
-
-
-def _chdir_target(cmd: SimpleCommand, out: Out, base: str | None) -> str | None:
-    """Where ``cd``/``pushd`` lands from ``base``, when Anna can tell; None otherwise."""
-    args = [w for w in cmd.args if w.text != "--"]
-    if cmd.program == "popd" or any(w.text.startswith(("-", "+")) for w in args):
-        return None  # the directory stack, ``cd -``, -P/-L/-e/-@: not followed
-    if not args:
-        return paths.HOME if cmd.program == "cd" else None
-    if len(args) != 1 or args[0].glob:
-        return None
-    word = args[0]
-    cdpath = "CDPATH" in out.known or any(name == "CDPATH" for name, _ in cmd.assignments)
-    if cdpath and not word.text.startswith(("/", "~", "./", "../")):
-        return None
-    places = paths.resolve(word, home=out.ctx.home, cwd=base, known=out.known)
-    if len(places) != 1 or places[0].glob or paths.is_unknown_root(places[0].path):
-        return None
-    place = places[0].path
-    if paths.is_relative(place):
-        # relative to the step's own directory: the home, where Anna runs user steps
-        joined = posixpath.normpath(place)
-        return None if joined.startswith("..") else f"{paths.HOME}/{joined}"
-    return place
 
 
 def _judge_command(cmd: SimpleCommand, analysis: Analysis, out: Out, functions: set[str],

@@ -103,8 +103,9 @@ def originals(path: str) -> list[str]:
 
 
 def _strip_once(path: str) -> str | None:
-    for suffix in BACKUP_SUFFIXES:
-        if path.endswith(suffix) and len(path) > len(suffix):
-            return path[: -len(suffix)]
+    if path.endswith(BACKUP_SUFFIXES):  # one test first: most names end in none of them
+        for suffix in BACKUP_SUFFIXES:
+            if path.endswith(suffix) and len(path) > len(suffix):
+                return path[: -len(suffix)]
     match = _NUMBERED.search(path)
     return path[: match.start()] if match and match.start() > 0 else None

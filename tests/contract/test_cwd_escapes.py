@@ -113,3 +113,36 @@ def test_a_printed_option_is_judged_as_the_option_itself(printed: str, literal: 
                                      "find /var/log -name '*.log'", "sort -u notes.txt"])
 def test_the_same_programs_with_options_anna_reads_stay_info(command: str) -> None:
     assert assess(command, CTX).risk == RiskLevel.INFO, assess(command, CTX).codes
+
+
+def _too_large(command: str) -> bool:
+    verdict = assess(command, CTX)
+    return verdict.risk is RiskLevel.HIGH and "TOO_LARGE" in verdict.codes
+
+
+@pytest.mark.parametrize("command", [
+    "".join(f"cd a{i}; " for i in range(40)) + "ls",
+    "".join(f"cd /x{i}; " for i in range(50)) + "rm -f " + " ".join(f"a{i}" for i in range(95)),
+])
+def test_following_cd_is_bounded_and_high_past_the_bound(command: str) -> None:
+    """Each relative ``cd`` is followed from every place the command may be in: the places
+    doubled with each (40 of them never finished; 12 took 1.3 s) and every relative word was
+    judged in each (4,750 places, half a second). Past the bound the command is HIGH."""
+    assert _too_large(command)
+
+
+@pytest.mark.parametrize("command", [
+    "cd /etc; cd /tmp; cd a; cd b; cd c; cd d; rm -f shadow",
+    "cd /etc; " + "".join(f"cd /x{i}; " for i in range(20)) + "rm -f shadow",
+])
+def test_places_within_the_bound_are_all_judged(command: str) -> None:
+    verdict = assess(command, CTX)
+    assert verdict.banned and "TOO_LARGE" not in verdict.codes, verdict
+
+
+@pytest.mark.parametrize("command", [
+    "cd /tmp/build && make && cd .. && cd docs && make html && cd ../.. && rm -f out.txt",
+    "cd ~/src && git pull && cd app && npm ci && cd ../lib && cd .. && ls",
+])
+def test_an_everyday_sequence_of_cds_is_followed_whole(command: str) -> None:
+    assert "TOO_LARGE" not in assess(command, CTX).codes

@@ -75,12 +75,21 @@ _TABLE: tuple[tuple[str, tuple[str, ...]], ...] = (
 )
 """Kind → the paths that hold it (shell patterns; ``*`` crosses ``/``)."""
 
-_COMPILED = tuple((kind, re.compile("|".join(fnmatch.translate(p) for p in patterns)))
-                  for kind, patterns in _TABLE)
 _ROOTS = ("/etc/", "/usr/", "/lib/", "/run/", "/var/spool/cron", "/etc")
 _ANYWHERE = ("shell", "environment", "unit", "autostart", "pth", "pycode", "gitconfig",
              "tmpfiles")
 """Kinds with patterns that can match outside the system trees (a home, a venv)."""
+
+
+def _one(kinds: tuple[tuple[str, tuple[str, ...]], ...]) -> re.Pattern[str]:
+    """The kinds' patterns as one regex, in table order: the group of the first alternative
+    that matches (named for its kind) is the first kind whose patterns match."""
+    return re.compile("|".join(f"(?P<{kind}>{'|'.join(fnmatch.translate(p) for p in ps)})"
+                               for kind, ps in kinds))
+
+
+_SYSTEM = _one(_TABLE)
+_OUTSIDE = _one(tuple((kind, ps) for kind, ps in _TABLE if kind in _ANYWHERE))
 
 PATH_DIRS = ("/usr/local/sbin", "/usr/local/bin", "/usr/sbin", "/usr/bin", "/sbin", "/bin",
              "/snap/bin")
@@ -98,11 +107,8 @@ def kind_of(path: str) -> str | None:
     kind = setting_kind(path)
     if kind is not None:
         return kind
-    system = path.startswith(_ROOTS)
-    for name, pattern in _COMPILED:
-        if (system or name in _ANYWHERE) and pattern.match(path):
-            return name
-    return None
+    match = (_SYSTEM if path.startswith(_ROOTS) else _OUTSIDE).match(path)
+    return match.lastgroup if match else None
 
 
 def is_anna_config(path: str) -> bool:

@@ -12,6 +12,8 @@ import posixpath
 import re
 from typing import TYPE_CHECKING
 
+from anna_common.risk.pathglob import lead
+
 if TYPE_CHECKING:
     from anna_common.risk.paths import Resolved
 
@@ -121,39 +123,53 @@ WHAT = {
 _ROOTS = ("/etc/", "/boot/", "/efi/", "/proc/sys/", "/usr/lib/sysctl.d/", "/lib/sysctl.d/",
           "/run/sysctl.d/", "/usr/local/lib/sysctl.d/", "/usr/lib/pam.d/", "/lib/pam.d/",
           "/usr/share/pam.d/", "/sys/", "/selinux/")
-_EXACT = {re.compile(fnmatch.translate(p)): kind for kind, ps in _FILES.items() for p in ps}
+_KINDS = [kind for kind, ps in _FILES.items() for _ in ps]
+_EXACT = re.compile("|".join(f"(?P<k{i}>{fnmatch.translate(p)})"
+                             for i, p in enumerate(p for ps in _FILES.values() for p in ps)))
+"""Every file pattern in one regex, in table order: the first alternative that matches is
+the first pattern in the table that does (its group ``k<index>`` names the kind)."""
 
 
 def kind_of_path(path: str) -> str | None:
     """Which security file the literal path ``path`` is (None: none)."""
     if not path.startswith(_ROOTS):
         return None  # the common case, answered without matching a pattern
-    return next((kind for rx, kind in _EXACT.items() if rx.match(path)), None)
+    match = _EXACT.match(path)
+    return _KINDS[int(match.lastgroup[1:])] if match and match.lastgroup else None
 
 
 def file_kind(place: Resolved) -> str | None:
     """Which security file ``place`` is (or, for a pattern, can match)."""
     path = place.path
     if not place.glob:
-        if not path.startswith(_ROOTS):
-            return None  # the common case, answered without matching a pattern
-        return next((kind for rx, kind in _EXACT.items() if rx.match(path)), None)
-    for kind, patterns in _FILES.items():
-        for pattern in patterns:
-            if fnmatch.fnmatchcase(path, pattern):
-                return kind
-            if place.glob and _glob_hits(path, pattern):
-                return kind
+        return kind_of_path(path)
+    # each test below first compares the literal starts (a match must share them), so a
+    # command of hundreds of distinct globs is not matched against every file pattern
+    own, parent = lead(path), posixpath.dirname(path)
+    top = own.split("/", 2)
+    if own and (top[0] or (len(top) > 2 and top[1] not in _TOPS)):
+        return None  # a relative path, or under a directory no file pattern is in
+    parent_own = parent[:len(own)]
+    for kind, pattern, pattern_own, sample, pattern_dir in _GLOB_TABLE:
+        if path.startswith(pattern_own) and fnmatch.fnmatchcase(path, pattern):
+            return kind
+        # the glob can name a file the pattern describes, or the pattern's directory
+        if sample.startswith(own) and fnmatch.fnmatchcase(sample, path):
+            return kind
+        if pattern_dir is not None and pattern_dir.startswith(parent_own) and \
+                fnmatch.fnmatchcase(pattern_dir, parent):
+            return kind
     return None
 
 
-def _glob_hits(glob: str, pattern: str) -> bool:
-    """Whether the shell pattern ``glob`` can name a file that ``pattern`` describes."""
-    if fnmatch.fnmatchcase(pattern.replace("*", "anna.conf"), glob):
-        return True
-    if pattern.endswith("/*"):
-        return fnmatch.fnmatchcase(pattern[:-2], posixpath.dirname(glob))
-    return False
+_GLOB_TABLE = [(kind, pattern, lead(pattern), pattern.replace("*", "anna.conf"),
+                pattern[:-2] if pattern.endswith("/*") else None)
+               for kind, patterns in _FILES.items() for pattern in patterns]
+"""Each file pattern with its literal start, a sample file it describes and, for ``dir/*``,
+its directory."""
+_TOPS = frozenset(p.split("/")[1] for ps in _FILES.values() for p in ps)
+"""The first directory of every file pattern (each is absolute and starts with a literal
+name): what a glob's literal start must name, when it names a whole one, to match any."""
 
 
 def disabling(kind: str, texts: list[str], path: str = "") -> str | None:

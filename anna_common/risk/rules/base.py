@@ -13,8 +13,17 @@ from anna_common.shell.words import Word
 
 if TYPE_CHECKING:
     from collections.abc import Callable
+    from typing import TypeVar
 
     from anna_common.shell.grammar import SimpleCommand
+
+    _T = TypeVar("_T")
+
+
+MAX_CWD_PLACES = 256
+"""Places from earlier working directories (see :attr:`Out.earlier_cwds`) all the relative
+paths of one command may be judged in: ``cd /x1; …; cd /x50; rm -f a0 … a94`` asked for
+4,750 and took half a second (issue 38 item 4)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -193,12 +202,17 @@ class Out:
     flags: set[str] = field(default_factory=set)
     """Shell options the command turns on that change how later text is read
     (``expand_aliases``)."""
-    globbed: dict[str, list[Resolved]] = field(default_factory=dict)
-    """Wildcard patterns expanded so far, with the protected paths each can match."""
     glob_words: set[tuple[int, str]] = field(default_factory=set)
     """(word, pattern) pairs already counted against the wildcard budget."""
     glob_spent: int = 0
     """Protected-path candidates handed out for wildcards so far (bounded per command)."""
+    scanned: int = 0
+    """Reasons already looked through by :meth:`too_large_reported`."""
+    too_large: bool = False
+    """A TOO_LARGE reason is among the first :attr:`scanned` reasons."""
+    cwd_spent: int = 0
+    """Places relative paths were given from earlier working directories so far (bounded
+    per command: :data:`MAX_CWD_PLACES`)."""
     nested_runs: int = 0
     """Embedded code strings judged so far (bounded: analysis cost is capped)."""
     nested: Callable[[str, Out], None] | None = None
@@ -244,16 +258,34 @@ class Out:
         """A rule proved the current simple command read-only."""
         self.readonly_marks += 1
 
+    def once(self, key: tuple[object, ...], compute: Callable[..., _T], *args: object) -> _T:
+        """``compute(*args)``, remembered for this assessment under ``key``, which must name
+        everything the result depends on (the machine facts are the same throughout)."""
+        if key in self.memo:
+            return self.memo[key]  # type: ignore[return-value]
+        found = self.memo[key] = compute(*args)
+        return found
+
+    def too_large_reported(self) -> bool:
+        """Whether a reason already says the command is too large to analyse. Asked for each
+        word past a budget: the reasons are looked through once, not once per word (rules
+        only append reasons, or reword one in place)."""
+        if not self.too_large:
+            reasons = self.reasons
+            self.too_large = any(reasons[i].code == Code.TOO_LARGE
+                                 for i in range(self.scanned, len(reasons)))
+            self.scanned = len(reasons)
+        return self.too_large
+
     def paths(self, word: Word) -> list[Resolved]:
         """Resolve a path word against home, cwd and known variables.
 
         A wildcard is also every protected path it can match (``/e?c/shadow`` is
         ``/etc/shadow`` too), so it gets that path's verdict.
         """
-        places = resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
-        for earlier in sorted(self.earlier_cwds):
-            places += [p for p in resolve(word, home=self.ctx.home, cwd=earlier,
-                                          known=self.known) if p not in places]
+        places = self._here(word)
+        if self.earlier_cwds:
+            places = self._elsewhere(word, places)
         if not word.glob:
             return places
         extra: list[Resolved] = []
@@ -262,19 +294,63 @@ class Out:
                 extra.extend(self._glob_candidates(place.path, word))
         return places + extra
 
+    def _here(self, word: Word) -> list[Resolved]:
+        """Where ``word`` lands from the working directory: every rule asks, so a literal
+        word (its places do not depend on variables) is resolved once per assessment, and an
+        absolute one once for both passes (as written and from ``/``)."""
+        if not word.literal:
+            return resolve(word, home=self.ctx.home, cwd=self.cwd, known=self.known)
+        key = ("here", id(word), self.cwd)
+        kept = self.memo.get(key)
+        if not isinstance(kept, tuple):  # (word, places): the word keeps its id unique
+            anywhere = ("here", id(word), "/") if all(v.startswith("/") for v in word.values) \
+                else key
+            kept = self.memo.get(anywhere)
+            if not isinstance(kept, tuple):
+                kept = (word, resolve(word, home=self.ctx.home, cwd=self.cwd))
+            self.memo[key] = self.memo[anywhere] = kept
+        return list(kept[1])
+
+    def _elsewhere(self, word: Word, places: list[Resolved]) -> list[Resolved]:
+        """``places`` and where ``word`` lands from each earlier working directory, worked out
+        once per word and places (every rule asks) and within the command's budget: past
+        :data:`MAX_CWD_PLACES` the command is HIGH and a word is judged where it is now."""
+        key = ("elsewhere", id(word), self.cwd, frozenset(self.earlier_cwds), id(self.known))
+        kept = self.memo.get(key)
+        if isinstance(kept, tuple):  # (word, known, places): they keep their ids unique
+            return list(kept[2])
+        here = places
+        places = list(places)
+        seen = set(places)
+        for earlier in sorted(self.earlier_cwds):
+            more = [p for p in resolve(word, home=self.ctx.home, cwd=earlier,
+                                       known=self.known) if p not in seen]
+            places += more
+            seen.update(more)
+            self.cwd_spent += len(more)
+            if self.cwd_spent > MAX_CWD_PLACES:
+                if not self.too_large_reported():
+                    self.high(Code.TOO_LARGE, f"too large to analyse: {word.text[:60]} and the "
+                              "other relative paths land in more places (after cd) than Anna "
+                              "judges in one command", target="cd")
+                places = list(here)
+                break
+        self.memo[key] = (word, self.known, places)
+        return list(places)
+
     def _glob_candidates(self, pattern: str, word: Word) -> list[Resolved]:
         """Protected paths ``pattern`` can match, within the command's budget (issue 8: the
         cost of judging them all is bounded; past it the command is HIGH)."""
         if self.glob_spent > pathglob.MAX_PER_COMMAND:
             return []  # already over budget (and HIGH): expanding more would only cost time
-        found = self.globbed.get(pattern)
-        if found is None:
-            more = pathglob.expand(pattern, dotglob="dotglob" in self.flags,
-                                   nocase="nocaseglob" in self.flags)
-            found = [Resolved(m, pathglob.is_glob(m)) for m in more or []]
-            if more is None:  # one pattern alone is too much: HIGH below, never quietly less
-                self.glob_spent = pathglob.MAX_PER_COMMAND + 1
-            self.globbed[pattern] = found
+        # expanded once per assessment for each pattern and the options that change what
+        # it matches (``shopt -s dotglob`` between two ``~/*``: the second also matches ~/.ssh)
+        dotglob, nocase = "dotglob" in self.flags, "nocaseglob" in self.flags
+        expanded = self.once(("glob", pattern, dotglob, nocase), _expand, pattern, dotglob,
+                             nocase)
+        if expanded is None:  # one pattern alone is too much: HIGH below, never quietly less
+            self.glob_spent = pathglob.MAX_PER_COMMAND + 1
+        found = list(expanded or ())
         # every word's candidates are judged: the budget counts them per word (the same word
         # asked again by another rule is free; the same pattern in another word is not)
         if (id(word), pattern) not in self.glob_words:
@@ -282,9 +358,15 @@ class Out:
             self.glob_spent += len(found)
         if self.glob_spent > pathglob.MAX_PER_COMMAND:
             text = word.text
-            if not any(r.code == Code.TOO_LARGE for r in self.reasons):
+            if not self.too_large_reported():
                 self.high(Code.TOO_LARGE, f"too large to analyse: {text[:60]} and the other "
                           "wildcards can match more protected paths than Anna judges in one "
                           "command", target=text[:60])
             return []
         return found
+
+
+def _expand(pattern: str, dotglob: bool, nocase: bool) -> tuple[Resolved, ...] | None:
+    """The protected paths ``pattern`` can match (see :func:`pathglob.expand`), as places."""
+    more = pathglob.expand(pattern, dotglob=dotglob, nocase=nocase)
+    return None if more is None else tuple(Resolved(m, pathglob.is_glob(m)) for m in more)

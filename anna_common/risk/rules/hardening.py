@@ -47,7 +47,7 @@ def security_writes(cmd: SimpleCommand, analysis: Analysis, out: Out) -> None:
         for place in out.paths(target.word):
             if meaning_writes(cmd, target, place, analysis, out):
                 return
-            kind = file_kind(place)
+            kind = out.once(("file kind", place), file_kind, place)
             if kind is not None and _judge_target(cmd, target, kind, place.path, analysis, out):
                 return
     prog = cmd.program or ""
@@ -87,7 +87,9 @@ def _judge_target(cmd: SimpleCommand, target: WriteTarget, kind: str, path: str,
             return True
         return False
     if target.how == "edit" and cmd.program in ("sed", "perl", "ruby"):
-        hit = edit_disables(kind, cmd, out)
+        # the script is the command's, whatever the target: read once, not once per target
+        hit = out.once(("edit", kind, id(cmd), id(out.known)), edit_disables, kind, cmd, out)
+        out.memo["edit kept", id(cmd), id(out.known)] = (cmd, out.known)  # ids stay theirs
     else:
         texts = written_by(cmd, target.word, analysis, out)
         # content Anna cannot follow (a nested shell's inherited stdin, an unknown file):
@@ -129,9 +131,12 @@ def _anywhere(kind: str, path: str, analysis: Analysis, out: Out) -> str | None:
     of a command (``rm -f`` of 190 globs asked it 390 times, each over every word): the texts
     and a path-independent verdict are computed once per command string and variables known."""
     known = (id(analysis), tuple(out.known.items()))
-    texts = out.memo.get(("visible", *known))
-    if not isinstance(texts, list):
-        texts = out.memo[("visible", *known)] = _visible_texts(analysis, out)
+    kept = out.memo.get(("visible", *known))
+    if not isinstance(kept, tuple):
+        # the analysis is kept with its texts: while the memo lives no other analysis (a
+        # nested one parsed later) can be given the same id and be answered these texts
+        kept = out.memo[("visible", *known)] = (analysis, _visible_texts(analysis, out))
+    texts: list[str] = kept[1]
     if kind not in _PATHLESS:
         return disabling(kind, texts, path)
     key = ("disabling", kind, *known)

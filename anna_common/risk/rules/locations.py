@@ -3,14 +3,15 @@
 from __future__ import annotations
 
 import fnmatch
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, NamedTuple
 
-from anna_common.risk import paths
+from anna_common.risk import pathglob, paths
 from anna_common.risk.rules.base import Code, Out
 from anna_common.shell.argv import operands, options
 
 if TYPE_CHECKING:
     from anna_common.risk.paths import Resolved
+    from anna_common.risk.rules.base import Reason
     from anna_common.risk.writes import WriteTarget
     from anna_common.shell.grammar import SimpleCommand
 
@@ -35,7 +36,36 @@ def judge(target: WriteTarget, out: Out) -> None:
         out.high(Code.UNKNOWN_TARGET, f"{text[:60]} climbs directories with ..; it lands at "
                  f"{where}", target=where or text[:60])
     for place in out.paths(target.word):
+        _judged(target, place, out)
+
+
+def _judged(target: WriteTarget, place: Resolved, out: Out) -> None:
+    """:func:`_judge_one`, once per assessment for each distinct target and place: a command of
+    many wildcards (``rm -f /@(etc|usr)/@(a|b)* …``, judged as written and again from ``/``)
+    asked it ~1,000 times for ~330 places (issue 38 item 4). The verdict depends only on the
+    key and the machine facts, which are the same for every pass of one assessment; the
+    reasons it gave are added again, so the outcome is what judging anew would give."""
+    key = ("location", target.how, target.recursive, target.word.literal, place.path,
+           place.glob)
+    found = out.memo.get(key)
+    if not isinstance(found, _Judged):
+        before, system = len(out.reasons), out.system
+        out.system = False
         _judge_one(target, place, out)
+        found = out.memo[key] = _Judged(tuple(out.reasons[before:]), out.system)
+        out.system = system or found.system
+        return
+    out.reasons.extend(found.reasons)
+    out.system = out.system or found.system
+
+
+class _Judged(NamedTuple):
+    """What :func:`_judge_one` gave for one target and place."""
+
+    reasons: tuple[Reason, ...]
+    """The reasons it added."""
+    system: bool
+    """Whether it found that the write needs root."""
 
 
 def _judge_one(target: WriteTarget, place: Resolved, out: Out) -> None:
@@ -92,6 +122,10 @@ def process_identity(place: Resolved, *, spans: bool = False) -> bool:
     trailing ``*`` stands for an unknown rest (``/proc/$PID/x`` is ``/proc/*``), slashes and
     all; otherwise a wildcard matches within one name, as bash's do."""
     path = place.path
+    names = path.strip("/").split("/", 1)
+    if names[0] != "proc" and (not pathglob.is_glob(names[0]) or (len(names) > 1 and
+                               not fnmatch.fnmatchcase("proc", names[0]))):
+        return False  # every sample and pattern starts with ``proc``: no match can follow
     if any(fnmatch.fnmatchcase(path, p) for p in _PROCESS_IDENTITY):
         return True
     if place.glob or any(c in path for c in "*?["):
@@ -203,7 +237,7 @@ def _location_floor(target: WriteTarget, place: Resolved, out: Out, label: str) 
             path.rstrip("/") + "/x")):
         out.high(Code.PERSISTENCE, f"changes {label}, which runs code at login, boot or on a "
                  "schedule", target=label, system=paths.is_system(path))
-    elif paths.is_secret(path):
+    elif out.once(("secret", path), paths.is_secret, path):  # the read rules ask it too
         out.high(Code.SECRET_READ, f"touches secret material {label}", target=label,
                  system=paths.is_system(path))
     elif paths.is_sensitive_etc(path):

@@ -17,6 +17,7 @@ from anna_common.risk.content.kinds import kind_of
 from anna_common.risk.content.links import link_findings
 from anna_common.risk.content.meaning import Reader, judge_text
 from anna_common.risk.content.settings import WHAT
+from anna_common.risk.pathglob import lead
 from anna_common.risk.rules.base import Code, Out
 from anna_common.risk.rules.content import written_by
 
@@ -38,8 +39,10 @@ def touches_anna_config(place: Resolved, target: WriteTarget) -> bool:
     path = place.path
     if kind_of(path) == "anna":
         return True
-    if place.glob and any(fnmatch.fnmatchcase(s, path) for s in _ANNA_SAMPLES):
-        return True
+    if place.glob:
+        own = lead(path)  # a sample the glob matches starts with its literal start
+        if any(s.startswith(own) and fnmatch.fnmatchcase(s, path) for s in _ANNA_SAMPLES):
+            return True
     # a tree above it changed whole (``chown -R u /etc``); what an unpack or a copy adds
     # there is the capture's to see, path by path
     return target.recursive and target.how in _WHOLE_TREE and (
@@ -49,7 +52,8 @@ def touches_anna_config(place: Resolved, target: WriteTarget) -> bool:
 def meaning_writes(cmd: SimpleCommand, target: WriteTarget, place: Resolved,
                    analysis: Analysis, out: Out) -> bool:
     """Judge one write target by what its content means; True when it was banned."""
-    if touches_anna_config(place, target):
+    if out.once(("anna config", place, target.how, target.recursive), touches_anna_config,
+                place, target):
         out.ban(Code.BAN_ANNA_CONFIG, "it changes Anna's own "
                 f"configuration ({place.path}): only the administrator or annactl does that, "
                 "never a plan", target=place.path)

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import fnmatch
 import posixpath
+from functools import lru_cache
 from typing import TYPE_CHECKING
 
 from anna_common.risk import paths
@@ -92,17 +93,42 @@ _SECRET_PARTS = tuple((pattern, tuple(p for p in pattern.split("/") if p))
 
 
 def _secret_below(directory: str) -> str | None:
-    """A secret file pattern inside ``directory`` (``/etc`` holds ``/etc/shadow``), if any."""
+    """A secret file pattern inside ``directory`` (``/etc`` holds ``/etc/shadow``), if any:
+    the first in the table's order. Asked for each place a command reads whole (hundreds of
+    globs: issue 38 item 4), so the patterns are looked through by their first name first,
+    and each name of ``directory`` is matched once against each name of theirs."""
     if not directory.startswith(("/", paths.HOME)):
         return None
     parts = [p for p in directory.split("/") if p]
-    for pattern, pparts in _SECRET_PARTS:
-        if not pattern.startswith(("/", "~/")) or pattern in _NOT_TREE_SECRETS:
-            continue
-        if len(parts) < len(pparts) and all(_component_may_be(d, q)
-                                            for d, q in zip(parts, pparts, strict=False)):
+    if not parts:
+        return _TREE_PARTS[0][1] if _TREE_PARTS else None
+    known: dict[tuple[int, str], bool] = {}
+
+    def may_be(index: int, name: str) -> bool:
+        found = known.get((index, name))
+        if found is None:
+            found = known[index, name] = _component_may_be(parts[index], name)
+        return found
+
+    for _, pattern, pparts in _below_top(parts[0]):
+        if len(parts) < len(pparts) and all(may_be(i, pparts[i]) for i in range(1, len(parts))):
             return pattern
     return None
+
+
+@lru_cache(maxsize=256)  # a command's top names: few, bounded memory (issue 22)
+def _below_top(top: str) -> list[tuple[int, str, tuple[str, ...]]]:
+    """The anchored secret patterns whose first name ``top`` can be, in table order."""
+    return sorted(entry for name, group in _TREE_BY_TOP.items()
+                  if _component_may_be(top, name) for entry in group)
+
+
+_TREE_PARTS = tuple((i, pattern, parts) for i, (pattern, parts) in enumerate(_SECRET_PARTS)
+                    if pattern.startswith(("/", "~/")) and pattern not in _NOT_TREE_SECRETS)
+"""The secret patterns a directory can hold (anchored), numbered in table order."""
+_TREE_BY_TOP: dict[str, list[tuple[int, str, tuple[str, ...]]]] = {}
+for _entry in _TREE_PARTS:
+    _TREE_BY_TOP.setdefault(_entry[2][0], []).append(_entry)
 
 
 def _component_may_be(word: str, pattern: str) -> bool:
@@ -190,7 +216,8 @@ def _tree_secrets(cmd: SimpleCommand, out: Out) -> bool:
     for word in _trees(cmd) + runtime:
         for place in out.paths(word):
             where = _in_home(place.path) if out.cwd is None else place.path
-            hit = where if paths.is_secret(where) else _secret_below(where.rstrip("/") or "/")
+            hit = where if out.once(("secret", where), paths.is_secret, where) else out.once(
+                ("secret below", where), _secret_below, where.rstrip("/") or "/")
             if hit:
                 out.high(Code.SECRET_READ, f"{cmd.program} reads what is below {where}, "
                          f"secret material included ({hit})", target=where,
@@ -243,7 +270,7 @@ def secrets(cmd: SimpleCommand, out: Out) -> None:
                 out.high(Code.SECRET_READ, f"{cmd.program} reads the raw device {place.path}, "
                          "bypassing every file permission", target=place.path, system=True)
                 return
-            if paths.is_secret(place.path):
+            if out.once(("secret", place.path), paths.is_secret, place.path):
                 root_only = place.path.startswith(("/etc/", "/root/", "/var/lib/"))
                 out.high(Code.SECRET_READ, f"{cmd.program} reads secret material "
                          f"({place.path})", target=place.path, system=root_only)
