@@ -76,8 +76,10 @@ def soak(args: argparse.Namespace) -> None:
     env = dict(item.split("=", 1) for item in args.env)
     daemon = new_daemon(user_mode=True, env=env)
     if args.tree:
-        daemon.env["PYTHONPATH"] = str(Path(args.tree).resolve())
-        daemon.argv[0] = str(Path(args.tree).resolve() / ".venv" / "bin" / "python")
+        tree = Path(args.tree).resolve()
+        daemon.env["PYTHONPATH"] = str(tree)
+        if (tree / ".venv" / "bin" / "python").exists():
+            daemon.argv[0] = str(tree / ".venv" / "bin" / "python")
     if args.trace:
         traced(daemon, Path(args.trace))
     curve: list[tuple[float, int, float]] = []
