@@ -37,6 +37,8 @@ PLAN_BATCH = 16
 """Plan rows (each with its plan and annotation: kilobytes) read at a time when they are
 compared with their seals. All of them at once (20,000 before) was most of a verify's peak:
 ~30 kB a plan (``bench/soak.py``)."""
+CACHE_KIB = 256
+"""The verify connection's page cache (KiB), as the journal's own (:mod:`annad.journal.store`)."""
 PROGRESS = 20_000
 """Rows checked between two progress counts (lines of ``GET /v1/audit/verify?progress=1``)."""
 EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
@@ -55,6 +57,9 @@ def verify_progress(path: Path, *, batch: int = BATCH, every: int = PROGRESS
     chain = _Chain()
     pending: list[tuple[Any, ...]] = []  # rows read, not yet checked
     try:
+        # a small page cache: every page is read once, in order (SQLite's default is 2 MB,
+        # which the daemon kept after each verify)
+        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         db.execute("BEGIN")  # one snapshot for the chain and the plan rows
         chain.legacy = db.execute("SELECT MIN(id) FROM events WHERE kind=?",
                                   (MIGRATED_KIND,)).fetchone()[0] or 0
