@@ -30,7 +30,7 @@ def _answer(name: str, *, notes: str = NOTES, status: PlanStatus = PlanStatus.AN
     annotated = json.dumps({"plan": plan, "digest": "0" * 64, "steps": [],
                             "final_risk": "INFO"}, ensure_ascii=False)
     now = time.time()
-    return PlanRow(plan_id=name, digest="0" * 64, status=status, created_at=now,
+    return PlanRow(plan_id=name, digest="ab" * 32, status=status, created_at=now,
                    updated_at=now, caller_uid=0, source="template", request="is ssh running?",
                    home="/tmp", plan_json=canonical_json(plan).decode("utf-8"),
                    annotated_json=annotated, error=None)
@@ -126,3 +126,25 @@ def test_an_answer_through_the_daemon(user_daemon: RunningDaemon) -> None:
     assert answered.plan_id in listed and ran.plan_id in listed
     report = client.audit_verify()
     assert report.ok, report.message
+
+
+def test_packed_seals_still_tell_a_digest_in_capitals(tmp_path: Path) -> None:
+    # audit verify keeps each seal's sha256 values as bytes (annad/journal/integrity.py); a
+    # hex text that differs only in case must not pack to the same bytes and pass
+    path = tmp_path / "journal.sqlite3"
+    journal = Journal(path)
+    try:
+        journal.add_plan(_answer("upper-1"), [])
+        assert journal.verify().ok
+    finally:
+        journal.close()
+    db = sqlite3.connect(path)
+    with db:
+        db.execute("UPDATE plans SET digest=upper(digest) WHERE plan_id='upper-1'")
+    db.close()
+    journal = Journal(path)
+    try:
+        report = journal.verify()
+        assert not report.ok and "digest" in report.message, report.message
+    finally:
+        journal.close()
