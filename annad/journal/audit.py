@@ -27,14 +27,27 @@ if TYPE_CHECKING:
     from collections.abc import Iterator
     from pathlib import Path
 
-BATCH = 20_000
-"""Event rows read, hashed and forgotten at a time (a few MB of rows)."""
+BATCH = 256
+"""Event rows read, hashed and forgotten at a time. It was 20,000 (~15 MB of rows at once):
+the daemon kept much of each verify's peak afterwards (Python's allocator frees an arena only
+when all of it is free, and the daemon's other threads allocate meanwhile), so while the
+journal grew toward 20,000 rows every verify grew the idle daemon (``bench/soak.py``,
+docs/performance.md). A small batch reuses the same few blocks row after row."""
+PLAN_BATCH = 16
+"""Plan rows (each with its plan and annotation: kilobytes) read at a time when they are
+compared with their seals. All of them at once (20,000 before) was most of a verify's peak:
+~30 kB a plan (``bench/soak.py``)."""
+CACHE_KIB = 256
+"""The verify connection's page cache (KiB), as the journal's own (:mod:`annad.journal.store`)."""
+PROGRESS = 20_000
+"""Rows checked between two progress counts (lines of ``GET /v1/audit/verify?progress=1``)."""
 EVENT_COLUMNS = "id, ts, plan_id, kind, step_id, body, prev_hash, hash"
 
 
-def verify_progress(path: Path, *, batch: int = BATCH) -> Iterator[int | AuditReport]:
+def verify_progress(path: Path, *, batch: int = BATCH, every: int = PROGRESS
+                    ) -> Iterator[int | AuditReport]:
     """Check the journal file at ``path``: the number of event rows checked so far after
-    each batch, then one :class:`AuditReport` (always the last item)."""
+    each ``every`` rows or so, then one :class:`AuditReport` (always the last item)."""
     uri = path.resolve().as_uri() + "?mode=ro"
     try:
         db = sqlite3.connect(uri, uri=True, isolation_level=None)
@@ -44,6 +57,9 @@ def verify_progress(path: Path, *, batch: int = BATCH) -> Iterator[int | AuditRe
     chain = _Chain()
     pending: list[tuple[Any, ...]] = []  # rows read, not yet checked
     try:
+        # a small page cache: every page is read once, in order (SQLite's default is 2 MB,
+        # which the daemon kept after each verify)
+        db.execute(f"PRAGMA cache_size=-{CACHE_KIB}")
         db.execute("BEGIN")  # one snapshot for the chain and the plan rows
         chain.legacy = db.execute("SELECT MIN(id) FROM events WHERE kind=?",
                                   (MIGRATED_KIND,)).fetchone()[0] or 0
@@ -56,7 +72,8 @@ def verify_progress(path: Path, *, batch: int = BATCH) -> Iterator[int | AuditRe
                     yield broken
                     return
                 pending = []
-                yield chain.checked
+                if chain.checked % every < batch:
+                    yield chain.checked
         broken = chain.take(pending)
         if broken is not None:
             yield broken
@@ -110,7 +127,7 @@ def _plans_report(db: sqlite3.Connection, ledger: integrity.PlanLedger,
     worst: tuple[int, str] | None = None
     present: set[str] = set()
     cursor = db.execute(f"SELECT {PLAN_COLUMNS} FROM plans")  # noqa: S608
-    while rows := cursor.fetchmany(BATCH):
+    while rows := cursor.fetchmany(PLAN_BATCH):
         for raw in rows:
             plan = plan_row(raw)
             present.add(plan.plan_id)

@@ -19,7 +19,7 @@ from typing import TYPE_CHECKING, Any
 
 from anna_common.errors import AnnaError, ErrorCode
 from anna_common.protocol.models import PlanStatus, StepStatus
-from annad.journal import integrity
+from annad.journal import compact, integrity
 from annad.journal.integrity import MIGRATED_KIND
 from annad.journal.rows import PlanRow, StepRow, SummaryRow, UndoRow
 
@@ -224,6 +224,7 @@ PLAN_COLUMNS = ("plan_id, digest, status, created_at, updated_at, caller_uid, so
 def plan_row(row: tuple[Any, ...]) -> PlanRow:
     return PlanRow(plan_id=row[0], digest=row[1], status=PlanStatus(row[2]),
                    created_at=row[3], updated_at=row[4], caller_uid=row[5], source=row[6],
-                   request=row[7], home=row[8], plan_json=row[9], annotated_json=row[10],
+                   request=row[7], home=row[8], plan_json=compact.loaded(row[9], row[10]),
+                   annotated_json=row[10],
                    error=json.loads(row[11]) if row[11] else None)
 

@@ -29,7 +29,8 @@ outcome needs.
 Schema versions (``PRAGMA user_version``): 0 had no seals and hashed NFC-normalised
 text; opening such a file seals its plans as they are in one chained
 ``journal_migrated`` event (version 1); version 2 seeds what retention decides on
-(:mod:`annad.journal.retained`), in the transaction that sets the version. A newer
+(:mod:`annad.journal.retained`), in the transaction that sets the version; from version 3
+an answer's row may leave ``plan_json`` empty (:mod:`annad.journal.compact`). A newer
 version is a clear error.
 """
 
@@ -47,7 +48,7 @@ from anna_common.errors import AnnaError, ErrorCode
 from anna_common.plan import canonical_json
 from anna_common.protocol.models import AuditReport, PlanStatus, StepStatus
 from annad.backups.statefs import JOURNAL_FLOOR, Reserve, free_bytes, is_full
-from annad.journal import audit, integrity, retained
+from annad.journal import audit, compact, integrity, retained
 from annad.journal.damage import Connection, JournalDamaged, damaged
 from annad.journal.fullwrites import StateFull
 from annad.journal.fullwrites import recording as _recording
@@ -65,7 +66,7 @@ _P = ParamSpec("_P")
 _T = TypeVar("_T")
 
 SEALED_VERSION = 1  # the version that sealed the plans (recorded in journal_migrated)
-SCHEMA_VERSION = retained.SCHEMA_VERSION
+SCHEMA_VERSION = compact.SCHEMA_VERSION
 """``PRAGMA user_version`` this daemon writes (see the module docstring)."""
 
 _SCHEMA = """
@@ -176,7 +177,9 @@ class Journal(JournalReads, BackupSizes):
                 self._append(MIGRATED_KIND, None, None,
                              {"from_version": version, "to_version": SEALED_VERSION,
                               "plans": seals})
-            retained.seed(self._db)  # version 2 (idempotent)
+            if version < retained.SCHEMA_VERSION:
+                retained.seed(self._db)  # version 2 (idempotent)
+            # version 3 (compact answers) changes no stored row: older rows are read as they are
             self._db.execute(f"PRAGMA user_version={SCHEMA_VERSION}")
 
     @contextmanager
@@ -233,7 +236,7 @@ class Journal(JournalReads, BackupSizes):
             self._db.execute(
                 "INSERT INTO plans VALUES (?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)",
                 (row.plan_id, row.digest, str(row.status), row.created_at, row.updated_at,
-                 row.caller_uid, row.source, row.request, row.home, row.plan_json,
+                 row.caller_uid, row.source, row.request, row.home, compact.stored(row),
                  row.annotated_json, None))
             self._db.executemany(
                 "INSERT INTO steps(plan_id, idx, step_id, status) VALUES (?, ?, ?, ?)",
@@ -251,7 +254,7 @@ class Journal(JournalReads, BackupSizes):
             self._db.execute(
                 "UPDATE plans SET digest=?, status=?, updated_at=?, source=?, plan_json=?, "
                 "annotated_json=? WHERE plan_id=?",
-                (row.digest, str(row.status), row.updated_at, row.source, row.plan_json,
+                (row.digest, str(row.status), row.updated_at, row.source, compact.stored(row),
                  row.annotated_json, row.plan_id))
             self._db.execute("DELETE FROM steps WHERE plan_id=?", (row.plan_id,))
             self._db.executemany(

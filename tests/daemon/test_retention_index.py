@@ -123,7 +123,7 @@ def test_an_older_journal_is_seeded_once(tmp_path: Path) -> None:
     db.close()
     journal = Journal(path)
     try:
-        assert journal._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 2
+        assert journal._db.execute("PRAGMA user_version").fetchone()[0] == SCHEMA_VERSION == 3
         assert _rows(journal) == {"a": (0, 0, 1), "b": (0, 1, 1), "d": (0, 0, 1)}
         _backups(tmp_path / "backups", "a", 30)
         gc = Retention(journal=journal, backups=tmp_path / "backups",
