@@ -157,10 +157,14 @@ def _allow(ruleset: int, path: str, rights: int) -> None:
     A path this thread may not even reach (EACCES: a file system mounted beneath another
     user's 0700 directory, which an owner's step meets among the machine's writable mounts)
     gets no rule: the rule could only allow writes there, and the step cannot reach it anyway.
-    Refusing the whole run for it failed an owner's preview whenever such a mount existed."""
+    Refusing the whole run for it failed an owner's preview whenever such a mount existed.
+    A path gone since it was listed (ENOENT: a mount unmounted between reading the mount
+    table and this rule, as another program's scratch tmpfs is) gets none either, for the
+    same reason: a rule only grants, and there is nothing left to grant. Refusing the run
+    failed a preview whenever a mount went away beside it (seen in a suite run in a pair)."""
     try:
         fd = os.open(path, os.O_PATH | os.O_CLOEXEC)
-    except PermissionError:
+    except (PermissionError, FileNotFoundError):
         return
     except OSError as exc:
         raise Unavailable(f"landlock rule for {path}: {exc.strerror}") from None

@@ -354,6 +354,49 @@ def test_an_owners_preview_runs_beside_a_mount_it_cannot_reach(open_dir: Path) -
         shutil.rmtree(closed)
 
 
+def test_a_writable_tree_gone_before_its_rule_gets_none_and_grants_nothing(
+        tmp_path: Path) -> None:
+    """A mount listed for the walls and unmounted before its Landlock rule (another
+    program's scratch tmpfs going away beside a preview: seen in a suite run in a pair) gets
+    no rule, and the run goes on: a rule only grants. What the domain allows is unchanged —
+    the tree that exists is writable, everything else is not, and a directory made later
+    where the vanished one was is not writable either."""
+    from annad.confine import landlock
+
+    kept, gone, elsewhere = tmp_path / "kept", tmp_path / "gone", tmp_path / "elsewhere"
+    kept.mkdir()
+    elsewhere.mkdir()
+    pid = os.fork()
+    if pid == 0:  # the child: enter the domain, try each write, report by exit status
+        status = 1
+        try:
+            import ctypes
+
+            libc = ctypes.CDLL(None, use_errno=True)
+            libc.prctl(38, 1, 0, 0, 0)  # PR_SET_NO_NEW_PRIVS
+            landlock.restrict((), (str(kept), str(gone)))
+            (kept / "ok").write_text("x")
+            denied = 0
+            for target in (elsewhere / "no", tmp_path / "no"):
+                try:
+                    target.write_text("x")
+                except PermissionError:
+                    denied += 1
+            try:
+                gone.mkdir()
+                (gone / "no").write_text("x")
+            except PermissionError:
+                denied += 1
+            status = 0 if denied == 3 else 2
+        finally:
+            os._exit(status)
+    _pid, wait_status = os.waitpid(pid, 0)
+    assert os.waitstatus_to_exitcode(wait_status) == 0, wait_status
+    assert (kept / "ok").read_text() == "x"
+    assert not (elsewhere / "no").exists() and not (tmp_path / "no").exists()
+    assert not (gone / "no").exists()
+
+
 def test_names_that_are_not_utf8_are_shown_escaped(scratch: Path) -> None:
     raw = os.fsencode(scratch) + b"/caf\xe9.txt"
     with open(raw, "wb") as handle:
