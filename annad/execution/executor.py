@@ -127,12 +127,14 @@ class Executor:
             self.backups / plan_id, self.limits, str(self.backups.parent), self.context,
             self.policy, self.capture_problem, self.trash, self.own_config)
         specs = plan_steps(self.journal, plan_id)
-        return UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
-                       timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
-                       restrict_user_scope=self.root_daemon, session=session, capture=capture,
-                       restored=restored_paths(plan_manifests(self.backups / plan_id)),
-                       every_step_captured=bool(specs) and all(
-                           self.captures(s) or s.confined for s in specs))
+        env = UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
+                      timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
+                      restrict_user_scope=self.root_daemon, session=session, capture=capture,
+                      restored=restored_paths(plan_manifests(self.backups / plan_id)),
+                      every_step_captured=bool(specs) and all(
+                          self.captures(s) or s.confined for s in specs))
+        env.progress.trash = self.trash  # a tree a step made goes at once, removed beside
+        return env
 
     def backup_problems(self, plan_id: str, indexes: list[int], env: UndoEnv,
                         emit: Callable[[ExecEvent], None]) -> list[UndoResult]:
