@@ -194,11 +194,14 @@ def main() -> None:
                         "plans alternate, side by side; default this one)")
     parser.add_argument("--no-big", action="store_true",
                         help="with --captured: leave out the 50 MiB file")
+    parser.add_argument("--small-only", action="store_true",
+                        help="with --captured: only the small step (no trees, no undo)")
     parser.add_argument("--owner", action="store_true",
                         help="with --captured: also a non-root per-user daemon's captured step")
     args = parser.parse_args()
     if args.captured:
-        captured(args.plans, args.steps, args.tree, big=not args.no_big)
+        captured(args.plans, args.steps, args.tree, big=not args.no_big,
+                 small_only=args.small_only)
         if args.owner:
             captured_owner(args.plans, args.steps)
         return
