@@ -4,7 +4,9 @@ Run from the repository root:
 
     .venv/bin/python bench/executor.py [--steps 50] [--plans 6] [--mode user|system]
     .venv/bin/python bench/executor.py --big [--size-mib 256] [--mode user|system]
-    .venv/bin/python bench/executor.py --captured [--steps 10] [--plans 3]   (as root)
+    .venv/bin/python bench/executor.py --captured [--steps 10] [--plans 3] [--tree DIR …]
+        (as root: captured steps and the undo of a 5,000-file change set, bench/captured.py;
+        each --tree, e.g. a ``git archive`` of main, is measured beside the others)
     .venv/bin/python bench/executor.py --captured --owner [--steps 10] [--plans 3]
         (as root: the same small captured step through a per-user daemon run as uid 65534,
         whose capture is in a user namespace, beside the root daemon's)
@@ -38,6 +40,7 @@ from pathlib import Path
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from _cpu import tree_cpu_s
+from captured import BIG_FILE, TREE, captured, load
 
 from anna_common.plan import ActionPlan
 from anna_common.risk import tiers
@@ -121,61 +124,6 @@ def client_costs(daemon: RunningDaemon) -> dict[str, float]:
     return out
 
 
-def _timed(daemon: RunningDaemon, command: str, bare_command: str, runs: int
-           ) -> tuple[float, float]:
-    """(ms through the daemon per one-step plan, ms of bare bash), medians of ``runs``."""
-    through, bare = [], []
-    for _ in range(runs):
-        bare.append(bare_bash(1, bare_command) * 1000)
-        through.append(through_daemon(daemon, 1, command, "HIGH" if "HIGH" in command
-                                      else "LOW")[1] * 1000)
-    return statistics.median(through), statistics.median(bare)
-
-
-BIG_FILE = f"head -c {50 << 20} /dev/urandom > {{home}}/big.bin"
-"""A captured step writing a 50 MiB file (``home``: the daemon's)."""
-TREE = ("cd $(mktemp -d -p {home}) && for i in $(seq 1 50); do mkdir d$i; "
-        "for j in $(seq 1 100); do echo $i.$j > d$i/f$j; done; done")
-"""A captured step writing a 5,000-file tree in 50 directories."""
-
-
-def load() -> str:
-    """The 1-minute load average (the figures are from a shared machine)."""
-    return Path("/proc/loadavg").read_text().split()[0]
-
-
-def captured(plans: int, steps: int) -> None:
-    """Captured file steps (issue 19): a small write, a 50 MiB file, a 5,000-file tree.
-
-    Each figure is one step through the daemon (capture, read back, judge, back up,
-    commit, journal) against the same command run by bare bash on the same tree. The
-    per-step overhead is measured on plans of ``steps`` small writes, as above.
-    """
-    import os
-
-    if os.geteuid() != 0:
-        sys.exit("captured steps need root: run this as root")
-    with running_daemon(user_mode=True) as daemon:
-        time.sleep(2.0)
-        home = daemon.home
-        write = f"echo x > {home / 'bench.txt'}"
-        through_daemon(daemon, 3, write, "LOW")  # warm-up
-        per_step, bare = [], []
-        for _ in range(plans):
-            bare.append(bare_bash(steps, write))
-            per_step.append(through_daemon(daemon, steps, write, "LOW")[1])
-        step_ms, bare_ms = statistics.median(per_step) * 1000, statistics.median(bare) * 1000
-        print(f"captured steps ({plans} plans x {steps} steps), root daemon, load {load()}:")
-        print(f"  small file step       {step_ms:8.1f} ms  bare bash {bare_ms:6.1f} ms  "
-              f"overhead {step_ms - bare_ms:6.1f} ms  goal <= 30 ms  "
-              f"{'OK' if step_ms - bare_ms <= 30 else 'MISSED'}")
-        for label, command in (("50 MiB file", BIG_FILE), ("5,000-file tree", TREE)):
-            cmd = command.format(home=home)
-            daemon_ms, bare_ms = _timed(daemon, cmd, cmd, 3)
-            print(f"  {label:<21} {daemon_ms:8.1f} ms  bare bash {bare_ms:6.1f} ms  "
-                  f"ratio {daemon_ms / bare_ms:5.1f}x  load {load()}")
-
-
 def captured_owner(plans: int, steps: int) -> None:
     """The small captured step through a per-user daemon that is not root (uid 65534: the
     capture in a user namespace), beside bare bash run by the same uid."""
@@ -241,11 +189,19 @@ def main() -> None:
     parser.add_argument("--size-mib", type=int, default=256, help="size of the --big file")
     parser.add_argument("--captured", action="store_true",
                         help="only: captured file steps (root) against bare bash")
+    parser.add_argument("--tree", type=Path, action="append", default=[],
+                        help="with --captured: a source tree to measure (repeatable: their "
+                        "plans alternate, side by side; default this one)")
+    parser.add_argument("--no-big", action="store_true",
+                        help="with --captured: leave out the 50 MiB file")
+    parser.add_argument("--small-only", action="store_true",
+                        help="with --captured: only the small step (no trees, no undo)")
     parser.add_argument("--owner", action="store_true",
                         help="with --captured: also a non-root per-user daemon's captured step")
     args = parser.parse_args()
     if args.captured:
-        captured(args.plans, args.steps)
+        captured(args.plans, args.steps, args.tree, big=not args.no_big,
+                 small_only=args.small_only)
         if args.owner:
             captured_owner(args.plans, args.steps)
         return

@@ -31,6 +31,8 @@ from annad.backups import safefs
 if TYPE_CHECKING:
     from pathlib import Path
 
+    from annad.backups.trash import Trash
+
 RESTORE_MARK = ".anna-restore-"
 """What a restore's temporary copy has between the file's name and the daemon's pid."""
 INCOMING = ".incoming-"
@@ -44,17 +46,22 @@ def restore_tmp_name(name: str) -> str:
     return f".{name[:100]}{RESTORE_MARK}{os.getpid()}"
 
 
-def remove_whole(parent: int, name: str) -> bool:
-    """Remove ``name`` below the directory ``parent`` at once: a directory tree is renamed to
-    ``.<name>.anna-remove-<pid>`` first (one atomic step, flushed), then removed. A kill
-    during the removal leaves the path already gone and a hidden leftover that start-up
-    recovery removes (:func:`clean_leftovers`), never a half-removed tree at the path.
-    Returns False when nothing was there."""
+def remove_whole(parent: int, name: str, trash: Trash | None = None) -> bool:
+    """Remove ``name`` below the directory ``parent`` at once: a directory tree is renamed
+    into ``trash`` when it is on the state disk's file system (one atomic step, flushed; the
+    trash's thread removes it — thousands of unlinks, seconds on a busy disk, off the undo's
+    path), else to ``.<name>.anna-remove-<pid>`` first (one atomic step, flushed), then
+    removed. A kill during the removal leaves the path already gone and a hidden leftover
+    that start-up recovery removes (:func:`clean_leftovers`; the trash empties itself at its
+    next use), never a half-removed tree at the path. Returns False when nothing was there."""
     info = safefs.lstat_at(parent, name)
     if info is None:
         return False
     if not stat.S_ISDIR(info.st_mode):
         return safefs.remove_at(parent, name)
+    if trash is not None and trash.take(parent, name):
+        safefs.fsync_dir(parent)
+        return True
     doomed = f".{name[:100]}{REMOVE_MARK}{os.getpid()}"
     safefs.remove_at(parent, doomed)  # one this daemon left in an earlier rollback
     os.rename(name, doomed, src_dir_fd=parent, dst_dir_fd=parent)

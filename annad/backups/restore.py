@@ -16,6 +16,7 @@ room its old content frees. If even that cannot fit, the file is left as it is.
 
 from __future__ import annotations
 
+import contextlib
 import errno
 import os
 import posixpath
@@ -23,12 +24,14 @@ import stat
 from typing import TYPE_CHECKING
 
 from annad.backups import inplace, safefs, xattrs
+from annad.backups.flush import syncfs
 from annad.backups.leftovers import remove_whole, restore_tmp_name
 from annad.backups.manifest import printable
 
 if TYPE_CHECKING:
     from annad.backups.backup import BlobStore
     from annad.backups.manifest import Entry, TargetSnapshot
+    from annad.backups.trash import Trash
 
 
 def _inside(path: str, roots: tuple[str, ...]) -> bool:
@@ -41,13 +44,18 @@ def outside_message(path: str) -> str:
             "user-scope step cannot have changed it, so Anna does not restore it as root")
 
 
+BATCH = 16
+"""Entries from which a tree is restored in one batch (:func:`_restore_batch`): below it,
+one file at a time, each flushed (a barrier of a whole file system costs more than a few)."""
+
+
 class NoRoom(OSError):
     """No room for a file's temporary copy: nothing was changed (retry in place)."""
 
 
 def restore_target(target: TargetSnapshot, blobs: BlobStore,
                    allowed: tuple[str, ...] | None = None, *, in_place: bool = False,
-                   lost: list[str] | None = None) -> str:
+                   lost: list[str] | None = None, trash: Trash | None = None) -> str:
     """Restore one saved target; return ``restore`` or ``delete``. Raises OSError on failure.
 
     ``allowed``: when set, only paths below these roots are touched (a user-scope
@@ -55,6 +63,7 @@ def restore_target(target: TargetSnapshot, blobs: BlobStore,
     ``in_place``: write saved files over the existing ones instead of through a copy.
     ``lost``: gets ``path: attribute`` for each saved extended attribute that could not be
     put back (:mod:`annad.backups.xattrs`; the rest of the restore still happens).
+    ``trash``: where a tree that was not there before goes (:func:`remove_whole`).
     """
     lost = lost if lost is not None else []
     if not target.entries:
@@ -63,27 +72,30 @@ def restore_target(target: TargetSnapshot, blobs: BlobStore,
         raise safefs.UnsafePath(1, outside_message(target.path))
     top = target.entries[0]
     if top.kind == "absent":
-        _delete(top.path)
+        _delete(top.path, trash)
         return "delete"
     if target.tree and top.kind == "dir":
-        _prune(top.path, {e.path for e in target.entries})
-    for entry in target.entries:
-        _restore_entry(entry, blobs, in_place, lost)
+        _prune(top.path, {e.path for e in target.entries}, trash)
+    if not in_place and len(target.entries) >= BATCH:
+        _restore_batch(target.entries, blobs, lost)
+    else:
+        for entry in target.entries:
+            _restore_entry(entry, blobs, in_place, lost)
     for entry in reversed(target.entries):
         if entry.kind == "dir":
             _dir_metadata(entry, lost)
     return "restore"
 
 
-def _delete(path: str) -> None:
+def _delete(path: str, trash: Trash | None) -> None:
     try:
         with safefs.parent_dir(path) as pfd:
-            remove_whole(pfd, safefs.basename(path))
+            remove_whole(pfd, safefs.basename(path), trash)
     except FileNotFoundError:
         return  # its parent is gone too: nothing left to delete
 
 
-def _prune(path: str, keep: set[str]) -> None:
+def _prune(path: str, keep: set[str], trash: Trash | None) -> None:
     """Remove everything below the directory ``path`` that the snapshot did not have."""
     try:
         with safefs.parent_dir(path) as pfd:
@@ -94,37 +106,107 @@ def _prune(path: str, keep: set[str]) -> None:
     except FileNotFoundError:
         return
     try:
-        _prune_at(dfd, path, keep)
+        _prune_at(dfd, path, keep, trash)
     finally:
         os.close(dfd)
 
 
-def _prune_at(dfd: int, path: str, keep: set[str]) -> None:
+def _prune_at(dfd: int, path: str, keep: set[str], trash: Trash | None) -> None:
     for name in os.listdir(dfd):
         child = posixpath.join(path, name)
         if child not in keep:
-            remove_whole(dfd, name)
+            remove_whole(dfd, name, trash)
             continue
         info = os.lstat(name, dir_fd=dfd)
         if stat.S_ISDIR(info.st_mode):
             cfd = safefs.open_dir_at(dfd, name)
             try:
-                _prune_at(cfd, child, keep)
+                _prune_at(cfd, child, keep, trash)
             finally:
                 os.close(cfd)
+
+
+def _restore_batch(entries: list[Entry], blobs: BlobStore, lost: list[str]) -> None:
+    """Restore a tree's entries together: directories made, every file and link written
+    complete under its temporary name, one flush of their file system (``syncfs``), then
+    each renamed over its name, and one flush of the renames. The order that makes a file
+    either the old one or the restored one holds for all of them at once (content on disk
+    before any rename), at two barriers instead of two per file. A failure before the renames
+    removes the temporary copies (NoRoom: nothing was replaced)."""
+    parents = _Parents()
+    staged: list[tuple[int, str, str]] = []
+    try:
+        try:
+            for entry in entries:
+                pfd = parents.of(entry)
+                name = safefs.basename(entry.path)
+                if entry.kind == "file":
+                    staged.append((pfd, name, _stage_file(pfd, name, entry, blobs, lost)))
+                elif entry.kind == "symlink":
+                    staged.append((pfd, name, _stage_link(pfd, name, entry)))
+                else:
+                    _restore_other(pfd, name, entry)
+            parents.flush()
+        except BaseException:
+            for pfd, _, tmp in staged:
+                with contextlib.suppress(OSError):
+                    os.unlink(tmp, dir_fd=pfd)
+            raise
+        for pfd, name, tmp in staged:
+            _replace_at(pfd, name, tmp, flush=False)
+        parents.flush()
+    finally:
+        parents.close()
+
+
+class _Parents:
+    """The parent directories of a tree's entries, each reached once without following a
+    symlink (:func:`annad.backups.safefs.parent_dir`) and kept open for the batch."""
+
+    def __init__(self) -> None:
+        self._fds: dict[str, int] = {}
+
+    def of(self, entry: Entry) -> int:
+        """The parent of ``entry`` (missing ones made with its owner, as one at a time)."""
+        directory = posixpath.dirname(entry.path)
+        if directory not in self._fds:
+            with safefs.parent_dir(entry.path, create=(0o700, entry.uid, entry.gid)) as pfd:
+                self._fds[directory] = os.dup(pfd)
+        return self._fds[directory]
+
+    def flush(self) -> None:
+        """One ``syncfs`` per file system the parents are on."""
+        devices: set[int] = set()
+        for fd in self._fds.values():
+            device = os.fstat(fd).st_dev
+            if device not in devices:
+                devices.add(device)
+                real = os.open(".", os.O_RDONLY | os.O_DIRECTORY | os.O_CLOEXEC, dir_fd=fd)
+                try:
+                    syncfs(real, "a restored tree")
+                finally:
+                    os.close(real)
+
+    def close(self) -> None:
+        """Close every descriptor."""
+        for fd in self._fds.values():
+            os.close(fd)
+        self._fds.clear()
 
 
 def _tmp_name(name: str) -> str:
     return restore_tmp_name(name)  # recognisable: start-up recovery removes a dead one's
 
 
-def _replace_at(pfd: int, name: str, tmp: str) -> None:
-    """Rename ``tmp`` over ``name``; a directory in the way is removed first."""
+def _replace_at(pfd: int, name: str, tmp: str, *, flush: bool = True) -> None:
+    """Rename ``tmp`` over ``name``; a directory in the way is removed first. ``flush``: the
+    directory at once (else the caller flushes the file system)."""
     current = safefs.lstat_at(pfd, name)
     if current is not None and stat.S_ISDIR(current.st_mode):
         safefs.remove_at(pfd, name)
     os.rename(tmp, name, src_dir_fd=pfd, dst_dir_fd=pfd)
-    safefs.fsync_dir(pfd)
+    if flush:
+        safefs.fsync_dir(pfd)
 
 
 def _restore_entry(entry: Entry, blobs: BlobStore, in_place: bool, lost: list[str]) -> None:
@@ -136,26 +218,37 @@ def _restore_entry(entry: Entry, blobs: BlobStore, in_place: bool, lost: list[st
                 stat.S_ISREG(current.st_mode):
             _write_in_place(pfd, name, entry, blobs, lost)
         elif entry.kind == "file":
-            _write_file(pfd, name, entry, blobs, lost)
+            _replace_at(pfd, name, _stage_file(pfd, name, entry, blobs, lost, flush=True))
         elif entry.kind == "symlink":
-            tmp = _tmp_name(name)
-            safefs.remove_at(pfd, tmp)
-            os.symlink(entry.link or "", tmp, dir_fd=pfd)
-            os.chown(tmp, entry.uid, entry.gid, dir_fd=pfd, follow_symlinks=False)
-            if entry.mtime_ns is not None:
-                os.utime(tmp, ns=(entry.mtime_ns, entry.mtime_ns), dir_fd=pfd,
-                         follow_symlinks=False)
-            _replace_at(pfd, name, tmp)
-        elif entry.kind == "dir":
-            current = safefs.lstat_at(pfd, name)
-            if current is not None and not stat.S_ISDIR(current.st_mode):
-                safefs.remove_at(pfd, name)
-                current = None
-            if current is None:
-                os.mkdir(name, 0o700, dir_fd=pfd)
-        elif entry.kind == "special" and safefs.lstat_at(pfd, name) is None:
-            raise OSError(f"{printable(entry.path)} was a device, socket or FIFO; Anna cannot "
-                          "recreate it")
+            _replace_at(pfd, name, _stage_link(pfd, name, entry))
+        else:
+            _restore_other(pfd, name, entry)
+
+
+def _stage_link(pfd: int, name: str, entry: Entry) -> str:
+    """The saved symlink under its temporary name (returned), owner and times set."""
+    tmp = _tmp_name(name)
+    safefs.remove_at(pfd, tmp)
+    os.symlink(entry.link or "", tmp, dir_fd=pfd)
+    os.chown(tmp, entry.uid, entry.gid, dir_fd=pfd, follow_symlinks=False)
+    if entry.mtime_ns is not None:
+        os.utime(tmp, ns=(entry.mtime_ns, entry.mtime_ns), dir_fd=pfd, follow_symlinks=False)
+    return tmp
+
+
+def _restore_other(pfd: int, name: str, entry: Entry) -> None:
+    """A directory made where it is missing (its metadata comes last), or a special file
+    checked to still be there (Anna cannot recreate one)."""
+    if entry.kind == "dir":
+        current = safefs.lstat_at(pfd, name)
+        if current is not None and not stat.S_ISDIR(current.st_mode):
+            safefs.remove_at(pfd, name)
+            current = None
+        if current is None:
+            os.mkdir(name, 0o700, dir_fd=pfd)
+    elif entry.kind == "special" and safefs.lstat_at(pfd, name) is None:
+        raise OSError(f"{printable(entry.path)} was a device, socket or FIFO; Anna cannot "
+                      "recreate it")
 
 
 def _free(fd: int) -> int:
@@ -168,8 +261,11 @@ def _free(fd: int) -> int:
 _FULL = (errno.ENOSPC, errno.EDQUOT)
 
 
-def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore, lost: list[str]
-                ) -> None:
+def _stage_file(pfd: int, name: str, entry: Entry, blobs: BlobStore, lost: list[str], *,
+                flush: bool = False) -> str:
+    """The saved file, checked against its hash, complete under its temporary name
+    (returned) with owner, mode, attributes and times; ``flush``: fsynced (else the caller
+    flushes the file system before the rename)."""
     if _free(pfd) < entry.size:
         raise NoRoom(errno.ENOSPC, f"no room for a temporary copy of {printable(entry.path)} "
                      f"({entry.size} bytes)")
@@ -180,7 +276,7 @@ def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore, lost: list[
     try:
         # streamed in bounded chunks and checked against its hash before it replaces anything
         blobs.copy_out(entry.sha256 or "", fd)
-        _finish(fd, entry, lost)
+        _finish(fd, entry, lost, flush=flush)
     except BaseException as exc:
         os.close(fd)
         os.unlink(tmp, dir_fd=pfd)
@@ -189,10 +285,10 @@ def _write_file(pfd: int, name: str, entry: Entry, blobs: BlobStore, lost: list[
                          f"{printable(entry.path)} ({entry.size} bytes)") from None
         raise
     os.close(fd)
-    _replace_at(pfd, name, tmp)
+    return tmp
 
 
-def _finish(fd: int, entry: Entry, lost: list[str]) -> None:
+def _finish(fd: int, entry: Entry, lost: list[str], *, flush: bool = True) -> None:
     # owner before mode: chown clears setuid/setgid bits; attributes after both: chown
     # clears a file capability too
     os.fchown(fd, entry.uid, entry.gid)
@@ -200,7 +296,8 @@ def _finish(fd: int, entry: Entry, lost: list[str]) -> None:
     lost.extend(f"{printable(entry.path)}: {n}" for n in xattrs.put(fd, entry.xattrs))
     if entry.mtime_ns is not None:
         os.utime(fd, ns=(entry.mtime_ns, entry.mtime_ns))
-    os.fsync(fd)
+    if flush:
+        os.fsync(fd)
 
 
 def _write_in_place(pfd: int, name: str, entry: Entry, blobs: BlobStore, lost: list[str]

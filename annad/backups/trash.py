@@ -24,6 +24,9 @@ if TYPE_CHECKING:
 
 log = logging.getLogger(__name__)
 
+TAKEN = "taken-"
+"""Prefix of a tree an undo removed from its place (:meth:`Trash.take`)."""
+
 
 class Trash:
     """A directory on the state disk whose contents a background thread removes."""
@@ -49,6 +52,22 @@ class Trash:
         except OSError:
             remove_tree(path)
             return
+        self._start()
+
+    def take(self, parent: int, name: str) -> bool:
+        """Take the directory ``name`` below the directory descriptor ``parent`` (an undo
+        removing a tree the step made): renamed into the trash at once, removed in the
+        background. False when it cannot be (another file system: the caller removes it)."""
+        target = self.directory / f"{TAKEN}{os.getpid()}-{next(self._names)}-{name[:100]}"
+        try:
+            self.directory.mkdir(mode=0o700, parents=True, exist_ok=True)
+            os.rename(name, target, src_dir_fd=parent)
+        except OSError:
+            return False
+        self._start()
+        return True
+
+    def _start(self) -> None:
         with self._lock:
             if self._worker is None:
                 self._worker = threading.Thread(target=self._run, name="trash", daemon=True)
@@ -62,7 +81,11 @@ class Trash:
         except OSError:
             return
         for entry in entries:
-            remove_tree(entry)
+            # a tree taken from someone's place may still be reached by one of their
+            # processes (its working directory): root never opens it up (a chmod of a path a
+            # link was swapped in for would follow the link)
+            remove_tree(entry, open_up=not (entry.name.startswith(TAKEN) and
+                                            os.geteuid() == 0))
 
     def _run(self) -> None:
         while True:
@@ -74,11 +97,11 @@ class Trash:
                 log.exception("emptying the trash failed")
 
 
-def remove_tree(path: Path) -> None:
+def remove_tree(path: Path, *, open_up: bool = True) -> None:
     """Remove ``path`` and all below it, as far as can be. A directory this uid may not
     list or empty (overlayfs leaves its work directory ``work/work`` with mode 000; a step
-    may leave a read-only directory in an upper layer) is opened up first: root never needs
-    it, a per-user daemon does."""
+    may leave a read-only directory in an upper layer) is opened up first (unless not
+    ``open_up``): root never needs it, a per-user daemon does."""
     try:
         shutil.rmtree(path)
     except FileNotFoundError:
@@ -87,7 +110,8 @@ def remove_tree(path: Path) -> None:
         path.unlink(missing_ok=True)
         return
     except OSError:
-        _open_up(str(path))
+        if open_up:
+            _open_up(str(path))
         shutil.rmtree(path, ignore_errors=True)
 
 

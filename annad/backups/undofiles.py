@@ -39,6 +39,7 @@ from annad.backups.restore import NoRoom, outside_message, restore_target
 if TYPE_CHECKING:
     from annad.backups.backup import BlobStore
     from annad.backups.manifest import Ident, TargetSnapshot
+    from annad.backups.trash import Trash
 
 
 @dataclass
@@ -62,6 +63,8 @@ class Progress:
     resuming: bool = False
     """An earlier rollback of this plan was started and did not finish (killed, stopped): a
     target each part of which is as the step left it or as saved is its half-done work."""
+    trash: Trash | None = None
+    """Where this rollback's removed trees go (:meth:`annad.backups.trash.Trash.take`)."""
 
 
 def after_tree(target: TargetSnapshot) -> bool:
@@ -103,7 +106,8 @@ def undo_target(target: TargetSnapshot, blobs: BlobStore, allowed: tuple[str, ..
                 return [_conflict(path, why)]
     lost: list[str] = []
     try:
-        action = restore_target(target, blobs, allowed, in_place=in_place, lost=lost)
+        action = restore_target(target, blobs, allowed, in_place=in_place, lost=lost,
+                                trash=progress.trash)
     except NoRoom as exc:
         if not in_place:
             raise

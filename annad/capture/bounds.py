@@ -26,12 +26,16 @@ thrown away, nothing landed.
 
 from __future__ import annotations
 
+import logging
 import os
 import threading
+import time
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from annad.stepspec import Bounds, size_words
+
+log = logging.getLogger(__name__)
 
 if TYPE_CHECKING:
     from pathlib import Path
@@ -95,7 +99,6 @@ class Watch:
         self.stop = threading.Event()
         self.why: str | None = None
         self._cancel = cancel
-        self._done = threading.Event()
         self._directory = directory
         used, inodes, free, free_inodes = _used(directory)
         self._base = (used, inodes)
@@ -106,19 +109,16 @@ class Watch:
         if free_inodes > 0:
             self._max_inodes = min(self._max_inodes, free_inodes // 2)
         self._bounds = bounds
-        self._thread = threading.Thread(target=self._run, name="anna-capture-watch",
-                                        daemon=True)
         if cancel is not None and cancel.is_set():
             self.stop.set()
 
     def __enter__(self) -> Watch:
-        self._thread.start()
+        _WATCHER.add(self)
         return self
 
     def __exit__(self, kind: type[BaseException] | None, exc: BaseException | None,
                  tb: TracebackType | None) -> None:
-        self._done.set()
-        self._thread.join()
+        _WATCHER.remove(self)  # returns once no look at the disk for this step is under way
 
     def check(self) -> bool:
         """Read the disk once; True (and :attr:`why` set) when the step must stop."""
@@ -161,11 +161,58 @@ class Watch:
                 continue  # gone meanwhile, or unreadable: what was counted stands
         return size, files
 
+    def poll(self) -> bool:
+        """One look (the watcher's, every :data:`WATCH_PERIOD_S`): True once the step must
+        stop (:attr:`stop` is set; it is not looked at again)."""
+        if (self._cancel is not None and self._cancel.is_set()) or self.check():
+            self.stop.set()
+            return True
+        return False
+
+
+class _Watcher:
+    """The one thread that looks at the state disk for every captured step running. A
+    thread started per step would wait for the scheduler before the step may start —
+    milliseconds on a loaded machine, on every step's path; this one is started once and
+    sleeps while no step runs."""
+
+    def __init__(self) -> None:
+        self._lock = threading.Lock()
+        self._more = threading.Condition(self._lock)
+        self._active: list[Watch] = []
+        self._thread: threading.Thread | None = None
+
+    def add(self, watch: Watch) -> None:
+        """Look at ``watch`` from now on, until :meth:`remove` or it says stop."""
+        with self._lock:
+            self._active.append(watch)
+            if self._thread is None:
+                self._thread = threading.Thread(target=self._run, name="anna-capture-watch",
+                                                daemon=True)
+                self._thread.start()
+            self._more.notify()
+
+    def remove(self, watch: Watch) -> None:
+        """Look at ``watch`` no more (a look under way finishes first: the lock)."""
+        with self._lock:
+            if watch in self._active:
+                self._active.remove(watch)
+
     def _run(self) -> None:
-        while not self._done.wait(WATCH_PERIOD_S):
-            if self._cancel is not None and self._cancel.is_set():
-                self.stop.set()
-                return
-            if self.check():
-                self.stop.set()
-                return
+        while True:
+            with self._lock:
+                while not self._active:
+                    self._more.wait()
+            time.sleep(WATCH_PERIOD_S)
+            with self._lock:
+                for watch in list(self._active):
+                    try:
+                        stop = watch.poll()
+                    except Exception:  # never let the thread die: no step would be watched
+                        log.exception("watching a captured step's size failed")
+                        stop = False
+                    if stop:
+                        self._active.remove(watch)
+
+
+_WATCHER = _Watcher()

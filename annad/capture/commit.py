@@ -4,9 +4,10 @@ Order, for one captured step whose change set was judged acceptable:
 
 1. the originals of exactly the observed paths are saved (:func:`backup_targets`, the
    blob store of :mod:`annad.backups.backup`) and the step's manifest written;
-2. the **commit record** (``commit.json``, every change in order) is written, and one
-   ``syncfs`` of the state disk makes the backups, the upper layers and the record durable
-   together (:func:`prepare`: a barrier per file system, not an fsync per file);
+2. the **commit record** (``commit.json``, every change in order) is written, then the
+   journal's record of the backups (unflushed), and one ``syncfs`` of the state disk makes
+   the backups, the upper layers, the record and the journal's record durable together
+   (:func:`prepare`: a barrier per file system, not an fsync per file);
 3. each change lands on its own: a file goes to a temporary name in its real directory
    (renamed out of the upper layer when both are on one file system, else copied, with
    mode, owner, xattrs and mtime set, and fsynced) and is renamed over the real name; a
@@ -26,7 +27,6 @@ from __future__ import annotations
 
 import base64
 import contextlib
-import ctypes
 import json
 import os
 import posixpath
@@ -38,9 +38,12 @@ from typing import TYPE_CHECKING
 from annad.backups import manifest as manifests
 from annad.backups import safefs
 from annad.backups.backup import snapshot
+from annad.backups.flush import flush_filesystems
 from annad.capture.layers import Change, markers
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from annad.backups.backup import BlobStore, Budget
     from annad.backups.manifest import TargetSnapshot
 
@@ -48,7 +51,6 @@ RECORD = "commit.json"
 """In a step's backup dir: the change set being committed (present only while it lands)."""
 COMMIT_MARK = ".anna-commit"
 """Suffix of the temporary name a change lands under before its rename."""
-_libc = ctypes.CDLL(None, use_errno=True)
 
 
 def _covers_below(change: Change) -> bool:
@@ -89,31 +91,6 @@ def _lstat(path: str) -> os.stat_result | None:
         return None
 
 
-def flush_filesystems(paths: list[str], *, besides: str | None = None) -> None:
-    """Flush each file system holding one of ``paths``, once (``syncfs``: one barrier for
-    everything written there, not one fsync per file); OSError when one cannot be. A path
-    that does not exist had nothing written to it. ``besides``: its file system is left
-    alone."""
-    seen: set[int] = set()
-    if besides is not None:
-        with contextlib.suppress(OSError):
-            seen.add(Path(besides).stat().st_dev)
-    for path in paths:
-        try:
-            fd = os.open(path, os.O_RDONLY | os.O_CLOEXEC)
-        except FileNotFoundError:
-            continue
-        try:
-            device = os.fstat(fd).st_dev
-            if device not in seen:
-                seen.add(device)
-                if _libc.syncfs(fd) < 0:
-                    err = ctypes.get_errno()
-                    raise OSError(err, os.strerror(err), path)
-        finally:
-            os.close(fd)
-
-
 def _encode(change: Change) -> dict[str, object]:
     raw = asdict(change)
     raw["xattrs"] = {k: base64.b64encode(v).decode() for k, v in change.xattrs.items()}
@@ -129,13 +106,18 @@ def _decode(raw: dict[str, object]) -> Change:
     return Change(**fields)  # type: ignore[arg-type]
 
 
-def prepare(directory: Path, changes: list[Change], *, blobs: Path) -> None:
-    """Write the commit record of ``changes``, then flush: the step's backups (``blobs``
-    and its manifest in ``directory``, written unflushed), its upper layers and the record
-    are durable together before anything lands (OSError: not; nothing landed)."""
+def prepare(directory: Path, changes: list[Change], *, blobs: Path,
+            recorded: Callable[[], None] | None = None, also: tuple[Path, ...] = ()) -> None:
+    """Write the commit record of ``changes``, call ``recorded`` (the journal's record of the
+    backups, written unflushed), then flush: the step's backups (``blobs`` and its manifest
+    in ``directory``, written unflushed), its upper layers, the record and whatever is in
+    ``also`` (the journal's file) are durable together before anything lands — one
+    ``syncfs`` per file system, not an fsync each (OSError: not; nothing landed)."""
     manifests.write_atomic(directory / RECORD,
                            json.dumps([_encode(c) for c in changes]).encode(), flush=False)
-    flush_filesystems([str(directory), str(blobs)])
+    if recorded is not None:
+        recorded()
+    flush_filesystems([str(directory), str(blobs), *map(str, also)])
 
 
 def apply(directory: Path, changes: list[Change]) -> None:

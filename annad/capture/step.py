@@ -11,7 +11,8 @@ on a daemon that can build the capture (root). In order:
    :func:`annad.capture.judge.judge` decides; a refusal names each change and why;
 4. :func:`annad.capture.commit.backup_targets` saves the originals of exactly the observed
    paths into the step's manifest, :func:`annad.capture.commit.prepare` writes the commit
-   record and flushes it all at once, then :func:`annad.capture.commit.apply` lands it.
+   record and the journal's record of the backups and flushes it all at once (one
+   ``syncfs`` per file system), then :func:`annad.capture.commit.apply` lands it.
 """
 
 from __future__ import annotations
@@ -92,8 +93,11 @@ class StepRun:
     trash: Trash | None = None
     """Where the step's layers go when done with (None: removed at once)."""
     recorded: Callable[[StepManifest], None] | None = None
-    """Called once the backups and the commit record are on disk, before anything lands:
-    the journal's record of them (raises BackupRefused: nothing lands)."""
+    """Called once the backups and the commit record are written, before they are flushed
+    and anything lands: the journal's record of them, written unflushed — the flush of
+    :attr:`journal` makes it durable with them (raises BackupRefused: nothing lands)."""
+    journal: Path | None = None
+    """The journal's file, flushed with the backups (its file system's ``syncfs``)."""
     skip: Callable[[Change], bool] | None = None
     """Observed changes never judged nor landed (a rollback command's at a path the daemon
     restores from its own backup: :mod:`annad.execution.undoonce`)."""
@@ -159,17 +163,34 @@ def _split(changes: list[Change], skip: Callable[[Change], bool] | None
     return [c for c in changes if not skip(c)], [c.path for c in changes if skip(c)]
 
 
+class _Unflushed(OSError):
+    """The journal recorded the backups but they could not be flushed: nothing landed; the
+    manifest stays, so the step's undo finds what the journal says is saved."""
+
+
 def _save(run_: StepRun, record: StepManifest, changes: list[Change]) -> None:
-    """The originals of the observed paths, the manifest and the commit record, flushed
-    together, then the journal's record of them: all on disk before anything lands."""
+    """The originals of the observed paths, the manifest, the commit record and the
+    journal's record of them, flushed together: all on disk before anything lands."""
     blobs = BlobStore(run_.blobs_dir, flushed=False)  # flushed once, by commit.prepare
     record.targets = commit.backup_targets(
         changes, blobs, Budget(run_.limits.backup_max_bytes, run_.limits.backup_max_files))
     record.notes.append(f"captured: {len(changes)} change(s) observed and committed")
     manifests.save(run_.directory, record, flush=False)
-    commit.prepare(run_.directory, changes, blobs=run_.blobs_dir)
-    if run_.recorded is not None:
-        run_.recorded(record)
+    journalled = False
+
+    def recorded() -> None:
+        nonlocal journalled
+        if run_.recorded is not None:
+            run_.recorded(record)
+            journalled = True
+
+    try:
+        commit.prepare(run_.directory, changes, blobs=run_.blobs_dir, recorded=recorded,
+                       also=(run_.journal,) if run_.journal is not None else ())
+    except OSError as exc:
+        if journalled:
+            raise _Unflushed(exc.errno, exc.strerror or str(exc)) from exc
+        raise
 
 
 def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
@@ -231,7 +252,8 @@ def run(run_: StepRun, record: StepManifest, approval: Approval) -> Captured:
     except (BackupRefused, OSError) as exc:
         commit.abandon(run_.directory)
         discard(run_.directory, run_.trash)
-        (run_.directory / manifests.MANIFEST).unlink(missing_ok=True)
+        if not isinstance(exc, _Unflushed):
+            (run_.directory / manifests.MANIFEST).unlink(missing_ok=True)
         return Captured(capture.result, verdict, f"cannot back up what the step changed: "
                         f"{printable(str(exc))}; nothing of it landed", ErrorCode.BACKUP_REFUSED)
     try:

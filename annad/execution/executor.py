@@ -127,12 +127,14 @@ class Executor:
             self.backups / plan_id, self.limits, str(self.backups.parent), self.context,
             self.policy, self.capture_problem, self.trash, self.own_config)
         specs = plan_steps(self.journal, plan_id)
-        return UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
-                       timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
-                       restrict_user_scope=self.root_daemon, session=session, capture=capture,
-                       restored=restored_paths(plan_manifests(self.backups / plan_id)),
-                       every_step_captured=bool(specs) and all(
-                           self.captures(s) or s.confined for s in specs))
+        env = UndoEnv(runner=self.runner, blobs=BlobStore(self.backups / plan_id / "blobs"),
+                      timeout=self.limits.step_timeout_s, max_output=self.limits.max_output,
+                      restrict_user_scope=self.root_daemon, session=session, capture=capture,
+                      restored=restored_paths(plan_manifests(self.backups / plan_id)),
+                      every_step_captured=bool(specs) and all(
+                          self.captures(s) or s.confined for s in specs))
+        env.progress.trash = self.trash  # a tree a step made goes at once, removed beside
+        return env
 
     def backup_problems(self, plan_id: str, indexes: list[int], env: UndoEnv,
                         emit: Callable[[ExecEvent], None]) -> list[UndoResult]:
@@ -249,10 +251,12 @@ class Executor:
                   emit: Callable[[ExecEvent], None], cancel: threading.Event,
                   started: list[int], options: RunOptions) -> _Failure | None:
         number = step.index + 1
-        self.journal.step_started(plan_id, step.index, step.step_id)
+        captured = self.captures(step)
+        # a captured step lands nothing before its backups' record is flushed, which flushes
+        # this one too (the journal is written in order): no flush of its own
+        self.journal.step_started(plan_id, step.index, step.step_id, durable=not captured)
         emit(_event(ExecEventType.STEP_STARTED, plan_id, step.step_id, number, total,
                     status="running", message=step.command))
-        captured = self.captures(step)
         if (refused := not_approved_live(step, self.capture_problem)) is not None:
             return self._step_failed(plan_id, step, total, emit, None, refused,
                                      ErrorCode.CAPTURE_UNAVAILABLE)
@@ -281,8 +285,8 @@ class Executor:
             outcome = capturing.run(capturing.StepRun(
                 step=step, who=who, directory=step_dir, blobs_dir=self.backups / plan_id /
                 "blobs", limits=self.limits, on_output=output, on_spawn=spawned,
-                cancel=cancel, trash=self.trash,
-                recorded=lambda saved: self._record_backup(plan_id, saved)),
+                cancel=cancel, trash=self.trash, journal=self.journal.path,
+                recorded=lambda saved: self._record_backup(plan_id, saved, durable=False)),
                 record, self.approval(plan_id, step, who))
             result = outcome.result
             if outcome.refusal is not None:
@@ -315,16 +319,19 @@ class Executor:
                      runner=self.runner)
         return self._verify_step(plan_id, step, total, who, emit, record, result, options)
 
-    def _record_backup(self, plan_id: str, record: StepManifest) -> None:
+    def _record_backup(self, plan_id: str, record: StepManifest, *, durable: bool = True
+                       ) -> None:
         """The journal's record of what the step's backups hold, durable before any of the
-        step lands (:mod:`annad.execution.backuprecord`); BackupRefused when it cannot be."""
+        step lands (:mod:`annad.execution.backuprecord`; ``durable=False``: a captured
+        step's, flushed with its backups by :func:`annad.capture.commit.prepare`);
+        BackupRefused when it cannot be."""
         try:
             data = (self.step_dir(plan_id, record.index) / manifests.MANIFEST).read_bytes()
         except FileNotFoundError:
             return  # nothing to undo was saved
         try:
             self.journal.backup_recorded(plan_id, record.step_id,
-                                         backuprecord.body(record, data))
+                                         backuprecord.body(record, data), durable=durable)
         except AnnaError as exc:  # a full state disk: the step does not run
             raise BackupRefused(f"cannot record the backups in the journal: {exc}") from None
 

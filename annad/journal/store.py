@@ -314,9 +314,11 @@ class Journal(JournalReads, BackupSizes):
     # ------------------------------------------------------------------ steps
 
     @_recording
-    def step_started(self, plan_id: str, idx: int, step_id: str) -> None:
-        """Mark a step running (durable before the step is spawned)."""
-        with self._tx(durable=True):
+    def step_started(self, plan_id: str, idx: int, step_id: str, *, durable: bool = True
+                     ) -> None:
+        """Mark a step running (durable before the step is spawned; ``durable=False``: a
+        captured step, of which nothing lands before a later flush covers this record)."""
+        with self._tx(durable=durable):
             self._db.execute(
                 "UPDATE steps SET status=?, started_at=? WHERE plan_id=? AND idx=?",
                 (str(StepStatus.RUNNING), time.time(), plan_id, idx))
@@ -336,9 +338,11 @@ class Journal(JournalReads, BackupSizes):
                           "output_sha256": hashlib.sha256(output.encode()).hexdigest(), **body})
 
     @_starting
-    def backup_recorded(self, plan_id: str, step_id: str, body: dict[str, Any]) -> None:
-        """What a step's backups hold (``step_backup``), on disk before any of it lands."""
-        with self._tx(durable=True):
+    def backup_recorded(self, plan_id: str, step_id: str, body: dict[str, Any], *,
+                        durable: bool = True) -> None:
+        """What a step's backups hold (``step_backup``), on disk before any of it lands
+        (``durable=False``: the caller flushes the journal's file system itself before)."""
+        with self._tx(durable=durable):
             self._append("step_backup", plan_id, step_id, body)
 
     @_recording
