@@ -6,7 +6,8 @@ milliseconds on some file systems (measured on ext4 mounted with ``discard``: ~3
 ``rmdir``, against ~0.01 ms for a rename), which would be most of a small step's overhead.
 So :meth:`Trash.throw` renames the tree into the trash (one rename, on the same file
 system) and one background thread removes what the trash holds. Nothing in the trash is ever
-read again; what a daemon that died left there goes with the next throw.
+read again; what a daemon that died left there goes when the next daemon starts
+(:meth:`Trash.resume`).
 """
 
 from __future__ import annotations
@@ -66,6 +67,17 @@ class Trash:
             return False
         self._start()
         return True
+
+    def resume(self) -> None:
+        """Empty, in the background, what a daemon that died left in the trash. Waiting for
+        the next throw kept it there for as long as no step was captured (a kill -9 during
+        an undo's removal left a made tree there after the recovery finished the undo)."""
+        try:
+            left = any(self.directory.iterdir())
+        except OSError:
+            return
+        if left:
+            self._start()
 
     def _start(self) -> None:
         with self._lock:

@@ -83,6 +83,7 @@ class Executor:
         self.limits = limits
         self.root_daemon = root_daemon
         self.trash = Trash(backups.parent / "trash")  # captured layers, removed in background
+        self.trash.resume()  # what a daemon that died left there
         self.capture_problem = capturing.availability(
             backups.parent, enabled=capture_userns, python=limits.confine_python)
         """Why this daemon cannot capture (None: it can): :mod:`annad.execution.runs_live`."""

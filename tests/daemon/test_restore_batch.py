@@ -123,3 +123,18 @@ def test_a_tree_that_was_not_there_goes_into_the_trash(tmp_path: Path) -> None:
     assert not made.exists()
     assert sorted(p.name for p in (tmp_path / "home").iterdir()) == []
     wait_until(lambda: not any((tmp_path / "trash").iterdir()), "the trash to empty itself")
+
+
+def test_what_a_daemon_that_died_left_in_the_trash_goes_when_the_next_one_starts(
+        tmp_path: Path) -> None:
+    """A kill -9 while an undo's made tree waited in the trash leaves it there; the next
+    daemon's trash empties it without waiting for a step to throw something (the suite saw
+    a recovered undo's tree stay for good)."""
+    left = tmp_path / "trash" / "taken-1-0-made"
+    _make_tree(left)
+    trash = Trash(tmp_path / "trash")
+    assert any(left.iterdir())
+    trash.resume()
+    wait_until(lambda: not any((tmp_path / "trash").iterdir()), "the trash to empty itself")
+    Trash(tmp_path / "nothing").resume()  # no trash yet: nothing to do, nothing made
+    assert not (tmp_path / "nothing").exists()
