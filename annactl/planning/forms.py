@@ -74,6 +74,12 @@ class FormReply:
     the template does: "already installed" is an answer, not an off-request plan)."""
 
 
+PACKAGE_FAMILIES = frozenset({"arch", "debian", "fedora", "suse"})
+"""Distribution families the package form's templates speak: the keys of
+:data:`annactl.planning.templates.managers.MANAGERS`, named here so the planner picks a form
+without importing every template (``ask --no-templates`` never loads them)."""
+
+
 def choose(request: str, *, arch: bool = True) -> str:
     """The form for ``request``: a question, a template family, or a free plan."""
     verb = action_verb(request)
