@@ -195,7 +195,7 @@ class ModelCalls(FormChoice):
         except ExtractError as exc:
             finding = Finding(code=FindingCode.PARSE_ERROR, message=str(exc))
             return ValidationResult(ok=False, errors=[finding], warnings=[], plan=None)
-        converted = forms.to_plan(self.form, raw, self.template_context())
+        converted = forms.to_plan(self.form, raw, self.template_context)
         if converted.plan is None:
             return ValidationResult(ok=False, errors=converted.findings, warnings=[], plan=None)
         result = self.validated(converted.plan)
