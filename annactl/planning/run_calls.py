@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from anna_common.findings import Finding, FindingCode, ValidationResult
 from anna_common.plan import canonical_json
-from anna_common.validate import validate
 from annactl.planning import forms, prompt
 from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.offrequest import off_request_findings
@@ -244,6 +243,8 @@ class ModelCalls(FormChoice):
                 annotated = judged.annotated.model_copy(update={"plan": model})
                 return ValidationResult(ok=True, errors=[], warnings=list(judged.warnings),
                                         plan=annotated)
+        from anna_common.validate import validate  # the risk engine: loaded only when used
+
         return validate(raw, self.context)
 
     def template_context(self) -> Any:

@@ -16,10 +16,11 @@ from .conftest import Anna
 
 HEAVY = ("httpx", "httpcore", "h11", "anna_common.risk.assess", "anna_common.shell.grammar",
          "tree_sitter", "anna_common.risk.rules.packages", "annactl.planning.templates",
-         "rich.syntax", "pygments")
+         "rich.syntax", "pygments", "anna_common.validate", "anna_common.risk.rules.base")
 """What the client needed before: its own validation and httpx; the offline templates (to
 pick a form and to ask whether a model's plan records first) and pygments (the commands'
-highlighting, which a pipe never shows)."""
+highlighting, which a pipe never shows); the validator and the rules' vocabulary, for
+the assessment context alone (anna_common/risk/context.py)."""
 PROBE = ("import sys; sys.argv = ['annactl', *sys.argv[1:]]; from annactl.cli import main; "
          f"code = main(); names = {HEAVY!r}; "
          "print('LOADED', *sorted(n for n in names if n in sys.modules), file=sys.stderr); "
