@@ -5,7 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING
 
 if TYPE_CHECKING:
-    from anna_common.risk.rules.base import AssessContext
+    from anna_common.risk.context import AssessContext
     from anna_common.telemetry import Telemetry
 
 ARCH_FAMILY = frozenset({"arch", "manjaro", "endeavouros", "garuda", "artix", "cachyos",
@@ -48,7 +48,7 @@ def parse_os_release(text: str) -> dict[str, str]:
 
 def context_from_telemetry(telemetry: Telemetry, home: str | None) -> AssessContext:
     """The assessment context a plan is judged in: distro family, home, boot evidence."""
-    from anna_common.risk.rules.base import AssessContext
+    from anna_common.risk.context import AssessContext
 
     system = telemetry.system
     return AssessContext(

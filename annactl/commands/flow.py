@@ -173,6 +173,8 @@ class Flow:
                                revises=outcome.stored_id)
         prepared.outcome = outcome
         prepared.checks = list(outcome.checks)
+        if not outcome.template:  # a model's plan: no template records first, none is loaded
+            return prepared
         from annactl.planning.templates import records_first
 
         if records_first(outcome.template, outcome.template_confident):

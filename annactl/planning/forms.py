@@ -34,6 +34,8 @@ from anna_common.findings import Finding, FindingCode
 from annactl.planning.offrequest import action_verb
 
 if TYPE_CHECKING:
+    from collections.abc import Callable
+
     from anna_common.plan import ActionPlan
     from annactl.planning.templates.base import Context
 
@@ -72,6 +74,12 @@ class FormReply:
     built: bool = False
     """Anna wrote the plan with a family template from the model's values (so it does what
     the template does: "already installed" is an answer, not an off-request plan)."""
+
+
+PACKAGE_FAMILIES = frozenset({"arch", "debian", "fedora", "suse"})
+"""Distribution families the package form's templates speak: the keys of
+:data:`annactl.planning.templates.managers.MANAGERS`, named here so the planner picks a form
+without importing every template (``ask --no-templates`` never loads them)."""
 
 
 def choose(request: str, *, arch: bool = True) -> str:
@@ -157,12 +165,15 @@ def _citations(obj: dict[str, Any]) -> list[dict[str, str]]:
             for c in raw[:MAX_CITATIONS * 2] if isinstance(c, dict)]
 
 
-def to_plan(form: str, obj: dict[str, Any], ctx: Context) -> FormReply:
-    """The contract plan a reply in ``form`` stands for (see the module docstring)."""
+def to_plan(form: str, obj: dict[str, Any], context: Callable[[], Context]) -> FormReply:
+    """The contract plan a reply in ``form`` stands for (see the module docstring).
+    ``context`` is called only for a reply that needs it (not a free plan: building it
+    imports every offline template, ~10 ms of a planning request)."""
     citations = _citations(obj)
     if "command_plan" in obj or form == "plan":
         plan = {k: v for k, v in obj.items() if k != "citations"}
         return FormReply(plan, citations, [])
+    ctx = context()
     if form == "answer":
         from annactl.planning.question import answer_plan
 

@@ -13,7 +13,6 @@ from typing import TYPE_CHECKING, Any, Protocol
 
 from anna_common.errors import AnnaError, ErrorCode, UsageError
 from anna_common.findings import FindingCode, ValidationResult
-from anna_common.validate import validate
 
 if TYPE_CHECKING:
     from anna_common.plan import ActionPlan
@@ -291,6 +290,8 @@ class PlanningSession(Protocol):
 def template_outcome(found: TemplateMatch, context: AssessContext, *,
                      offline_reason: str | None, started: float) -> PlanOutcome:
     """The outcome for a template's plan (validated like any other)."""
+    from anna_common.validate import validate  # the risk engine: loaded only when used
+
     assert found.plan is not None
     result = validate(found.plan, context)
     return PlanOutcome(result=result, plan=found.plan if result.ok else None,

@@ -40,7 +40,6 @@ from annactl.planning.packet import (
 from annactl.planning.run_calls import ModelCalls
 from annactl.planning.run_offline import OfflineBeside
 from annactl.planning.telemetry_trim import cut
-from annactl.planning.templates.managers import MANAGERS
 
 if TYPE_CHECKING:
     from anna_common.plan import ActionPlan
@@ -107,8 +106,8 @@ class Run(ModelCalls, OfflineBeside):
         self.telemetry = telemetry if telemetry is not None else self.planner.fetch_telemetry()
         self.context = self.planner.assess_context(self.telemetry)
         if not self.continuation:
-            self.choose_form(forms.choose(self.request,  # a family the package templates speak
-                                          arch=(self.context.distro or "") in MANAGERS))
+            family = self.context.distro or ""  # one the package templates speak?
+            self.choose_form(forms.choose(self.request, arch=family in forms.PACKAGE_FAMILIES))
         self.turns = turns
         self.packet = self._plan_packet(turns)
         found: TemplateMatch | None = None

@@ -24,7 +24,6 @@ from typing import TYPE_CHECKING, Any
 from anna_common.errors import AnnaError, ErrorCode, LLMError
 from anna_common.findings import Finding, FindingCode, ValidationResult
 from anna_common.plan import canonical_json
-from anna_common.validate import validate
 from annactl.planning import forms, prompt
 from annactl.planning.llm.errors import check_cancel, llm_error
 from annactl.planning.offrequest import off_request_findings
@@ -195,7 +194,7 @@ class ModelCalls(FormChoice):
         except ExtractError as exc:
             finding = Finding(code=FindingCode.PARSE_ERROR, message=str(exc))
             return ValidationResult(ok=False, errors=[finding], warnings=[], plan=None)
-        converted = forms.to_plan(self.form, raw, self.template_context())
+        converted = forms.to_plan(self.form, raw, self.template_context)
         if converted.plan is None:
             return ValidationResult(ok=False, errors=converted.findings, warnings=[], plan=None)
         result = self.validated(converted.plan)
@@ -244,6 +243,8 @@ class ModelCalls(FormChoice):
                 annotated = judged.annotated.model_copy(update={"plan": model})
                 return ValidationResult(ok=True, errors=[], warnings=list(judged.warnings),
                                         plan=annotated)
+        from anna_common.validate import validate  # the risk engine: loaded only when used
+
         return validate(raw, self.context)
 
     def template_context(self) -> Any:

@@ -48,11 +48,11 @@ def risk_badge(level: str, *, banned: bool = False) -> Text:
 
 def command_text(command: str, *, max_chars: int = COMMAND_CHARS) -> RenderableType:
     """A whole command with shell highlighting, wrapped to the width it is given (inert
-    first: highlighting never interprets it, markup and escapes in it stay text)."""
-    from rich.syntax import Syntax  # pygments: imported only when a command is shown
+    first: highlighting never interprets it, markup and escapes in it stay text). Without
+    colour, the same layout without loading pygments (:mod:`annactl.ui.command_view`)."""
+    from annactl.ui.command_view import CommandView
 
-    code = inert(command, max_chars=max_chars)
-    return Syntax(code, "bash", theme="ansi_dark", word_wrap=True, background_color="default")
+    return CommandView(inert(command, max_chars=max_chars))
 
 
 def tail(text: str, lines: int = OUTPUT_TAIL_LINES, *, max_chars: int = 2000) -> str:

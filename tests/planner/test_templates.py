@@ -101,6 +101,13 @@ def test_package_templates_only_for_a_family_anna_speaks():
     assert _match("install htop", make_telemetry(distro="alpine")) is None
 
 
+def test_the_package_form_is_offered_for_exactly_the_families_with_a_manager():
+    from annactl.planning.forms import PACKAGE_FAMILIES
+    from annactl.planning.templates.managers import MANAGERS
+
+    assert set(MANAGERS) == PACKAGE_FAMILIES
+
+
 def test_remove_of_a_package_that_is_not_installed_has_no_steps():
     found = _match("remove libreoffice", make_telemetry())
     assert found.plan is not None and found.plan.command_plan == []

@@ -15,8 +15,12 @@ from tests.fakellm import plan_json
 from .conftest import Anna
 
 HEAVY = ("httpx", "httpcore", "h11", "anna_common.risk.assess", "anna_common.shell.grammar",
-         "tree_sitter", "anna_common.risk.rules.packages")
-"""What the client needed before: its own validation and httpx."""
+         "tree_sitter", "anna_common.risk.rules.packages", "annactl.planning.templates",
+         "rich.syntax", "pygments", "anna_common.validate", "anna_common.risk.rules.base")
+"""What the client needed before: its own validation and httpx; the offline templates (to
+pick a form and to ask whether a model's plan records first) and pygments (the commands'
+highlighting, which a pipe never shows); the validator and the rules' vocabulary, for
+the assessment context alone (anna_common/risk/context.py)."""
 PROBE = ("import sys; sys.argv = ['annactl', *sys.argv[1:]]; from annactl.cli import main; "
          f"code = main(); names = {HEAVY!r}; "
          "print('LOADED', *sorted(n for n in names if n in sys.modules), file=sys.stderr); "
@@ -36,7 +40,8 @@ def _ask(anna: Anna) -> tuple[subprocess.CompletedProcess[str], list[str]]:
     return proc, line.split()[1:]
 
 
-def test_a_plan_judged_by_the_daemon_loads_no_risk_engine_and_no_httpx(anna: Anna) -> None:
+def test_a_plan_judged_by_the_daemon_loads_no_risk_engine_no_httpx_no_templates(
+        anna: Anna) -> None:
     (anna.daemon.home / ".config").mkdir(parents=True, exist_ok=True)
     (anna.daemon.home / ".config" / "app.conf").write_text("volume=3\n")
     anna.llm.push(plan_json(goals=["Set volume to 9 in ~/.config/app.conf"],

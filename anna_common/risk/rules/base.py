@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from anna_common.plan import RiskLevel
 from anna_common.risk import pathglob
+from anna_common.risk.context import AssessContext as AssessContext  # noqa: PLC0414 (moved; re-exported)
 from anna_common.risk.paths import Resolved, resolve
 from anna_common.shell.words import Word
 
@@ -24,25 +25,6 @@ MAX_CWD_PLACES = 256
 """Places from earlier working directories (see :attr:`Out.earlier_cwds`) all the relative
 paths of one command may be judged in: ``cd /x1; …; cd /x50; rm -f a0 … a94`` asked for
 4,750 and took half a second (issue 38 item 4)."""
-
-
-@dataclass(frozen=True, slots=True)
-class AssessContext:
-    """Facts about the machine a command will run on (from telemetry).
-
-    Frozen and hashable so assessments can be cached per (command, context).
-    """
-
-    distro: str | None = None
-    """Distribution family: ``arch``, ``debian``, ``fedora``, ``suse``, ... or None if unknown."""
-    home: str | None = None
-    """The caller's home directory, so ``/home/alice/x`` is recognised as home."""
-    bootloader: str | None = None
-    """Detected bootloader (``grub``, ``systemd-boot``, ...): evidence for boot changes."""
-    initramfs_tool: str | None = None
-    """Detected initramfs generator (``mkinitcpio``, ``dracut``, ...)."""
-    efi: bool = False
-    """Booted through UEFI."""
 
 
 class Code(StrEnum):
