@@ -148,11 +148,7 @@ def _become(spec: dict[str, object]) -> None:
 def _child(spec: dict[str, object], out: int, status_w: int) -> None:
     """In the forked child: its own session and output, the capture, the identity, bash."""
     try:
-        os.setsid()
-        devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
-        os.dup2(devnull, 0)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
+        helper.as_run(out)
         # a per-user daemon: a user namespace of its own, its uid and gid mapped to themselves;
         # its own IPC namespace: SysV and POSIX IPC objects die with the step
         userns = bool(spec.get("userns"))

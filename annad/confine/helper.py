@@ -84,17 +84,25 @@ class Request:
         self.env = dict(item.split("=", 1) for item in fields[5:] if "=" in item)
 
 
+def as_run(out: int, cgroup: list[int] | tuple[()] = ()) -> None:
+    """A forked child's first steps, before anything of the run: join the run's cgroup
+    (``cgroup``: its ``cgroup.procs`` descriptors, so every process of the run is counted),
+    a session of its own, /dev/null as stdin and ``out`` as stdout and stderr. Shared by
+    the confinement, capture and preview helpers' children."""
+    for fd in cgroup:
+        os.write(fd, b"0")
+        os.close(fd)
+    os.setsid()
+    devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
+    os.dup2(devnull, 0)
+    os.dup2(out, 1)
+    os.dup2(out, 2)
+
+
 def _child(spec: Spec, request: Request, out: int, status_w: int, cgroup: list[int]) -> None:
     """In the forked child: its cgroup, the walls, then bash. Never returns."""
     try:
-        for fd in cgroup:  # before anything runs: every process of the run is counted
-            os.write(fd, b"0")
-            os.close(fd)
-        os.setsid()
-        devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
-        os.dup2(devnull, 0)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
+        as_run(out, cgroup)
         walls.prctl(walls.PR_SET_PDEATHSIG, walls.SIGKILL)  # the helper's death ends it
         walls.enclose(uid=spec.uid, gid=spec.gid, groups=spec.groups, userns=spec.userns,
                       limits=request.limits, program=spec.program,

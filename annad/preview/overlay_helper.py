@@ -49,7 +49,7 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
 from annad.capture import tree
 from annad.confine import landlock, memwatch, mounts, walls
-from annad.confine.helper import reap_all, serve
+from annad.confine.helper import as_run, reap_all, serve
 
 TYPE_CHECKING = False  # typing costs start-up time; mypy reads the block below
 if TYPE_CHECKING:
@@ -312,14 +312,7 @@ def _preview(request: Request, out: int, status_w: int, report_fd: int,
     returns. ``status_w`` is closed once the tree is built (the daemon's "it runs"); a
     failure before that is ``E:reason`` on it, and nothing ran."""
     try:
-        for fd in cgroup:  # before anything runs: every process of the preview is counted
-            os.write(fd, b"0")
-            os.close(fd)
-        os.setsid()
-        devnull = os.open("/dev/null", os.O_RDONLY | os.O_CLOEXEC)
-        os.dup2(devnull, 0)
-        os.dup2(out, 1)
-        os.dup2(out, 2)
+        as_run(out, cgroup)  # before anything runs: every process of the preview is counted
         walled = Walled(request.spec, request.layers, request.steps, request.rules)
         abi = landlock.abi_version()
         if abi < walled.abi:
