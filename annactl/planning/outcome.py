@@ -170,8 +170,6 @@ class PlanOutcome:
     stored_id: str | None = None
     """The daemon's id of the plan this request stored to run its checks (None: none was
     stored): the final plan is submitted as its revision, one stored plan per request."""
-    stored: StoredPlan | None = None
-    """That plan as stored: a final plan equal to it is not judged again (issue 38.2)."""
     piped: Piped | None = None
     """Text piped into ``annactl ask`` with the request (None: nothing was piped)."""
     checks_follow: bool = False

@@ -216,7 +216,6 @@ class Run(ModelCalls, OfflineBeside):
     def _done(self, outcome: PlanOutcome) -> PlanOutcome:
         outcome.trace_id = self.tracer.trace_id
         outcome.stored_id = self.stored_id
-        outcome.stored = self.stored
         outcome.packet = self.packet
         outcome.memory_version = self.stats.memory_version
         outcome.telemetry = self.telemetry
