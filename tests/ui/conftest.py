@@ -23,6 +23,7 @@ from tests.daemonfix import RunningDaemon, running_daemon
 from tests.fakellm import FakeLLM
 
 from .plans import HOSTILE_NOTES, annotate_dict, plan_dict
+from .tmuxrun import Tmux
 
 REPO = Path(__file__).resolve().parents[2]
 
@@ -128,3 +129,13 @@ def anna() -> Iterator[Anna]:
                "ANNA_LLM_URL": llm.ollama_url, "ANNA_LLM_MODEL": "test-model",
                "ANNA_LLM_TIMEOUT": "20", "PYTHONPATH": str(REPO)}
         yield Anna(daemon=daemon, llm=llm, env=env, work=work)
+
+
+@pytest.fixture
+def tmux_runs() -> Iterator[list[Tmux]]:
+    """Every tmux server a test starts is stopped afterwards (the tmux tests append each
+    :class:`~tests.ui.tmuxrun.Tmux` they start)."""
+    started: list[Tmux] = []
+    yield started
+    for run in started:
+        run.close()

@@ -8,7 +8,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 
 import pytest
 
@@ -22,15 +21,6 @@ from .tmuxrun import Tmux
 RESTART = make_plan([("restart", "systemctl restart anna-no-such-unit.service", "MEDIUM")],
                     goal="Restart the unit")
 needs_tmux = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
-
-
-@pytest.fixture
-def tmux_runs() -> Iterator[list[Tmux]]:
-    """Every tmux server a test starts is stopped afterwards."""
-    started: list[Tmux] = []
-    yield started
-    for run in started:
-        run.close()
 
 
 def _statuses(anna: Anna) -> list[str]:

@@ -20,15 +20,6 @@ from .tmuxrun import Tmux
 pytestmark = pytest.mark.skipif(shutil.which("tmux") is None, reason="tmux is not installed")
 
 
-@pytest.fixture
-def tmux_runs() -> Iterator[list[Tmux]]:
-    """Every tmux server a test starts is stopped afterwards."""
-    started: list[Tmux] = []
-    yield started
-    for run in started:
-        run.close()
-
-
 def _two(anna: Anna) -> tuple[Path, Path, dict[str, object]]:
     a, b = anna.work / "a.txt", anna.work / "b.txt"
     a.write_text("a\n")

@@ -10,7 +10,6 @@ import re
 import shutil
 import subprocess
 import sys
-from collections.abc import Iterator
 
 import pytest
 
@@ -33,15 +32,6 @@ RC = {
              "annactl shell-integration fish | source\n",
              ["fish", "--no-config", "-C", "source {rc}", "-i"]),
 }
-
-
-@pytest.fixture
-def tmux_runs() -> Iterator[list[Tmux]]:
-    """Every tmux server a test starts is stopped afterwards."""
-    started: list[Tmux] = []
-    yield started
-    for run in started:
-        run.close()
 
 
 def _shell(anna: Anna, shell: str, runs: list[Tmux]) -> Tmux:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import json
 import shutil
-from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
@@ -17,15 +16,6 @@ from .tmuxrun import Tmux
 
 pytestmark = [pytest.mark.tmux, pytest.mark.skipif(shutil.which("tmux") is None,
                                                     reason="tmux is not installed")]
-
-
-@pytest.fixture
-def tmux_runs() -> Iterator[list[Tmux]]:
-    """Every tmux server a test starts is stopped afterwards."""
-    started: list[Tmux] = []
-    yield started
-    for run in started:
-        run.close()
 
 
 def test_tui_approve_and_roll_back_in_tmux(anna: Anna, tmux_runs: list[Tmux]) -> None:

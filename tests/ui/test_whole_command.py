@@ -10,7 +10,6 @@ import io
 import json
 import re
 import shutil
-from collections.abc import Iterator
 from typing import Any
 
 import pytest
@@ -62,14 +61,6 @@ def test_the_real_annactl_prints_it_whole(anna: Anna) -> None:
                     extra_env={"COLUMNS": "100"})
     assert proc.returncode == 0, proc.stderr
     visible(proc.stdout, LIVE_COMMAND)
-
-
-@pytest.fixture
-def tmux_runs() -> Iterator[list[Tmux]]:
-    started: list[Tmux] = []
-    yield started
-    for run in started:
-        run.close()
 
 
 @pytest.mark.tmux
