@@ -139,7 +139,8 @@ RUNAWAY_CAP = 4096
 
 def _capped(reply: Reply, body: dict[str, Any], openai: bool) -> Reply:
     """``reply`` cut at the request's output cap (4 characters a token, as streamed)."""
-    options = body.get("options") if isinstance(body.get("options"), dict) else {}
+    given = body.get("options")
+    options: dict[str, Any] = given if isinstance(given, dict) else {}
     cap = body.get("max_tokens") if openai else options.get("num_predict")
     limit = int(cap) if isinstance(cap, int) and cap > 0 else RUNAWAY_CAP
     text = reply.content or '{"analysis": "'
